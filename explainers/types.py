@@ -28,6 +28,7 @@ __all__ = [
     "AttentionMap",
     "AgreementReport",
     "ModelSummary",
+    "GlobalImportance",
 ]
 
 
@@ -390,3 +391,46 @@ class ModelSummary:
     n_test: int
     feature_names: tuple[str, ...]
     source: str
+
+
+@dataclass(frozen=True)
+class GlobalImportance:
+    """Attributions of many rows and their global aggregate.
+
+    Parameters
+    ----------
+    feature_names : tuple of str, length n_features
+    values : ndarray of shape (n_rows, n_features)
+        Per-row attributions (output units as in ``output_space``).
+    feature_values : ndarray of shape (n_rows, n_features)
+        The explained rows (numeric), for colouring a beeswarm.
+    base_value : float
+    output_space : {"probability", "log_odds", "raw"}
+    target : str
+    source : str
+
+    Notes
+    -----
+    ``importance`` is the mean ``|attribution|`` per feature (Lundberg et al.
+    2020, arXiv 1905.04610): a global aggregate, hence "importance".
+    """
+
+    feature_names: tuple[str, ...]
+    values: np.ndarray
+    feature_values: np.ndarray
+    base_value: float
+    output_space: OutputSpace
+    target: str
+    source: str
+
+    def __post_init__(self) -> None:
+        v = _as_float_array(self.values, "values", 2)
+        if v.shape[1] != len(self.feature_names):
+            raise ValueError(f"values has {v.shape[1]} columns for {len(self.feature_names)} features")
+        object.__setattr__(self, "values", v)
+        object.__setattr__(self, "feature_names", tuple(self.feature_names))
+
+    @property
+    def importance(self) -> np.ndarray:
+        """Mean ``|attribution|`` per feature, shape (n_features,)."""
+        return np.abs(self.values).mean(axis=0)

@@ -1,0 +1,52 @@
+"""Command line: ``python -m app`` serves the bundled sample; ``--model/--data/--target`` serve yours.
+
+Every input problem prints one line, ``candor: error: ...``, and exits with
+status 2; no traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .errors import CandorError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m app", description="Serve the Candor dashboard.")
+    p.add_argument("--model", help="fitted scikit-learn classifier (.skops; .joblib/.pkl with --trust-pickle)")
+    p.add_argument("--data", help="CSV with the model's feature columns and the target column")
+    p.add_argument("--target", help="name of the target column in --data")
+    p.add_argument("--trust-pickle", action="store_true",
+                   help="allow .joblib/.pkl models: unpickling EXECUTES CODE from the file; only for files you trust")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8050)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    given = [args.model, args.data, args.target]
+    if any(given) and not all(given):
+        parser.exit(2, "candor: error: --model, --data and --target go together\n")
+    if args.model:
+        os.environ.update(CANDOR_MODEL=args.model, CANDOR_DATA=args.data, CANDOR_TARGET=args.target,
+                          CANDOR_TRUST_PICKLE="1" if args.trust_pickle else "0")
+        if args.trust_pickle:
+            print("candor: warning: --trust-pickle loads the model with pickle, which executes code from the file",
+                  file=sys.stderr)
+    try:
+        from .server import create_app
+
+        app = create_app()
+    except CandorError as err:
+        print(f"candor: error: {err}", file=sys.stderr)
+        return 2
+    print(f"Candor is serving on http://{args.host}:{args.port}", file=sys.stderr)
+    app.run(host=args.host, port=args.port, debug=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""Descriptive page callbacks: global SHAP, then SHAP vs LIME for the chosen row."""
+from dash import Input, Output, callback, html
+from dash.exceptions import PreventUpdate
+
+from app import figures, ids, services
+from app.components import card, empty_figure, error_alert, fmt, method_note, metric, metric_row
+from app.errors import CandorError
+
+
+@callback(Output(ids.GLOBAL_BAR, "figure"), Output(ids.GLOBAL_BEESWARM, "figure"), Input(ids.URL, "pathname"))
+def render_global(_pathname):
+    g = services.global_importance()
+    return figures.importance_bar(g), figures.beeswarm(g)
+
+
+@callback(Output(ids.SHAP_WATERFALL, "figure"), Output(ids.LIME_BAR, "figure"), Output(ids.LOCAL_AGREEMENT, "children"),
+          Output(ids.LOCAL_NOTES, "children"), Input(ids.ROW_INPUT, "value"))
+def render_local(row):
+    if row is None:
+        raise PreventUpdate
+    try:
+        view = services.local_view(row, k=5)
+    except CandorError as err:
+        return empty_figure(str(err)), empty_figure(str(err)), error_alert(str(err)), None
+    s, l, a = view.shap, view.lime, view.agreement
+    lime_title = (f"LIME attributions (local R² {fmt(l.fidelity.value)} in-sample, "
+                  f"{fmt(l.params['heldout_r2'])} held-out)")
+    summary = card(f"Row {int(row)}: do SHAP and LIME agree?", metric_row([
+        metric("Spearman ρ of |attribution|", fmt(a.spearman)),
+        metric(f"Top-{a.k} overlap", fmt(a.top_k_overlap, 2)),
+        metric("Kendall τ-b", fmt(a.kendall_tau_b)),
+        metric("Sign agreement", fmt(a.sign_agreement, 2)),
+        metric("SHAP additivity gap", f"{s.additivity_gap:.1e}", "|base_value + Σφ − f(x)|"),
+        metric("LIME local R²", fmt(l.fidelity.value), f"in-sample; held-out {fmt(l.params['heldout_r2'])}"),
+    ]))
+    notes = html.Div([method_note(s.source), method_note(l.source + "; values are ridge coefficients on "
+                                                          "LIME's binary interpretable features, in probability units")])
+    return figures.waterfall(s), figures.attribution_bar(l, title=lime_title), summary, notes

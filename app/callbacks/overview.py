@@ -1,0 +1,34 @@
+"""Model & data page callbacks."""
+import dash_bootstrap_components as dbc
+from dash import Input, Output, callback, html
+from dash.exceptions import PreventUpdate
+
+from app import ids, services
+from app.components import card, fmt, metric, metric_row
+
+
+@callback(Output(ids.SUMMARY, "children"), Input(ids.URL, "pathname"))
+def render_summary(_pathname):
+    s = services.model_summary()
+    items = [metric("Task", s.task), metric("Classes", " / ".join(s.classes)),
+             metric("Held-out accuracy", fmt(s.metrics["accuracy"])),
+             metric("Held-out ROC AUC", fmt(s.metrics.get("roc_auc", float("nan")))),
+             metric("Rows", f"{s.n_train} train + {s.n_test} held-out"), metric("Features", str(len(s.feature_names)))]
+    return card("Model", metric_row(items), source=f"{s.source}. Metrics computed now on the held-out rows; "
+                                                   f"threshold 0.5 on P({s.classes[1]}).")
+
+
+@callback(Output(ids.DATA_TABLE, "data"), Output(ids.DATA_TABLE, "columns"), Output(ids.DATA_TABLE, "page_count"),
+          Input(ids.DATA_TABLE, "page_current"), Input(ids.DATA_TABLE, "page_size"))
+def render_table_page(page_current, page_size):
+    records, page_count = services.data_page(page_current or 0, page_size or 12)
+    columns = [{"name": c, "id": c} for c in records[0]] if records else []
+    return records, columns, page_count
+
+
+@callback(Output(ids.ROW_INPUT, "value", allow_duplicate=True), Input(ids.DATA_TABLE, "active_cell"),
+          prevent_initial_call=True)
+def select_row_from_table(active_cell):
+    if not active_cell or active_cell.get("row_id") is None:
+        raise PreventUpdate
+    return int(active_cell["row_id"])

@@ -1,0 +1,23 @@
+"""Navbar callbacks: random row, and a one-line status of the chosen row."""
+from dash import Input, Output, callback
+from dash.exceptions import PreventUpdate
+
+from app import ids, services
+from app.errors import CandorError
+
+
+@callback(Output(ids.ROW_INPUT, "value"), Input(ids.ROW_RANDOM, "n_clicks"), prevent_initial_call=True)
+def pick_random_row(n_clicks):
+    if not n_clicks:
+        raise PreventUpdate
+    return services.random_row(seed=n_clicks)
+
+
+@callback(Output(ids.ROW_STATUS, "children"), Input(ids.ROW_INPUT, "value"))
+def show_row_status(row):
+    if row is None:
+        return "enter a row number"
+    try:
+        return services.row_status(row)
+    except CandorError as err:
+        return str(err)

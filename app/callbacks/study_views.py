@@ -1,0 +1,117 @@
+"""Components of the participant flow, one builder per step kind.
+
+Everything the browser needs to answer is in pattern-matching IDs from
+:mod:`app.study.ids`; the server recomputes the step, the item and the advice
+on every request, so the page holds no state worth tampering with.
+"""
+from __future__ import annotations
+
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+from app.errors import CandorError
+from app.study import flow, ids, runtime, store
+from app.study.schema import Study, StudyError
+
+from .study_service import stimulus_view
+
+PHASE_PROMPT = {
+    "forward": "What will the model predict for this case?",
+    "initial": "What is your answer for this case?",
+    "final": "Having seen the model's advice, what is your final answer?",
+}
+
+
+def _button(step, phase=None, label="Continue") -> dbc.Button:
+    return dbc.Button(label, id=ids.submit(step, phase), n_clicks=0, color="primary", className="mt-3")
+
+
+def _radio(field: str, options, inline: bool = True) -> dbc.RadioItems:
+    return dbc.RadioItems(id=ids.answer(field), options=[{"label": str(o), "value": o} for o in options],
+                          inline=inline, className="study-radio")
+
+
+def message(title: str, text: str) -> html.Div:
+    return html.Div([html.H2(title), html.P(text)])
+
+
+def consent(study: Study) -> html.Div:
+    r = study.randomisation
+    strata = []
+    if r.stratify_by:
+        strata = [html.P(f"Before we start: {r.stratify_by.replace('_', ' ')}?", className="mt-3 mb-1"),
+                  _radio("stratum", r.strata)]
+    return html.Div([
+        html.H2(study.title), html.H5("Consent"), html.P(study.consent_text or "Please read and consent."),
+        dbc.Checklist(id=ids.answer("consent"), options=[{"label": "I agree to take part", "value": "yes"}], value=[]),
+        *strata, _button("consent", None, "Start"),
+        html.Div(f"Consent form version {study.consent_version}", className="method-note"),
+    ])
+
+
+def _features_table(view) -> dbc.Table:
+    rows = [html.Tr([html.Td(name), html.Td(value)]) for name, value in view.features]
+    return dbc.Table(html.Tbody(rows), size="sm", bordered=False, striped=True, className="study-features")
+
+
+def trial(study: Study, participant, step_index: int, step: flow.Step, phase: str) -> html.Div:
+    view = stimulus_view(study, store.trial_plan(participant)[step.trial_index][2],
+                         participant.condition_order[step.block_index])
+    n = sum(1 for s in flow.steps(study, participant) if s.kind == "trial")
+    parts = [html.H5(f"Case {step.trial_index + 1} of {n}"), _features_table(view)]
+    if phase == "final":
+        parts.append(dbc.Alert(f"The model predicts: {view.context.model_prediction}", color="info"))
+        if view.statement:
+            parts.append(html.P(view.statement, className="statement"))
+        if view.figure is not None:
+            parts.append(dcc.Graph(figure=view.figure, config={"displaylogo": False, "staticPlot": True}))
+    parts += [html.P(PHASE_PROMPT[phase], className="mt-3 mb-1 fw-semibold"), _radio("response", study.model.outputs)]
+    if phase == "final":
+        parts += [html.P("How confident are you (0-100)?", className="mt-3 mb-1"),
+                  dcc.Slider(id=ids.answer("confidence"), min=0, max=100, step=1, value=50,
+                             marks={0: "0", 50: "50", 100: "100"})]
+    return html.Div(parts + [_button(step_index, phase, "Submit")])
+
+
+def attention(study: Study, step_index: int, step: flow.Step) -> html.Div:
+    check = next(a for a in study.attention_checks if a.after_trial == step.trial_index + 1)
+    return html.Div([html.P(check.prompt, className="fw-semibold"), _radio("response", check.options),
+                     _button(step_index, "attention", "Submit")])
+
+
+def questionnaire(study: Study, step_index: int, step: flow.Step) -> html.Div:
+    q = next(x for x in study.questionnaires if x.id == step.questionnaire_id)
+    points = list(range(1, q.scale_points + 1))
+    items = [html.Div([html.P(item.text, className="mb-1"), _radio(f"q:{item.label}", points)], className="mb-3")
+             for item in q.items]
+    return html.Div([html.H5("Questionnaire"),
+                     html.P(f"1 = strongly disagree, {q.scale_points} = strongly agree", className="method-note"),
+                     *items, _button(step_index, "questionnaire", "Submit")])
+
+
+def render(study_id: str | None, token: str | None) -> html.Div:
+    """The screen for ``token`` in ``study_id`` (consent when there is no valid token)."""
+    try:
+        study = runtime.get_study(study_id) if study_id else None
+    except StudyError as err:
+        return message("Study unavailable", f"The study file has {len(err.errors)} error(s).")
+    if study is None:
+        return message("Study not found", "Check the link you were given.")
+    p = store.participant_by_token(runtime.engine(), study.id, token) if token else None
+    if p is None:
+        return consent(study)
+    i, step, phase = flow.current(runtime.engine(), study, p)
+    try:
+        if step.kind == "instructions":
+            return html.Div([html.H5("Instructions"), html.P(study.instructions), _button(i, "instructions")])
+        if step.kind == "trial":
+            return trial(study, p, i, step, phase)
+        if step.kind == "attention":
+            return attention(study, i, step)
+        if step.kind == "questionnaire":
+            return questionnaire(study, i, step)
+    except CandorError as err:
+        return message("This case cannot be shown", str(err))
+    code = store.complete(runtime.engine(), p.id)
+    return html.Div([html.H2("Thank you!"), html.P("Your completion code is:"),
+                     html.P(code, id="study-completion-code", className="metric-value")])

@@ -1,0 +1,144 @@
+"""Turn :mod:`explainers` dataclasses into Plotly figures. Imports plotly, never dash.
+
+Colour convention: attributions pushing toward the explained class are red,
+against it blue (as SHAP's plots); attention is a sequential scale.
+"""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from explainers import Explanation, GlobalImportance, Simplification, SurrogateCurve
+from explainers.metrics import top_k
+from explainers.types import AgreementReport
+
+POS, NEG, GREY = "#d62728", "#1f77b4", "#9aa0a6"
+_BASE = dict(template="plotly_white", margin=dict(l=10, r=10, t=40, b=40), font=dict(size=12))
+
+
+def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
+    fig.update_layout(title=dict(text=title, x=0.01, font=dict(size=14)), **_BASE, **kw)
+    return fig
+
+
+def importance_bar(g: GlobalImportance, max_display: int = 15) -> go.Figure:
+    """Mean |SHAP| per feature, largest on top."""
+    imp = g.importance
+    order = top_k(imp, max_display)[::-1]
+    fig = go.Figure(go.Bar(x=imp[order], y=[g.feature_names[j] for j in order], orientation="h",
+                           marker_color=GREY, hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
+    return _layout(fig, f"Global importance: mean |SHAP| ({g.output_space} of {g.target})",
+                   xaxis_title=f"mean |attribution| ({g.output_space})")
+
+
+def beeswarm(g: GlobalImportance, max_display: int = 12, seed: int = 0) -> go.Figure:
+    """One dot per row and feature: x = SHAP value, colour = feature value percentile."""
+    order = top_k(g.importance, max_display)[::-1]
+    rng = np.random.default_rng(seed)
+    fig = go.Figure()
+    for pos, j in enumerate(order):
+        col = g.feature_values[:, j]
+        pct = (np.argsort(np.argsort(col)) / max(len(col) - 1, 1))
+        fig.add_trace(go.Scatter(
+            x=g.values[:, j], y=pos + rng.uniform(-0.3, 0.3, len(col)), mode="markers",
+            marker=dict(size=4, color=pct, colorscale="RdBu_r", cmin=0, cmax=1, showscale=pos == 0,
+                        colorbar=dict(title="value<br>pct", thickness=10)),
+            name=g.feature_names[j], showlegend=False,
+            hovertemplate=f"{g.feature_names[j]}<br>SHAP %{{x:.4f}}<extra></extra>"))
+    fig.update_yaxes(tickvals=list(range(len(order))), ticktext=[g.feature_names[j] for j in order])
+    return _layout(fig, "SHAP values of every row (beeswarm)", xaxis_title=f"SHAP value ({g.output_space})")
+
+
+def waterfall(e: Explanation, max_display: int = 10) -> go.Figure:
+    """base_value → largest attributions → prediction, the rest summed in one bar."""
+    order = top_k(e.values, max_display)
+    rest = np.setdiff1d(np.arange(e.values.size), order)
+    labels = [f"{e.feature_names[j]} = {e.feature_values[j]:.4g}" for j in order]
+    vals = list(e.values[order])
+    if rest.size:
+        labels.append(f"{rest.size} other features")
+        vals.append(float(e.values[rest].sum()))
+    fig = go.Figure(go.Waterfall(
+        orientation="h", measure=["absolute"] + ["relative"] * len(vals) + ["total"],
+        y=["base_value (E[f])"] + labels + ["prediction f(x)"], x=[e.base_value] + vals + [e.prediction],
+        increasing=dict(marker_color=POS), decreasing=dict(marker_color=NEG), totals=dict(marker_color=GREY),
+        connector=dict(line=dict(color="#ccc")), hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
+    fig.update_yaxes(autorange="reversed")
+    return _layout(fig, f"SHAP: from base_value {e.base_value:.3f} to prediction {e.prediction:.3f} "
+                        f"(additivity gap {e.additivity_gap:.1e})",
+                   xaxis_title=f"{e.output_space} of {e.target}")
+
+
+def attribution_bar(e: Explanation, max_display: int = 10, title: str | None = None,
+                    values: np.ndarray | None = None) -> go.Figure:
+    """Signed attributions of the largest features, largest on top."""
+    v = e.values if values is None else np.asarray(values)
+    order = [j for j in top_k(v, max_display) if v[j] != 0][::-1]
+    fig = go.Figure(go.Bar(x=v[order], y=[e.feature_names[j] for j in order], orientation="h",
+                           marker_color=[POS if v[j] > 0 else NEG for j in order],
+                           hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
+    return _layout(fig, title or f"{e.method.upper()} attributions", xaxis_title=f"attribution ({e.output_space})",
+                   height=max(260, 26 * len(order) + 90))
+
+
+def surrogate_curve(c: SurrogateCurve, current_rules: int | None = None) -> go.Figure:
+    """Held-out agreement against number of rules and number of predicates."""
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06,
+                        subplot_titles=("vs number of rules", "vs number of predicates"))
+    for col, x in ((1, c.n_rules), (2, c.n_predicates)):
+        fig.add_trace(go.Scatter(x=x, y=c.agreement, mode="lines+markers", marker_color=GREY, showlegend=False,
+                                 customdata=c.size_param,
+                                 hovertemplate="%{x}: agreement %{y:.3f}<br>max_leaf_nodes %{customdata}<extra></extra>"),
+                      row=1, col=col)
+        if current_rules is not None:
+            sel = c.n_rules == current_rules
+            fig.add_trace(go.Scatter(x=x[sel], y=c.agreement[sel], mode="markers", showlegend=False,
+                                     marker=dict(color=POS, size=12, symbol="diamond"), hoverinfo="skip"),
+                          row=1, col=col)
+    fig.update_yaxes(title_text="agreement with the model (held-out)", row=1, col=1)
+    fig = _layout(fig, "Fidelity vs complexity of CART surrogates")
+    fig.update_layout(margin=dict(t=80))
+    return fig
+
+
+def simplification_tradeoff(curve: tuple[Simplification, ...], k: int) -> go.Figure:
+    """Share of |attribution| kept and model output with only top-k kept, for every k."""
+    ks = np.arange(len(curve))
+    mass = [s.fidelity_after["mass_retained"] for s in curve]
+    out = [s.fidelity_after["output"] for s in curve]
+    full = curve[0].fidelity_before["output"]
+    fig = go.Figure([
+        go.Scatter(x=ks, y=mass, name="share of |attribution| shown", mode="lines", line_color=GREY),
+        go.Scatter(x=ks, y=out, name="output with only top-k kept", mode="lines", line_color=POS),
+        go.Scatter(x=[ks[0], ks[-1]], y=[full, full], name="full output f(x)", mode="lines",
+                   line=dict(color="black", dash="dot")),
+    ])
+    fig.add_vline(x=k, line_color="#666", line_dash="dash")
+    return _layout(fig, "What each k costs", xaxis_title="k (features shown)", yaxis_title="share / probability",
+                   legend=dict(orientation="h", y=-0.25))
+
+
+def attention_heatmaps(cls: np.ndarray, feature_names: tuple[str, ...]) -> go.Figure:
+    """CLS-to-feature attention: one heatmap per layer, heads as rows."""
+    n_layers, n_heads, _ = cls.shape
+    fig = make_subplots(rows=n_layers, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=[f"layer {l}" for l in range(n_layers)])
+    for l in range(n_layers):
+        fig.add_trace(go.Heatmap(z=cls[l], x=list(feature_names), y=[f"head {h}" for h in range(n_heads)],
+                                 coloraxis="coloraxis",
+                                 hovertemplate="%{y}, %{x}: %{z:.3f}<extra></extra>"), row=l + 1, col=1)
+    fig.update_layout(coloraxis=dict(colorscale="Viridis", colorbar=dict(title="attention")))
+    fig.update_xaxes(tickangle=45)
+    return _layout(fig, "Attention from CLS to each feature token", height=170 * n_layers + 160)
+
+
+def head_agreement(report: AgreementReport) -> go.Figure:
+    """Spearman ρ of each head's attention with |attribution|, layers x heads."""
+    rho = report.per_head
+    fig = go.Figure(go.Heatmap(z=rho, x=[f"head {h}" for h in range(rho.shape[1])],
+                               y=[f"layer {l}" for l in range(rho.shape[0])], zmin=-1, zmax=1,
+                               colorscale="RdBu_r", text=np.round(rho, 2), texttemplate="%{text}",
+                               colorbar=dict(title="ρ"), hovertemplate="%{y}, %{x}: ρ = %{z:.3f}<extra></extra>"))
+    fig.update_yaxes(autorange="reversed")
+    return _layout(fig, f"Spearman ρ: {report.query} attention vs |{report.attribution_method}|", height=260)

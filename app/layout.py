@@ -1,0 +1,35 @@
+"""The shell: navbar from ``dash.page_registry``, the global row picker, the page container."""
+from __future__ import annotations
+
+import dash
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+from . import ids, services
+
+
+def _nav_links() -> list:
+    pages = sorted((p for p in dash.page_registry.values() if p.get("order") is not None and p["order"] < 100),
+                   key=lambda p: p["order"])
+    return [dbc.NavItem(dbc.NavLink(p["name"], href=p["relative_path"], active="exact")) for p in pages]
+
+
+def row_picker() -> html.Div:
+    n = len(services.workspace().X)
+    return html.Div([
+        dbc.Label("Row", html_for=ids.ROW_INPUT, className="me-2 mb-0 text-white"),
+        dbc.Input(id=ids.ROW_INPUT, type="number", min=0, max=n - 1, step=1, value=services.default_row(),
+                  debounce=True, size="sm", className="row-input", persistence=True, persistence_type="session"),
+        dbc.Button("Random row", id=ids.ROW_RANDOM, size="sm", color="light", className="ms-2", n_clicks=0),
+        html.Span(id=ids.ROW_STATUS, className="ms-2 text-white-50 small"),
+    ], className="d-flex align-items-center")
+
+
+def shell() -> html.Div:
+    ws = services.workspace()
+    navbar = dbc.Navbar(dbc.Container([
+        dbc.NavbarBrand(["Candor", html.Span(f" · {ws.name}", className="brand-sub")], href="/"),
+        dbc.Nav(_nav_links(), navbar=True, className="me-auto"),
+        row_picker(),
+    ], fluid=True), color="dark", dark=True, className="mb-3")
+    return html.Div([dcc.Location(id=ids.URL), navbar, dbc.Container(dash.page_container, fluid=True)])

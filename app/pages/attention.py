@@ -1,0 +1,19 @@
+"""Attention vs attribution in a tabular transformer (one token per feature, plus CLS)."""
+import dash
+import dash_bootstrap_components as dbc
+from dash import html
+
+from app import ids
+from app.components import graph
+
+dash.register_page(__name__, path="/attention", name="Attention", title="Candor · Attention", order=4)
+
+
+def layout(**_):
+    return html.Div([
+        html.H2("Attention vs attribution"),
+        html.Div(id=ids.ATTN_NOTES),
+        graph(ids.ATTN_HEATMAP, 520),
+        dbc.Row([dbc.Col(graph(ids.ATTN_AGREEMENT, 280), md=12)]),
+        dbc.Row([dbc.Col(graph(ids.ATTN_IG, 420), md=6), dbc.Col(graph(ids.ATTN_SHAP, 420), md=6)]),
+    ])

@@ -1,0 +1,19 @@
+"""Descriptive: global SHAP importance, and SHAP next to LIME for the chosen row."""
+import dash
+import dash_bootstrap_components as dbc
+from dash import html
+
+from app import ids
+from app.components import graph
+
+dash.register_page(__name__, path="/descriptive", name="Descriptive", title="Candor · Descriptive", order=1)
+
+
+def layout(**_):
+    return html.Div([
+        html.H2("Descriptive: what the model does"),
+        dbc.Row([dbc.Col(graph(ids.GLOBAL_BAR, 420), md=5), dbc.Col(graph(ids.GLOBAL_BEESWARM, 420), md=7)]),
+        html.Div(id=ids.LOCAL_AGREEMENT),
+        dbc.Row([dbc.Col(graph(ids.SHAP_WATERFALL, 440), md=6), dbc.Col(graph(ids.LIME_BAR, 440), md=6)]),
+        html.Div(id=ids.LOCAL_NOTES),
+    ])

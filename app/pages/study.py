@@ -1,0 +1,26 @@
+"""Participant flow of a user study: consent, instructions, trials, questionnaires, completion code.
+
+The resume token lives in the URL (``?t=...``, written after consent) and in
+the browser's local storage, so a reload or a dropped connection resumes at
+the same step with the same condition and stimulus order.
+"""
+import dash
+from dash import dcc, html
+
+from app.callbacks import study as _study_callbacks  # noqa: F401  (registers this page's callbacks)
+from app.study import ids
+
+dash.register_page(__name__, path_template="/study/<study_id>", name="Study", title="Study")
+
+
+def layout(study_id=None, t=None, **_):
+    return html.Div([
+        dcc.Store(id=ids.STUDY_ID, data=study_id),
+        dcc.Store(id=ids.TOKEN, data=t, storage_type="local" if not t else "memory"),
+        dcc.Store(id=ids.REFRESH, data=0),
+        dcc.Store(id=ids.TIMING),
+        dcc.Store(id=ids.RENDER_T),
+        dcc.Store(id=ids.URL_SYNC),
+        html.Div(id=ids.ERROR, className="text-danger mb-2"),
+        dcc.Loading(html.Div(id=ids.BODY, className="study-body"), type="dot", delay_show=400),
+    ], className="study-page")

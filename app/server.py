@@ -1,0 +1,69 @@
+"""Build the Dash app. ``server`` is the WSGI entry point (``gunicorn app.server:server``).
+
+The workspace comes from :func:`app.loading.load_sample_workspace` unless the
+environment names the user's files (``CANDOR_MODEL``, ``CANDOR_DATA``,
+``CANDOR_TARGET``, ``CANDOR_TRUST_PICKLE=1``), which is how ``python -m app``
+hands them to gunicorn as well.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dash
+
+from . import services
+from .loading import Workspace, load_sample_workspace, load_user_workspace
+
+ROOT = Path(__file__).resolve().parent.parent
+_app: dash.Dash | None = None
+
+
+def workspace_from_env() -> Workspace:
+    """The workspace named by the ``CANDOR_*`` variables, or the bundled sample."""
+    model = os.environ.get("CANDOR_MODEL")
+    if not model:
+        return load_sample_workspace()
+    return load_user_workspace(model, os.environ["CANDOR_DATA"], os.environ["CANDOR_TARGET"],
+                               trust_pickle=os.environ.get("CANDOR_TRUST_PICKLE") == "1")
+
+
+def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = None) -> dash.Dash:
+    """Create the Dash app over ``workspace`` (default: from the environment).
+
+    Parameters
+    ----------
+    workspace : Workspace, optional
+    warm : bool or "sync", optional
+        ``True``: compute global SHAP, the surrogate and load the transformer
+        in a background thread right away, so that first clicks are fast.
+        ``"sync"``: do it before returning (gunicorn ``--preload``, so forked
+        workers inherit the results). Default: ``CANDOR_WARM`` or ``True``.
+    """
+    if warm is None:
+        warm = {"sync": "sync", "0": False}.get(os.environ.get("CANDOR_WARM", ""), True)
+    services.init(workspace or workspace_from_env(), warm=warm)
+    app = dash.Dash(
+        __name__, use_pages=True, pages_folder=str(ROOT / "app" / "pages"), assets_folder=str(ROOT / "assets"),
+        title="Candor", update_title=None,
+        suppress_callback_exceptions=False,
+    )
+    from . import callbacks  # noqa: F401  (registers every page's callbacks)
+    from .layout import shell
+
+    app.layout = shell
+    return app
+
+
+def get_app() -> dash.Dash:
+    """The process-wide app, created on first use."""
+    global _app
+    if _app is None:
+        _app = create_app()
+    return _app
+
+
+def __getattr__(name: str):
+    if name == "server":
+        return get_app().server
+    raise AttributeError(name)

@@ -1,0 +1,67 @@
+"""Loading the user's files: each bad input gets one line naming the problem, exit status 2."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import skops.io as sio
+from sklearn.linear_model import LogisticRegression
+
+from app.errors import CandorError
+from app.loading import load_user_workspace
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def user_files(tmp_path_factory, bc):
+    X, y, train, _ = bc
+    d = tmp_path_factory.mktemp("user")
+    cols = list(X.columns[:5])
+    model = LogisticRegression(max_iter=3000).fit(X.iloc[train][cols], np.where(y.iloc[train] == 1, "M", "B"))
+    sio.dump(model, d / "model.skops")
+    frame = X[cols].assign(diagnosis=np.where(y == 1, "M", "B"))
+    frame.to_csv(d / "data.csv", index=False)
+    return d
+
+
+def test_user_model_and_csv_load(user_files):
+    ws = load_user_workspace(user_files / "model.skops", user_files / "data.csv", "diagnosis")
+    assert ws.classes == ("B", "M") and ws.X.shape == (569, 5)
+    assert len(ws.test_idx) == 143 and set(np.unique(ws.y)) == {0, 1}
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(model="missing.skops"), "model file not found"),
+    (dict(model="data.csv"), "unsupported model file type .csv"),
+    (dict(target="outcome"), "target column 'outcome' not found"),
+    (dict(data="wide.csv"), "columns the model expects are missing: mean radius"),
+    (dict(data="broken.csv"), "not a readable CSV"),
+    (dict(model="model.pkl"), "pass --trust-pickle only if you trust this file"),
+])
+def test_bad_inputs_name_the_problem(user_files, change, message):
+    pd.DataFrame({"a": [1, 2], "diagnosis": ["M", "B"]}).to_csv(user_files / "wide.csv", index=False)
+    (user_files / "broken.csv").write_bytes(b'a,b\n1,"2\n3,4,5,6\n')
+    (user_files / "model.pkl").write_bytes(b"not really a pickle")
+    args = dict(model="model.skops", data="data.csv", target="diagnosis") | change
+    with pytest.raises(CandorError, match=message):
+        load_user_workspace(user_files / args["model"], user_files / args["data"], args["target"])
+
+
+def test_cli_exits_2_with_one_line(user_files):
+    out = subprocess.run([sys.executable, "-m", "app", "--model", str(user_files / "model.skops"),
+                          "--data", str(user_files / "data.csv"), "--target", "label"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        "candor: error: data.csv: target column 'label' not found; columns are mean radius, mean texture, "
+        "mean perimeter, mean area, mean smoothness, diagnosis"]
+    assert "Traceback" not in out.stderr
+
+
+def test_cli_requires_model_data_and_target_together():
+    out = subprocess.run([sys.executable, "-m", "app", "--model", "m.skops"], capture_output=True, text=True,
+                         cwd=ROOT, timeout=60)
+    assert out.returncode == 2 and "go together" in out.stderr
