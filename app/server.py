@@ -52,6 +52,7 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     from .layout import shell
 
     app.layout = shell
+    app.server.before_request(services.first_request.set)
     return app
 
 

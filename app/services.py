@@ -8,6 +8,7 @@ Callbacks call exactly one function here and render what it returns.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
@@ -44,6 +45,8 @@ class _Lazy:
 
 _ws: Workspace | None = None
 _lazy: dict[str, _Lazy] = {}
+first_request = threading.Event()
+"""Set by the server on its first request; background warm-up waits for it so the first page is not slowed."""
 
 
 def workspace() -> Workspace:
@@ -71,10 +74,13 @@ def init(ws: Workspace, *, warm: bool | str = True) -> None:
     if warm == "sync":
         _warm()
     elif warm:
-        threading.Thread(target=_warm, name="candor-warm", daemon=True).start()
+        threading.Thread(target=_warm, kwargs={"wait": True}, name="candor-warm", daemon=True).start()
 
 
-def _warm() -> None:
+def _warm(wait: bool = False) -> None:
+    if wait:
+        first_request.wait(timeout=15)
+        time.sleep(1.0)  # the first page's own callbacks arrive just after the HTML
     for key in ("shap_all", "labels", "surrogate", "curve", "torch"):
         try:
             _lazy[key].get()
@@ -266,9 +272,9 @@ def _persuasive_row(row: int) -> tuple[ex.Simplification, ...]:
     expl = shap_row(row)
     background = _background().to_numpy(dtype=float)
     reference = np.median(ws.X.iloc[ws.train_idx].to_numpy(dtype=float), axis=0)
-    return tuple(ex.simplify_top_k(expl, k, predict_fn=_predict_positive, background=background,
-                                   reference=reference, class_names=(ws.classes[0], ws.classes[1]))
-                 for k in range(len(ws.X.columns) + 1))
+    return ex.simplify_top_k_all(expl, range(len(ws.X.columns) + 1), predict_fn=_predict_positive,
+                                 background=background, reference=reference,
+                                 class_names=(ws.classes[0], ws.classes[1]))
 
 
 def persuasive(row, k: int) -> PersuasiveView:

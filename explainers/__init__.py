@@ -1,11 +1,13 @@
 """Candor's pure-compute library: models and data in, frozen dataclasses out.
 
 Never imports dash, flask or plotly (``tests/test_boundaries.py`` checks).
-Heavy optional parts (torch, captum) are imported by the modules that need
-them (:mod:`explainers.gradients`, :mod:`explainers.attention`), not here, so
-that importing :mod:`explainers` stays fast.
+Names backed by heavy libraries (shap, lime; torch and captum live in
+:mod:`explainers.gradients`, :mod:`explainers.attention` and
+:mod:`explainers.text`) are imported on first use (PEP 562), so that
+``import explainers`` stays fast and the dashboard serves its first page sooner.
 """
-from .lime_explainer import LimeExplainer, weighted_r2
+from importlib import import_module
+
 from .metrics import (
     RankAgreement,
     agreement_rate,
@@ -18,9 +20,6 @@ from .metrics import (
     top_k_overlap,
 )
 from .rules import conjunction_mask, predicate_mask, rule_text
-from .shap_explainer import ShapExplainer, is_linear_model, is_tree_model
-from .simplify import comprehensiveness, masked_output, simplify_top_k, sufficiency, summary_sentence
-from .surrogate import TreeRuleSurrogate, tree_surrogate_curve
 from .types import (
     AgreementReport,
     AttentionMap,
@@ -35,11 +34,28 @@ from .types import (
     SurrogateCurve,
 )
 
+_LAZY = {
+    "LimeExplainer": ".lime_explainer", "weighted_r2": ".lime_explainer",
+    "ShapExplainer": ".shap_explainer", "is_linear_model": ".shap_explainer", "is_tree_model": ".shap_explainer",
+    "comprehensiveness": ".simplify", "masked_output": ".simplify", "simplify_top_k": ".simplify",
+    "simplify_top_k_all": ".simplify", "sufficiency": ".simplify", "summary_sentence": ".simplify",
+    "TreeRuleSurrogate": ".surrogate", "tree_surrogate_curve": ".surrogate",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'explainers' has no attribute {name!r}")
+
+
 __all__ = [
     "AgreementReport", "AttentionMap", "Explanation", "Fidelity", "GlobalImportance", "LimeExplainer",
     "ModelSummary", "Predicate", "RankAgreement", "Rule", "ShapExplainer", "Simplification", "Surrogate",
     "SurrogateCurve", "TreeRuleSurrogate", "agreement_rate", "comprehensiveness", "conjunction_mask",
     "is_linear_model", "is_tree_model", "jaccard_at_k", "kendall_tau_b", "masked_output", "predicate_mask",
-    "rank_agreement", "rule_text", "sign_agreement", "simplify_top_k", "spearman", "sufficiency",
-    "summary_sentence", "top_k", "top_k_overlap", "tree_surrogate_curve", "weighted_r2",
+    "rank_agreement", "rule_text", "sign_agreement", "simplify_top_k", "simplify_top_k_all", "spearman",
+    "sufficiency", "summary_sentence", "top_k", "top_k_overlap", "tree_surrogate_curve", "weighted_r2",
 ]

@@ -20,7 +20,8 @@ import numpy as np
 from .metrics import top_k
 from .types import Explanation, Simplification
 
-__all__ = ["masked_output", "sufficiency", "comprehensiveness", "summary_sentence", "simplify_top_k"]
+__all__ = ["masked_output", "sufficiency", "comprehensiveness", "summary_sentence", "simplify_top_k",
+           "simplify_top_k_all"]
 
 PredictFn = Callable[[np.ndarray], np.ndarray]
 
@@ -123,6 +124,17 @@ def _complexity(n_items: int, text: str) -> dict:
             "n_numbers": len(re.findall(r"-?\d+(?:\.\d+)?(?:e-?\d+)?", text))}
 
 
+def _masked_outputs(predict_fn: PredictFn, x: np.ndarray, keep_sets: list[np.ndarray],
+                    background: np.ndarray) -> np.ndarray:
+    """:func:`masked_output` for many kept sets with one call of ``predict_fn`` (shape (n_sets,))."""
+    bg = np.asarray(background, dtype=float)
+    grid = np.tile(bg, (len(keep_sets), 1))
+    for i, keep in enumerate(keep_sets):
+        if len(keep):
+            grid[i * len(bg):(i + 1) * len(bg), np.asarray(keep, dtype=int)] = x[np.asarray(keep, dtype=int)]
+    return np.asarray(predict_fn(grid), dtype=float).reshape(len(keep_sets), len(bg)).mean(axis=1)
+
+
 def simplify_top_k(explanation: Explanation, k: int, *, predict_fn: PredictFn, background: np.ndarray,
                    reference: np.ndarray, class_names: tuple[str, str]) -> Simplification:
     """Keep the k largest ``|attribution|`` and measure what the truncation costs.
@@ -154,32 +166,64 @@ def simplify_top_k(explanation: Explanation, k: int, *, predict_fn: PredictFn, b
     ValueError
         If ``k`` is outside ``[0, n_features]``.
     """
+    return simplify_top_k_all(explanation, [k], predict_fn=predict_fn, background=background,
+                              reference=reference, class_names=class_names)[0]
+
+
+def simplify_top_k_all(explanation: Explanation, ks, *, predict_fn: PredictFn, background: np.ndarray,
+                       reference: np.ndarray, class_names: tuple[str, str]) -> tuple[Simplification, ...]:
+    """:func:`simplify_top_k` for several k at once, with a single batched call of ``predict_fn``.
+
+    Parameters
+    ----------
+    ks : sequence of int
+        Each in ``[0, n_features]``; results come back in the same order.
+
+    Returns
+    -------
+    tuple of Simplification
+        Identical to calling :func:`simplify_top_k` for each k.
+    """
     d = explanation.values.size
-    if not 0 <= k <= d:
-        raise ValueError(f"k must be between 0 and {d}, got {k}")
-    kept = top_k(explanation.values, k)
-    dropped = np.setdiff1d(np.arange(d), kept)
-    total = float(np.abs(explanation.values).sum())
-    mass = float(np.abs(explanation.values[kept]).sum()) / total if total else 1.0
-    sign = 1.0 if explanation.prediction >= 0.5 else -1.0
-    support = float(np.clip(explanation.values[kept] * sign, 0, None).sum()) / total if total else 0.0
+    ks = [int(k) for k in ks]
+    bad = [k for k in ks if not 0 <= k <= d]
+    if bad:
+        raise ValueError(f"k must be between 0 and {d}, got {bad[0]}")
     x = np.asarray(explanation.feature_values, dtype=float)
-    full_output = float(predict_fn(x[None, :])[0])
-    values = np.zeros(d)
-    values[kept] = explanation.values[kept]
-    statement = summary_sentence(explanation, kept, reference, class_names, support) if k else ""
-    full_text = summary_sentence(explanation, top_k(explanation.values, d), reference, class_names, support)
+    order = top_k(explanation.values, d)
+    every = np.arange(d)
+    # per k: output with only top-k kept, output with top-k removed; plus f(x) and f(nothing kept)
+    sets = [every, np.array([], dtype=int)]
+    for k in ks:
+        sets += [order[:k], order[k:]]
+    outs = _masked_outputs(predict_fn, x, sets, background)
+    full_output, empty_output = float(outs[0]), float(outs[1])
+    total = float(np.abs(explanation.values).sum())
+    sign = 1.0 if explanation.prediction >= 0.5 else -1.0
     names = explanation.feature_names
-    return Simplification(
-        parent=explanation,
-        operators=(("top_k", {"k": k}), ("template_sentence", {"reference": "training median"})),
-        kept=tuple(names[j] for j in kept), dropped=tuple(names[j] for j in dropped), values=values,
-        statement=statement,
-        fidelity_before={"mass_retained": 1.0, "output": full_output, "sufficiency": 0.0,
-                         "comprehensiveness": comprehensiveness(predict_fn, x, np.arange(d), background)},
-        fidelity_after={"mass_retained": mass, "output": masked_output(predict_fn, x, kept, background),
-                        "sufficiency": sufficiency(predict_fn, x, kept, background),
-                        "comprehensiveness": comprehensiveness(predict_fn, x, kept, background)},
-        complexity_before=_complexity(d, full_text),
-        complexity_after=_complexity(len(kept), statement),
-    )
+    full_text = None
+    results = []
+    for i, k in enumerate(ks):
+        kept, dropped = order[:k], np.sort(order[k:])
+        mass = float(np.abs(explanation.values[kept]).sum()) / total if total else 1.0
+        support = float(np.clip(explanation.values[kept] * sign, 0, None).sum()) / total if total else 0.0
+        if full_text is None:
+            full_support = float(np.clip(explanation.values * sign, 0, None).sum()) / total if total else 0.0
+            full_text = summary_sentence(explanation, order, reference, class_names, full_support)
+        values = np.zeros(d)
+        values[kept] = explanation.values[kept]
+        statement = summary_sentence(explanation, kept, reference, class_names, support) if k else ""
+        kept_out, removed_out = float(outs[2 + 2 * i]), float(outs[3 + 2 * i])
+        results.append(Simplification(
+            parent=explanation,
+            operators=(("top_k", {"k": k}), ("template_sentence", {"reference": "training median"})),
+            kept=tuple(names[j] for j in kept), dropped=tuple(names[j] for j in dropped), values=values,
+            statement=statement,
+            fidelity_before={"mass_retained": 1.0, "output": full_output, "sufficiency": 0.0,
+                             "comprehensiveness": full_output - empty_output},
+            fidelity_after={"mass_retained": mass, "output": kept_out, "sufficiency": full_output - kept_out,
+                            "comprehensiveness": full_output - removed_out if k else 0.0},
+            complexity_before=_complexity(d, full_text),
+            complexity_after=_complexity(k, statement),
+        ))
+    return tuple(results)

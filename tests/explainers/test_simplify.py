@@ -1,5 +1,6 @@
 """Persuasive top-k: METHODS §7 T10 (k = d changes nothing), T12 (ERASER), the sentence's claims."""
 import numpy as np
+import pandas as pd
 import pytest
 
 from explainers import Explanation, comprehensiveness, masked_output, simplify_top_k, sufficiency
@@ -75,3 +76,22 @@ def test_k_out_of_range():
     with pytest.raises(ValueError, match="between 0 and 3"):
         simplify_top_k(e, 4, predict_fn=SUM3, background=np.zeros((1, 3)), reference=np.ones(3),
                        class_names=("no", "yes"))
+
+
+def test_batched_all_k_equals_one_k_at_a_time(bc, gb_model):
+    from explainers import ShapExplainer, simplify_top_k_all
+
+    X, _, train, _ = bc
+    e = ShapExplainer(gb_model, background=X.iloc[train], background_size=30).explain(X.iloc[[11]])
+    f = lambda a: gb_model.predict_proba(pd.DataFrame(a, columns=X.columns))[:, 1]  # noqa: E731
+    kw = dict(predict_fn=f, background=X.iloc[train[:30]].to_numpy(), reference=np.zeros(30),
+              class_names=("benign", "malignant"))
+    many = simplify_top_k_all(e, [0, 4, 30], **kw)
+    for k, s in zip([0, 4, 30], many):
+        one = simplify_top_k(e, k, **kw)
+        assert s.fidelity_after == pytest.approx(one.fidelity_after) and s.kept == one.kept
+        assert s.fidelity_after["sufficiency"] == pytest.approx(
+            sufficiency(f, X.iloc[11].to_numpy(), np.array([X.columns.get_loc(n) for n in s.kept], dtype=int),
+                        kw["background"]))
+    assert many[2].fidelity_after["sufficiency"] == pytest.approx(0.0, abs=1e-12)
+    assert many[0].fidelity_after["comprehensiveness"] == 0.0
