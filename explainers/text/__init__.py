@@ -1,0 +1,91 @@
+"""Attention vs attribution on transformer text classifiers (issue 5).
+
+Pure compute (torch, transformers, captum, numpy, scipy; lime and shap
+imported lazily); no dash, flask or plotly. Public API:
+
+* models: :func:`load_minilm_sentiment` (bundled default, offline),
+  :func:`load_text_classifier` (a local Hugging Face folder),
+  :class:`TextClassifier`, :func:`head_gates`, :func:`evaluate_accuracy`;
+* one text: :func:`extract_attention` -> :class:`TextAttention`;
+  :func:`attention_scores`, :func:`rollout`, :func:`cls_row`,
+  :func:`mean_over_queries`; :func:`integrated_gradients`,
+  :func:`gradient_x_input`, :func:`lime_text`, :func:`shap_text` ->
+  :class:`explainers.types.Explanation`;
+  :func:`compare_attention_attribution` -> :class:`TextAgreementReport`;
+* a dataset: :func:`analyze_heads` -> :class:`HeadAnalysis` (progress and
+  cancel callbacks), :func:`read_conllu`, :class:`RoleAccumulator`;
+* Lopardo et al. (2024): :class:`LopardoClassifier`, :func:`train_lopardo`,
+  :func:`closed_form_gradient`, :func:`lopardo_scores`.
+"""
+from explainers.text._agreement import (
+    compare_attention_attribution,
+    default_k,
+    rank_metrics,
+    top_k_overlap,
+)
+from explainers.text._attention import (
+    attention_scores,
+    cls_row,
+    extract_attention,
+    mean_over_queries,
+    rollout,
+)
+from explainers.text._attribution import (
+    explained_output,
+    gradient_x_input,
+    integrated_gradients,
+    lime_text,
+    shap_text,
+)
+from explainers.text._data import ConlluSentence, evaluate_accuracy, read_conllu, read_labelled_sentences
+from explainers.text._head_analysis import (
+    DEFAULT_PRUNING_FRACTIONS,
+    AnalysisCancelled,
+    analyze_heads,
+    importance_order,
+    normalize_per_layer,
+)
+from explainers.text._heads import DEFAULT_RELATIONS, RoleAccumulator, head_roles, rarest_position
+from explainers.text._lopardo import (
+    LopardoClassifier,
+    SimpleVocab,
+    closed_form_gradient,
+    lopardo_scores,
+    sinusoidal_positions,
+    train_lopardo,
+)
+from explainers.text._model import (
+    DEFAULT_LABEL_DESCRIPTIONS,
+    TextClassifier,
+    ZeroShotSentimentModel,
+    detached_attention,
+    head_gates,
+    load_minilm_sentiment,
+    load_text_classifier,
+    minilm_model_dir,
+)
+from explainers.text._tokens import MERGE_RULE, encode_batch, encode_text, merge_attention, merge_token_scores
+from explainers.text._types import (
+    HeadAnalysis,
+    HeadImportance,
+    HeadRoles,
+    PruningCurve,
+    TextAgreementReport,
+    TextAttention,
+    TextEncoding,
+)
+
+__all__ = [
+    "AnalysisCancelled", "ConlluSentence", "DEFAULT_LABEL_DESCRIPTIONS", "DEFAULT_PRUNING_FRACTIONS",
+    "DEFAULT_RELATIONS", "HeadAnalysis", "HeadImportance", "HeadRoles", "LopardoClassifier",
+    "MERGE_RULE", "PruningCurve", "RoleAccumulator", "SimpleVocab", "TextAgreementReport",
+    "TextAttention", "TextClassifier", "TextEncoding", "ZeroShotSentimentModel", "analyze_heads",
+    "attention_scores", "closed_form_gradient", "cls_row", "compare_attention_attribution",
+    "default_k", "detached_attention", "encode_batch", "encode_text", "evaluate_accuracy", "explained_output",
+    "extract_attention", "gradient_x_input", "head_gates", "head_roles", "importance_order",
+    "integrated_gradients", "lime_text", "load_minilm_sentiment", "load_text_classifier",
+    "lopardo_scores", "mean_over_queries", "merge_attention", "merge_token_scores",
+    "minilm_model_dir", "normalize_per_layer", "rank_metrics", "rarest_position",
+    "read_conllu", "read_labelled_sentences", "rollout", "shap_text", "sinusoidal_positions",
+    "top_k_overlap", "train_lopardo",
+]
