@@ -8,6 +8,7 @@ hands them to gunicorn as well.
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 
 import dash
@@ -16,7 +17,21 @@ from . import services
 from .loading import Workspace, load_sample_workspace, load_user_workspace
 
 ROOT = Path(__file__).resolve().parent.parent
+LAUNCH_UID = uuid.uuid4().hex
 _app: dash.Dash | None = None
+
+
+def background_manager() -> dash.DiskcacheManager:
+    """Runs ``background=True`` callbacks (long jobs with progress and cancel) in worker processes.
+
+    Results are cached on disk under ``CANDOR_CACHE_DIR`` (default ``.cache/background``), keyed
+    by this launch so a restart never serves stale results (STYLE B3 rule 4).
+    """
+    import diskcache
+
+    folder = Path(os.environ.get("CANDOR_CACHE_DIR", ROOT / ".cache" / "background"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return dash.DiskcacheManager(diskcache.Cache(str(folder)), cache_by=[lambda: LAUNCH_UID], expire=3600)
 
 
 def workspace_from_env() -> Workspace:
@@ -46,7 +61,7 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     app = dash.Dash(
         __name__, use_pages=True, pages_folder=str(ROOT / "app" / "pages"), assets_folder=str(ROOT / "assets"),
         title="Candor", update_title=None,
-        suppress_callback_exceptions=False,
+        suppress_callback_exceptions=False, background_callback_manager=background_manager(),
     )
     from . import callbacks  # noqa: F401  (registers every page's callbacks)
     from .layout import shell

@@ -1,0 +1,98 @@
+"""Shared state of the service layer: the workspace, lazily built objects, per-row caches.
+
+Feature modules register what they build once (:func:`lazy`) and what they
+memoize per row (:func:`row_cache`); :func:`init` resets both when a new
+workspace is installed.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from functools import lru_cache
+from typing import Callable
+
+from ..loading import Workspace
+
+_ws: Workspace | None = None
+_factories: dict[str, Callable[[], object]] = {}
+_lazies: dict[str, "_Lazy"] = {}
+_caches: list = []
+_warm_order: list[str] = []
+first_request = threading.Event()
+"""Set by the server on its first request; background warm-up waits for it so the first page is not slowed."""
+
+
+class _Lazy:
+    """A value computed once, on first access, under a lock."""
+
+    def __init__(self, factory: Callable[[], object]) -> None:
+        self._factory, self._lock, self._value, self._done = factory, threading.Lock(), None, False
+
+    def get(self):
+        if not self._done:
+            with self._lock:
+                if not self._done:
+                    self._value, self._done = self._factory(), True
+        return self._value
+
+
+def lazy(name: str, factory: Callable[[], object], *, warm: bool = False) -> Callable[[], object]:
+    """Register ``factory`` under ``name``; returns a getter that builds the value once per workspace.
+
+    ``warm=True`` adds it to what :func:`init` precomputes.
+    """
+    _factories[name] = factory
+    if warm:
+        _warm_order.append(name)
+    return lambda: get(name)
+
+
+def get(name: str):
+    if name not in _lazies:
+        raise RuntimeError("services.init(workspace) has not been called")
+    return _lazies[name].get()
+
+
+def row_cache(maxsize: int = 256):
+    """``functools.lru_cache`` whose entries are dropped when a new workspace is installed."""
+    def wrap(fn):
+        cached = lru_cache(maxsize=maxsize)(fn)
+        _caches.append(cached)
+        return cached
+    return wrap
+
+
+def workspace() -> Workspace:
+    if _ws is None:
+        raise RuntimeError("services.init(workspace) has not been called")
+    return _ws
+
+
+def init(ws: Workspace, *, warm: bool | str = True) -> None:
+    """Install ``ws`` as the workspace every page explains.
+
+    ``warm=True`` computes the registered warm values in a background thread
+    (after the first request), ``warm="sync"`` before returning (gunicorn
+    ``--preload``), ``False`` leaves everything lazy.
+    """
+    global _ws
+    _ws = ws
+    for cached in _caches:
+        cached.cache_clear()
+    _lazies.clear()
+    _lazies.update({name: _Lazy(f) for name, f in _factories.items()})
+    if warm == "sync":
+        _warm()
+    elif warm:
+        threading.Thread(target=_warm, kwargs={"wait": True}, name="candor-warm", daemon=True).start()
+
+
+def _warm(wait: bool = False) -> None:
+    if wait:
+        first_request.wait(timeout=15)
+        time.sleep(1.0)  # the first page's own callbacks arrive just after the HTML
+    for name in _warm_order:
+        try:
+            get(name)
+        except Exception:  # surfaced again, with its message, when a page asks for it
+            pass
