@@ -1,4 +1,5 @@
-"""Command line: ``python -m app`` serves the bundled sample; ``--model/--data/--target`` serve yours.
+"""Command line: ``python -m app`` serves the bundled sample; ``--model/--data/--target`` serve yours;
+``python -m app study validate FILE`` checks a study file.
 
 Every input problem prints one line, ``candor: error: ...``, and exits with
 status 2; no traceback.
@@ -25,6 +26,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["study"]:
+        from .study.cli import main as study_main
+
+        return study_main(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
     given = [args.model, args.data, args.target]

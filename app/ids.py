@@ -5,6 +5,7 @@ ROW_INPUT = "row-input"
 ROW_RANDOM = "row-random"
 ROW_STATUS = "row-status"
 URL = "url"
+NAVBAR = "navbar"
 
 # Model & data
 SUMMARY = "overview-summary"

@@ -31,5 +31,5 @@ def shell() -> html.Div:
         dbc.NavbarBrand(["Candor", html.Span(f" · {ws.name}", className="brand-sub")], href="/"),
         dbc.Nav(_nav_links(), navbar=True, className="me-auto"),
         row_picker(),
-    ], fluid=True), color="dark", dark=True, className="mb-3")
+    ], fluid=True), color="dark", dark=True, className="mb-3", id=ids.NAVBAR)
     return html.Div([dcc.Location(id=ids.URL), navbar, dbc.Container(dash.page_container, fluid=True)])

@@ -58,6 +58,9 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     if warm is None:
         warm = {"sync": "sync", "0": False}.get(os.environ.get("CANDOR_WARM", ""), True)
     services.init(workspace or workspace_from_env(), warm=warm)
+    from .study import runtime as study_runtime
+
+    study_runtime.init()  # apply the study database's migrations before serving
     app = dash.Dash(
         __name__, use_pages=True, pages_folder=str(ROOT / "app" / "pages"), assets_folder=str(ROOT / "assets"),
         title="Candor", update_title=None,

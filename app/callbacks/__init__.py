@@ -1,2 +1,2 @@
 """Each page's callbacks; importing this package registers them all."""
-from . import attention, descriptive, overview, persuasive, shell, surrogate  # noqa: F401
+from . import attention, descriptive, overview, persuasive, shell, study, study_researcher, surrogate  # noqa: F401

@@ -21,3 +21,9 @@ def show_row_status(row):
         return services.row_status(row)
     except CandorError as err:
         return str(err)
+
+
+@callback(Output(ids.NAVBAR, "class_name"), Input(ids.URL, "pathname"))
+def hide_navbar_for_participants(pathname):
+    """Study participants (``/study/...``) never see the analyst's navbar, row status or pages."""
+    return "d-none" if (pathname or "").startswith("/study/") else "mb-3"

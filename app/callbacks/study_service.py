@@ -139,7 +139,10 @@ def submit_answer(study_id: str, token: str | None, timing: dict, answers: dict)
     p = store.participant_by_token(eng, study.id, token)
     if p is None:
         return token, "This link is not valid for this study."
-    step_index, phase = int(timing.get("step")), timing.get("phase") or None
+    try:
+        step_index, phase = int(timing.get("step")), timing.get("phase") or None
+    except (TypeError, ValueError):
+        return token, "This submission could not be read; please reload the page."
     all_steps = flow.steps(study, p)
     step = all_steps[step_index] if 0 <= step_index < len(all_steps) else None
     response, context = answers.get("response"), None

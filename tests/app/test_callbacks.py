@@ -75,3 +75,8 @@ def test_attention_page_compares_heads_with_ig(sample_workspace):
 def test_random_row_is_reproducible_per_click(sample_workspace):
     assert shell.pick_random_row(4) == shell.pick_random_row(4)
     assert 0 <= shell.pick_random_row(4) < 569
+
+
+def test_participants_never_see_the_navbar():
+    assert shell.hide_navbar_for_participants("/study/pilot") == "d-none"
+    assert shell.hide_navbar_for_participants("/descriptive") == "mb-3"

@@ -1,0 +1,232 @@
+"""Behavioural and questionnaire measures of a study, by condition.
+
+Measures (METHODS §5.2):
+
+- agreement fraction ``mean(final == model)`` and switch fraction
+  ``#(initial != model and final == model) / #(initial != model)`` (Yin et al. 2019);
+- over-reliance ``P(final == model | model wrong)``, under-reliance
+  ``P(final != model | model right)``, team accuracy ``P(final == truth)``
+  (Bansal et al. 2021);
+- forward-prediction accuracy ``P(forward == model)`` (Hase & Bansal 2020);
+- questionnaire scores (Jian et al. 2000 total, trust and distrust sub-scores;
+  Hoffman et al. 2018 satisfaction mean; custom means);
+- calibration: each participant's trust against the mean fidelity of the
+  explanations they saw.
+
+Confidence intervals are **t-based on participant means** (the participant is
+the unit of analysis; ``mean ± t_{0.975, n-1} · sd / sqrt(n)``), and the
+trust–fidelity correlation uses the Fisher z interval. These are descriptive
+summaries; the confirmatory mixed-effects analysis of METHODS §5.4 is run on the
+exported trial log.
+
+References
+----------
+.. [1] Yin, M., Wortman Vaughan, J., Wallach, H. (2019). CHI. doi 10.1145/3290605.3300509.
+.. [2] Bansal, G. et al. (2021). Does the Whole Exceed its Parts? CHI. arXiv 2006.14779.
+.. [3] Jian, J.-Y., Bisantz, A. M., Drury, C. G. (2000). Int. J. Cognitive Ergonomics 4(1).
+.. [4] Hoffman, R. R. et al. (2018). arXiv 1812.04608.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .instruments import score
+
+__all__ = [
+    "Reliance", "reliance", "mean_ci", "decision_table", "per_participant", "questionnaire_scores",
+    "summary_by_condition", "calibration", "CI_METHOD",
+]
+
+CI_METHOD = "t interval on participant means, 95%"
+
+
+@dataclass(frozen=True)
+class Reliance:
+    """Reliance measures over a set of decision trials (NaN when undefined)."""
+
+    n: int
+    agreement: float
+    switch: float
+    over_reliance: float
+    under_reliance: float
+    team_accuracy: float
+
+
+def _frac(num: int, den: int) -> float:
+    return num / den if den else float("nan")
+
+
+def reliance(initial: Sequence, model: Sequence, final: Sequence, truth: Sequence | None = None) -> Reliance:
+    """Agreement, switching and appropriate-reliance fractions.
+
+    Parameters
+    ----------
+    initial, model, final : sequence of labels, each of length n_trials
+        Participant's answer before advice, the model's advice, answer after advice.
+    truth : sequence of labels or None, default=None
+        True labels; without them over/under-reliance and team accuracy are NaN.
+
+    Returns
+    -------
+    Reliance
+
+    Examples
+    --------
+    METHODS §7 T15(a):
+
+    >>> r = reliance(list("ABBA"), list("AAAB"), list("AABB"))
+    >>> r.agreement, round(r.switch, 4)
+    (0.75, 0.6667)
+    """
+    i, m, f = (np.asarray(x, dtype=object) for x in (initial, model, final))
+    if not len(i) == len(m) == len(f):
+        raise ValueError(f"expected equal lengths, got {len(i)}, {len(m)}, {len(f)}")
+    agree = f == m
+    disagree0 = i != m
+    out = dict(n=len(f), agreement=_frac(int(agree.sum()), len(f)),
+               switch=_frac(int((disagree0 & agree).sum()), int(disagree0.sum())))
+    if truth is None:
+        out.update(over_reliance=float("nan"), under_reliance=float("nan"), team_accuracy=float("nan"))
+    else:
+        t = np.asarray(truth, dtype=object)
+        wrong = m != t
+        out.update(over_reliance=_frac(int((agree & wrong).sum()), int(wrong.sum())),
+                   under_reliance=_frac(int((~agree & ~wrong).sum()), int((~wrong).sum())),
+                   team_accuracy=_frac(int((f == t).sum()), len(f)))
+    return Reliance(**out)
+
+
+def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float, int]:
+    """Mean and t-based confidence interval of finite ``values``.
+
+    Returns
+    -------
+    mean, low, high : float
+        NaN bounds when fewer than two values.
+    n : int
+        Number of finite values used.
+    """
+    x = np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=float)
+    n = len(x)
+    if n == 0:
+        return float("nan"), float("nan"), float("nan"), 0
+    mean = float(x.mean())
+    if n < 2:
+        return mean, float("nan"), float("nan"), n
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1) * x.std(ddof=1) / math.sqrt(n))
+    return mean, mean - half, mean + half, n
+
+
+def decision_table(trials: pd.DataFrame) -> pd.DataFrame:
+    """One row per decision trial with ``initial``, ``final``, ``agree``, ``switched``.
+
+    Parameters
+    ----------
+    trials : DataFrame
+        Rows of the ``trial_log`` table.
+    """
+    cols = ["participant_id", "condition", "trial_index", "item_id", "model_prediction", "truth",
+            "model_correct", "fidelity"]
+    dec = trials[trials["phase"].isin(["initial", "final"])]
+    if dec.empty:
+        return pd.DataFrame(columns=cols + ["initial", "final", "agree", "switched"])
+    wide = dec.pivot_table(index="participant_id trial_index".split(), columns="phase", values="response",
+                           aggfunc="first").reset_index()
+    meta = dec[dec["phase"] == "final"][cols]
+    out = meta.merge(wide, on=["participant_id", "trial_index"], how="inner")
+    out = out.dropna(subset=["initial", "final"]).copy()
+    out["agree"] = out["final"] == out["model_prediction"]
+    out["switched"] = (out["initial"] != out["model_prediction"]) & out["agree"]
+    return out.reset_index(drop=True)
+
+
+def per_participant(trials: pd.DataFrame) -> pd.DataFrame:
+    """Behavioural measures per participant and condition (block)."""
+    rows = []
+    dec = decision_table(trials)
+    fwd = trials[trials["phase"] == "forward"]
+    keys = trials[trials["phase"] != "attention"][["participant_id", "condition"]].drop_duplicates()
+    for pid, cond in keys.itertuples(index=False):
+        d = dec[(dec["participant_id"] == pid) & (dec["condition"] == cond)]
+        f = fwd[(fwd["participant_id"] == pid) & (fwd["condition"] == cond)]
+        truth = None if d.empty or d["truth"].isna().any() else d["truth"].tolist()
+        r = reliance(d["initial"].tolist(), d["model_prediction"].tolist(), d["final"].tolist(), truth)
+        shown = trials[(trials["participant_id"] == pid) & (trials["condition"] == cond)]["fidelity"].dropna()
+        rows.append(dict(participant_id=pid, condition=cond, n_decisions=r.n, agreement=r.agreement,
+                         switch=r.switch, over_reliance=r.over_reliance, under_reliance=r.under_reliance,
+                         team_accuracy=r.team_accuracy,
+                         forward_accuracy=f["correct"].astype(float).mean() if len(f) else float("nan"),
+                         mean_fidelity=float(shown.mean()) if len(shown) else float("nan")))
+    return pd.DataFrame(rows)
+
+
+def questionnaire_scores(responses: pd.DataFrame) -> pd.DataFrame:
+    """Scores per participant, condition and questionnaire (rows of ``questionnaire_responses``).
+
+    Columns: ``total`` (mean after reverse-coding) and, for ``jian2000``,
+    ``trust`` and ``distrust`` sub-scores.
+    """
+    rows = []
+    keys = ["participant_id", "condition", "block_index", "questionnaire_id", "instrument"]
+    for key, g in responses.groupby(keys, sort=True):
+        s = score(dict(zip(g["item_label"], g["response"].astype(int))), scale_points=int(g["scale_points"].iloc[0]),
+                  reverse=set(g.loc[g["reverse"].astype(bool), "item_label"]), instrument=key[-1])
+        rows.append(dict(zip(keys, key)) | s)
+    return pd.DataFrame(rows, columns=keys + ["total", "trust", "distrust"])
+
+
+def summary_by_condition(trials: pd.DataFrame, responses: pd.DataFrame) -> pd.DataFrame:
+    """Every measure by condition with mean, 95% CI (``CI_METHOD``) and n participants.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``condition, measure, mean, ci_low, ci_high, n``. Questionnaire
+        measures are named ``<questionnaire_id>.<total|trust|distrust>``.
+    """
+    out = []
+    pp = per_participant(trials)
+    measures = ["agreement", "switch", "over_reliance", "under_reliance", "team_accuracy", "forward_accuracy"]
+    for cond, g in pp.groupby("condition", sort=True):
+        for m in measures:
+            out.append((cond, m, *mean_ci(g[m].tolist())))
+    qs = questionnaire_scores(responses)
+    for (cond, qid), g in qs.groupby(["condition", "questionnaire_id"], sort=True):
+        for m in ("total", "trust", "distrust"):
+            if g[m].notna().any():
+                out.append((cond, f"{qid}.{m}", *mean_ci(g[m].tolist())))
+    return pd.DataFrame(out, columns=["condition", "measure", "mean", "ci_low", "ci_high", "n"])
+
+
+def calibration(trials: pd.DataFrame, responses: pd.DataFrame, *, questionnaire_id: str = "jian2000",
+                measure: str = "total") -> dict:
+    """Trust against the fidelity of the explanations each participant saw.
+
+    Returns
+    -------
+    dict
+        ``n``, Pearson ``r`` between participant trust and mean fidelity shown,
+        its 95% Fisher-z interval ``ci_low``/``ci_high`` (NaN when n < 4), and
+        ``points``: a DataFrame of ``participant_id, condition, mean_fidelity,
+        trust`` for a scatter plot. Well-calibrated trust rises with fidelity.
+    """
+    pp = per_participant(trials)[["participant_id", "condition", "mean_fidelity"]]
+    qs = questionnaire_scores(responses)
+    qs = qs[qs["questionnaire_id"] == questionnaire_id][["participant_id", "condition", measure]]
+    pts = pp.merge(qs.rename(columns={measure: "trust"}), on=["participant_id", "condition"]).dropna()
+    n = len(pts)
+    r = lo = hi = float("nan")
+    if n >= 3 and pts["mean_fidelity"].std() > 0 and pts["trust"].std() > 0:
+        r = float(np.corrcoef(pts["mean_fidelity"], pts["trust"])[0, 1])
+        if n >= 4 and abs(r) < 1:
+            z, se = math.atanh(r), 1 / math.sqrt(n - 3)
+            q = stats.norm.ppf(0.975)
+            lo, hi = math.tanh(z - q * se), math.tanh(z + q * se)
+    return {"n": n, "r": r, "ci_low": lo, "ci_high": hi, "points": pts.reset_index(drop=True)}

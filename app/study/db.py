@@ -1,0 +1,105 @@
+"""Database engine and migrations for study mode.
+
+A SQLite file by default (``instance/candor-study.sqlite3``, WAL mode, busy
+timeout 10 s, foreign keys on); PostgreSQL when ``DATABASE_URL`` says so
+(``postgres://``/``postgresql://`` URLs are routed to the psycopg 3 driver).
+:func:`migrate` applies the Alembic migrations in ``app/study/migrations`` to
+head at start-up; on PostgreSQL it holds an advisory lock so that several
+gunicorn workers starting together migrate once.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.exc import OperationalError
+
+__all__ = ["DEFAULT_SQLITE_PATH", "resolve_url", "make_engine", "migrate", "open_database"]
+
+DEFAULT_SQLITE_PATH = Path("instance") / "candor-study.sqlite3"
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+_PG_LOCK_KEY = 0x43414E44  # "CAND"
+
+
+def resolve_url(url: str | None = None) -> str:
+    """Return the SQLAlchemy URL to use.
+
+    Parameters
+    ----------
+    url : str or None, default=None
+        Explicit URL; when None, ``DATABASE_URL`` from the environment, else a
+        SQLite file at :data:`DEFAULT_SQLITE_PATH`.
+
+    Returns
+    -------
+    str
+        A URL whose PostgreSQL driver is ``psycopg`` (version 3).
+    """
+    url = url or os.environ.get("DATABASE_URL") or f"sqlite:///{DEFAULT_SQLITE_PATH}"
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
+
+
+def make_engine(url: str | None = None) -> Engine:
+    """Create an engine for ``url`` (see :func:`resolve_url`) without migrating."""
+    url = resolve_url(url)
+    if url.startswith("sqlite"):
+        path = url.split("///", 1)[-1]
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"timeout": 10})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    cur = dbapi_connection.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA busy_timeout=10000")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA synchronous=FULL")
+    cur.close()
+
+
+def migrate(engine: Engine, revision: str = "head", *, attempts: int = 5) -> None:
+    """Apply the study-mode Alembic migrations up to ``revision``.
+
+    Parameters
+    ----------
+    engine : Engine
+        Target database.
+    revision : str, default="head"
+        Alembic revision.
+    attempts : int, default=5
+        Retries on a locked SQLite file (concurrent start-up).
+    """
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False))
+    for attempt in range(attempts):
+        try:
+            with engine.begin() as conn:
+                if engine.dialect.name == "postgresql":
+                    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
+                cfg.attributes["connection"] = conn
+                command.upgrade(cfg, revision)
+            return
+        except OperationalError:
+            if attempt == attempts - 1 or engine.dialect.name != "sqlite":
+                raise
+            time.sleep(0.2 * (attempt + 1))
+
+
+def open_database(url: str | None = None) -> Engine:
+    """Create the engine for ``url``/``DATABASE_URL`` and migrate it to head."""
+    engine = make_engine(url)
+    migrate(engine)
+    return engine
