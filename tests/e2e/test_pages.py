@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
@@ -66,7 +67,10 @@ def _wait_text(driver, element_id: str, needle: str, timeout: float = 30) -> str
     deadline = time.time() + timeout
     text = ""
     while time.time() < deadline:
-        text = driver.find_element(By.ID, element_id).text
+        try:
+            text = driver.find_element(By.ID, element_id).text
+        except (StaleElementReferenceException, NoSuchElementException):  # re-rendered while we read it
+            text = ""
         if needle in text:
             return text
         time.sleep(0.2)
@@ -74,7 +78,12 @@ def _wait_text(driver, element_id: str, needle: str, timeout: float = 30) -> str
 
 
 def _svg_text(driver, selector: str) -> str:
-    return " ".join(e.text for e in driver.find_elements(By.CSS_SELECTOR, selector))
+    for _ in range(20):
+        try:
+            return " ".join(e.text for e in driver.find_elements(By.CSS_SELECTOR, selector))
+        except StaleElementReferenceException:  # the figure was redrawn between find and read
+            time.sleep(0.1)
+    raise AssertionError(f"{selector} kept being redrawn")
 
 
 def test_model_and_data_page(server, browser):

@@ -4,7 +4,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-SHARED = __import__("pathlib").Path(__file__).resolve().parents[4] / "shared" / "data"
+from tests.shared_data import shared_data_dir
+
+SHARED = shared_data_dir()
 
 
 @pytest.fixture(scope="session")
@@ -38,6 +40,6 @@ def tiny_bert(minilm):
 
 @pytest.fixture(scope="session")
 def shared_data():
-    if not SHARED.is_dir():
-        pytest.skip(f"shared data not found at {SHARED}")
+    if SHARED is None:
+        pytest.skip("shared data not found (set CANDOR_SHARED_DATA)")
     return SHARED
