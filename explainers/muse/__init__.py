@@ -1,0 +1,27 @@
+"""MUSE / BETA two-level decision-set surrogates and their baselines.
+
+Sources: Lakkaraju, Kamar, Caruana, Leskovec (2017), arXiv 1707.01154 (BETA);
+(2019), AIES, doi 10.1145/3306618.3314229 (MUSE); spec in METHODS §1.4.
+"""
+from ._types import (AgreementDetail, Frontier, FrontierPoint, RuleSetQuantities, TwoLevelRule,
+                     TwoLevelRuleSet)
+from .cart import CartSurrogate
+from .estimator import FlatDecisionSet, TwoLevelDecisionSet
+from .frontier import agreement_detail, evaluate_rule_set, make_rule_set, predict_rule_set, surrogate_frontier
+
+__all__ = [
+    "TwoLevelDecisionSet",
+    "FlatDecisionSet",
+    "CartSurrogate",
+    "surrogate_frontier",
+    "agreement_detail",
+    "evaluate_rule_set",
+    "predict_rule_set",
+    "make_rule_set",
+    "TwoLevelRule",
+    "TwoLevelRuleSet",
+    "RuleSetQuantities",
+    "FrontierPoint",
+    "Frontier",
+    "AgreementDetail",
+]

@@ -1,0 +1,251 @@
+"""Frozen result types of the MUSE / BETA two-level decision-set surrogates.
+
+Everything here is plain data (tuples, Python scalars, read-only numpy arrays)
+so that the app can render it and put ``to_dict()`` payloads in a store.
+Sources: Lakkaraju, Kamar, Caruana, Leskovec 2017 (BETA, arXiv 1707.01154) and
+2019 (MUSE, AIES, doi 10.1145/3306618.3314229); METHODS §1.4.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..types import Predicate, _jsonable
+from ..rules import format_threshold
+
+__all__ = [
+    "TwoLevelRule",
+    "RuleSetQuantities",
+    "TwoLevelRuleSet",
+    "FrontierPoint",
+    "Frontier",
+    "AgreementDetail",
+]
+
+
+def _text(preds: tuple[Predicate, ...]) -> str:
+    parts = [
+        f"{p.feature} {p.op} {format_threshold(p.threshold) if p.op in ('<=', '>') else p.threshold}"
+        for p in preds
+    ]
+    return " AND ".join(parts) if parts else "(always)"
+
+
+@dataclass(frozen=True)
+class TwoLevelRule:
+    """One triple ``(q, s, c)``: *if* ``descriptor`` *: if* ``rule`` *then* ``label``.
+
+    Parameters
+    ----------
+    descriptor : tuple of Predicate
+        Neighborhood descriptor ``q`` (outer if-then); empty for a flat rule.
+    rule : tuple of Predicate
+        Decision-logic rule ``s`` (inner if-then).
+    label : int or str
+        Black-box label ``c`` the triple predicts.
+    support : int
+        Training rows satisfying ``q AND s``.
+    coverage : float
+        ``support`` as a fraction of the training rows, in [0, 1].
+    precision : float
+        Share of covered training rows whose black-box label is ``label``
+        (the ``prec_i`` used to resolve conflicts, METHODS §1.4.1).
+    """
+
+    descriptor: tuple[Predicate, ...]
+    rule: tuple[Predicate, ...]
+    label: Any
+    support: int
+    coverage: float
+    precision: float
+
+    @property
+    def predicates(self) -> tuple[Predicate, ...]:
+        """``descriptor + rule``: the full conjunction the triple fires on."""
+        return self.descriptor + self.rule
+
+    @property
+    def width(self) -> int:
+        """``max(width(q), width(s))`` in predicates."""
+        return max(len(self.descriptor), len(self.rule))
+
+    def __str__(self) -> str:
+        return f"IF {_text(self.descriptor)}: IF {_text(self.rule)} THEN {self.label}"
+
+
+@dataclass(frozen=True)
+class RuleSetQuantities:
+    """The BETA/MUSE quantities of a rule set on one dataset (METHODS §1.4.3, [P]).
+
+    Parameters
+    ----------
+    agreement : float
+        Share of rows where the rule set (with the §1.4.1 semantics) predicts
+        the black-box label, in [0, 1].
+    disagreement : int
+        ``sum_i |{x in cov_i : B(x) != c_i}|`` (a row wrongly covered twice counts twice).
+    ruleoverlap : int
+        ``sum_{i<j} |cov_i & cov_j|`` over unordered pairs ([D]; BETA sums
+        ordered pairs, i.e. twice this).
+    cover : int
+        ``|union_i cov_i|``, rows covered by at least one triple.
+    size : int
+        Number of triples ``M``.
+    numpreds : int
+        ``sum_i width(q_i) + width(s_i)``, in predicates.
+    numdsets : int
+        Number of distinct descriptors (neighborhoods).
+    featureoverlap : int
+        ``sum_{q in dset} sum_i |feat(q) & feat(s_i)|``.
+    maxwidth : int
+        Largest number of predicates in any ``q_i`` or ``s_i``.
+    ambiguous_share : float
+        Share of rows fired by two or more triples with different labels.
+    default_share : float
+        Share of rows fired by no triple (they get the default label).
+    n_rows : int
+        Rows the quantities were computed on.
+    """
+
+    agreement: float
+    disagreement: int
+    ruleoverlap: int
+    cover: int
+    size: int
+    numpreds: int
+    numdsets: int
+    featureoverlap: int
+    maxwidth: int
+    ambiguous_share: float
+    default_share: float
+    n_rows: int
+
+    def to_dict(self) -> dict:
+        return _jsonable(self)
+
+
+@dataclass(frozen=True)
+class TwoLevelRuleSet:
+    """A fitted two-level decision set as plain data (what the UI shows).
+
+    Parameters
+    ----------
+    method : {"muse", "flat", "cart"}
+    rules : tuple of TwoLevelRule
+        In conflict-resolution index order (METHODS §1.4.1, rule 4).
+    default_label : int or str
+        Label of rows no triple fires on.
+    classes : tuple
+        Black-box labels seen in training, sorted.
+    feature_names : tuple of str
+    train : RuleSetQuantities
+        Quantities on the training rows.
+    params : dict
+        Settings that produced the set (budgets, lambdas, seed, ...).
+    """
+
+    method: str
+    rules: tuple[TwoLevelRule, ...]
+    default_label: Any
+    classes: tuple
+    feature_names: tuple[str, ...]
+    train: RuleSetQuantities
+    params: dict
+
+    @property
+    def neighborhoods(self) -> tuple[tuple[Predicate, ...], ...]:
+        """Distinct descriptors in first-appearance order (the UI's groups)."""
+        seen: dict = {}
+        for r in self.rules:
+            seen.setdefault(r.descriptor, None)
+        return tuple(seen)
+
+    def to_dict(self) -> dict:
+        return _jsonable(self)
+
+
+@dataclass(frozen=True)
+class FrontierPoint:
+    """One surrogate of the fidelity-complexity sweep.
+
+    Parameters
+    ----------
+    method : {"muse", "cart", "flat"}
+    budget : int
+        The rule budget that produced it (``max_rules`` or ``max_leaf_nodes``).
+    n_rules, n_predicates, n_neighborhoods : int
+        ``size``, ``numpreds`` and ``numdsets`` of the fitted set.
+    agreement : float
+        Held-out agreement with the black box, in [0, 1].
+    fit_seconds : float
+        Wall-clock fit time in seconds.
+    rule_set : TwoLevelRuleSet
+        The surrogate itself (shown when the point is clicked).
+    """
+
+    method: str
+    budget: int
+    n_rules: int
+    n_predicates: int
+    n_neighborhoods: int
+    agreement: float
+    fit_seconds: float
+    rule_set: TwoLevelRuleSet
+
+
+@dataclass(frozen=True)
+class Frontier:
+    """Held-out agreement against complexity for MUSE, CART and the flat set.
+
+    Parameters
+    ----------
+    points : tuple of FrontierPoint
+        Ordered by method, then budget.
+    n_train, n_eval : int
+        Rows used to fit and to measure agreement.
+    """
+
+    points: tuple[FrontierPoint, ...]
+    n_train: int
+    n_eval: int
+
+    def curve(self, method: str) -> tuple[FrontierPoint, ...]:
+        """Points of one method, by increasing budget."""
+        return tuple(sorted((p for p in self.points if p.method == method), key=lambda p: p.budget))
+
+    def to_dict(self) -> dict:
+        return _jsonable(self)
+
+
+@dataclass(frozen=True)
+class AgreementDetail:
+    """Per-class agreement and the surrogate-vs-model confusion matrix.
+
+    Parameters
+    ----------
+    classes : tuple
+        Labels, in the order of the matrix axes.
+    confusion : ndarray of int, shape (n_classes, n_classes)
+        ``confusion[i, j]`` = rows with black-box label ``classes[i]`` that the
+        surrogate labels ``classes[j]``.
+    per_class_agreement : ndarray of float, shape (n_classes,)
+        Row-normalised diagonal (NaN for a class the model never predicts).
+    agreement : float
+        Overall agreement in [0, 1].
+    ambiguous_share, default_share : float
+        As in :class:`RuleSetQuantities`, on these rows.
+    n_rows : int
+    """
+
+    classes: tuple
+    confusion: np.ndarray
+    per_class_agreement: np.ndarray
+    agreement: float
+    ambiguous_share: float
+    default_share: float
+    n_rows: int
+
+    def to_dict(self) -> dict:
+        return _jsonable(self)

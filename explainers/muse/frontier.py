@@ -1,0 +1,185 @@
+"""Fidelity-complexity frontier of MUSE against CART and a flat decision set.
+
+METHODS §1.4.7: held-out agreement plotted against number of rules, predicates
+and neighborhoods, one point per budget [P]; baselines on the same axes [D].
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..types import Predicate
+from ._semantics import default_label, fire_matrix, quantities, resolve
+from ._types import AgreementDetail, Frontier, FrontierPoint, RuleSetQuantities, TwoLevelRule, TwoLevelRuleSet
+from .cart import CartSurrogate
+from .estimator import FlatDecisionSet, TwoLevelDecisionSet, _py, as_frame
+
+__all__ = ["surrogate_frontier", "evaluate_rule_set", "predict_rule_set", "agreement_detail", "make_rule_set"]
+
+_METHODS = ("muse", "cart", "flat")
+
+
+def _apply(rule_set: TwoLevelRuleSet, X):
+    Xf = as_frame(X, rule_set.feature_names if not isinstance(X, pd.DataFrame) else None)
+    fired = fire_matrix(rule_set.rules, Xf)
+    prec = np.array([r.precision for r in rule_set.rules])
+    cov = np.array([r.coverage for r in rule_set.rules])
+    pred, amb, unc = resolve(fired, [r.label for r in rule_set.rules], prec, cov, rule_set.default_label)
+    return fired, pred, amb, unc
+
+
+def predict_rule_set(rule_set: TwoLevelRuleSet, X) -> np.ndarray:
+    """Labels a fitted rule set gives to ``X`` (METHODS §1.4.1 semantics).
+
+    Parameters
+    ----------
+    rule_set : TwoLevelRuleSet
+    X : DataFrame or ndarray of shape (n_rows, n_features)
+
+    Returns
+    -------
+    ndarray of object, shape (n_rows,)
+    """
+    return _apply(rule_set, X)[1]
+
+
+def evaluate_rule_set(rule_set: TwoLevelRuleSet, X, y_model) -> RuleSetQuantities:
+    """All §1.4.3 quantities of ``rule_set`` on ``(X, y_model)`` (e.g. held-out rows)."""
+    fired, pred, amb, unc = _apply(rule_set, X)
+    y = np.asarray([_py(v) for v in np.asarray(y_model)], dtype=object)
+    return quantities(rule_set.rules, fired, y, pred, amb, unc)
+
+
+def agreement_detail(rule_set: TwoLevelRuleSet, X, y_model) -> AgreementDetail:
+    """Per-class agreement and the surrogate-vs-model confusion matrix.
+
+    Parameters
+    ----------
+    rule_set : TwoLevelRuleSet
+    X : DataFrame or ndarray of shape (n_rows, n_features)
+    y_model : array-like of shape (n_rows,)
+        Black-box labels.
+
+    Returns
+    -------
+    AgreementDetail
+        ``confusion[i, j]``: rows the model labels ``classes[i]`` and the
+        surrogate ``classes[j]``; classes are those of the rule set plus any
+        new label in ``y_model``.
+    """
+    _, pred, amb, unc = _apply(rule_set, X)
+    y = [_py(v) for v in np.asarray(y_model)]
+    classes = list(rule_set.classes) + sorted({v for v in y} - set(rule_set.classes), key=str)
+    pos = {c: i for i, c in enumerate(classes)}
+    conf = np.zeros((len(classes), len(classes)), dtype=int)
+    for a, b in zip(y, pred.tolist()):
+        conf[pos[a], pos[b]] += 1
+    rows = conf.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per = np.where(rows > 0, np.diag(conf) / np.maximum(rows, 1), np.nan)
+    n = len(y)
+    return AgreementDetail(tuple(classes), conf, per, float(np.trace(conf) / n) if n else float("nan"),
+                           float(np.mean(amb)) if n else float("nan"), float(np.mean(unc)) if n else float("nan"), n)
+
+
+def make_rule_set(triples: Sequence[tuple[Sequence[Predicate], Sequence[Predicate], Any]], X, y_model,
+                  method: str = "manual", params: Mapping[str, Any] | None = None) -> TwoLevelRuleSet:
+    """Build a rule set from given ``(descriptor, rule, label)`` triples, measured on ``(X, y_model)``.
+
+    Support, coverage and precision of each triple and the default label
+    (majority black-box label of uncovered rows, METHODS §1.4.1) come from
+    these rows, as :meth:`TwoLevelDecisionSet.fit` computes them. Use it for
+    hand-written or pruned rule sets (e.g. the persuasive layer's O5).
+
+    Parameters
+    ----------
+    triples : sequence of (sequence of Predicate, sequence of Predicate, label)
+    X : DataFrame of shape (n_rows, n_features)
+    y_model : array-like of shape (n_rows,)
+        Black-box labels.
+    method : str, default="manual"
+    params : mapping, optional
+
+    Returns
+    -------
+    TwoLevelRuleSet
+    """
+    Xf = as_frame(X)
+    y = np.asarray([_py(v) for v in np.asarray(y_model)], dtype=object)
+    classes = sorted(set(y.tolist()), key=lambda v: (str(type(v)), v))
+    n = len(y)
+    rules = []
+    for q, s, c in triples:
+        m = fire_matrix([TwoLevelRule(tuple(q), tuple(s), c, 0, 0.0, 0.0)], Xf)[0]
+        sup = int(m.sum())
+        rules.append(TwoLevelRule(tuple(q), tuple(s), _py(c), sup, sup / n if n else 0.0,
+                                  float(np.mean(y[m] == c)) if sup else 0.0))
+    fired = fire_matrix(rules, Xf)
+    dflt = default_label(fired, y, classes)
+    pred, amb, unc = resolve(fired, [r.label for r in rules], np.array([r.precision for r in rules]),
+                             np.array([r.coverage for r in rules]), dflt)
+    q_ = quantities(rules, fired, y, pred, amb, unc)
+    return TwoLevelRuleSet(method, tuple(rules), dflt, tuple(classes), tuple(str(c) for c in Xf.columns), q_,
+                           dict(params or {}))
+
+
+def surrogate_frontier(X_train, y_train_model, X_eval, y_eval_model, *, budgets: Sequence[int] = (5, 10, 20),
+                       methods: Sequence[str] = _METHODS, muse_params: Mapping[str, Any] | None = None,
+                       seed: int = 0, progress=None) -> Frontier:
+    """Sweep rule budgets and measure held-out agreement for MUSE, CART and the flat set.
+
+    Parameters
+    ----------
+    X_train, X_eval : DataFrame of shape (n_train, n_features), (n_eval, n_features)
+    y_train_model, y_eval_model : array-like
+        Black-box labels on those rows.
+    budgets : sequence of int, default=(5, 10, 20)
+        ``max_rules`` for MUSE and the flat set, ``max_leaf_nodes`` for CART.
+    methods : subset of {"muse", "cart", "flat"}
+    muse_params : mapping, optional
+        Extra :class:`TwoLevelDecisionSet` parameters (features of interest,
+        ``max_width``, ``max_neighborhoods``, lambdas ...). The flat set gets
+        the same ones except the neighborhood settings, so both draw on the
+        same candidate conjunctions (flat rules have up to ``2 * max_width``
+        predicates, as many as a descriptor plus a decision rule).
+    seed : int, default=0
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each fit (for a UI progress bar).
+
+    Returns
+    -------
+    Frontier
+
+    Raises
+    ------
+    ValueError
+        On an unknown method or a budget below 1 (2 for CART).
+    """
+    bad = set(methods) - set(_METHODS)
+    if bad:
+        raise ValueError(f"methods must be among {_METHODS}, got {sorted(bad)}")
+    mp = dict(muse_params or {})
+    fp = {k: v for k, v in mp.items() if k not in ("features_of_interest", "max_neighborhoods")}
+    total, done, points = len(methods) * len(budgets), 0, []
+    for method in methods:
+        for b in budgets:
+            if method == "muse":
+                est = TwoLevelDecisionSet(max_rules=int(b), seed=seed, **mp)
+            elif method == "flat":
+                est = FlatDecisionSet(max_rules=int(b), seed=seed, **fp)
+            else:
+                est = CartSurrogate(max_leaf_nodes=int(b), seed=seed)
+            t0 = time.perf_counter()
+            est.fit(X_train, y_train_model)
+            dt = time.perf_counter() - t0
+            rs = est.rule_set_
+            q = rs.train
+            agr = evaluate_rule_set(rs, X_eval, y_eval_model).agreement
+            points.append(FrontierPoint(method, int(b), q.size, q.numpreds, q.numdsets, agr, dt, rs))
+            done += 1
+            if progress is not None:
+                progress(done, total)
+    return Frontier(tuple(points), len(X_train), len(X_eval))
