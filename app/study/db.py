@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import time
+import weakref
 from pathlib import Path
 
 from alembic import command
@@ -56,8 +57,28 @@ def make_engine(url: str | None = None) -> Engine:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(url, connect_args={"timeout": 10})
         event.listen(engine, "connect", _sqlite_pragmas)
-        return engine
-    return create_engine(url, pool_pre_ping=True)
+    else:
+        engine = create_engine(url, pool_pre_ping=True)
+    _forget_pool_after_fork(engine)
+    return engine
+
+
+def _forget_pool_after_fork(engine: Engine) -> None:
+    """Give a forked child (a gunicorn ``--preload`` worker) its own connections.
+
+    A pooled connection inherited across ``fork`` shares its socket or SQLite file handle
+    with the parent and the sibling workers; used from several processes it mixes their
+    protocol streams. The child drops the inherited pool without closing it (closing would
+    end the parent's session), as SQLAlchemy's pooling docs advise.
+    """
+    ref = weakref.ref(engine)
+
+    def after_in_child() -> None:
+        eng = ref()
+        if eng is not None:
+            eng.dispose(close=False)
+
+    os.register_at_fork(after_in_child=after_in_child)
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
@@ -102,4 +123,5 @@ def open_database(url: str | None = None) -> Engine:
     """Create the engine for ``url``/``DATABASE_URL`` and migrate it to head."""
     engine = make_engine(url)
     migrate(engine)
+    engine.dispose()  # hold no connection: gunicorn --preload forks workers after this
     return engine

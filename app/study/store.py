@@ -90,14 +90,24 @@ class TrialContext:
 def register_study(engine: Engine, study: Study) -> None:
     """Store ``study`` (idempotent); refuse a changed file under the same id."""
     digest = hashlib.sha256(study.source_text.encode()).hexdigest()
-    with Session(engine) as s, s.begin():
-        row = s.get(StudyRow, study.id)
-        if row is None:
-            s.add(StudyRow(id=study.id, title=study.title, spec_yaml=study.source_text,
-                           spec_sha256=digest, created_at=utcnow()))
-        elif row.spec_sha256 != digest:
-            raise ValueError(f"study {study.id!r} is already registered with a different file "
-                             f"(sha256 {row.spec_sha256[:12]} != {digest[:12]}); give the changed study a new id")
+    try:
+        with Session(engine) as s, s.begin():
+            row = s.get(StudyRow, study.id)
+            if row is None:
+                s.add(StudyRow(id=study.id, title=study.title, spec_yaml=study.source_text,
+                               spec_sha256=digest, created_at=utcnow()))
+                return
+            stored = row.spec_sha256
+    except IntegrityError:
+        # Another worker or thread registered it between our read and our insert (the first
+        # requests of a freshly started server race here); compare with what it stored.
+        with Session(engine) as s:
+            stored = s.scalar(select(StudyRow.spec_sha256).where(StudyRow.id == study.id))
+        if stored is None:
+            raise
+    if stored != digest:
+        raise ValueError(f"study {study.id!r} is already registered with a different file "
+                         f"(sha256 {stored[:12]} != {digest[:12]}); give the changed study a new id")
 
 
 def _arms(study: Study) -> list:
