@@ -54,3 +54,10 @@ def empty_figure(message: str):
     fig.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
     fig.update_layout(template="plotly_white", xaxis_visible=False, yaxis_visible=False)
     return fig
+
+
+# --- Persuasive (issue 4) ---
+def gilpin_badge(label) -> html.Span:
+    """The Gilpin et al. (2018) label of an explanation as a badge (METHODS §3)."""
+    return dbc.Badge(f"Gilpin: {label.text()}", color="warning" if label.persuasive else "secondary",
+                     class_name="me-1 gilpin-badge", title=f"default fidelity metric: {label.default_metric}")

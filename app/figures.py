@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explainers import Explanation, GlobalImportance, Simplification, SurrogateCurve
+from explainers import Explanation, GlobalImportance
 from explainers.metrics import top_k
 from explainers.types import AgreementReport
 
@@ -82,43 +82,6 @@ def attribution_bar(e: Explanation, max_display: int = 10, title: str | None = N
                    height=max(260, 26 * len(order) + 90))
 
 
-def surrogate_curve(c: SurrogateCurve, current_rules: int | None = None) -> go.Figure:
-    """Held-out agreement against number of rules and number of predicates."""
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06,
-                        subplot_titles=("vs number of rules", "vs number of predicates"))
-    for col, x in ((1, c.n_rules), (2, c.n_predicates)):
-        fig.add_trace(go.Scatter(x=x, y=c.agreement, mode="lines+markers", marker_color=GREY, showlegend=False,
-                                 customdata=c.size_param,
-                                 hovertemplate="%{x}: agreement %{y:.3f}<br>max_leaf_nodes %{customdata}<extra></extra>"),
-                      row=1, col=col)
-        if current_rules is not None:
-            sel = c.n_rules == current_rules
-            fig.add_trace(go.Scatter(x=x[sel], y=c.agreement[sel], mode="markers", showlegend=False,
-                                     marker=dict(color=POS, size=12, symbol="diamond"), hoverinfo="skip"),
-                          row=1, col=col)
-    fig.update_yaxes(title_text="agreement with the model (held-out)", row=1, col=1)
-    fig = _layout(fig, "Fidelity vs complexity of CART surrogates")
-    fig.update_layout(margin=dict(t=80))
-    return fig
-
-
-def simplification_tradeoff(curve: tuple[Simplification, ...], k: int) -> go.Figure:
-    """Share of |attribution| kept and model output with only top-k kept, for every k."""
-    ks = np.arange(len(curve))
-    mass = [s.fidelity_after["mass_retained"] for s in curve]
-    out = [s.fidelity_after["output"] for s in curve]
-    full = curve[0].fidelity_before["output"]
-    fig = go.Figure([
-        go.Scatter(x=ks, y=mass, name="share of |attribution| shown", mode="lines", line_color=GREY),
-        go.Scatter(x=ks, y=out, name="output with only top-k kept", mode="lines", line_color=POS),
-        go.Scatter(x=[ks[0], ks[-1]], y=[full, full], name="full output f(x)", mode="lines",
-                   line=dict(color="black", dash="dot")),
-    ])
-    fig.add_vline(x=k, line_color="#666", line_dash="dash")
-    return _layout(fig, "What each k costs", xaxis_title="k (features shown)", yaxis_title="share / probability",
-                   legend=dict(orientation="h", y=-0.25))
-
-
 def attention_heatmaps(cls: np.ndarray, feature_names: tuple[str, ...]) -> go.Figure:
     """CLS-to-feature attention: one heatmap per layer, heads as rows."""
     n_layers, n_heads, _ = cls.shape
@@ -142,3 +105,51 @@ def head_agreement(report: AgreementReport) -> go.Figure:
                                colorbar=dict(title="ρ"), hovertemplate="%{y}, %{x}: ρ = %{z:.3f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed")
     return _layout(fig, f"Spearman ρ: {report.query} attention vs |{report.attribution_method}|", height=260)
+
+
+_METHOD_COLOURS = {"muse": POS, "cart": GREY, "flat": NEG}
+
+
+def frontier(f, selected: str | None = None) -> go.Figure:
+    """Held-out agreement against rules, predicates and neighborhoods for MUSE, CART and the flat set.
+
+    Each point carries ``customdata = (method, budget)`` so that a click can show it.
+    """
+    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.04,
+                        subplot_titles=("vs rules", "vs predicates", "vs neighborhoods"))
+    for method in ("muse", "cart", "flat"):
+        pts = f.curve(method)
+        if not pts:
+            continue
+        for col, attr in enumerate(("n_rules", "n_predicates", "n_neighborhoods"), start=1):
+            fig.add_trace(go.Scatter(
+                x=[getattr(p, attr) for p in pts], y=[p.agreement for p in pts], mode="lines+markers",
+                name=method.upper(), legendgroup=method, showlegend=col == 1,
+                marker=dict(color=_METHOD_COLOURS[method], size=9), line=dict(color=_METHOD_COLOURS[method]),
+                customdata=[(p.method, p.budget, p.fit_seconds) for p in pts],
+                hovertemplate=(f"{method.upper()} budget %{{customdata[1]}}<br>agreement %{{y:.3f}}<br>"
+                               "fit %{customdata[2]:.1f} s<extra>click to show</extra>")), row=1, col=col)
+    if selected and "|" in selected:
+        _, method, budget = selected.split("|")
+        p = next((p for p in f.points if p.method == method and p.budget == int(budget)), None)
+        if p is not None:
+            for col, attr in enumerate(("n_rules", "n_predicates", "n_neighborhoods"), start=1):
+                fig.add_trace(go.Scatter(x=[getattr(p, attr)], y=[p.agreement], mode="markers", showlegend=False,
+                                         marker=dict(size=16, symbol="diamond-open", color="black"),
+                                         hoverinfo="skip"), row=1, col=col)
+    fig.update_yaxes(title_text="agreement (held-out)", row=1, col=1)
+    fig = _layout(fig, f"Fidelity vs complexity ({f.n_eval} held-out rows); click a point to show its rules",
+                  legend=dict(orientation="h", y=-0.2))
+    fig.update_layout(margin=dict(t=80))
+    return fig
+
+
+def confusion(detail) -> go.Figure:
+    """Surrogate-vs-model confusion matrix on held-out rows (rows: model's label)."""
+    labels = [str(c) for c in detail.classes]
+    fig = go.Figure(go.Heatmap(z=detail.confusion, x=[f"surrogate: {c}" for c in labels],
+                               y=[f"model: {c}" for c in labels], colorscale="Greys", showscale=False,
+                               text=detail.confusion, texttemplate="%{text}",
+                               hovertemplate="%{y}, %{x}: %{z} rows<extra></extra>"))
+    fig.update_yaxes(autorange="reversed")
+    return _layout(fig, f"Surrogate vs model on {detail.n_rows} held-out rows (agreement {detail.agreement:.3f})")

@@ -21,6 +21,19 @@ LAUNCH_UID = uuid.uuid4().hex
 _app: dash.Dash | None = None
 
 
+class _ForkAfterWarmManager(dash.DiskcacheManager):
+    """Dash's DiskcacheManager, but a job forks only once the warm-up thread is done.
+
+    A background job runs in a forked copy of the server. A lock that another thread holds at the
+    moment of the fork (an import in progress, a model loading) stays held forever in the copy, and
+    the job hangs; the warm-up thread is what imports and loads at run time, so jobs wait for it.
+    """
+
+    def call_job_fn(self, key, job_fn, args, context):
+        services.warm_done.wait(timeout=300)
+        return super().call_job_fn(key, job_fn, args, context)
+
+
 def background_manager() -> dash.DiskcacheManager:
     """Runs ``background=True`` callbacks (long jobs with progress and cancel) in worker processes.
 
@@ -31,7 +44,7 @@ def background_manager() -> dash.DiskcacheManager:
 
     folder = Path(os.environ.get("CANDOR_CACHE_DIR", ROOT / ".cache" / "background"))
     folder.mkdir(parents=True, exist_ok=True)
-    return dash.DiskcacheManager(diskcache.Cache(str(folder)), cache_by=[lambda: LAUNCH_UID], expire=3600)
+    return _ForkAfterWarmManager(diskcache.Cache(str(folder)), cache_by=[lambda: LAUNCH_UID], expire=3600)
 
 
 def workspace_from_env() -> Workspace:
@@ -71,7 +84,13 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
 
     app.layout = shell
     app.server.before_request(services.first_request.set)
+    app.server.add_url_rule("/_candor/ready", "candor_ready", _ready)
     return app
+
+
+def _ready():
+    """Readiness probe: 200 once global SHAP, the surrogates and the models are computed, else 503."""
+    return ("ready\n", 200) if services.warm_done.is_set() else ("warming up\n", 503)
 
 
 def get_app() -> dash.Dash:

@@ -8,7 +8,9 @@ and O9 of ``shared/METHODS.md`` §2.3): it keeps the k largest ``|attribution|``
 renders one sentence from them, and records what was lost: the share of
 ``|attribution|`` mass dropped and ERASER sufficiency and comprehensiveness
 (DeYoung et al. 2020, arXiv 1911.03429) with the dropped features set to the
-background (an interventional expectation, as SHAP's value function).
+background (an interventional expectation, as SHAP's value function). The full operator
+set (rounding, grouping, direction-only, rule pruning, verified sentences) is
+:mod:`explainers.persuasive`; this module stays the fast batched top-k.
 """
 from __future__ import annotations
 

@@ -1,24 +1,76 @@
-"""Surrogate page callbacks."""
-import dash_bootstrap_components as dbc
-from dash import Input, Output, callback, html
+"""Surrogate page callbacks: fit MUSE and the frontier as background jobs; render the chosen surrogate."""
+from dash import Input, Output, State, callback, no_update
+from dash.exceptions import PreventUpdate
 
 from app import figures, ids, services
-from app.components import card, fmt, metric, metric_row
-from explainers import rule_text
+from app.components import empty_figure, error_alert
+from app.errors import CandorError
+from app.surrogate_views import rules_by_neighborhood, surrogate_summary
+
+
+@callback(Output(ids.SURROGATE_KEY, "data"), Input(ids.URL, "pathname"))
+def load_default_surrogate(_pathname):
+    return services.default_muse_key()
+
+
+@callback(Output(ids.SURROGATE_KEY, "data", allow_duplicate=True), Output(ids.SURROGATE_ERROR, "children"),
+          Input(ids.SURROGATE_FIT, "n_clicks"),
+          State(ids.SURROGATE_FOI, "value"), State(ids.SURROGATE_MAX_RULES, "value"),
+          State(ids.SURROGATE_MAX_WIDTH, "value"), State(ids.SURROGATE_MAX_NBHD, "value"),
+          background=True, prevent_initial_call=True, cancel=[Input(ids.SURROGATE_CANCEL, "n_clicks")],
+          running=[(Output(ids.SURROGATE_FIT, "disabled"), True, False),
+                   (Output(ids.SURROGATE_CANCEL, "disabled"), False, True),
+                   (Output(ids.SURROGATE_PROGRESS, "animated"), True, False),
+                   (Output(ids.SURROGATE_PROGRESS, "striped"), True, False),
+                   (Output(ids.SURROGATE_PROGRESS, "value"), 100, 0),
+                   (Output(ids.SURROGATE_PROGRESS, "label"), "fitting MUSE ...", "")])
+def fit_muse(n_clicks, foi, max_rules, max_width, max_nbhd):
+    try:
+        return services.fit_muse(services.muse_params(foi, max_rules, max_width, max_nbhd)), None
+    except CandorError as err:
+        return no_update, error_alert(str(err))
+
+
+@callback(Output(ids.SURROGATE_FRONTIER_KEY, "data"), Input(ids.URL, "pathname"), Input(ids.SURROGATE_FIT, "n_clicks"),
+          State(ids.SURROGATE_FOI, "value"), State(ids.SURROGATE_MAX_WIDTH, "value"),
+          State(ids.SURROGATE_MAX_NBHD, "value"),
+          background=True, progress=[Output(ids.SURROGATE_PROGRESS, "value"), Output(ids.SURROGATE_PROGRESS, "label")],
+          cancel=[Input(ids.SURROGATE_CANCEL, "n_clicks")],
+          running=[(Output(ids.SURROGATE_CANCEL, "disabled"), False, True)])
+def compute_frontier(set_progress, _pathname, _n_clicks, foi, max_width, max_nbhd):
+    """MUSE, CART and flat surrogates at 2, 5, 10, 20 rules for the chosen features of interest."""
+    params = {k: v for k, v in services.muse_params(foi, None, max_width, max_nbhd).items() if k != "max_rules"}
+    return services.fit_frontier(params, progress=lambda done, total: set_progress(
+        (round(100 * done / total), f"frontier: {done} of {total} surrogates fitted")))
+
+
+@callback(Output(ids.SURROGATE_KEY, "data", allow_duplicate=True), Input(ids.SURROGATE_FRONTIER, "clickData"),
+          State(ids.SURROGATE_FRONTIER_KEY, "data"), prevent_initial_call=True)
+def show_clicked_point(click, frontier_key):
+    if not click or not frontier_key or "customdata" not in click["points"][0]:
+        raise PreventUpdate
+    method, budget = click["points"][0]["customdata"][:2]
+    return f"{frontier_key}|{method}|{budget}"
 
 
 @callback(Output(ids.SURROGATE_SUMMARY, "children"), Output(ids.SURROGATE_RULES, "children"),
-          Output(ids.SURROGATE_CURVE, "figure"), Input(ids.URL, "pathname"))
-def render_surrogate(_pathname):
-    s, curve = services.surrogate()
-    summary = card("Global rule surrogate", metric_row([
-        metric("Agreement with the model", fmt(s.fidelity.value), f"on {s.fidelity.n_samples} held-out rows"),
-        metric("Rules", str(s.n_rules)), metric("Predicates", str(s.complexity)),
-    ]), source=s.source)
-    rows = [html.Tr([html.Td(rule_text(r), className="rule-text"), html.Td(r.support), html.Td(fmt(r.coverage, 2)),
-                     html.Td(fmt(r.precision, 2))]) for r in sorted(s.rules, key=lambda r: -r.support)]
-    table = dbc.Table([html.Thead(html.Tr([html.Th("Rule"), html.Th("Support"), html.Th("Coverage"),
-                                           html.Th("Precision")])), html.Tbody(rows)],
-                      size="sm", striped=True, className="rules-table")
-    rules = card("Rules (support, coverage and precision on training rows)", table)
-    return summary, rules, figures.surrogate_curve(curve, current_rules=s.n_rules)
+          Output(ids.SURROGATE_CONFUSION, "figure"), Input(ids.SURROGATE_KEY, "data"))
+def render_surrogate(key):
+    if not key:
+        raise PreventUpdate
+    try:
+        view = services.muse_view(key)
+    except CandorError as err:
+        return error_alert(str(err)), None, empty_figure(str(err))
+    return surrogate_summary(view), rules_by_neighborhood(view), figures.confusion(view.detail)
+
+
+@callback(Output(ids.SURROGATE_FRONTIER, "figure"), Input(ids.SURROGATE_FRONTIER_KEY, "data"),
+          Input(ids.SURROGATE_KEY, "data"))
+def render_frontier(frontier_key, key):
+    if not frontier_key:
+        return empty_figure("computing the frontier (MUSE, CART and a flat set at 2, 5, 10 and 20 rules) ...")
+    try:
+        return figures.frontier(services.frontier(frontier_key), selected=key)
+    except CandorError as err:
+        return empty_figure(str(err))

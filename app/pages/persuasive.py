@@ -1,4 +1,4 @@
-"""Persuasive: the top-k story beside the full explanation, with what the simplification costs."""
+"""Persuasive: the simplified story beside the full explanation, with what each operator costs."""
 import dash
 import dash_bootstrap_components as dbc
 from dash import dcc, html
@@ -8,18 +8,36 @@ from app.components import graph
 
 dash.register_page(__name__, path="/persuasive", name="Persuasive", title="Candor · Persuasive", order=3)
 
+ROUNDING_OPTIONS = [{"label": "exact", "value": "exact"}, {"label": "round to 0.01", "value": "0.01"},
+                    {"label": "round to 0.05", "value": "0.05"}, {"label": "round to 0.1", "value": "0.1"},
+                    {"label": "strong / moderate / weak", "value": "qualitative"},
+                    {"label": "direction only", "value": "direction"}]
+
 
 def layout(**_):
-    d = services.workspace().X.shape[1]
+    columns = list(services.workspace().X.columns)
+    d = len(columns)
     slider = dcc.Slider(id=ids.K_SLIDER, min=1, max=d, step=1, value=min(3, d),
                         marks={k: str(k) for k in sorted({1, d, *range(5, d, 5)})},
                         tooltip={"placement": "bottom", "always_visible": False})
+    controls = dbc.Row([
+        dbc.Col([dbc.Label("k: items shown", html_for=ids.K_SLIDER), slider], md=4, className="k-control"),
+        dbc.Col([dbc.Label("Values", html_for=ids.ROUNDING),
+                 dcc.Dropdown(id=ids.ROUNDING, options=ROUNDING_OPTIONS, value="exact", clearable=False)], md=2),
+        dbc.Col([dbc.Label("Grouping", html_for=ids.GROUPING),
+                 dbc.Checklist(id=ids.GROUPING, options=[{"label": "merge features with |Spearman ρ| ≥ 0.8",
+                                                          "value": "on"}], value=[], switch=True)], md=3),
+        dbc.Col([dbc.Label("Sensitive features", html_for=ids.SENSITIVE),
+                 dcc.Dropdown(id=ids.SENSITIVE, options=columns, value=[], multi=True,
+                              placeholder="e.g. race, sex")], md=3),
+    ], className="mb-3")
     return html.Div([
         html.H2("Persuasive: the simplified story and its cost"),
-        html.Div([dbc.Label("k: features shown in the simplified explanation", html_for=ids.K_SLIDER), slider],
-                 className="mb-3 k-control"),
-        html.Div(id=ids.STATEMENT),
+        controls,
+        dbc.Row([dbc.Col([html.Div(id=ids.GUARDRAIL), html.Div(id=ids.STATEMENT), html.Div(id=ids.VERIFY)], md=8),
+                 dbc.Col(html.Div(id=ids.DROPPED, className="dropped-panel"), md=4)]),
         html.Div(id=ids.COST),
         dbc.Row([dbc.Col(graph(ids.FULL_BAR, 520), md=4), dbc.Col(graph(ids.TOPK_BAR, 520), md=4),
                  dbc.Col(graph(ids.TRADEOFF, 520), md=4)]),
+        dbc.Row([dbc.Col(graph(ids.GLOBAL_TRADEOFF, 420), md=8)]),
     ])

@@ -1,17 +1,43 @@
-"""Surrogate: a global rule surrogate fitted to the model's predictions, and its fidelity curve."""
+"""Surrogate: MUSE two-level decision sets fitted to the model's predictions, and their frontier."""
 import dash
 import dash_bootstrap_components as dbc
-from dash import html
+from dash import dcc, html
 
-from app import ids
+from app import ids, services
 from app.components import graph
 
 dash.register_page(__name__, path="/surrogate", name="Surrogate", title="Candor · Surrogate", order=2)
 
 
+def _budget(label: str, component_id: str, value: int, hi: int) -> dbc.Col:
+    return dbc.Col([dbc.Label(label, html_for=component_id, className="small mb-0"),
+                    dbc.Input(id=component_id, type="number", min=1, max=hi, step=1, value=value, size="sm")], md=2)
+
+
 def layout(**_):
+    b = services.surrogates.DEFAULT_BUDGETS
+    controls = dbc.Card(dbc.CardBody([
+        dbc.Row([
+            dbc.Col([dbc.Label("Features of interest (neighborhood descriptors use only these; empty = all)",
+                               html_for=ids.SURROGATE_FOI, className="small mb-0"),
+                     dcc.Dropdown(id=ids.SURROGATE_FOI, options=services.feature_names(), multi=True,
+                                  placeholder="all features")], md=6),
+            _budget("Max rules", ids.SURROGATE_MAX_RULES, b["max_rules"], 30),
+            _budget("Max width", ids.SURROGATE_MAX_WIDTH, b["max_width"], 3),
+            _budget("Max neighborhoods", ids.SURROGATE_MAX_NBHD, b["max_neighborhoods"], 10),
+        ], className="g-2 align-items-end"),
+        html.Div([dbc.Button("Fit MUSE", id=ids.SURROGATE_FIT, color="primary", size="sm", n_clicks=0),
+                  dbc.Button("Cancel", id=ids.SURROGATE_CANCEL, color="secondary", size="sm", className="ms-2",
+                             disabled=True),
+                  dbc.Progress(id=ids.SURROGATE_PROGRESS, value=0, className="ms-3 flex-grow-1 surrogate-progress")],
+                 className="d-flex align-items-center mt-2"),
+        html.Div(id=ids.SURROGATE_ERROR),
+    ]), className="mb-3")
     return html.Div([
         html.H2("Surrogate: the model as rules"),
+        dcc.Store(id=ids.SURROGATE_KEY), dcc.Store(id=ids.SURROGATE_FRONTIER_KEY),
+        controls,
         html.Div(id=ids.SURROGATE_SUMMARY),
-        dbc.Row([dbc.Col(html.Div(id=ids.SURROGATE_RULES), md=6), dbc.Col(graph(ids.SURROGATE_CURVE, 400), md=6)]),
+        dbc.Row([dbc.Col(html.Div(id=ids.SURROGATE_RULES), lg=6),
+                 dbc.Col([graph(ids.SURROGATE_FRONTIER, 430), graph(ids.SURROGATE_CONFUSION, 260)], lg=6)]),
     ])

@@ -5,10 +5,19 @@ One module per page family; each builds its explainers once per workspace
 (:func:`~app.services._core.row_cache`). Callbacks call exactly one function
 from here and render what it returns.
 """
-from ._core import first_request, init, workspace
+from ._core import first_request, init, warm_done, workspace
 from .attention import AttentionView, attention_view, has_attention_model
-from .persuasive import PersuasiveView, persuasive
-from .surrogates import surrogate
+from .persuasive import GlobalCurve, PersuasiveView, persuasive, persuasive_global
+from .surrogates import (
+    MuseView,
+    default_muse_key,
+    feature_names,
+    fit_frontier,
+    fit_muse,
+    frontier,
+    muse_params,
+    muse_view,
+)
 from .tabular import (
     LocalView,
     check_row,
@@ -26,5 +35,38 @@ from .tabular import (
 __all__ = [
     "AttentionView", "LocalView", "PersuasiveView", "attention_view", "check_row", "data_page", "default_row",
     "first_request", "global_importance", "has_attention_model", "init", "lime_row", "local_view",
-    "model_summary", "persuasive", "random_row", "row_status", "shap_row", "surrogate", "workspace",
+    "model_summary", "persuasive", "persuasive_global", "GlobalCurve", "random_row", "row_status", "shap_row", "workspace",
+    "MuseView", "default_muse_key", "feature_names", "fit_frontier", "fit_muse", "frontier", "muse_params",
+    "muse_view",
+]
+
+# Text page (issue 5): the MiniLM sentiment classifier, uploads, the head-analysis job.
+from .text import (  # noqa: E402
+    EXAMPLES,
+    TextView,
+    agreement,
+    aggregates,
+    attribution,
+    check_text,
+    run_slow_attributions,
+    slow_methods,
+    text_model,
+    text_view,
+)
+from .text_data import (  # noqa: E402
+    BUILTIN,
+    HeadAnalysisView,
+    TextDataset,
+    dataset,
+    dataset_options,
+    dataset_text,
+    head_analysis,
+    save_conllu_upload,
+    save_csv_upload,
+)
+
+__all__ += [
+    "BUILTIN", "EXAMPLES", "HeadAnalysisView", "TextDataset", "TextView", "agreement", "aggregates",
+    "attribution", "check_text", "dataset", "dataset_options", "dataset_text", "head_analysis",
+    "run_slow_attributions", "save_conllu_upload", "save_csv_upload", "slow_methods", "text_model", "text_view",
 ]

@@ -6,6 +6,7 @@ workspace is installed.
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from functools import lru_cache
@@ -19,6 +20,8 @@ _lazies: dict[str, "_Lazy"] = {}
 _caches: list = []
 _warm_order: list[str] = []
 first_request = threading.Event()
+warm_done = threading.Event()
+"""Set when the warm-up has computed everything registered with ``warm=True`` (``/_candor/ready``)."""
 """Set by the server on its first request; background warm-up waits for it so the first page is not slowed."""
 
 
@@ -34,6 +37,18 @@ class _Lazy:
                 if not self._done:
                     self._value, self._done = self._factory(), True
         return self._value
+
+
+def _fresh_locks_after_fork() -> None:
+    """Background callbacks run in a forked process; a lock another thread held at the fork would never
+    be released there, so the child gets fresh locks (a value mid-computation is recomputed).
+    The same hazard holds for Python's per-module import locks, which cannot be reset: modules a
+    background job uses must be imported when its service module is imported, not inside the job."""
+    for lz in _lazies.values():
+        lz._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_fresh_locks_after_fork)
 
 
 def lazy(name: str, factory: Callable[[], object], *, warm: bool = False) -> Callable[[], object]:
@@ -77,13 +92,16 @@ def init(ws: Workspace, *, warm: bool | str = True) -> None:
     """
     global _ws
     _ws = ws
+    warm_done.clear()
     for cached in _caches:
         cached.cache_clear()
     _lazies.clear()
     _lazies.update({name: _Lazy(f) for name, f in _factories.items()})
-    if warm == "sync":
+    if not warm:
+        warm_done.set()  # nothing will be warmed: nothing to wait for
+    elif warm == "sync":
         _warm()
-    elif warm:
+    else:
         threading.Thread(target=_warm, kwargs={"wait": True}, name="candor-warm", daemon=True).start()
 
 
@@ -96,3 +114,4 @@ def _warm(wait: bool = False) -> None:
             get(name)
         except Exception:  # surfaced again, with its message, when a page asks for it
             pass
+    warm_done.set()

@@ -1,33 +1,207 @@
-"""Persuasive page services: top-k simplification of a row's SHAP explanation, for every k."""
+"""Persuasive page services: the operator chain on a row's SHAP explanation, its cost, and the tradeoffs.
+
+One call, :func:`persuasive`, returns everything the page shows for one choice
+of operators: the persuasive view (group → top-k → round → verified sentences),
+the guardrail notes, what was dropped, Gilpin labels, and the row's
+fidelity-vs-complexity curve over every k with the same operators.
+:func:`persuasive_global` averages the top-k curve over held-out rows
+(computed once per workspace, warmed in the background).
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 import explainers as ex
+import explainers.persuasive as xp
 
-from ._core import row_cache, workspace
+from ..errors import CandorError
+from ._core import lazy, row_cache, workspace
 from .tabular import background, check_row, predict_positive, shap_row
+
+ROUNDING = {"exact": None, "0.01": 0.01, "0.05": 0.05, "0.1": 0.1, "qualitative": "qualitative",
+            "direction": "direction"}
+SENSITIVE_SHARE = 0.05
+TOP_GUARD = 1
+GLOBAL_ROWS = 40
+NEIGHBORHOOD = 500
 
 
 @dataclass(frozen=True)
 class PersuasiveView:
-    simplification: ex.Simplification
-    curve: tuple[ex.Simplification, ...]
+    """What the Persuasive page shows for one row and one choice of operators.
+
+    ``curve`` holds the row's simplification for every k (cheap measures),
+    ``simplification`` the current choice with every measure.
+    """
+
+    simplification: xp.PersuasiveSimplification
+    curve: tuple[xp.PersuasiveSimplification, ...]
+    guardrail: tuple[xp.GuardrailNote, ...]
+    dropped: tuple[xp.DroppedFeature, ...]
+    descriptive_label: xp.GilpinLabel
+    persuasive_label: xp.GilpinLabel
+    sensitive: tuple[str, ...]
+    settings: dict
+
+
+@dataclass(frozen=True)
+class GlobalCurve:
+    """Top-k measures averaged over held-out rows: arrays of shape (n_features + 1,) indexed by k."""
+
+    k: np.ndarray
+    sufficiency: np.ndarray
+    comprehensiveness: np.ndarray
+    spearman: np.ndarray
+    mass_retained: np.ndarray
+    n_rows: int
+    source: str
+
+
+def _train() -> np.ndarray:
+    ws = workspace()
+    return ws.X.iloc[ws.train_idx].to_numpy(dtype=float)
+
+
+def _categorical() -> dict[int, tuple[str, ...]]:
+    """Level names by code of the user's categorical columns (none for the bundled sample)."""
+    ws = workspace()
+    adapter = getattr(ws, "adapter", None)
+    if adapter is None:
+        return {}
+    codec = adapter.codec
+    return {j: tuple(codec.columns[j].label(float(i)) for i in range(len(codec.columns[j].levels)))
+            for j in codec.categorical}
+
+
+def _make_reference() -> np.ndarray:
+    """Training medians (NaN ignored); the most frequent code for categorical columns."""
+    train = _train()
+    with np.errstate(all="ignore"):
+        ref = np.array([np.nanmedian(c) if np.isfinite(c).any() else 0.0 for c in train.T])
+    for j in _categorical():
+        vals, counts = np.unique(train[:, j][np.isfinite(train[:, j])], return_counts=True)
+        ref[j] = vals[np.argmax(counts)] if vals.size else 0.0
+    return ref
+
+
+_groups = lazy("persuasive_groups", lambda: xp.correlated_groups(workspace().X.iloc[workspace().train_idx]))
+_medians = lazy("persuasive_medians", _make_reference)
+
+
+@row_cache(maxsize=64)
+def _row_context(row: int) -> xp.Context:
+    ws = workspace()
+    bg = background().to_numpy(dtype=float)
+    train, cats = _train(), _categorical()
+    nb = xp.make_neighborhood(predict_positive, ws.X.iloc[row].to_numpy(dtype=float), np.nanstd(train, axis=0),
+                              num_samples=NEIGHBORHOOD, seed=0,
+                              categorical={j: train[:, j][np.isfinite(train[:, j])] for j in cats})
+    return xp.Context(predict_positive, bg, _medians(), _medians(), (ws.classes[0], ws.classes[1]), nb, True, cats)
+
+
+def _context(row: int, full: bool) -> xp.Context:
+    """The row's context; ``full=False`` skips AOPC and the curves (the per-k sweep)."""
+    ctx = _row_context(row)
+    return ctx if full else replace(ctx, full=False)
+
+
+def _parse(rounding) -> object:
+    key = "exact" if rounding in (None, "") else str(rounding)
+    if key not in ROUNDING:
+        raise CandorError(f"rounding must be one of {', '.join(ROUNDING)}, got {rounding!r}")
+    return ROUNDING[key]
+
+
+@row_cache(maxsize=128)
+def _row_curve(row: int, rounding: str, grouping: bool, sensitive: tuple[str, ...]):
+    e, ctx = shap_row(row), _context(row, False)
+    groups = _groups() if grouping else None
+    start = xp.describe(e, ctx)
+    if groups:
+        start = xp.group_features(start, groups, ctx, sensitive=sensitive)
+    op = _parse(rounding)
+    out = []
+    for k in range(len(start.items) + 1):
+        s = xp.top_k_items(start, k, ctx)
+        if op == "direction":
+            s = xp.direction_only(s, ctx)
+        elif op is not None:
+            s = xp.round_values(s, op, ctx)
+        out.append(xp.summarize(s, ctx))
+    return tuple(out)
 
 
 @row_cache(maxsize=256)
-def _persuasive_row(row: int) -> tuple[ex.Simplification, ...]:
+def _choice(row: int, k: int, rounding: str, grouping: bool, sensitive: tuple[str, ...]):
+    groups = _groups() if grouping else None
+    return xp.simplify(shap_row(row), _context(row, True), k=k, rounding=_parse(rounding), groups=groups,
+                       sensitive=sensitive)
+
+
+def persuasive(row, k: int, rounding: str = "exact", grouping: bool = False, sensitive=()) -> PersuasiveView:
+    """The persuasive view of the row's SHAP explanation for one choice of operators.
+
+    Parameters
+    ----------
+    row : int-like
+    k : int
+        Items shown; clipped to ``[0, number of items]`` (items = features, or groups when grouping).
+    rounding : {"exact", "0.01", "0.05", "0.1", "qualitative", "direction"}
+    grouping : bool
+        Merge features with Spearman ``|ρ| >= 0.8`` on the training rows (O3).
+    sensitive : sequence of str
+        Features the guardrail watches.
+
+    Raises
+    ------
+    CandorError
+        On a bad row, rounding or sensitive feature name.
+    """
+    r = check_row(row)
+    names = set(workspace().X.columns)
+    sens = tuple(sorted(str(f) for f in (sensitive or ())))
+    unknown = [f for f in sens if f not in names]
+    if unknown:
+        raise CandorError(f"sensitive features must be columns of the data; unknown: {', '.join(unknown)}")
+    key = "exact" if rounding in (None, "") else str(rounding)
+    _parse(key)
+    curve = _row_curve(r, key, bool(grouping), sens)
+    k = int(min(max(int(k), 0), len(curve) - 1))
+    s = _choice(r, k, key, bool(grouping), sens)
+    return PersuasiveView(s, curve, xp.guardrail(s, sens, max_share=SENSITIVE_SHARE, top_guard=TOP_GUARD),
+                          xp.what_was_dropped(s, sens), xp.gilpin_label(s.parent), xp.gilpin_label(s), sens,
+                          {"k": k, "rounding": key, "grouping": bool(grouping), "max_share": SENSITIVE_SHARE,
+                           "top_guard": TOP_GUARD})
+
+
+def _make_global() -> GlobalCurve:
     ws = workspace()
-    reference = np.median(ws.X.iloc[ws.train_idx].to_numpy(dtype=float), axis=0)
-    return ex.simplify_top_k_all(shap_row(row), range(len(ws.X.columns) + 1), predict_fn=predict_positive,
-                                 background=background().to_numpy(dtype=float), reference=reference,
-                                 class_names=(ws.classes[0], ws.classes[1]))
+    rows = ws.test_idx[:GLOBAL_ROWS]
+    d = ws.X.shape[1]
+    bg = background().to_numpy(dtype=float)
+    meds = _medians()
+    suff, comp, rho, mass = (np.zeros((len(rows), d + 1)) for _ in range(4))
+    for i, r in enumerate(rows):
+        e = shap_row(int(r))
+        all_k = ex.simplify_top_k_all(e, range(d + 1), predict_fn=predict_positive, background=bg, reference=meds,
+                                      class_names=(ws.classes[0], ws.classes[1]))
+        sign = xp.predicted_sign(e)  # ERASER measures are for the predicted class
+        for k, s in enumerate(all_k):
+            suff[i, k], comp[i, k] = sign * s.fidelity_after["sufficiency"], sign * s.fidelity_after["comprehensiveness"]
+            mass[i, k] = s.fidelity_after["mass_retained"]
+            rho[i, k] = ex.spearman(np.abs(e.values), np.abs(s.values)) if k else np.nan
+    rho_mean = np.full(d + 1, np.nan)
+    rho_mean[1:] = np.nanmean(rho[:, 1:], axis=0)  # k = 0 shows nothing: no ranking to correlate
+    return GlobalCurve(np.arange(d + 1), suff.mean(0), comp.mean(0), rho_mean, mass.mean(0), len(rows),
+                      f"top-k of SHAP, averaged over the first {len(rows)} held-out rows; dropped features "
+                      f"take the {len(bg)} background rows' values")
 
 
-def persuasive(row, k: int) -> PersuasiveView:
-    """Top-k simplification of the row's SHAP explanation, and every k for the tradeoff curve."""
-    all_k = _persuasive_row(check_row(row))
-    k = int(min(max(int(k), 0), len(all_k) - 1))
-    return PersuasiveView(all_k[k], all_k)
+_global = lazy("persuasive_global", _make_global, warm=True)
+
+
+def persuasive_global() -> GlobalCurve:
+    """Top-k sufficiency, comprehensiveness, Spearman ρ and mass retained, averaged over held-out rows."""
+    return _global()

@@ -1,33 +1,162 @@
-"""Surrogate page services: the CART rule surrogate and its fidelity-vs-complexity sweep."""
+"""Surrogate page services: MUSE two-level decision sets, their frontier against CART and a flat set.
+
+Fits take from one to tens of seconds, so the page runs them as background
+callbacks (separate processes); results are kept in an on-disk cache shared
+by every process, keyed by the fit's settings, and the browser only holds
+that key (STYLE B3 rule 5).
+"""
 from __future__ import annotations
 
-import explainers as ex
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
 
+import diskcache
+import numpy as np
+
+# imported here, not inside the functions: fit_muse/fit_frontier run in forked background processes
+from explainers.muse import (TwoLevelDecisionSet, agreement_detail, evaluate_rule_set, rule_agreement,
+                             surrogate_frontier)
+
+from ..errors import CandorError
 from ._core import lazy, workspace
 from .tabular import model_labels
 
-SURROGATE_LEAVES = 8
+DEFAULT_BUDGETS = {"max_rules": 10, "max_width": 3, "max_neighborhoods": 4}
+FRONTIER_BUDGETS = (2, 5, 10, 20)
+_ROOT = Path(__file__).resolve().parents[2]
 
 
-def _make_surrogate() -> ex.Surrogate:
+def _results():
+    folder = Path(os.environ.get("CANDOR_CACHE_DIR", _ROOT / ".cache")) / "results"
+    return diskcache.Cache(str(folder))
+
+
+def _split():
     ws = workspace()
-    labels = model_labels()
-    s = ex.TreeRuleSurrogate(max_leaf_nodes=SURROGATE_LEAVES).fit(ws.X.iloc[ws.train_idx], labels[ws.train_idx])
-    names = {c: n for c, n in zip(ws.model.classes_, ws.classes)}
-    return s.to_surrogate(ws.X.iloc[ws.test_idx], labels[ws.test_idx], label_names=names)
+    labels = np.asarray([ws.classes[i] for i in _label_index(model_labels())], dtype=object)
+    return ws.X.iloc[ws.train_idx], labels[ws.train_idx], ws.X.iloc[ws.test_idx], labels[ws.test_idx]
 
 
-def _make_curve() -> ex.SurrogateCurve:
-    ws = workspace()
-    labels = model_labels()
-    return ex.tree_surrogate_curve(ws.X.iloc[ws.train_idx], labels[ws.train_idx],
-                                   ws.X.iloc[ws.test_idx], labels[ws.test_idx])
+def _label_index(labels: np.ndarray) -> np.ndarray:
+    classes = list(workspace().model.classes_)
+    return np.array([classes.index(v) for v in labels])
 
 
-_surrogate = lazy("surrogate", _make_surrogate, warm=True)
-_curve = lazy("curve", _make_curve, warm=True)
+def _key(kind: str, params: dict) -> str:
+    blob = json.dumps({"kind": kind, "workspace": workspace().source, **params}, sort_keys=True, default=str)
+    return f"{kind}:{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
 
-def surrogate() -> tuple[ex.Surrogate, ex.SurrogateCurve]:
-    """The CART rule surrogate and its fidelity-vs-complexity sweep."""
-    return _surrogate(), _curve()
+def muse_params(features_of_interest=None, max_rules=None, max_width=None, max_neighborhoods=None) -> dict:
+    """Validated MUSE settings from the page's controls; raises :class:`CandorError` naming a bad value."""
+    names = list(map(str, workspace().X.columns))
+    foi = sorted(set(features_of_interest or [])) or None
+    unknown = [f for f in foi or [] if f not in names]
+    if unknown:
+        raise CandorError(f"features of interest not in the data: {', '.join(unknown)}")
+    out = {"features_of_interest": foi}
+    for name, value, hi in (("max_rules", max_rules, 30), ("max_width", max_width, 3),
+                            ("max_neighborhoods", max_neighborhoods, 10)):
+        v = DEFAULT_BUDGETS[name] if value in (None, "") else value
+        if not (isinstance(v, (int, float)) and float(v).is_integer() and 1 <= v <= hi):
+            raise CandorError(f"{name.replace('_', ' ')} must be a whole number from 1 to {hi}, got {value!r}")
+        out[name] = int(v)
+    return out
+
+
+@dataclass(frozen=True)
+class MuseView:
+    """A fitted rule set as the page shows it: held-out quantities, per-rule agreement, confusion."""
+
+    rule_set: object
+    heldout: object
+    detail: object
+    rule_agreement: np.ndarray
+    rule_heldout_support: np.ndarray
+    n_train: int
+    n_eval: int
+    source: str
+
+
+def _view(rule_set, source: str) -> MuseView:
+    _, _, X_eval, y_eval = _split()
+    agree, support = rule_agreement(rule_set, X_eval, y_eval)
+    return MuseView(rule_set, evaluate_rule_set(rule_set, X_eval, y_eval), agreement_detail(rule_set, X_eval, y_eval),
+                    agree, support, len(workspace().train_idx), len(X_eval), source)
+
+
+def fit_muse(params: dict) -> str:
+    """Fit MUSE with ``params`` (from :func:`muse_params`) unless cached; return the result's key."""
+    key = _key("muse", params)
+    cache = _results()
+    if key not in cache:
+        X_train, y_train, _, _ = _split()
+        est = TwoLevelDecisionSet(features_of_interest=params["features_of_interest"], max_rules=params["max_rules"],
+                                  max_width=params["max_width"], max_neighborhoods=params["max_neighborhoods"],
+                                  seed=0).fit(X_train, y_train)
+        foi = ", ".join(params["features_of_interest"] or []) or "all features"
+        source = (f"MUSE two-level decision set (Lakkaraju et al. 2019), fitted to the model's predictions on "
+                  f"{len(X_train)} training rows; budgets: {params['max_rules']} rules, width {params['max_width']}, "
+                  f"{params['max_neighborhoods']} neighborhoods; descriptors over {foi}; fidelity weight "
+                  f"{est.lambda_fidelity_} chosen on a validation split; seed 0")
+        cache.set(key, _view(est.rule_set_, source))
+    return key
+
+
+def fit_frontier(params: dict, progress=None) -> str:
+    """MUSE, CART and flat surrogates over :data:`FRONTIER_BUDGETS`, unless cached; return the key.
+
+    ``progress(done, total)`` is called after each fit.
+    """
+    key = _key("frontier", params)
+    cache = _results()
+    if key not in cache:
+        X_train, y_train, X_eval, y_eval = _split()
+        muse = {k: v for k, v in params.items() if k != "max_rules"}
+        cache.set(key, surrogate_frontier(X_train, y_train, X_eval, y_eval, budgets=FRONTIER_BUDGETS,
+                                          muse_params=muse, seed=0, progress=progress))
+    return key
+
+
+_default_muse = lazy("muse_default", lambda: fit_muse(muse_params()), warm=True)
+_default_frontier = lazy("frontier_default", lambda: fit_frontier(
+    {k: v for k, v in muse_params().items() if k != "max_rules"}), warm=True)
+
+
+def default_muse_key() -> str:
+    """Key of MUSE with default budgets over all features (fitted once, in the warm-up)."""
+    return _default_muse()
+
+
+def muse_view(key: str) -> MuseView:
+    """The rule set stored under ``key``: a MUSE fit, or ``"<frontier key>|<method>|<budget>"``."""
+    cache = _results()
+    if "|" in key:
+        fkey, method, budget = key.split("|")
+        frontier = cache.get(fkey)
+        if frontier is None:
+            raise CandorError("that frontier is no longer cached; compute it again")
+        point = next((p for p in frontier.points if p.method == method and p.budget == int(budget)), None)
+        if point is None:
+            raise CandorError(f"no {method} surrogate with budget {budget} in this frontier")
+        return _view(point.rule_set, f"{method.upper()} surrogate from the frontier, budget {budget} "
+                                     f"(rules read from {'tree leaves' if method == 'cart' else 'the candidate pool'})")
+    view = cache.get(key)
+    if view is None:
+        raise CandorError("that surrogate is no longer cached; fit it again")
+    return view
+
+
+def frontier(key: str):
+    """The :class:`explainers.muse.Frontier` stored under ``key``."""
+    value = _results().get(key)
+    if value is None:
+        raise CandorError("that frontier is no longer cached; compute it again")
+    return value
+
+
+def feature_names() -> list[str]:
+    return list(map(str, workspace().X.columns))

@@ -7,7 +7,8 @@ from ._types import (AgreementDetail, Frontier, FrontierPoint, RuleSetQuantities
                      TwoLevelRuleSet)
 from .cart import CartSurrogate
 from .estimator import FlatDecisionSet, TwoLevelDecisionSet
-from .frontier import agreement_detail, evaluate_rule_set, make_rule_set, predict_rule_set, surrogate_frontier
+from .frontier import (agreement_detail, evaluate_rule_set, make_rule_set, predict_rule_set, rule_agreement,
+                       surrogate_frontier)
 
 __all__ = [
     "TwoLevelDecisionSet",
@@ -18,6 +19,7 @@ __all__ = [
     "evaluate_rule_set",
     "predict_rule_set",
     "make_rule_set",
+    "rule_agreement",
     "TwoLevelRule",
     "TwoLevelRuleSet",
     "RuleSetQuantities",

@@ -17,7 +17,8 @@ from ._types import AgreementDetail, Frontier, FrontierPoint, RuleSetQuantities,
 from .cart import CartSurrogate
 from .estimator import FlatDecisionSet, TwoLevelDecisionSet, _py, as_frame
 
-__all__ = ["surrogate_frontier", "evaluate_rule_set", "predict_rule_set", "agreement_detail", "make_rule_set"]
+__all__ = ["surrogate_frontier", "evaluate_rule_set", "predict_rule_set", "agreement_detail", "make_rule_set",
+           "rule_agreement"]
 
 _METHODS = ("muse", "cart", "flat")
 
@@ -83,6 +84,30 @@ def agreement_detail(rule_set: TwoLevelRuleSet, X, y_model) -> AgreementDetail:
     n = len(y)
     return AgreementDetail(tuple(classes), conf, per, float(np.trace(conf) / n) if n else float("nan"),
                            float(np.mean(amb)) if n else float("nan"), float(np.mean(unc)) if n else float("nan"), n)
+
+
+def rule_agreement(rule_set: TwoLevelRuleSet, X, y_model) -> tuple[np.ndarray, np.ndarray]:
+    """Each triple's own agreement with the black box on ``(X, y_model)`` (e.g. held-out rows).
+
+    Parameters
+    ----------
+    rule_set : TwoLevelRuleSet
+    X : DataFrame of shape (n_rows, n_features)
+    y_model : array-like of shape (n_rows,)
+
+    Returns
+    -------
+    agreement : ndarray of float, shape (n_rules,)
+        Share of the rows a triple fires on whose black-box label is the
+        triple's label (its precision on these rows); NaN if it fires on none.
+    support : ndarray of int, shape (n_rules,)
+        Rows each triple fires on.
+    """
+    fired = _apply(rule_set, X)[0]
+    y = np.asarray([_py(v) for v in np.asarray(y_model)], dtype=object)
+    support = fired.sum(axis=1).astype(int)
+    agree = np.array([np.mean(y[f] == r.label) if f.any() else np.nan for f, r in zip(fired, rule_set.rules)])
+    return agree, support
 
 
 def make_rule_set(triples: Sequence[tuple[Sequence[Predicate], Sequence[Predicate], Any]], X, y_model,

@@ -5,6 +5,7 @@ import plotly.graph_objects as go
 import pytest
 from dash.exceptions import PreventUpdate
 
+from app import services
 from app.callbacks import attention, descriptive, overview, persuasive, shell, surrogate
 
 
@@ -46,22 +47,49 @@ def test_bad_row_gives_a_message_not_a_traceback(sample_workspace):
     assert shell.show_row_status(-1) == "row -1 does not exist; rows are numbered 0 to 568"
 
 
-def test_surrogate_page_reports_agreement_rules_and_curve(sample_workspace):
-    summary, rules, curve = surrogate.render_surrogate("/surrogate")
-    assert "0.972" in _text(summary)
-    assert _text(rules).count("IF ") == 8
-    assert len(curve.data) == 4
+def test_surrogate_page_fits_muse_and_shows_its_rules(sample_workspace, tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("CANDOR_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    key = surrogate.load_default_surrogate("/surrogate")
+    summary, rules, confusion = surrogate.render_surrogate(key)
+    text = _text(summary)
+    assert "MUSE surrogate" in text and "on 143 held-out rows" in text and "MUSE two-level decision set" in text
+    assert _text(rules).count("IF ") >= 1 and "Otherwise (default rule)" in _text(rules)
+    assert confusion.data[0].z.sum() == 143
+    # custom features of interest: every neighborhood descriptor uses only them
+    new_key, error = surrogate.fit_muse(1, ["worst radius", "mean texture"], 5, 2, 2)
+    assert error is None and new_key != key
+    view = services.muse_view(new_key)
+    used = {p.feature for d in view.rule_set.neighborhoods for p in d}
+    assert used <= {"worst radius", "mean texture"}
+    assert view.heldout.size <= 5 and view.heldout.maxwidth <= 2 and view.heldout.numdsets <= 2
+    _, bad = surrogate.fit_muse(1, None, 0, 3, 4)
+    assert "max rules must be a whole number from 1 to 30, got 0" in _text(bad)
+
+
+def test_surrogate_frontier_points_can_be_shown(sample_workspace, tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("CANDOR_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    progress = []
+    fkey = surrogate.compute_frontier(progress.append, "/surrogate", 0, None, 3, 4)
+    assert progress[-1] == (100, "frontier: 12 of 12 surrogates fitted")
+    fig = surrogate.render_frontier(fkey, None)
+    assert {t.name for t in fig.data} == {"MUSE", "CART", "FLAT"} and len(fig.data) == 9
+    key = surrogate.show_clicked_point({"points": [{"customdata": ["cart", 5, 0.1]}]}, fkey)
+    summary, rules, _ = surrogate.render_surrogate(key)
+    assert "CART surrogate" in _text(summary)
+    cart5 = next(p for p in services.frontier(fkey).points if p.method == "cart" and p.budget == 5)
+    assert f"{cart5.agreement:.3f}" in _text(summary)
 
 
 @pytest.mark.parametrize("k", [1, 3, 30])
 def test_persuasive_k_drives_every_panel(sample_workspace, k):
-    statement, cost, full, topk, tradeoff = persuasive.render_persuasive(3, k)
+    statement, verify, guard, dropped, cost, full, topk, tradeoff = persuasive.render_persuasive(3, k)
     assert f"(k = {k})" in _text(statement)
     assert len(topk.data[0].y) == k
     assert len(full.data[0].y) == 30
+    assert f"What was dropped ({30 - k} features)" in _text(dropped)
     if k == 30:
-        assert "0.0%" in _text(cost)
-    assert tradeoff.layout.shapes[0].x0 == k
+        assert "100.0%" in _text(cost) and "Nothing: every feature is named." in _text(dropped)
+    assert tradeoff.layout.shapes[0].x0 == k  # n_chunks = k without grouping
 
 
 def test_attention_page_compares_heads_with_ig(sample_workspace):

@@ -7,6 +7,7 @@ import tempfile
 import time
 
 from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
@@ -60,3 +61,31 @@ def wait_for_figures(driver, timeout: float = 30, minimum: int = 1) -> int:
 def severe_console_errors(driver) -> list[str]:
     """Browser console entries at SEVERE level (JS errors, failed requests)."""
     return [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+
+
+def wait_text(driver, element_id: str, needle: str, timeout: float = 60) -> str:
+    """Wait until the element's visible text contains ``needle``; return that text.
+
+    Dash re-renders components, so an element found a moment ago may be stale: read it again.
+    """
+    deadline = time.time() + timeout
+    text = ""
+    while time.time() < deadline:
+        try:
+            text = driver.find_element(By.ID, element_id).text
+        except (StaleElementReferenceException, NoSuchElementException):
+            text = ""
+        if needle in text:
+            return text
+        time.sleep(0.2)
+    raise AssertionError(f"{needle!r} not in #{element_id}: {text[:400]!r}")
+
+
+def svg_text(driver, selector: str) -> str:
+    """The text of every SVG element matching ``selector`` (figure titles, legends), retried across redraws."""
+    for _ in range(20):
+        try:
+            return " ".join(e.text for e in driver.find_elements(By.CSS_SELECTOR, selector))
+        except StaleElementReferenceException:
+            time.sleep(0.1)
+    raise AssertionError(f"{selector} kept being redrawn")

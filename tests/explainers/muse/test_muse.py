@@ -187,3 +187,22 @@ def test_frontier_and_agreement_detail():
     assert d.agreement == pytest.approx(np.trace(d.confusion) / 100) == pytest.approx(best.agreement)
     rows = d.confusion.sum(axis=1)
     assert d.per_class_agreement == pytest.approx(np.diag(d.confusion) / rows)
+
+
+def test_t7_rule_agreement_per_triple():
+    """T7: precisions 1.0, 0.5, 1.0 on the eight points; a triple firing on no row gives NaN."""
+    import numpy as np
+    import pandas as pd
+
+    from explainers.muse import make_rule_set, rule_agreement
+    from explainers.types import Predicate as P
+
+    X = pd.DataFrame({"A": [1, 1, 1, 1, 0, 0, 0, 0], "B": [1, 1, 0, 0, 1, 0, 0, 0], "C": [0, 1, 1, 0, 0, 1, 0, 1]})
+    y = np.array([1, 1, 0, 0, 1, 0, 0, 1])
+    rs = make_rule_set([((P("A", "==", 1),), (P("B", "==", 1),), 1), ((P("A", "==", 1),), (P("C", "==", 1),), 0),
+                        ((P("A", "==", 0),), (P("B", "==", 1),), 1)], X, y)
+    agree, support = rule_agreement(rs, X, y)
+    np.testing.assert_allclose(agree, [1.0, 0.5, 1.0])
+    assert support.tolist() == [2, 2, 1]
+    agree2, support2 = rule_agreement(rs, X.iloc[[2, 3]], y[[2, 3]])
+    assert np.isnan(agree2[0]) and agree2[1] == 1.0 and support2.tolist() == [0, 1, 0]

@@ -1,0 +1,230 @@
+"""Figures of the Text page: :mod:`explainers.text` results to ``go.Figure``. Imports plotly, never dash.
+
+Layer, head and token are 0-based and in that axis order (STYLE B4). Attention uses a sequential
+scale, signed attributions the red (toward the explained class) / blue scale of :mod:`app.figures`.
+"""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from app.figures import GREY, POS
+
+_BASE = dict(template="plotly_white", font=dict(size=12))
+
+
+def _layout(fig: go.Figure, title: str, margin: dict | None = None, **kw) -> go.Figure:
+    fig.update_layout(title=dict(text=title, x=0.01, font=dict(size=14)),
+                      margin=margin or dict(l=10, r=10, t=40, b=40), **_BASE, **kw)
+    return fig
+
+MODEL_VIEW_MAX_TOKENS = 40
+_METHOD_NAMES = {"integrated_gradients": "Integrated Gradients", "gradient_x_input": "gradient x input",
+                 "lime": "LIME", "shap": "SHAP"}
+METRICS = {"spearman": "Spearman ρ", "kendall": "Kendall τ-b", "top_k": "top-k overlap"}
+
+
+def _ticks(tokens) -> list[str]:
+    """Unique tick labels (plotly merges equal category names): ``"3 good"``."""
+    return [f"{i} {t}" for i, t in enumerate(tokens)]
+
+
+def prediction_bar(labels, probabilities, source: str) -> go.Figure:
+    """Class probabilities (softmax of the logits), predicted class highlighted."""
+    probs = np.asarray(probabilities, float)
+    colours = [POS if i == int(np.argmax(probs)) else GREY for i in range(probs.size)]
+    fig = go.Figure(go.Bar(x=probs, y=list(labels), orientation="h", marker_color=colours,
+                           text=[f"{p:.3f}" for p in probs], textposition="auto",
+                           hovertemplate="P(%{y}) = %{x:.4f}<extra></extra>"))
+    fig.update_xaxes(range=[0, 1])
+    return _layout(fig, f"Prediction: P(class) = softmax of the logits ({source})", height=200,
+                   xaxis_title="probability")
+
+
+def head_view(tokens, layer_weights: np.ndarray, layer: int, heads) -> go.Figure:
+    """Token-to-token attention of one layer: one heatmap per chosen head (more than 4: their mean).
+
+    Parameters
+    ----------
+    tokens : sequence of str, length n_tokens
+    layer_weights : ndarray of shape (n_heads, n_tokens, n_tokens)
+        Rows are queries, columns keys; special tokens included.
+    layer : int
+    heads : sequence of int
+    """
+    heads = sorted(int(h) for h in heads) or [0]
+    ticks = _ticks(tokens)
+    if len(heads) > 4:
+        panels = [(f"mean over heads {', '.join(map(str, heads))}", layer_weights[heads].mean(0))]
+    else:
+        panels = [(f"head {h}", layer_weights[h]) for h in heads]
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[p[0] for p in panels], shared_yaxes=True,
+                        horizontal_spacing=0.03)
+    for i, (name, w) in enumerate(panels):
+        fig.add_trace(go.Heatmap(z=w, x=ticks, y=ticks, coloraxis="coloraxis",
+                                 hovertemplate=f"{name}<br>query %{{y}} → key %{{x}}: %{{z:.3f}}<extra></extra>"),
+                      row=1, col=i + 1)
+    fig.update_yaxes(autorange="reversed", tickfont=dict(size=9))
+    fig.update_xaxes(tickangle=60, tickfont=dict(size=9))
+    fig.update_layout(coloraxis=dict(colorscale="Viridis", cmin=0, cmax=1, colorbar=dict(title="attention")))
+    side = min(700, 220 + 14 * len(ticks))
+    return _layout(fig, f"Head view: layer {layer}, token-to-token attention (rows: queries, columns: keys; "
+                        "softmax weights, rows sum to 1)", height=side)
+
+
+def model_view(tokens, weights: np.ndarray, max_tokens: int = MODEL_VIEW_MAX_TOKENS) -> go.Figure:
+    """All layers x heads as small token-to-token heatmaps, drawn as one tiled trace.
+
+    Parameters
+    ----------
+    tokens : sequence of str
+    weights : ndarray of shape (n_layers, n_heads, n_tokens, n_tokens)
+    max_tokens : int, default=40
+        Longer texts show their first ``max_tokens`` tokens (stated in the title).
+    """
+    L, H, T, _ = weights.shape
+    t = min(T, max_tokens)
+    gap = 1
+    big = np.full((L * (t + gap), H * (t + gap)), np.nan)
+    for layer in range(L):
+        for head in range(H):
+            r, c = layer * (t + gap), head * (t + gap)
+            big[r:r + t, c:c + t] = weights[layer, head, :t, :t]
+    fig = go.Figure(go.Heatmap(z=big, colorscale="Viridis", zmin=0, zmax=1, colorbar=dict(title="attention"),
+                               hovertemplate="%{z:.3f}<extra></extra>", hoverongaps=False))
+    centre = (t - 1) / 2
+    fig.update_xaxes(tickvals=[h * (t + gap) + centre for h in range(H)], ticktext=[f"head {h}" for h in range(H)],
+                     showgrid=False, zeroline=False)
+    fig.update_yaxes(tickvals=[l * (t + gap) + centre for l in range(L)], ticktext=[f"layer {l}" for l in range(L)],
+                     autorange="reversed", showgrid=False, zeroline=False)
+    shown = f"all {T} tokens" if t == T else f"first {t} of {T} tokens"
+    return _layout(fig, f"Model view: {L} layers x {H} heads, token-to-token attention ({shown}, "
+                        "special tokens included)", height=110 * L + 80)
+
+
+def aggregates_view(words, attention_rows, attribution_rows) -> go.Figure:
+    """Per-word attention aggregates stacked above per-word attributions, aligned by word.
+
+    Parameters
+    ----------
+    words : sequence of str
+    attention_rows : list of (label, ndarray of shape (n_words,))
+        Display-normalised attention (sums to 1).
+    attribution_rows : list of (label, ndarray of shape (n_words,))
+        Signed attributions; each strip has its own symmetric colour range.
+    """
+    rows = [(n, v, False) for n, v in attention_rows] + [(n, v, True) for n, v in attribution_rows]
+    fig = make_subplots(rows=len(rows), cols=1, shared_xaxes=True, vertical_spacing=0.02)
+    ticks = _ticks(words)
+    for i, (name, v, signed) in enumerate(rows):
+        v = np.asarray(v, float)
+        bound = float(np.max(np.abs(v))) or 1.0
+        kw = dict(zmin=-bound, zmax=bound, colorscale="RdBu_r") if signed else dict(zmin=0, zmax=bound,
+                                                                                   colorscale="Viridis")
+        fig.add_trace(go.Heatmap(z=[v], x=ticks, y=[name], text=[[f"{x:.2f}" for x in v]], texttemplate="%{text}",
+                                 showscale=False, hovertemplate=f"{name}<br>%{{x}}: %{{z:.4f}}<extra></extra>", **kw),
+                      row=i + 1, col=1)
+    fig.update_xaxes(tickangle=45)
+    fig.update_yaxes(tickfont=dict(size=10))
+    return _layout(fig, "Per-word attention aggregates (sum to 1) and attributions (signed), word pieces merged",
+                   height=60 * len(rows) + 190, margin=dict(l=330, r=10, t=40, b=100))
+
+
+def agreement_heatmap(report, metric: str) -> go.Figure:
+    """Layers x heads agreement between each head's attention and ``|attribution|``.
+
+    Parameters
+    ----------
+    report : explainers.text.TextAgreementReport
+    metric : {"spearman", "kendall", "top_k"}
+    """
+    z = {"spearman": report.per_head, "kendall": report.kendall, "top_k": report.top_k_overlap}[metric]
+    name = METRICS[metric] + (f" (k = {report.k})" if metric == "top_k" else "")
+    lo = 0 if metric == "top_k" else -1
+    L, H = z.shape
+    fig = go.Figure(go.Heatmap(z=z, x=[f"head {h}" for h in range(H)], y=[f"layer {l}" for l in range(L)],
+                               zmin=lo, zmax=1, colorscale="RdBu_r" if lo < 0 else "Viridis",
+                               text=np.where(np.isnan(z), "n/a", np.round(z, 2).astype(str)), texttemplate="%{text}",
+                               colorbar=dict(title=METRICS[metric].split()[0]),
+                               hovertemplate=f"%{{y}}, %{{x}}: {name} = %{{z:.3f}}<extra></extra>"))
+    fig.update_yaxes(autorange="reversed")
+    method = _METHOD_NAMES.get(report.attribution_method, report.attribution_method)
+    return _layout(fig, f"{name}: {report.query} attention of each head vs |{method}| "
+                        f"over {report.n_items} words", height=330)
+
+
+def _short(roles) -> str:
+    out = []
+    for r in roles:
+        r = r.replace("positional", "pos").replace("syntactic(", "syn(").replace("rare_word", "rare")
+        out.append(r)
+    return "<br>".join(out)
+
+
+def roles_view(roles) -> go.Figure:
+    """Head confidence (colour) with each head's roles written in its cell (Voita et al. 2019).
+
+    Parameters
+    ----------
+    roles : explainers.text.HeadRoles
+    """
+    conf = np.asarray(roles.confidence)
+    L, H = conf.shape
+    text = [[_short(roles.labels[l][h]) for h in range(H)] for l in range(L)]
+    hover = [[(f"layer {l}, head {h}<br>confidence {conf[l, h]:.3f}<br>modal offset {int(roles.modal_offset[l, h]):+d} "
+               f"({roles.modal_share[l, h]:.0%} of queries)<br>offset -1: {roles.share_prev[l, h]:.0%}, "
+               f"+1: {roles.share_next[l, h]:.0%}<br>rare word: {roles.rare_share[l, h]:.0%}"
+               + (f"<br>{roles.syntactic_best[l][h]}: accuracy {roles.syntactic_accuracy[l, h]:.2f} vs baseline "
+                  f"{roles.syntactic_baseline[l, h]:.2f}" if roles.syntactic_best[l][h] else "")
+               + f"<br>roles: {', '.join(roles.labels[l][h]) or 'none'}") for h in range(H)] for l in range(L)]
+    fig = go.Figure(go.Heatmap(z=conf, x=[f"head {h}" for h in range(H)], y=[f"layer {l}" for l in range(L)],
+                               zmin=0, zmax=1, colorscale="Blues", text=text, texttemplate="%{text}",
+                               textfont=dict(size=9), customdata=hover, hovertemplate="%{customdata}<extra></extra>",
+                               colorbar=dict(title="confidence")))
+    fig.update_yaxes(autorange="reversed")
+    return _layout(fig, f"Head roles (text) and confidence (colour) over {roles.n_queries} query words", height=360)
+
+
+def importance_view(importance) -> go.Figure:
+    """Michel et al. (2019) head importance, normalised per layer (l2)."""
+    z = np.asarray(importance.normalized)
+    L, H = z.shape
+    fig = go.Figure(go.Heatmap(z=z, x=[f"head {h}" for h in range(H)], y=[f"layer {l}" for l in range(L)],
+                               colorscale="Oranges", text=np.round(z, 2), texttemplate="%{text}",
+                               colorbar=dict(title="importance"),
+                               hovertemplate="%{y}, %{x}: %{z:.3f}<extra></extra>"))
+    fig.update_yaxes(autorange="reversed")
+    return _layout(fig, f"Head importance E|∂L/∂ξ| (Michel et al.), l2-normalised per layer, {importance.n_texts} texts",
+                   height=330)
+
+
+def pruning_view(curves) -> go.Figure:
+    """Agreement with the unpruned model as heads are masked, one line per order."""
+    fig = go.Figure()
+    for c in curves:
+        random = c.order.startswith("random")
+        fig.add_trace(go.Scatter(x=np.asarray(c.fraction_pruned) * 100, y=c.agreement, mode="lines+markers",
+                                 name=c.order, line=dict(color=GREY if random else POS, dash="dot" if random else None),
+                                 customdata=c.n_pruned,
+                                 hovertemplate="%{x:.0f}% pruned (%{customdata} heads): agreement %{y:.3f}<extra></extra>"))
+    fig.update_yaxes(range=[0, 1.02])
+    n = curves[0].n_texts if curves else 0
+    return _layout(fig, f"Pruning curve: share of {n} texts whose label is unchanged", height=330,
+                   xaxis_title="% of heads masked (least important first)", yaxis_title="agreement with unpruned",
+                   legend=dict(orientation="h", y=-0.3))
+
+
+def attribution_label(expl) -> str:
+    """Which method made an attribution, what it explains and its quality figure, in one line."""
+    p, target = expl.params, expl.target
+    if expl.method == "integrated_gradients":
+        return (f"Integrated Gradients (log-odds of {target}; {p['n_steps']} steps, completeness gap "
+                f"{p['relative_gap']:.2%})")
+    if expl.method == "gradient_x_input":
+        return f"gradient x input (log-odds of {target})"
+    if expl.method == "lime":
+        return f"LIME (probability of {target}; {p['num_samples']} samples, local R² {p['score']:.2f})"
+    if expl.method == "shap":
+        return f"SHAP Partition (log-odds of {target}; {p['max_evals']} evals, additivity gap {expl.additivity_gap:.3f})"
+    return f"{expl.method} ({expl.output_space} of {target})"

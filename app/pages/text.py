@@ -1,0 +1,140 @@
+"""Text attention: a transformer text classifier's attention next to its attributions (issue 5)."""
+import dash
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+from app import ids, services
+from app.components import card, empty_figure, graph, method_note
+
+dash.register_page(__name__, path="/text", name="Text attention", title="Candor · Text attention", order=5)
+
+_N_LAYERS, _N_HEADS = services.text.N_LAYERS, services.text.N_HEADS
+
+
+def _input_card() -> dbc.Card:
+    first = services.EXAMPLES[0][0]
+    return card("Text", [
+        dbc.Textarea(id=ids.TEXT_INPUT, value=first, rows=3, submit_on_enter=True, className="mb-2",
+                     placeholder="Type a sentence and press Enter"),
+        dbc.Button("Analyze", id=ids.TEXT_SUBMIT, color="primary", size="sm", n_clicks=0, className="mb-3"),
+        dbc.Label("…or pick a text of the dataset", html_for=ids.TEXT_ROW, className="small mb-1"),
+        dcc.Dropdown(id=ids.TEXT_ROW, options=services.dataset_options(services.BUILTIN), placeholder="pick a text",
+                     className="mb-2"),
+        html.Div(id=ids.TEXT_DATASET_NOTE, className="method-note mb-2"),
+        dcc.Upload(id=ids.TEXT_UPLOAD, children=html.Div(["Drop or ", html.A("choose"), " a CSV of texts "
+                                                          "(optional label column; at most 2 MB)"]),
+                   className="upload-box mb-2", multiple=False, accept=".csv,text/csv"),
+        dbc.Row([
+            dbc.Col([dbc.Label("text column", className="small mb-0"),
+                     dcc.Dropdown(id=ids.TEXT_COLUMN, clearable=False, disabled=True)], md=6),
+            dbc.Col([dbc.Label("label column", className="small mb-0"),
+                     dcc.Dropdown(id=ids.TEXT_LABEL_COLUMN, disabled=True)], md=6),
+        ], className="mb-2 g-2"),
+        dbc.Button("Use the built-in examples", id=ids.TEXT_BUILTIN, color="link", size="sm", n_clicks=0,
+                   className="p-0"),
+        html.Div(id=ids.TEXT_UPLOAD_STATUS, className="small mt-1"),
+        dcc.Store(id=ids.TEXT_CURRENT, data={"text": first, "origin": "built-in example 0"}),
+        dcc.Store(id=ids.TEXT_DATASET, data=services.BUILTIN),
+        dcc.Store(id=ids.TEXT_SLOW_DONE),
+        dcc.Store(id=ids.TEXT_CONLLU),
+    ])
+
+
+def _head_controls() -> dbc.Row:
+    return dbc.Row([
+        dbc.Col([dbc.Label("layer", className="small mb-0"),
+                 dcc.Dropdown(id=ids.TEXT_LAYER, options=[{"label": f"layer {l}", "value": l} for l in range(_N_LAYERS)],
+                              value=_N_LAYERS - 1, clearable=False)], md=3),
+        dbc.Col([dbc.Label("heads (more than 4: their mean)", className="small mb-0"),
+                 dcc.Dropdown(id=ids.TEXT_HEADS, options=[{"label": f"head {h}", "value": h} for h in range(_N_HEADS)],
+                              value=[0, 1, 2, 3], multi=True)], md=9),
+    ], className="mb-2 g-2")
+
+
+def _agreement_controls() -> dbc.Row:
+    radio = dict(inline=True, className="small")
+    return dbc.Row([
+        dbc.Col([dbc.Label("attribution", className="small mb-0"), dbc.RadioItems(
+            id=ids.TEXT_METHOD, value="ig", options=[{"label": "Integrated Gradients", "value": "ig"},
+                                                    {"label": "gradient x input", "value": "gxi"},
+                                                    {"label": "LIME", "value": "lime"},
+                                                    {"label": "SHAP", "value": "shap"}], **radio)], md=5),
+        dbc.Col([dbc.Label("metric", className="small mb-0"), dbc.RadioItems(
+            id=ids.TEXT_METRIC, value="spearman", options=[{"label": "Spearman ρ", "value": "spearman"},
+                                                           {"label": "Kendall τ-b", "value": "kendall"},
+                                                           {"label": "top-k overlap", "value": "top_k"}], **radio)], md=4),
+        dbc.Col([dbc.Label("attention of", className="small mb-0"), dbc.RadioItems(
+            id=ids.TEXT_QUERY, value="cls", options=[{"label": "CLS row", "value": "cls"},
+                                                     {"label": "mean over queries", "value": "mean"}], **radio)], md=3),
+    ], className="mb-2")
+
+
+def _job_controls(run_id: str, run_label: str, cancel_id: str, progress_id: str) -> html.Div:
+    return html.Div([
+        dbc.Button(run_label, id=run_id, color="secondary", size="sm", n_clicks=0, className="me-2"),
+        dbc.Button("Cancel", id=cancel_id, color="outline-secondary", size="sm", n_clicks=0, disabled=True),
+        dbc.Progress(id=progress_id, value=0, label="", className="mt-2 job-progress"),
+    ], className="mb-2")
+
+
+def _heads_card() -> dbc.Card:
+    return card("Head analysis over a dataset (background job, cached)", [
+        html.P("Roles (Voita et al. 2019: positional at offset -1/+1 with the 90% rule, rare word, and syntactic "
+               "against gold arcs when a CoNLL-U file is given), confidence, gradient head importance (Michel et al. "
+               "2019) and the pruning curve, over the dataset chosen above.", className="small"),
+        dbc.RadioItems(id=ids.TEXT_HEADS_SOURCE, value="texts", inline=True, className="small mb-2", options=[
+            {"label": "texts of the dataset", "value": "texts"},
+            {"label": "CoNLL-U upload (word forms as input, gold heads)", "value": "conllu", "disabled": True}]),
+        dcc.Upload(id=ids.TEXT_CONLLU_UPLOAD, children=html.Div(["Drop or ", html.A("choose"), " a CoNLL-U file "
+                                                                 "for syntactic roles (at most 5 MB)"]),
+                   className="upload-box mb-2", multiple=False, accept=".conllu,.conll,.txt"),
+        html.Div(id=ids.TEXT_CONLLU_STATUS, className="small mb-2"),
+        _job_controls(ids.TEXT_HEADS_RUN, "Run head analysis", ids.TEXT_HEADS_CANCEL, ids.TEXT_HEADS_PROGRESS),
+        html.Div(id=ids.TEXT_HEADS_SUMMARY),
+        dbc.Row([dbc.Col(_waiting(ids.TEXT_ROLES, 360), lg=6), dbc.Col(_waiting(ids.TEXT_IMPORTANCE, 330), lg=6)]),
+        _waiting(ids.TEXT_PRUNING, 330),
+    ])
+
+
+def _sized(component_id: str, height: int):
+    """A graph whose height follows its figure (the figure sets it from the number of tokens or rows)."""
+    g = graph(component_id, height)
+    g.children.style = {"minHeight": f"{height}px"}
+    return g
+
+
+def _waiting(component_id: str, height: int):
+    """A graph that says what fills it until the head-analysis job has run."""
+    g = graph(component_id, height)
+    g.children.figure = empty_figure("press “Run head analysis”")
+    return g
+
+
+def layout(**_):
+    return html.Div([
+        html.H2("Text attention vs attribution"),
+        html.P(["The bundled classifier is the real all-MiniLM-L6-v2 encoder (6 layers x 12 heads) with a zero-shot "
+                "sentiment head built from label descriptions; nothing is downloaded. ",
+                "Word pieces are merged to words (Clark et al. 2019): attention to a word and attributions are summed "
+                "over its pieces, attention from a word is averaged; special and padding tokens are excluded from "
+                "every per-word score."], className="small"),
+        dbc.Row([
+            dbc.Col(_input_card(), lg=4),
+            dbc.Col([html.Div(id=ids.TEXT_NOTES), graph(ids.TEXT_PREDICTION, 200)], lg=8),
+        ]),
+        card("Head view", [_head_controls(), _sized(ids.TEXT_HEAD_VIEW, 460)]),
+        card("Model view", [graph(ids.TEXT_MODEL_VIEW, 740)]),
+        card("Per-word attention and attributions", [
+            html.P("LIME (1000 samples) and SHAP (Partition, 500 evaluations) take seconds: they run as a background "
+                   "job (and Integrated Gradients too when the text has more than 64 tokens).", className="small"),
+            _job_controls(ids.TEXT_SLOW_RUN, "Run LIME and SHAP", ids.TEXT_SLOW_CANCEL, ids.TEXT_SLOW_PROGRESS),
+            html.Div(id=ids.TEXT_SLOW_STATUS, className="small mb-2"),
+            _sized(ids.TEXT_AGGREGATES, 490),
+        ]),
+        card("Agreement of each head with the attribution", [
+            _agreement_controls(), graph(ids.TEXT_AGREEMENT, 330), html.Div(id=ids.TEXT_AGREEMENT_NOTE),
+            method_note("rank agreement over content words (METHODS §4.3); attention is non-negative, so attributions "
+                        "are compared by |value|; top-k uses k = min(5, ⌈0.2 n⌉)"),
+        ]),
+        _heads_card(),
+    ])

@@ -1,0 +1,352 @@
+"""Text page datasets: built-in examples, uploaded CSV and CoNLL-U files, the head-analysis job.
+
+Uploads are written once to ``TEXT_DIR/uploads`` under their content hash (size-limited); the
+browser keeps only the hash, the file name and column names, never the file.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..errors import CandorError
+from . import text as _text
+from .text import CACHE_VERSION, EXAMPLES, job_model, result_cache
+
+CSV_LIMIT_BYTES = 2_000_000
+CONLLU_LIMIT_BYTES = 5_000_000
+MAX_LISTED = 500
+MAX_ANALYSIS_TEXTS = 1000
+MAX_KEPT_UPLOADS = 50
+BUILTIN = {"id": "builtin", "name": "built-in examples", "text_column": "text", "label_column": "label"}
+_TEXT_NAMES = ("text", "sentence", "review", "content", "body", "comment", "document")
+_LABEL_NAMES = ("label", "labels", "sentiment", "target", "class", "y")
+MODEL_LABELS = ("negative", "positive")
+"""Label order of the bundled zero-shot head (``DEFAULT_LABEL_DESCRIPTIONS``)."""
+
+
+def _uploads() -> Path:
+    folder = _text.TEXT_DIR / "uploads"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _decode(contents: str, filename: str, limit: int) -> bytes:
+    try:
+        data = base64.b64decode(contents.split(",", 1)[1], validate=False)
+    except (IndexError, binascii.Error, AttributeError) as err:
+        raise CandorError(f"{filename}: the upload could not be decoded ({err})") from err
+    if len(data) > limit:
+        raise CandorError(f"{filename} is {len(data) / 1e6:.1f} MB; the limit is {limit / 1e6:.0f} MB")
+    if not data.strip():
+        raise CandorError(f"{filename} is empty")
+    return data
+
+
+def _store(data: bytes, filename: str, suffix: str) -> str:
+    digest = hashlib.sha256(data).hexdigest()[:20]
+    folder = _uploads()
+    (folder / f"{digest}.{suffix}").write_bytes(data)
+    (folder / f"{digest}.json").write_text(json.dumps({"name": filename}))
+    kept = sorted(folder.glob(f"*.{suffix}"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in kept[MAX_KEPT_UPLOADS:]:
+        old.unlink(missing_ok=True)
+    return digest
+
+
+def _read_csv(digest: str, name: str):
+    import pandas as pd
+
+    path = _uploads() / f"{digest}.csv"
+    if not path.is_file():
+        raise CandorError(f"{name} is no longer on the server; upload it again")
+    try:
+        return pd.read_csv(path, dtype=str, keep_default_na=False, encoding_errors="replace")
+    except (ValueError, pd.errors.ParserError) as err:
+        raise CandorError(f"{name}: not a readable CSV ({str(err).splitlines()[0]})") from err
+
+
+def _guess(columns: list[str], names: tuple[str, ...]) -> str | None:
+    lower = {c.lower().strip(): c for c in columns}
+    return next((lower[n] for n in names if n in lower), None)
+
+
+def save_csv_upload(contents: str, filename: str) -> dict:
+    """Store an uploaded CSV of texts (optional labels) and describe it.
+
+    Parameters
+    ----------
+    contents : str
+        ``dcc.Upload`` data URL (base64).
+    filename : str
+
+    Returns
+    -------
+    dict
+        ``id``, ``name``, ``columns``, ``text_column`` (a column named like ``text``, else the
+        column with the longest values), ``label_column`` (``label``-like or None), ``n_rows``.
+
+    Raises
+    ------
+    CandorError
+        Naming the file when it is too large, empty, not a CSV or has no rows.
+    """
+    data = _decode(contents, filename, CSV_LIMIT_BYTES)
+    digest = _store(data, filename, "csv")
+    frame = _read_csv(digest, filename)
+    if frame.empty or not len(frame.columns):
+        raise CandorError(f"{filename}: no rows under the header")
+    columns = [str(c) for c in frame.columns]
+    text_col = _guess(columns, _TEXT_NAMES) or max(columns, key=lambda c: frame[c].str.len().mean())
+    label_col = _guess([c for c in columns if c != text_col], _LABEL_NAMES)
+    return dict(id=digest, name=filename, columns=columns, text_column=text_col, label_column=label_col,
+                n_rows=int(len(frame)))
+
+
+def save_conllu_upload(contents: str, filename: str) -> dict:
+    """Store an uploaded CoNLL-U file (gold dependency trees for syntactic roles).
+
+    Returns
+    -------
+    dict
+        ``id``, ``name``, ``n_sentences``.
+
+    Raises
+    ------
+    CandorError
+        Naming the file and line when it is not valid CoNLL-U.
+    """
+    data = _decode(contents, filename, CONLLU_LIMIT_BYTES)
+    digest = _store(data, filename, "conllu")
+    trees = read_trees(digest, filename)
+    return dict(id=digest, name=filename, n_sentences=len(trees))
+
+
+def read_trees(digest: str, name: str) -> list:
+    """The sentences of a stored CoNLL-U upload.
+
+    Parameters
+    ----------
+    digest : str
+        Upload id from :func:`save_conllu_upload`.
+    name : str
+        File name, for messages.
+
+    Returns
+    -------
+    list of explainers.text.ConlluSentence
+        At most :data:`MAX_ANALYSIS_TEXTS`, in file order.
+
+    Raises
+    ------
+    CandorError
+        Naming the file and line when it is not valid CoNLL-U or is gone.
+    """
+    from explainers.text import read_conllu
+
+    path = _uploads() / f"{digest}.conllu"
+    if not path.is_file():
+        raise CandorError(f"{name} is no longer on the server; upload it again")
+    try:
+        trees = read_conllu(path, max_sentences=MAX_ANALYSIS_TEXTS)
+    except (ValueError, UnicodeDecodeError) as err:
+        raise CandorError(f"{name}: {str(err).replace(f'{path}:', 'line ')}") from err
+    if not trees:
+        raise CandorError(f"{name}: no sentence found (CoNLL-U needs 10 tab-separated columns per word)")
+    return trees
+
+
+@dataclass(frozen=True)
+class TextDataset:
+    """Texts to pick from and to run the head analysis on.
+
+    Parameters
+    ----------
+    name : str
+    texts : tuple of str
+    labels : tuple of int or None
+        Indices into :data:`MODEL_LABELS`; None when there is no usable label column.
+    note : str
+        Which columns were used and why labels were (not) used.
+    """
+
+    name: str
+    texts: tuple
+    labels: tuple | None
+    note: str
+
+
+def _labels(values: list[str], column: str, name: str) -> tuple[tuple | None, str]:
+    vals = [v.strip().lower() for v in values]
+    if set(vals) <= set(MODEL_LABELS):
+        return tuple(MODEL_LABELS.index(v) for v in vals), f"labels from column '{column}'"
+    if set(vals) <= {str(i) for i in range(len(MODEL_LABELS))}:
+        return tuple(int(v) for v in vals), f"labels from column '{column}' (0 = negative, 1 = positive)"
+    seen = ", ".join(repr(v) for v in sorted(set(vals))[:5])
+    return None, (f"{name}: column '{column}' has values ({seen}) other than negative/positive or 0/1, "
+                  "so accuracy is not computed")
+
+
+@lru_cache(maxsize=16)
+def _dataset(dataset_id: str, name: str, text_column: str, label_column: str | None) -> TextDataset:
+    if dataset_id == "builtin":
+        return TextDataset("built-in examples", tuple(t for t, _ in EXAMPLES),
+                           tuple(MODEL_LABELS.index(lab) for _, lab in EXAMPLES),
+                           f"{len(EXAMPLES)} sentences written by the Candor authors, labels theirs")
+    frame = _read_csv(dataset_id, name)
+    if text_column not in frame.columns:
+        raise CandorError(f"{name}: no column '{text_column}'; columns are {', '.join(map(str, frame.columns))}")
+    keep = frame[text_column].str.strip() != ""
+    texts = tuple(frame.loc[keep, text_column].tolist())
+    if not texts:
+        raise CandorError(f"{name}: column '{text_column}' has no non-empty text")
+    note = f"{len(texts)} texts from column '{text_column}'"
+    if (~keep).any():
+        note += f" ({int((~keep).sum())} empty rows skipped)"
+    labels = None
+    if label_column:
+        if label_column not in frame.columns:
+            raise CandorError(f"{name}: no column '{label_column}'; columns are {', '.join(map(str, frame.columns))}")
+        labels, label_note = _labels(frame.loc[keep, label_column].tolist(), label_column, name)
+        note += "; " + label_note
+    return TextDataset(name, texts, labels, note)
+
+
+def dataset(spec: dict | None) -> TextDataset:
+    """The dataset a page store describes (``BUILTIN`` or an uploaded CSV's description).
+
+    Parameters
+    ----------
+    spec : dict or None
+        ``id``, ``name``, ``text_column``, ``label_column``; None means the built-in examples.
+
+    Returns
+    -------
+    TextDataset
+
+    Raises
+    ------
+    CandorError
+        Naming the file and column when a column is missing or empty.
+    """
+    spec = spec or BUILTIN
+    return _dataset(spec["id"], spec.get("name", ""), spec.get("text_column") or "text", spec.get("label_column"))
+
+
+def dataset_options(spec: dict | None) -> list[dict]:
+    """Dropdown options for the first :data:`MAX_LISTED` texts.
+
+    Parameters
+    ----------
+    spec : dict or None
+        As :func:`dataset`.
+
+    Returns
+    -------
+    list of dict
+        ``{"label": "i: first 90 characters", "value": i}``.
+    """
+    texts = dataset(spec).texts[:MAX_LISTED]
+    return [{"label": f"{i}: {t[:90]}{'…' if len(t) > 90 else ''}", "value": i} for i, t in enumerate(texts)]
+
+
+def dataset_text(spec: dict | None, index: int) -> str:
+    """Text number ``index`` of the dataset.
+
+    Parameters
+    ----------
+    spec : dict or None
+        As :func:`dataset`.
+    index : int
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    CandorError
+        If there is no such text.
+    """
+    texts = dataset(spec).texts
+    if index is None or not 0 <= int(index) < len(texts):
+        raise CandorError(f"text {index} does not exist; texts are numbered 0 to {len(texts) - 1}")
+    return texts[int(index)]
+
+
+@dataclass(frozen=True)
+class HeadAnalysisView:
+    """The head-analysis job's result, with what it ran on.
+
+    Parameters
+    ----------
+    analysis : explainers.text.HeadAnalysis
+    dataset : str
+        Name and what was used (e.g. "first 1000 of 2000 texts").
+    accuracy : dict or None
+        :func:`explainers.text.evaluate_accuracy` on the labelled texts.
+    syntactic : bool
+        True when gold trees from a CoNLL-U file were used.
+    """
+
+    analysis: object
+    dataset: str
+    accuracy: dict | None
+    syntactic: bool
+
+
+def head_analysis(spec: dict | None, conllu: dict | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> tuple[HeadAnalysisView, bool]:
+    """Run (or read from the cache) Voita roles, Michel importance and the pruning curve.
+
+    Runs inside a background job. With ``conllu`` its word forms are the input and its gold heads
+    give syntactic roles; otherwise the texts of ``spec`` (at most :data:`MAX_ANALYSIS_TEXTS`).
+
+    Parameters
+    ----------
+    spec : dict or None
+        Dataset description (see :func:`dataset`).
+    conllu : dict or None
+        ``{"id", "name"}`` of a CoNLL-U upload.
+    progress : callable(done, total), optional
+
+    Returns
+    -------
+    (HeadAnalysisView, bool)
+        The result and whether it came from the cache.
+    """
+    from explainers.text import analyze_heads, evaluate_accuracy
+
+    spec = spec or BUILTIN
+    source = (f"conllu:{conllu['id']}" if conllu else
+              f"{spec['id']}:{spec.get('text_column')}:{spec.get('label_column')}")
+    key = f"{CACHE_VERSION}|heads|{source}|max={MAX_ANALYSIS_TEXTS}|seeds=0"
+    cache = result_cache()
+    hit = cache.get(key)
+    if hit is not None:
+        return hit, True
+    model = job_model()
+    kw = dict(batch_size=16, random_seeds=(0,), progress=progress)
+    if conllu:
+        trees = read_trees(conllu["id"], conllu["name"])
+        result = analyze_heads(model, trees=trees, **kw)
+        view = HeadAnalysisView(result, f"{conllu['name']}: {len(trees)} sentences (CoNLL-U word forms, gold heads)",
+                                None, True)
+    else:
+        ds = dataset(spec)
+        texts = list(ds.texts[:MAX_ANALYSIS_TEXTS])
+        used = f"first {len(texts)} of {len(ds.texts)}" if len(ds.texts) > len(texts) else f"all {len(texts)}"
+        result = analyze_heads(model, texts=texts, **kw)
+        acc = None
+        if ds.labels is not None:
+            acc = evaluate_accuracy(model, texts, np.array(ds.labels[:len(texts)]))
+        view = HeadAnalysisView(result, f"{ds.name}: {used} texts; {ds.note}", acc, False)
+    cache.set(key, view)
+    return view, False

@@ -1,0 +1,294 @@
+"""Fidelity measures and complexity proxies of the persuasive layer (METHODS §2.3, §2.4).
+
+Deletion and insertion curves follow Petsiuk, Das, Saenko (2018, "RISE", arXiv
+1806.07421) for tabular data: features change one at a time to a baseline
+(training median) in explanation order. ERASER comprehensiveness, sufficiency
+and their AOPC follow DeYoung et al. (2020, arXiv 1911.03429) with every
+``k = 1..d`` (the product default for tabular data); removed features take each
+background row's value and outputs are averaged. Complexity proxies count
+items, predicates, words, numbers and cognitive chunks (Lage et al. 2019,
+arXiv 1902.00006).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from ..metrics import kendall_tau_b, spearman, top_k_overlap
+from ..simplify import _masked_outputs
+
+__all__ = ["PredictFn", "Neighborhood", "explanation_order", "importance_order", "deletion_curve",
+           "insertion_curve", "curve_auc", "aopc", "make_neighborhood", "restricted_r2",
+           "attribution_fidelity", "complexity", "NUMBER"]
+
+PredictFn = Callable[[np.ndarray], np.ndarray]
+NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)?(?:e-?\d+)?%?")
+
+
+def explanation_order(values) -> np.ndarray:
+    """Feature indices by descending signed attribution, ties (and zeros) by index (METHODS §2.3)."""
+    v = np.asarray(values, dtype=float)
+    return np.lexsort((np.arange(v.size), -v))
+
+
+def importance_order(values) -> np.ndarray:
+    """Feature indices by descending ``|attribution|``, ties by index (the ERASER rationale order)."""
+    v = np.abs(np.asarray(values, dtype=float))
+    return np.lexsort((np.arange(v.size), -v))
+
+
+def _path(x: np.ndarray, start: np.ndarray, end: np.ndarray, order: np.ndarray) -> np.ndarray:
+    grid = np.tile(start, (order.size + 1, 1))
+    for i in range(1, order.size + 1):
+        grid[i:, order[i - 1]] = end[order[i - 1]]
+    return grid
+
+
+def deletion_curve(predict_fn: PredictFn, x, order, baseline) -> np.ndarray:
+    """Output as features are replaced by the baseline one at a time, in ``order``.
+
+    Parameters
+    ----------
+    predict_fn : callable
+        ndarray (n, n_features) -> ndarray (n,), the explained output ``g``.
+    x : ndarray of shape (n_features,)
+    order : ndarray of int, shape (n_features,)
+        Deletion order, e.g. :func:`explanation_order`.
+    baseline : ndarray of shape (n_features,)
+        Reference value of each feature (training median by default in the app).
+
+    Returns
+    -------
+    curve : ndarray of shape (n_features + 1,)
+        ``curve[0] = g(x)``, ``curve[-1] = g(baseline)``; one ``predict_fn`` call.
+
+    References
+    ----------
+    Petsiuk, Das, Saenko (2018). RISE: Randomized Input Sampling for
+    Explanation of Black-box Models. BMVC. arXiv 1806.07421.
+    """
+    x, b = np.asarray(x, float), np.asarray(baseline, float)
+    return np.asarray(predict_fn(_path(x, x, b, np.asarray(order, int))), dtype=float)
+
+
+def insertion_curve(predict_fn: PredictFn, x, order, baseline) -> np.ndarray:
+    """Output as features are restored from the baseline to ``x`` in ``order``; shape (n_features + 1,)."""
+    x, b = np.asarray(x, float), np.asarray(baseline, float)
+    return np.asarray(predict_fn(_path(x, b, x, np.asarray(order, int))), dtype=float)
+
+
+def curve_auc(curve) -> float:
+    """Trapezoidal area under a curve sampled at fractions ``0, 1/d, ..., 1`` of features changed.
+
+    METHODS §7 T11: deletion ``[6, 3, 1, 0]`` gives 7/3, insertion ``[0, 3, 5, 6]`` gives 11/3.
+    """
+    c = np.asarray(curve, dtype=float)
+    if c.size < 2:
+        raise ValueError(f"a curve needs at least 2 points, got {c.size}")
+    return float(np.sum((c[1:] + c[:-1]) / 2) / (c.size - 1))
+
+
+def aopc(predict_fn: PredictFn, x, order, background) -> tuple[float, float]:
+    """ERASER AOPC comprehensiveness and sufficiency over rationales of size ``k = 1..d``.
+
+    Parameters
+    ----------
+    predict_fn : callable
+    x : ndarray of shape (n_features,)
+    order : ndarray of int, shape (n_features,)
+        Rationale order (most important first), e.g. :func:`importance_order`.
+    background : ndarray of shape (n_background, n_features)
+        Values removed features take (outputs averaged over its rows).
+
+    Returns
+    -------
+    (aopc_comprehensiveness, aopc_sufficiency) : tuple of float
+        Means of ``g(x) - g(x without r_{:k})`` and ``g(x) - g(r_{:k} only)``.
+        METHODS §7 T12: 14/3 and 4/3 for ``g = x1 + x2 + x3`` at ``x = (3, 2, 1)``.
+
+    References
+    ----------
+    DeYoung, Jain, Rajani, Lehman, Xiong, Socher, Wallace (2020). ERASER: A
+    Benchmark to Evaluate Rationalized NLP Models. ACL. arXiv 1911.03429.
+    """
+    x = np.asarray(x, dtype=float)
+    order = np.asarray(order, dtype=int)
+    d = x.size
+    sets = [np.arange(d)]
+    for k in range(1, d + 1):
+        sets += [np.setdiff1d(np.arange(d), order[:k]), order[:k]]
+    outs = _masked_outputs(predict_fn, x, sets, background)
+    full = float(predict_fn(x[None, :])[0])
+    return float(np.mean(full - outs[1::2])), float(np.mean(full - outs[2::2]))
+
+
+@dataclass(frozen=True)
+class Neighborhood:
+    """A seeded perturbation sample around one row, for restricted local R².
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_samples, n_features)
+        Standardised offsets from the row (interpretable representation).
+    y : ndarray of shape (n_samples,)
+        Explained output at each perturbed row.
+    w : ndarray of shape (n_samples,)
+        LIME's exponential kernel weights ``sqrt(exp(-D^2 / kernel_width^2))``.
+    """
+
+    Z: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+
+
+def make_neighborhood(predict_fn: PredictFn, x, scale, *, num_samples: int = 1000, seed: int = 0,
+                      kernel_width: float | None = None, categorical=None) -> Neighborhood:
+    """Gaussian neighborhood ``x + z * scale`` (``z ~ N(0, I)``), weighted as LIME does.
+
+    Parameters
+    ----------
+    x, scale : ndarray of shape (n_features,)
+        The row and per-feature standard deviations (training data); zero or
+        missing scales are set to 1.
+    num_samples : int, default=1000
+    seed : int, default=0
+    kernel_width : float, default=0.75 * sqrt(n_features)
+    categorical : mapping of int to ndarray, optional
+        For categorical columns (codes), the training values to draw from; their
+        column of ``Z`` is 1 where the draw differs from ``x`` (LIME's binary
+        representation), 0 where it is the same.
+    """
+    x = np.asarray(x, float)
+    scale = np.asarray(scale, float)
+    scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(num_samples, x.size))
+    Z[0] = 0.0
+    samples = x + Z * scale
+    for j, pool in (categorical or {}).items():
+        draw = rng.choice(np.asarray(pool, float), size=num_samples)
+        draw[0] = x[j]
+        samples[:, j] = draw
+        Z[:, j] = (draw != x[j]).astype(float)
+    width = kernel_width or 0.75 * np.sqrt(x.size)
+    dist = np.sqrt((Z ** 2).sum(axis=1))
+    return Neighborhood(Z, np.asarray(predict_fn(samples), float), np.sqrt(np.exp(-dist ** 2 / width ** 2)))
+
+
+def restricted_r2(nb: Neighborhood, features) -> float:
+    """Weighted R² of a linear fit (with intercept) of ``nb.y`` on the columns ``features`` of ``nb.Z``.
+
+    Solved through the weighted normal equations (pseudo-inverse, so collinear
+    columns are fine). 0 for an empty set; the full-feature value minus this is
+    METHODS' ΔR².
+    """
+    features = np.asarray(list(features), dtype=int)
+    w = nb.w
+    mean = np.average(nb.y, weights=w)
+    tss = float(np.sum(w * (nb.y - mean) ** 2))
+    if features.size == 0 or tss == 0:
+        return 0.0
+    A = np.column_stack([np.ones(len(nb.y)), nb.Z[:, features]])
+    Aw = A * w[:, None]
+    coef = np.linalg.pinv(A.T @ Aw) @ (Aw.T @ nb.y)
+    rss = float(np.sum(w * (nb.y - A @ coef) ** 2))
+    return 1.0 - rss / tss
+
+
+def attribution_fidelity(parent_values, shown_values, shown_features, *, prediction: float, base_value: float,
+                         predict_fn: PredictFn, x, background, baseline, neighborhood: Neighborhood | None = None,
+                         full: bool = True) -> dict:
+    """Every §2.3 fidelity measure of a displayed attribution vector against its descriptive parent.
+
+    ERASER measures and the deletion/insertion curves are defined for the
+    predicted class: pass that class's output and attributions (for a binary
+    model predicting the negative class, ``1 - P(pos)`` and ``-φ``; the
+    operators in :mod:`explainers.persuasive` do this).
+
+    Parameters
+    ----------
+    parent_values : ndarray of shape (n_features,)
+        The descriptive attributions φ (output units).
+    shown_values : ndarray of shape (n_features,)
+        What the reader is shown, per feature (0 for hidden features; a merged
+        group's value split evenly over its members).
+    shown_features : sequence of int
+        Features the reader sees (the rationale S).
+    prediction, base_value : float
+        ``g(x)`` and ``φ_0`` of the parent.
+    predict_fn, x, background, baseline
+        As in :func:`aopc` and :func:`deletion_curve`.
+    neighborhood : Neighborhood, optional
+        If given, ``r2_restricted`` (features S) and ``r2_full`` are reported.
+    full : bool, default=True
+        ``False`` skips AOPC and the curves (for sweeps over many rows).
+
+    Returns
+    -------
+    dict of str to float
+        ``mass_retained``, ``additivity_gap``, ``spearman``, ``kendall_tau_b``,
+        ``top_k_overlap``, ``sufficiency``, ``comprehensiveness`` and, with
+        ``full``, ``aopc_comprehensiveness``, ``aopc_sufficiency``,
+        ``deletion_auc``, ``insertion_auc`` (raw and ``_norm`` ÷ g(x)), and
+        ``r2_restricted``/``r2_full``. NaN where a measure is undefined.
+    """
+    phi, shown = np.asarray(parent_values, float), np.asarray(shown_values, float)
+    S = np.asarray(sorted(set(int(j) for j in shown_features)), dtype=int)
+    d = phi.size
+    x = np.asarray(x, float)
+    total = float(np.abs(phi).sum())
+    k = max(S.size, 1)
+    out = {
+        "mass_retained": float(np.abs(phi[S]).sum()) / total if total else 1.0,
+        "additivity_gap": float(abs(prediction - base_value - shown.sum())) if np.isfinite(shown).all() else float("nan"),
+        "spearman": spearman(np.abs(phi), np.abs(shown)) if d > 1 else float("nan"),
+        "kendall_tau_b": kendall_tau_b(np.abs(phi), np.abs(shown)) if d > 1 else float("nan"),
+        "top_k_overlap": top_k_overlap(np.abs(phi), np.abs(shown), k) if d > 1 and S.size else float("nan"),
+    }
+    removed = np.setdiff1d(np.arange(d), S)
+    outs = _masked_outputs(predict_fn, x, [np.arange(d), S, removed], background)
+    out["sufficiency"] = float(outs[0] - outs[1])
+    out["comprehensiveness"] = float(outs[0] - outs[2]) if S.size else 0.0
+    if full:
+        out["aopc_comprehensiveness"], out["aopc_sufficiency"] = aopc(predict_fn, x, importance_order(shown), background)
+        dele = deletion_curve(predict_fn, x, explanation_order(shown), baseline)
+        ins = insertion_curve(predict_fn, x, explanation_order(shown), baseline)
+        g = float(dele[0])
+        out.update(deletion_auc=curve_auc(dele), insertion_auc=curve_auc(ins),
+                   deletion_auc_norm=curve_auc(dele) / g if g else float("nan"),
+                   insertion_auc_norm=curve_auc(ins) / g if g else float("nan"))
+    if neighborhood is not None:
+        out["r2_restricted"] = restricted_r2(neighborhood, S)
+        out["r2_full"] = restricted_r2(neighborhood, range(d))
+    return out
+
+
+def complexity(lines: Sequence[str], chunks: Iterable[str], *, n_items: int, n_predicates: int = 0) -> dict:
+    """The §2.4 complexity proxies of a rendered explanation.
+
+    Parameters
+    ----------
+    lines : sequence of str
+        Rendered text and labels the reader sees (titles excluded).
+    chunks : iterable of str
+        Concepts named (feature names, group names, neighborhoods); repeats count once.
+    n_items : int
+        Displayed entries (a merged group counts 1; rules: displayed rules).
+    n_predicates : int, default=0
+
+    Returns
+    -------
+    dict with ``n_items``, ``n_predicates``, ``n_words``, ``n_numbers``, ``n_chunks`` (all int).
+
+    References
+    ----------
+    Lage, Chen, He, Narayanan, Kim, Gershman, Doshi-Velez (2019). An
+    Evaluation of the Human-Interpretability of Explanation. arXiv 1902.00006
+    (new cognitive chunks versus repeated terms).
+    """
+    text = " ".join(lines)
+    return {"n_items": int(n_items), "n_predicates": int(n_predicates), "n_words": len(text.split()),
+            "n_numbers": len(NUMBER.findall(text)), "n_chunks": len(set(chunks))}

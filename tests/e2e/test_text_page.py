@@ -1,0 +1,77 @@
+"""The Text attention page in real headless Chromium against `python -m app` (fixtures in conftest.py).
+
+Opens /text, submits a typed sentence with Enter, waits for the figures, checks the truncation note of
+a long text, runs the head analysis as a background job, and asserts the console has no SEVERE errors.
+"""
+from __future__ import annotations
+
+import time
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from tests.e2e.browser import severe_console_errors, svg_text, wait_for_figures, wait_text
+
+pytestmark = pytest.mark.e2e
+
+_SET_VALUE = """
+const el = document.getElementById(arguments[0]);
+const setter = Object.getOwnPropertyDescriptor(window.HTMLTextAreaElement.prototype, 'value').set;
+setter.call(el, arguments[1]);
+el.dispatchEvent(new Event('input', {bubbles: true}));
+"""
+
+
+
+
+def _click(driver, element_id: str) -> None:
+    button = driver.find_element(By.ID, element_id)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();", button)
+
+
+
+
+def test_text_page_sentence_long_text_and_head_analysis(server, browser, tmp_path):
+    browser.get(server + "/text")
+    assert wait_for_figures(browser, minimum=5, timeout=120) >= 5
+    wait_text(browser, "text-notes", "Predicted positive", timeout=90)  # the first built-in example
+    assert "Text attention" in browser.find_element(By.CSS_SELECTOR, ".navbar").text
+
+    box = browser.find_element(By.ID, "text-input")
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys("The staff were rude and the food was cold.", Keys.ENTER)
+    notes = wait_text(browser, "text-notes", "for typed")
+    assert "Predicted negative" in notes and "2 special tokens ([CLS], [SEP])" in notes
+    assert "attention to a word = sum over its pieces" in notes
+    wait_for_figures(browser, minimum=5, timeout=60)
+    assert "head 0" in svg_text(browser, "#text-head-view .annotation-text")
+    deadline = time.time() + 30
+    while "Integrated Gradients" not in svg_text(browser, "#text-aggregates .yaxislayer-above text") and time.time() < deadline:
+        time.sleep(0.2)
+    rows = svg_text(browser, "#text-aggregates .yaxislayer-above text")
+    assert "rollout" in rows and "Integrated Gradients" in rows and "gradient x input" in rows
+    assert "Spearman" in svg_text(browser, "#text-agreement .gtitle")
+
+    long = " ".join(["The service was slow but the view was lovely."] * 40)
+    browser.execute_script(_SET_VALUE, "text-input", long)
+    _click(browser, "text-submit")
+    notes = wait_text(browser, "text-notes", "Truncated at the model maximum of 256 tokens")
+    assert "truncated to 256 of 402 tokens" in notes and "first dropped word #254 'but'" in notes
+    assert "takes more than 2 s" in notes
+    wait_for_figures(browser, minimum=5, timeout=60)
+
+    csv = tmp_path / "reviews.csv"
+    csv.write_text("id,review,sentiment\n1,Great food and friendly staff.,positive\n2,Cold soup.,negative\n")
+    browser.find_element(By.CSS_SELECTOR, "#text-upload input[type=file]").send_keys(str(csv))
+    wait_text(browser, "text-upload-status", "reviews.csv: 2 rows, columns id, review, sentiment")
+    wait_text(browser, "text-dataset-note", "2 texts from column 'review'; labels from column 'sentiment'")
+    _click(browser, "text-builtin")
+    wait_text(browser, "text-dataset-note", "built-in examples")
+
+    _click(browser, "text-heads-run")
+    summary = wait_text(browser, "text-heads-summary", "Accuracy of the model", timeout=120)
+    assert "built-in examples: all 12 texts" in summary and "n = 12" in summary
+    wait_for_figures(browser, minimum=8, timeout=60)
+    assert "Pruning curve" in svg_text(browser, "#text-pruning .gtitle")
+    assert severe_console_errors(browser) == []
