@@ -6,6 +6,7 @@ ROW_RANDOM = "row-random"
 ROW_STATUS = "row-status"
 URL = "url"
 NAVBAR = "navbar"
+ROW_PICKER = "row-picker"
 
 # Model & data
 SUMMARY = "overview-summary"

@@ -22,7 +22,7 @@ def row_picker() -> html.Div:
                   debounce=True, size="sm", className="row-input", persistence=True, persistence_type="session"),
         dbc.Button("Random row", id=ids.ROW_RANDOM, size="sm", color="light", className="ms-2", n_clicks=0),
         html.Span(id=ids.ROW_STATUS, className="ms-2 text-white-50 small"),
-    ], className="d-flex align-items-center")
+    ], className="d-flex align-items-center", id=ids.ROW_PICKER)
 
 
 def shell() -> html.Div:

@@ -27,3 +27,12 @@ def show_row_status(row):
 def hide_navbar_for_participants(pathname):
     """Study participants (``/study/...``) never see the analyst's navbar, row status or pages."""
     return "d-none" if (pathname or "").startswith("/study/") else "mb-3"
+
+
+TABULAR_ROW_PAGES = ("/", "/descriptive", "/persuasive", "/attention")
+
+
+@callback(Output(ids.ROW_PICKER, "className"), Input(ids.URL, "pathname"))
+def show_row_picker_on_row_pages(pathname):
+    """The row picker explains table rows: shown only on the pages that explain one."""
+    return "d-flex align-items-center" if (pathname or "/") in TABULAR_ROW_PAGES else "d-none"

@@ -105,6 +105,11 @@ def test_random_row_is_reproducible_per_click(sample_workspace):
     assert 0 <= shell.pick_random_row(4) < 569
 
 
+def test_row_picker_only_where_rows_are_explained():
+    assert shell.show_row_picker_on_row_pages("/descriptive") == "d-flex align-items-center"
+    assert shell.show_row_picker_on_row_pages("/text") == "d-none"
+
+
 def test_participants_never_see_the_navbar():
     assert shell.hide_navbar_for_participants("/study/pilot") == "d-none"
     assert shell.hide_navbar_for_participants("/descriptive") == "mb-3"
