@@ -17,29 +17,33 @@ def load_default_surrogate(_pathname):
           Input(ids.SURROGATE_FIT, "n_clicks"),
           State(ids.SURROGATE_FOI, "value"), State(ids.SURROGATE_MAX_RULES, "value"),
           State(ids.SURROGATE_MAX_WIDTH, "value"), State(ids.SURROGATE_MAX_NBHD, "value"),
-          background=True, prevent_initial_call=True, cancel=[Input(ids.SURROGATE_CANCEL, "n_clicks")],
+          State(ids.SURROGATE_LAMBDAS, "value"), background=True, prevent_initial_call=True, cancel=[Input(ids.SURROGATE_CANCEL, "n_clicks")],
           running=[(Output(ids.SURROGATE_FIT, "disabled"), True, False),
                    (Output(ids.SURROGATE_CANCEL, "disabled"), False, True),
                    (Output(ids.SURROGATE_PROGRESS, "animated"), True, False),
                    (Output(ids.SURROGATE_PROGRESS, "striped"), True, False),
                    (Output(ids.SURROGATE_PROGRESS, "value"), 100, 0),
                    (Output(ids.SURROGATE_PROGRESS, "label"), "fitting MUSE ...", "")])
-def fit_muse(n_clicks, foi, max_rules, max_width, max_nbhd):
+def fit_muse(n_clicks, foi, max_rules, max_width, max_nbhd, lambdas):
     try:
-        return services.fit_muse(services.muse_params(foi, max_rules, max_width, max_nbhd)), None
+        return services.fit_muse(services.muse_params(foi, max_rules, max_width, max_nbhd, lambdas)), None
     except CandorError as err:
         return no_update, error_alert(str(err))
 
 
 @callback(Output(ids.SURROGATE_FRONTIER_KEY, "data"), Input(ids.URL, "pathname"), Input(ids.SURROGATE_FIT, "n_clicks"),
           State(ids.SURROGATE_FOI, "value"), State(ids.SURROGATE_MAX_WIDTH, "value"),
-          State(ids.SURROGATE_MAX_NBHD, "value"),
+          State(ids.SURROGATE_MAX_NBHD, "value"), State(ids.SURROGATE_LAMBDAS, "value"),
           background=True, progress=[Output(ids.SURROGATE_PROGRESS, "value"), Output(ids.SURROGATE_PROGRESS, "label")],
           cancel=[Input(ids.SURROGATE_CANCEL, "n_clicks")],
           running=[(Output(ids.SURROGATE_CANCEL, "disabled"), False, True)])
-def compute_frontier(set_progress, _pathname, _n_clicks, foi, max_width, max_nbhd):
+def compute_frontier(set_progress, _pathname, _n_clicks, foi, max_width, max_nbhd, lambdas):
     """MUSE, CART and flat surrogates at 2, 5, 10, 20 rules for the chosen features of interest."""
-    params = {k: v for k, v in services.muse_params(foi, None, max_width, max_nbhd).items() if k != "max_rules"}
+    try:
+        params = services.muse_params(foi, None, max_width, max_nbhd, lambdas)
+    except CandorError:
+        raise PreventUpdate  # the Fit MUSE callback shows the message
+    params = {k: v for k, v in params.items() if k != "max_rules"}
     return services.fit_frontier(params, progress=lambda done, total: set_progress(
         (round(100 * done / total), f"frontier: {done} of {total} surrogates fitted")))
 

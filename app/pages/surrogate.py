@@ -26,6 +26,12 @@ def layout(**_):
             _budget("Max width", ids.SURROGATE_MAX_WIDTH, b["max_width"], 3),
             _budget("Max neighborhoods", ids.SURROGATE_MAX_NBHD, b["max_neighborhoods"], 10),
         ], className="g-2 align-items-end"),
+        dbc.Row(dbc.Col([
+            dbc.Label("λ weights: fewer predicates, feature overlap, rule overlap, cover, fidelity "
+                      "(\"auto\" chooses the fidelity weight on a validation split)",
+                      html_for=ids.SURROGATE_LAMBDAS, className="small mb-0"),
+            dbc.Input(id=ids.SURROGATE_LAMBDAS, value=services.surrogates.DEFAULT_LAMBDAS, size="sm", debounce=True),
+        ], md=6), className="g-2 mt-1"),
         html.Div([dbc.Button("Fit MUSE", id=ids.SURROGATE_FIT, color="primary", size="sm", n_clicks=0),
                   dbc.Button("Cancel", id=ids.SURROGATE_CANCEL, color="secondary", size="sm", className="ms-2",
                              disabled=True),

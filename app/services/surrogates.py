@@ -25,6 +25,8 @@ from ._core import lazy, workspace
 from .tabular import model_labels
 
 DEFAULT_BUDGETS = {"max_rules": 10, "max_width": 3, "max_neighborhoods": 4}
+DEFAULT_LAMBDAS = "0.1, 0.1, 0.1, 1, auto"
+LAMBDA_NAMES = ("fewer predicates", "feature overlap", "rule overlap", "cover", "fidelity")
 FRONTIER_BUDGETS = (2, 5, 10, 20)
 _ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,14 +52,45 @@ def _key(kind: str, params: dict) -> str:
     return f"{kind}:{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
 
-def muse_params(features_of_interest=None, max_rules=None, max_width=None, max_neighborhoods=None) -> dict:
+def parse_lambdas(text: str | None) -> list:
+    """``"0.1, 0.1, 0.1, 1, auto"`` → ``[0.1, 0.1, 0.1, 1.0, None]`` (MUSE's five λ weights).
+
+    The weights are of (fewer predicates, feature overlap, rule overlap, cover, fidelity); "auto"
+    for the fidelity weight lets the fit choose it on a validation split.
+
+    Raises
+    ------
+    CandorError
+        Naming the entry that is not a non-negative number (or "auto" in fifth place).
+    """
+    parts = [p.strip() for p in (text or DEFAULT_LAMBDAS).split(",")]
+    if len(parts) != 5:
+        raise CandorError(f"λ weights: give 5 comma-separated numbers ({', '.join(LAMBDA_NAMES)}), got {len(parts)}")
+    out = []
+    for i, (name, part) in enumerate(zip(LAMBDA_NAMES, parts)):
+        if i == 4 and part.lower() == "auto":
+            out.append(None)
+            continue
+        try:
+            value = float(part)
+        except ValueError:
+            value = -1.0
+        if not value >= 0:
+            raise CandorError(f"λ weight for {name} must be a non-negative number"
+                              f"{' or auto' if i == 4 else ''}, got {part!r}")
+        out.append(value)
+    return out
+
+
+def muse_params(features_of_interest=None, max_rules=None, max_width=None, max_neighborhoods=None,
+                lambdas: str | None = None) -> dict:
     """Validated MUSE settings from the page's controls; raises :class:`CandorError` naming a bad value."""
     names = list(map(str, workspace().X.columns))
     foi = sorted(set(features_of_interest or [])) or None
     unknown = [f for f in foi or [] if f not in names]
     if unknown:
         raise CandorError(f"features of interest not in the data: {', '.join(unknown)}")
-    out = {"features_of_interest": foi}
+    out = {"features_of_interest": foi, "lambdas": parse_lambdas(lambdas)}
     for name, value, hi in (("max_rules", max_rules, 30), ("max_width", max_width, 3),
                             ("max_neighborhoods", max_neighborhoods, 10)):
         v = DEFAULT_BUDGETS[name] if value in (None, "") else value
@@ -96,12 +129,13 @@ def fit_muse(params: dict) -> str:
         X_train, y_train, _, _ = _split()
         est = TwoLevelDecisionSet(features_of_interest=params["features_of_interest"], max_rules=params["max_rules"],
                                   max_width=params["max_width"], max_neighborhoods=params["max_neighborhoods"],
-                                  seed=0).fit(X_train, y_train)
+                                  lambdas=tuple(params["lambdas"]), seed=0).fit(X_train, y_train)
         foi = ", ".join(params["features_of_interest"] or []) or "all features"
         source = (f"MUSE two-level decision set (Lakkaraju et al. 2019), fitted to the model's predictions on "
                   f"{len(X_train)} training rows; budgets: {params['max_rules']} rules, width {params['max_width']}, "
-                  f"{params['max_neighborhoods']} neighborhoods; descriptors over {foi}; fidelity weight "
-                  f"{est.lambda_fidelity_} chosen on a validation split; seed 0")
+                  f"{params['max_neighborhoods']} neighborhoods; descriptors over {foi}; λ weights "
+                  f"{', '.join(f'{v:g}' for v in est.rule_set_.params['lambdas'])} (fidelity weight "
+                  f"{'chosen on a validation split' if params['lambdas'][4] is None else 'set by you'}); seed 0")
         cache.set(key, _view(est.rule_set_, source))
     return key
 
@@ -115,7 +149,7 @@ def fit_frontier(params: dict, progress=None) -> str:
     cache = _results()
     if key not in cache:
         X_train, y_train, X_eval, y_eval = _split()
-        muse = {k: v for k, v in params.items() if k != "max_rules"}
+        muse = {k: (tuple(v) if k == "lambdas" else v) for k, v in params.items() if k != "max_rules"}
         cache.set(key, surrogate_frontier(X_train, y_train, X_eval, y_eval, budgets=FRONTIER_BUDGETS,
                                           muse_params=muse, seed=0, progress=progress))
     return key

@@ -10,7 +10,7 @@ from app.callbacks import attention, descriptive, overview, persuasive, shell, s
 
 
 def _text(component) -> str:
-    return json.dumps(component.to_plotly_json(), default=lambda o: o.to_plotly_json())
+    return json.dumps(component.to_plotly_json(), default=lambda o: o.to_plotly_json(), ensure_ascii=False)
 
 
 def test_summary_reports_heldout_metrics(sample_workspace):
@@ -56,20 +56,23 @@ def test_surrogate_page_fits_muse_and_shows_its_rules(sample_workspace, tmp_path
     assert _text(rules).count("IF ") >= 1 and "Otherwise (default rule)" in _text(rules)
     assert confusion.data[0].z.sum() == 143
     # custom features of interest: every neighborhood descriptor uses only them
-    new_key, error = surrogate.fit_muse(1, ["worst radius", "mean texture"], 5, 2, 2)
+    new_key, error = surrogate.fit_muse(1, ["worst radius", "mean texture"], 5, 2, 2, "0.1, 0.1, 0.1, 1, 5")
     assert error is None and new_key != key
     view = services.muse_view(new_key)
     used = {p.feature for d in view.rule_set.neighborhoods for p in d}
     assert used <= {"worst radius", "mean texture"}
     assert view.heldout.size <= 5 and view.heldout.maxwidth <= 2 and view.heldout.numdsets <= 2
-    _, bad = surrogate.fit_muse(1, None, 0, 3, 4)
+    assert "(fidelity weight set by you)" in view.source and "λ weights 0.1, 0.1, 0.1, 1, 5" in view.source
+    _, bad = surrogate.fit_muse(1, None, 0, 3, 4, None)
     assert "max rules must be a whole number from 1 to 30, got 0" in _text(bad)
+    _, bad = surrogate.fit_muse(1, None, 5, 3, 4, "0.1, 0.1, x, 1, auto")
+    assert "λ weight for rule overlap must be a non-negative number, got 'x'" in _text(bad)
 
 
 def test_surrogate_frontier_points_can_be_shown(sample_workspace, tmp_path_factory, monkeypatch):
     monkeypatch.setenv("CANDOR_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     progress = []
-    fkey = surrogate.compute_frontier(progress.append, "/surrogate", 0, None, 3, 4)
+    fkey = surrogate.compute_frontier(progress.append, "/surrogate", 0, None, 3, 4, None)
     assert progress[-1] == (100, "frontier: 12 of 12 surrogates fitted")
     fig = surrogate.render_frontier(fkey, None)
     assert {t.name for t in fig.data} == {"MUSE", "CART", "FLAT"} and len(fig.data) == 9
