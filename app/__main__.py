@@ -1,5 +1,6 @@
 """Command line: ``python -m app`` serves the bundled sample; ``--model/--data/--target`` serve yours;
-``python -m app study validate FILE`` checks a study file.
+``python -m app study validate FILE`` checks a study file; ``python -m app check --model M --data D
+--target T`` loads your pair and explains one row without serving.
 
 Every input problem prints one line, ``candor: error: ...``, and exits with
 status 2; no traceback.
@@ -21,12 +22,40 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--trust-pickle", action="store_true",
                    help="allow .joblib/.pkl models: unpickling EXECUTES CODE from the file; only for files you trust")
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8050)
+    p.add_argument("--port", type=_port, default=8050)
     return p
+
+
+def _port(text: str) -> int:
+    """A TCP port number from 1 to 65535 (argparse turns the ValueError into a one-line error, exit 2)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be from 1 to 65535, got {port}")
+    return port
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Raise :class:`CandorError` if ``host:port`` cannot be bound (in use, or not an address here)."""
+    import socket
+
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            raise CandorError(f"cannot serve on {host}:{port} ({exc.strerror or exc}); "
+                              "pass another --port, or stop what is using it") from None
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["check"]:
+        from .check import main as check_main
+
+        return check_main(argv[1:])
     if argv[:1] == ["study"]:
         from .study.cli import main as study_main
 
@@ -43,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             print("candor: warning: --trust-pickle loads the model with pickle, which executes code from the file",
                   file=sys.stderr)
     try:
+        _check_port_free(args.host, args.port)
         from .server import create_app
 
         app = create_app()

@@ -77,3 +77,18 @@ def global_tradeoff(g, k: int) -> go.Figure:
                         "dashed = current k</sup>",
                    xaxis_title="k (features shown = concepts named)", yaxis_title="mean fidelity measure",
                    legend=dict(orientation="h", y=-0.3)).update_layout(margin=_TALL)
+
+
+def rule_tradeoff(view, kept: int) -> go.Figure:
+    """Held-out agreement of the pruned surrogate against the number of rules kept (O5), current choice marked."""
+    fig = go.Figure([
+        go.Scatter(x=list(view.kept_counts), y=list(view.agreement_curve), mode="lines+markers", name="agreement",
+                   customdata=list(view.predicates_curve),
+                   hovertemplate="%{x} rules, %{customdata} predicates: agreement %{y:.3f}<extra></extra>"),
+    ])
+    fig.add_vline(x=kept, line_dash="dash", line_color="#666")
+    fig.update_layout(template="plotly_white", title=dict(text="Agreement as rules are dropped", x=0.01,
+                                                          font=dict(size=14)),
+                      xaxis_title="rules shown", yaxis_title="agreement with the model (held-out)",
+                      margin=dict(l=10, r=10, t=40, b=40))
+    return fig

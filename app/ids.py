@@ -92,6 +92,14 @@ TEXT_HEADS_SUMMARY = "text-heads-summary"
 TEXT_ROLES = "text-roles"
 TEXT_IMPORTANCE = "text-importance"
 TEXT_PRUNING = "text-pruning"
+TEXT_LOPARDO_RUN = "text-lopardo-run"        # Lopardo et al. 2024 single-layer attention classifier card
+TEXT_LOPARDO_CANCEL = "text-lopardo-cancel"
+TEXT_LOPARDO_PROGRESS = "text-lopardo-progress"
+TEXT_LOPARDO_STATUS = "text-lopardo-status"
+TEXT_LOPARDO_MODEL = "text-lopardo-model"    # store: {"key", "dataset"} of the trained model (on disk, never weights)
+TEXT_LOPARDO_SUMMARY = "text-lopardo-summary"
+TEXT_LOPARDO_SCORES = "text-lopardo-scores"
+TEXT_LOPARDO_AGREEMENT = "text-lopardo-agreement"
 
 # --- Persuasive, issue 4: operator controls, verification, guardrail, dropped panel, global tradeoff ---
 ROUNDING = "persuasive-rounding"
@@ -112,3 +120,12 @@ UPLOAD_DATA_TOKEN = "upload-data-token"
 UPLOAD_TARGET = "upload-target"
 UPLOAD_LOAD = "upload-load"
 UPLOAD_RESULT = "upload-result"
+
+# --- Persuasive, rules (issue 4): simplify a frontier surrogate ---
+RULES_SOURCE = "persuasive-rules-source"
+RULES_KEEP = "persuasive-rules-keep"
+RULES_ROUND = "persuasive-rules-round"
+RULES_PLAIN = "persuasive-rules-plain"
+RULES_SHOWN = "persuasive-rules-shown"
+RULES_COST = "persuasive-rules-cost"
+RULES_TRADEOFF = "persuasive-rules-tradeoff"

@@ -4,18 +4,29 @@ Loading is strict and explicit: skops files are opened with a trusted-types list
 (scikit-learn's own classes only), pickle/joblib only when the caller passes
 ``trust_pickle=True`` (the CLI's ``--trust-pickle`` flag), and every problem is a
 :class:`~app.errors.CandorError` whose message names the file, column or type.
+
+:func:`load_pair` accepts any scikit-learn estimator or Pipeline (classifier with
+probabilities, margins or labels only; regressor; binary or multiclass) on a
+table of any column types (see :class:`explainers._codec.TabularCodec`);
+:func:`load_user_workspace` narrows it to what the dashboard pages show today:
+class probabilities, one class against the rest.
 """
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from pandas.api import types as ptypes
+import pandas as pd
+
+from explainers._codec import TabularCodec
+from explainers.model_adapter import ModelAdapter, OneVsRest
 
 from .errors import CandorError
+from .tables import read_table
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_models" / "artifacts"
 SAMPLE_MODEL = SAMPLE_DIR / "breast_cancer_gb.skops"
@@ -24,6 +35,7 @@ TRANSFORMER_WEIGHTS = SAMPLE_DIR / "tabular_transformer.safetensors"
 TRANSFORMER_META = SAMPLE_DIR / "tabular_transformer.json"
 TRUSTED_PREFIXES = ("sklearn.", "numpy.", "scipy.")
 MODEL_SUFFIXES = (".skops", ".joblib", ".pkl", ".pickle")
+PROBE_ALL_ROWS = 50_000
 
 
 @dataclass
@@ -35,10 +47,13 @@ class Workspace:
     name : str
         Shown in the navbar.
     model : fitted binary classifier with ``predict_proba``
+        For the user's files, a :class:`~explainers.model_adapter.OneVsRest`
+        view that takes *encoded* rows (the pages' input).
     X : DataFrame of shape (n_rows, n_features)
-        Feature columns in the order the model expects.
+        Feature columns in the order the model expects; for the user's files the
+        float encoding of the raw table (category codes, NaN kept), named as the user wrote them.
     y : ndarray of shape (n_rows,)
-        True labels as indices into ``classes``.
+        True labels as indices into ``classes`` (regression: the target values).
     classes : tuple of str
         Display names aligned with ``predict_proba`` columns.
     target : str
@@ -49,6 +64,12 @@ class Workspace:
         Where model and data came from.
     transformer_paths : (Path, Path) or None
         Weights and config of a tabular transformer over the same features.
+    adapter : ModelAdapter or None
+        The user's model behind one interface (task, outputs, units); ``None`` for the sample.
+    raw : DataFrame or None
+        The user's feature table as read (what the data table shows).
+    notes : tuple of str
+        Every normalisation done while loading, one line each.
     """
 
     name: str
@@ -62,10 +83,17 @@ class Workspace:
     source: str
     metadata: dict = field(default_factory=dict)
     transformer_paths: tuple[Path, Path] | None = None
+    adapter: ModelAdapter | None = None
+    raw: pd.DataFrame | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def positive_class(self) -> str:
         return self.classes[1]
+
+    @property
+    def task(self) -> str:
+        return self.adapter.task if self.adapter is not None else "binary"
 
 
 def load_skops(path: Path):
@@ -85,17 +113,20 @@ def load_skops(path: Path):
     refused = [t for t in untrusted if not t.startswith(TRUSTED_PREFIXES)]
     if refused:
         raise CandorError(f"{path.name}: refusing to load types outside scikit-learn/numpy/scipy: {', '.join(refused)}")
-    return sio.load(path, trusted=untrusted)
+    try:
+        return sio.load(path, trusted=untrusted)
+    except Exception as exc:
+        raise CandorError(f"{path.name}: skops could not rebuild the model ({type(exc).__name__}: {exc})") from None
 
 
 def load_model(path: str | Path, *, trust_pickle: bool = False):
-    """Load a fitted scikit-learn model from ``path``.
+    """Load a fitted scikit-learn estimator or Pipeline from ``path``.
 
     Raises
     ------
     CandorError
         For a missing file, an unknown suffix, a pickle without ``trust_pickle``,
-        or a model without ``predict_proba``.
+        or an object without ``predict``.
     """
     path = Path(path)
     if not path.is_file():
@@ -116,37 +147,23 @@ def load_model(path: str | Path, *, trust_pickle: bool = False):
             model = joblib.load(path)
         except Exception as exc:
             raise CandorError(f"{path.name}: could not unpickle ({type(exc).__name__}: {exc})") from None
-    if not hasattr(model, "predict_proba"):
-        raise CandorError(f"{path.name}: {type(model).__name__} has no predict_proba; "
-                          "this version explains probabilistic classifiers")
+    if not hasattr(model, "predict"):
+        raise CandorError(f"{path.name}: {type(model).__name__} has no predict method; expected a fitted estimator")
     return model
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a CSV file, naming the file and the parser's complaint on failure."""
-    path = Path(path)
-    if not path.is_file():
-        raise CandorError(f"data file not found: {path}")
-    if path.suffix.lower() != ".csv":
-        raise CandorError(f"{path.name}: unsupported data file type {path.suffix or '(none)'}; expected .csv")
-    try:
-        df = pd.read_csv(path)
-    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
-        raise CandorError(f"{path.name}: not a readable CSV ({type(exc).__name__}: {str(exc).splitlines()[0]})") from None
-    if df.empty:
-        raise CandorError(f"{path.name}: the table has no rows")
-    return df
-
-
-def _feature_columns(model, df: pd.DataFrame, target: str, data_name: str) -> list[str]:
+def _feature_columns(model, df: pd.DataFrame, target: str, data_name: str) -> list:
+    labels = {str(c): c for c in df.columns}
     if hasattr(model, "feature_names_in_"):
         expected = [str(c) for c in model.feature_names_in_]
-        missing = [c for c in expected if c not in df.columns]
+        missing = [c for c in expected if c not in labels]
         if missing:
             raise CandorError(f"{data_name}: columns the model expects are missing: {', '.join(missing[:10])}"
                               + (f" and {len(missing) - 10} more" if len(missing) > 10 else ""))
-        return expected
-    features = [c for c in df.columns if c != target]
+        if target in expected:
+            raise CandorError(f"{data_name}: the model takes the target {target!r} as a feature")
+        return [labels[c] for c in expected]
+    features = [c for c in df.columns if str(c) != target]
     n_expected = getattr(model, "n_features_in_", len(features))
     if n_expected != len(features):
         raise CandorError(f"{data_name}: the model expects {n_expected} features, the table has {len(features)} "
@@ -154,60 +171,176 @@ def _feature_columns(model, df: pd.DataFrame, target: str, data_name: str) -> li
     return features
 
 
-def _encode_target(model, values: pd.Series, data_name: str, target: str) -> np.ndarray:
-    classes = list(model.classes_)
-    by_text = {str(c): i for i, c in enumerate(classes)}
-    codes = values.astype(str).map(by_text)
+def _strip_label(v: str) -> str:
+    v = v.strip()
+    return v[:-1].strip() if v.endswith(".") else v
+
+
+def _encode_target(classes: tuple[str, ...], values: pd.Series, data_name: str, target: str,
+                   notes: list[str]) -> np.ndarray:
+    """Class index of every target value.
+
+    Labels that differ from a class only by spaces or a trailing '.' (UCI Adult's
+    test file: ``>50K.``) are normalised, and a note says how many and which.
+    """
+    if ptypes.is_float_dtype(values) and (values == values.round()).all():
+        values = values.astype("int64")  # 1.0 is the class 1 (a CSV column with a gap reads as float)
+        notes.append(f"{data_name}: target {target!r} read as decimals; whole numbers matched to the classes")
+    by_text = {c: i for i, c in enumerate(classes)}
+    text = values.astype(str)
+    codes = text.map(by_text)
     if codes.isna().any():
-        bad = sorted(values[codes.isna()].astype(str).unique())[:5]
-        raise CandorError(f"{data_name}: target {target!r} has values the model never predicts: {', '.join(bad)} "
-                          f"(model classes: {', '.join(map(str, classes))})")
+        stripped = {_strip_label(c): i for i, c in enumerate(classes)}
+        fixed = text[codes.isna()].map(_strip_label).map(stripped)
+        if fixed.notna().all() and len(stripped) == len(classes):
+            examples = sorted({f"{v!r} -> {classes[int(i)]!r}" for v, i in zip(text[codes.isna()], fixed)})[:4]
+            notes.append(f"{data_name}: {int(codes.isna().sum())} target labels normalised (spaces / trailing '.' "
+                         f"removed): {', '.join(examples)}")
+            codes = codes.fillna(fixed)
+        else:
+            bad = sorted(text[codes.isna()].unique())[:5]
+            raise CandorError(f"{data_name}: target {target!r} has values the model never predicts: "
+                              f"{', '.join(bad)} (model classes: {', '.join(classes)})")
     return codes.to_numpy(dtype=int)
 
 
-def load_user_workspace(model_path: str | Path, data_path: str | Path, target: str, *,
-                        trust_pickle: bool = False, test_size: float = 0.25, seed: int = 0) -> Workspace:
-    """Load the user's model and CSV and check that they fit together.
+def _probe(adapter: ModelAdapter, raw: pd.DataFrame, model_name: str, data_name: str) -> None:
+    """Run the model on a few rows, raw and through the codec; both must work and agree."""
+    head = raw.head(20)
+    try:
+        want = adapter.outputs(adapter.codec.encode(head))
+        got_raw = adapter.model.predict(head if hasattr(adapter.model, "feature_names_in_") else head.to_numpy())
+    except Exception as exc:
+        raise CandorError(f"{model_name}: the model fails on the first rows of {data_name} "
+                          f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
+    # every value of every column once (explanations only recombine values seen in some row)
+    rows = raw if len(raw) <= PROBE_ALL_ROWS else raw.sample(PROBE_ALL_ROWS, random_state=0)
+    try:
+        adapter.outputs(adapter.codec.encode(rows))
+    except Exception as exc:
+        why = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        if raw.isna().any().any():
+            cols = [str(c) for c in raw.columns[raw.isna().any().to_numpy()]][:5]
+            raise CandorError(f"{model_name}: the model refuses the missing values of {data_name} (in "
+                              f"{', '.join(map(repr, cols))}; {int(raw.isna().any(axis=1).sum())} rows): {why}") \
+                from None
+        raise CandorError(f"{model_name}: the model fails on some rows of {data_name} ({why})") from None
+    same = np.asarray(adapter.predict(adapter.codec.encode(head)))
+    finite = np.all(np.isfinite(want) | np.isnan(want))
+    if not np.array_equal(np.asarray(got_raw).astype(str), same.astype(str)) or not finite:
+        raise CandorError(f"{model_name}: predictions on {data_name} change when its columns are re-encoded "
+                          "(dtype round trip); please report this file")
 
-    The held-out rows are a seeded random ``test_size`` share of the CSV; if
+
+def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, trust_pickle: bool = False,
+              test_size: float = 0.25, seed: int = 0) -> Workspace:
+    """Load the user's model and table, decide the task once, and check that they fit together.
+
+    The held-out rows are a seeded random ``test_size`` share of the table; if
     the model was trained on them, the metrics are optimistic (said in ``source``).
+
+    Returns
+    -------
+    Workspace
+        ``adapter`` set; ``model`` is the adapter itself (any task); ``y`` class
+        indices (classification) or float targets (regression).
 
     Raises
     ------
     CandorError
-        For every problem with the files, the target or the columns.
+        For every problem with the files, the target, the columns or their dtypes.
     """
     from sklearn.model_selection import train_test_split
 
     model = load_model(model_path, trust_pickle=trust_pickle)
-    df = read_table(data_path)
-    name = Path(data_path).name
-    if target not in df.columns:
-        raise CandorError(f"{name}: target column {target!r} not found; columns are {', '.join(map(str, df.columns[:12]))}"
+    notes: list[str] = []
+    df = read_table(data_path, notes)
+    name, model_name = Path(data_path).name, Path(model_path).name
+    if target not in [str(c) for c in df.columns]:
+        raise CandorError(f"{name}: target column {target!r} not found; columns are "
+                          f"{', '.join(map(str, df.columns[:12]))}"
                           + (" ..." if len(df.columns) > 12 else ""))
-    if len(getattr(model, "classes_", [])) != 2:
-        raise CandorError(f"{Path(model_path).name}: this version explains binary classifiers; "
-                          f"the model has {len(getattr(model, 'classes_', []))} classes")
+    tcol = df[[c for c in df.columns if str(c) == target][0]]
+    if tcol.isna().any():
+        notes.append(f"{name}: {int(tcol.isna().sum())} rows without a target value dropped")
+        df = df[tcol.notna()].reset_index(drop=True)
+        tcol = tcol.dropna().reset_index(drop=True)
     features = _feature_columns(model, df, target, name)
-    X = df[features]
-    non_numeric = [c for c in features if not ptypes.is_numeric_dtype(X[c])]
-    if non_numeric:
-        raise CandorError(f"{name}: column {non_numeric[0]!r} has dtype {X[non_numeric[0]].dtype}; "
-                          "this version explains numeric feature tables only")
-    nan_cols = [c for c in features if X[c].isna().any()]
-    if nan_cols:
-        raise CandorError(f"{name}: column {nan_cols[0]!r} has {int(X[nan_cols[0]].isna().sum())} missing values; "
-                          "LIME and this version's SHAP need complete rows")
-    y = _encode_target(model, df[target], name, target)
+    raw = df[features]
+    for col in raw.columns:
+        s = raw[col]
+        if s.isna().all():
+            notes.append(f"{name}: column {str(col)!r} is empty in every row")
+        elif s.nunique(dropna=False) == 1:
+            notes.append(f"{name}: column {str(col)!r} is constant ({s.iloc[0]!r})")
+    try:
+        codec = TabularCodec(raw)
+    except TypeError as exc:
+        raise CandorError(f"{name}: {exc}") from None
+    try:
+        adapter = ModelAdapter(model, codec, target=target)
+    except TypeError as exc:
+        raise CandorError(f"{model_name}: {exc}") from None
+    notes += [f"{name}: {n}" for n in codec.notes()]
+    _probe(adapter, raw, model_name, name)
+    if adapter.task == "regression":
+        y = pd.to_numeric(tcol, errors="coerce")
+        if y.isna().any():
+            bad = tcol.iloc[int(np.flatnonzero(y.isna())[0])]
+            raise CandorError(f"{name}: target {target!r} of a regressor must be numeric; got {bad!r}")
+        y, stratify = y.to_numpy(dtype=float), None
+    else:
+        y = _encode_target(adapter.class_names, tcol, name, target, notes)
+        counts = np.bincount(y)
+        n_test = int(np.ceil(test_size * len(y)))
+        stratify = y if counts.min() >= 2 and min(n_test, len(y) - n_test) >= len(counts) else None
     idx = np.arange(len(df))
-    stratify = y if np.bincount(y).min() >= 2 else None
+    if len(idx) < 4:
+        raise CandorError(f"{name}: {len(idx)} rows; at least 4 are needed to hold some out")
     train, test = train_test_split(idx, test_size=test_size, random_state=seed, stratify=stratify)
     return Workspace(
-        name=name, model=model, X=X.astype(float), y=y, classes=tuple(str(c) for c in model.classes_),
-        target=target, train_idx=np.sort(train), test_idx=np.sort(test),
-        source=(f"your model {Path(model_path).name} ({type(model).__name__}) on {name}; held-out rows are a "
-                f"random {test_size:.0%} of the CSV (seed {seed}), optimistic if the model saw them in training"),
+        name=name, model=adapter, X=codec.encode(raw), y=y, classes=adapter.class_names or (target,),
+        target=target, train_idx=np.sort(train), test_idx=np.sort(test), adapter=adapter, raw=raw,
+        notes=tuple(notes),
+        source=(f"your model {model_name} ({type(model).__name__}) on {name}; held-out rows are a "
+                f"random {test_size:.0%} of the table (seed {seed}), optimistic if the model saw them in training"),
     )
+
+
+def load_user_workspace(model_path: str | Path, data_path: str | Path, target: str, *,
+                        trust_pickle: bool = False, test_size: float = 0.25, seed: int = 0,
+                        target_class: str | None = None) -> Workspace:
+    """Load the user's files for the dashboard: a probabilistic classifier, one class against the rest.
+
+    Parameters
+    ----------
+    target_class : str, optional
+        The class every page explains; default ``CANDOR_CLASS`` or the last
+        class (the positive class of a binary model).
+
+    Raises
+    ------
+    CandorError
+        As :func:`load_pair`, and for models without class probabilities
+        (``python -m app check`` explains those).
+    """
+    ws = load_pair(model_path, data_path, target, trust_pickle=trust_pickle, test_size=test_size, seed=seed)
+    a = ws.adapter
+    if a.kind != "probability":
+        what = "a regressor" if a.task == "regression" else f"a classifier without predict_proba ({a.kind} outputs)"
+        raise CandorError(f"{Path(model_path).name}: {type(a.model).__name__} is {what}; the dashboard pages show "
+                          "class probabilities; run `python -m app check` to explain it")
+    target_class = target_class or os.environ.get("CANDOR_CLASS") or a.class_names[-1]
+    if target_class not in a.class_names:
+        raise CandorError(f"class {target_class!r} is not one of the model's classes: {', '.join(a.class_names)}")
+    c = a.class_names.index(target_class)
+    if a.task == "binary":
+        classes = (a.class_names[1 - c], a.class_names[c])
+    else:
+        classes = (f"not {target_class}", target_class)
+        ws.source += f"; {len(a.class_names)} classes, pages explain {target_class!r} against the rest"
+    ws.model, ws.classes, ws.y = OneVsRest(a, c), classes, (ws.y == c).astype(int)
+    return ws
 
 
 def load_sample_workspace() -> Workspace:

@@ -4,6 +4,13 @@ Wraps ``lime.lime_tabular.LimeTabularExplainer`` with the reference settings of
 ``shared/METHODS.md`` §1.2 (quartile discretisation, kernel width 0.75·√d,
 ridge surrogate) and adds the product's held-out local R² on a fresh
 neighborhood drawn with ``seed + 1``.
+
+Missing values: a numeric column with NaN (or a constant column) is binned by
+its quartiles plus an explicit ``(missing)`` bin and handed to LIME as a
+categorical feature; a sampled bin is turned back into a value for the model as
+the explained row's own value (same bin), the training median of the bin, or
+NaN for the missing bin. Category columns (integer codes) are LIME categorical
+features with their level names.
 """
 from __future__ import annotations
 
@@ -14,6 +21,8 @@ from lime.lime_tabular import LimeTabularExplainer
 from .types import Explanation, Fidelity
 
 __all__ = ["LimeExplainer", "weighted_r2"]
+
+MISSING_BIN = "(missing)"
 
 
 def weighted_r2(y: np.ndarray, y_hat: np.ndarray, weights: np.ndarray) -> float:
@@ -38,21 +47,35 @@ def weighted_r2(y: np.ndarray, y_hat: np.ndarray, weights: np.ndarray) -> float:
 
 
 class LimeExplainer:
-    """LIME tabular attributions of one class's probability.
+    """LIME tabular attributions of one output (a class probability, a margin or a regression output).
 
     Parameters
     ----------
     predict_proba : callable
-        Maps an ndarray of shape (n, n_features) to probabilities (n, n_classes).
+        Maps an ndarray of shape (n, n_features) to outputs (n, n_outputs)
+        (probabilities in classification mode).
     training_data : DataFrame of shape (n_rows, n_features)
-        Background for LIME's sampling statistics and quartile bins.
+        Background for LIME's sampling statistics and quartile bins (numeric;
+        category columns as integer codes; NaN allowed).
     class_names : sequence of str
+        Names of the outputs.
     target_index : int, default=1
     num_samples : int, default=1000
         Neighborhood size ("interactive" profile; the reference profile uses 5000).
     kernel_width : float or None, default=None
         ``None`` means LIME's default ``0.75 * sqrt(n_features)``.
     seed : int, default=0
+    mode : {"classification", "regression"}, default="classification"
+        ``regression`` explains column ``target_index`` of the outputs as a number
+        (margins, labels-as-indicators, regression outputs).
+    categorical_names : dict of int to sequence of str, optional
+        Category columns (integer codes) and their level names.
+    missing_columns : sequence of int, optional
+        Columns that may hold NaN in explained rows (binned with a missing bin)
+        besides those with NaN in ``training_data``.
+    output_space : {"probability", "log_odds", "raw"}, default="probability"
+    units : str, optional
+        What the explained output measures, for display.
 
     Notes
     -----
@@ -63,21 +86,75 @@ class LimeExplainer:
     """
 
     def __init__(self, predict_proba, *, training_data: pd.DataFrame, class_names, target_index: int = 1,
-                 num_samples: int = 1000, kernel_width: float | None = None, seed: int = 0) -> None:
+                 num_samples: int = 1000, kernel_width: float | None = None, seed: int = 0,
+                 mode: str = "classification", categorical_names: dict | None = None,
+                 missing_columns=(), output_space: str = "probability", units: str | None = None) -> None:
         self.predict_proba = predict_proba
         self.feature_names = tuple(str(c) for c in training_data.columns)
         self.class_names = tuple(class_names)
         self.target_index, self.num_samples, self.seed = target_index, num_samples, seed
+        self.mode, self.output_space = mode, output_space
+        self.units = units or f"probability of {self.class_names[target_index]!r}"
         self.kernel_width = kernel_width if kernel_width is not None else 0.75 * np.sqrt(len(self.feature_names))
-        self._train = training_data.to_numpy(dtype=float)
+        train = training_data.to_numpy(dtype=float)
+        self._cats = {int(j): [str(v) for v in names] for j, names in (categorical_names or {}).items()}
+        nan_cols = set(np.flatnonzero(np.isnan(train).any(axis=0)).tolist()) | {int(j) for j in missing_columns}
+        const = {j for j in range(train.shape[1]) if np.unique(train[~np.isnan(train[:, j]), j]).size <= 1}
+        self._bins = {j: self._fit_bins(train[:, j]) for j in sorted((nan_cols | const) - set(self._cats))}
+        self._train = self._to_lime(train)
+        binned = ", ".join(self.feature_names[j] for j in self._bins)
         self.source = (f"LIME 0.2.0.1 LimeTabularExplainer, quartile bins, kernel width "
-                       f"{self.kernel_width:.2f}, {num_samples} samples (seed {seed})")
+                       f"{self.kernel_width:.2f}, {num_samples} samples (seed {seed})"
+                       + (f"; missing values are their own bin in {binned}" if binned else ""))
+
+    @staticmethod
+    def _fit_bins(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Quartile edges of the observed values and each bin's training median (last bin: missing)."""
+        seen = col[~np.isnan(col)]
+        edges = np.unique(np.percentile(seen, [25, 50, 75])) if seen.size else np.array([])
+        codes = np.searchsorted(edges, seen, side="left")
+        reps = np.array([np.median(seen[codes == b]) if np.any(codes == b) else
+                         (edges[min(b, len(edges) - 1)] if len(edges) else 0.0) for b in range(len(edges) + 1)])
+        return edges, np.append(reps, np.nan)
+
+    def _bin_codes(self, j: int, col: np.ndarray) -> np.ndarray:
+        edges, reps = self._bins[j]
+        codes = np.searchsorted(edges, col, side="left").astype(float)
+        codes[np.isnan(col)] = len(reps) - 1
+        return codes
+
+    def _to_lime(self, X: np.ndarray) -> np.ndarray:
+        T = np.array(X, dtype=float, copy=True)
+        for j in self._bins:
+            T[:, j] = self._bin_codes(j, X[:, j])
+        return T
+
+    def _bin_names(self, j: int) -> list[str]:
+        edges, reps = self._bins[j]
+        e = [f"{v:.4g}" for v in edges]
+        if not e:
+            return ["observed value", MISSING_BIN]
+        return [f"<= {e[0]}"] + [f"{a} < x <= {b}" for a, b in zip(e, e[1:])] + [f"> {e[-1]}", MISSING_BIN]
+
+    def _model_fn(self, row: np.ndarray, row_t: np.ndarray):
+        """LIME-space rows -> the explained output, decoding binned columns for the model."""
+        def fn(T: np.ndarray) -> np.ndarray:
+            X = np.array(T, dtype=float, copy=True)
+            for j, (_, reps) in self._bins.items():
+                codes = np.clip(np.round(T[:, j]), 0, len(reps) - 1).astype(int)
+                X[:, j] = np.where(codes == row_t[j], row[j], reps[codes])
+            out = np.asarray(self.predict_proba(X), dtype=float)
+            return out if self.mode == "classification" else out.reshape(len(X), -1)[:, self.target_index]
+        return fn
 
     def _explainer(self, seed: int) -> LimeTabularExplainer:
+        cat = sorted(set(self._cats) | set(self._bins))
+        names = {**self._cats, **{j: self._bin_names(j) for j in self._bins}}
         return LimeTabularExplainer(
             self._train, feature_names=list(self.feature_names), class_names=list(self.class_names),
+            categorical_features=cat, categorical_names=names,
             discretize_continuous=True, discretizer="quartile", kernel_width=self.kernel_width,
-            random_state=seed, mode="classification",
+            random_state=seed, mode=self.mode,
         )
 
     def explain(self, x) -> Explanation:
@@ -96,38 +173,46 @@ class LimeExplainer:
         Raises
         ------
         ValueError
-            If ``x`` has the wrong number of features or contains NaN.
+            If ``x`` has the wrong number of features, or a missing value in a
+            column that has none in the training data (and is not in ``missing_columns``).
         """
-        row = np.asarray(x.to_numpy() if isinstance(x, pd.DataFrame) else x, dtype=float).ravel()
+        row = np.asarray(x.to_numpy(dtype=float) if isinstance(x, pd.DataFrame) else x, dtype=float).ravel()
         d = len(self.feature_names)
         if row.size != d:
             raise ValueError(f"row has {row.size} values, expected {d} features")
-        if np.isnan(row).any():
-            raise ValueError("LIME tabular cannot explain a row with missing values")
-        explainer = self._explainer(self.seed)
-        exp = explainer.explain_instance(row, self.predict_proba, labels=(self.target_index,),
-                                         num_features=d, num_samples=self.num_samples)
+        bad = [self.feature_names[j] for j in np.flatnonzero(np.isnan(row)) if j not in self._bins]
+        if bad:
+            raise ValueError(f"LIME cannot explain missing values in {bad[0]!r}: the training data has none "
+                             "there (pass the column in missing_columns)")
+        row_t = self._to_lime(row[None, :])[0]
+        fn = self._model_fn(row, row_t)
+        label = self.target_index if self.mode == "classification" else 1
+        exp = self._explainer(self.seed).explain_instance(row_t, fn, labels=(self.target_index,),
+                                                          num_features=d, num_samples=self.num_samples)
         values = np.zeros(d)
-        for j, w in exp.local_exp[self.target_index]:
+        for j, w in exp.local_exp[label]:
             values[j] = w
-        intercept = float(exp.intercept[self.target_index])
-        heldout = self._heldout_r2(row, values, intercept)
-        prediction = float(self.predict_proba(row[None, :])[0, self.target_index])
+        intercept = float(exp.intercept[label])
+        heldout = self._heldout_r2(row_t, fn, values, intercept)
+        out = fn(row_t[None, :])
+        prediction = float(out[0, self.target_index] if out.ndim == 2 else out[0])
         return Explanation(
             method="lime", feature_names=self.feature_names, values=values, base_value=intercept,
-            prediction=prediction, feature_values=row, output_space="probability",
+            prediction=prediction, feature_values=row, output_space=self.output_space,
             target=self.class_names[self.target_index], source=self.source,
             fidelity=Fidelity("r2", float(exp.score), self.num_samples, "neighborhood"),
             params={"num_samples": self.num_samples, "seed": self.seed, "kernel_width": self.kernel_width,
-                    "heldout_r2": heldout, "local_pred": float(np.ravel(exp.local_pred)[0])},
+                    "heldout_r2": heldout, "local_pred": float(np.ravel(exp.local_pred)[0]), "units": self.units,
+                    "binned_missing": tuple(self.feature_names[j] for j in self._bins)},
         )
 
-    def _heldout_r2(self, row: np.ndarray, coef: np.ndarray, intercept: float) -> float:
+    def _heldout_r2(self, row_t: np.ndarray, fn, coef: np.ndarray, intercept: float) -> float:
         """Weighted R² of the fitted surrogate on a fresh neighborhood (seed + 1)."""
         explainer = self._explainer(self.seed + 1)
-        data, inverse = explainer._LimeTabularExplainer__data_inverse(row, self.num_samples)
+        data, inverse = explainer._LimeTabularExplainer__data_inverse(row_t, self.num_samples)
         scaled = (data - explainer.scaler.mean_) / explainer.scaler.scale_
         distances = np.sqrt(((scaled - scaled[0]) ** 2).sum(axis=1))
         weights = explainer.base.kernel_fn(distances)
-        y = self.predict_proba(inverse)[:, self.target_index]
+        out = fn(inverse)
+        y = out[:, self.target_index] if out.ndim == 2 else out
         return weighted_r2(y, intercept + scaled @ coef, weights)

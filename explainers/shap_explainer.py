@@ -1,8 +1,13 @@
 """SHAP attributions for scikit-learn models (Lundberg & Lee 2017, arXiv 1705.07874).
 
 Backend dispatch follows ``shared/METHODS.md`` §1.1: exact interventional Tree
-SHAP for tree ensembles (Lundberg et al. 2020, arXiv 1905.04610), Linear SHAP
-for linear models, and the model-agnostic Permutation explainer otherwise.
+SHAP for tree ensembles (Lundberg et al. 2020, arXiv 1905.04610) — also the
+final tree of a Pipeline, explained in its transformed space and grouped back
+to raw columns by a signed sum per row — Linear SHAP for plain linear models,
+and the model-agnostic Permutation explainer (or Kernel, on request) in the raw
+feature space otherwise. Internally every backend yields values of shape
+(n_rows, n_features, n_outputs) with explicit output names (class labels), so
+multiclass values are never mistaken for interaction values.
 """
 from __future__ import annotations
 
@@ -10,9 +15,13 @@ import numpy as np
 import pandas as pd
 import shap
 
+from ._codec import TabularCodec
+from ._grouping import group_signed_sum
+from ._permutation import n_permutations, permutation_shap
+from .model_adapter import ModelAdapter, OneVsRest, OutputAttributions
 from .types import Explanation, GlobalImportance
 
-__all__ = ["ShapExplainer", "is_tree_model", "is_linear_model"]
+__all__ = ["ShapExplainer", "is_tree_model", "is_linear_model", "estimate_cost"]
 
 _TREE_NAMES = (
     "GradientBoostingClassifier", "GradientBoostingRegressor", "RandomForestClassifier",
@@ -21,6 +30,7 @@ _TREE_NAMES = (
     "LGBMClassifier", "LGBMRegressor", "CatBoostClassifier", "CatBoostRegressor",
 )
 _LINEAR_NAMES = ("LogisticRegression", "LinearRegression", "Ridge", "Lasso", "ElasticNet", "SGDClassifier")
+KMEANS_K = 20
 
 
 def is_tree_model(model) -> bool:
@@ -33,83 +43,200 @@ def is_linear_model(model) -> bool:
     return type(model).__name__ in _LINEAR_NAMES
 
 
+def permutation_evals(n_features: int) -> int:
+    """Coalitions evaluated per row by permutation SHAP (each against every background row)."""
+    return n_permutations(n_features) * (n_features + 1)
+
+
+def estimate_cost(n_features: int, n_background: int, algorithm: str, n_outputs: int = 1) -> dict:
+    """Model evaluations and peak memory of explaining one row, before the job starts.
+
+    Returns
+    -------
+    dict
+        ``model_rows_per_row`` (rows the model predicts per explained row) and
+        ``memory_mb`` (float64 masked rows held at once, in MiB).
+    """
+    evals = {"permutation": permutation_evals(n_features), "kernel": 2 * n_features + 2048}.get(algorithm, 1)
+    rows = evals * n_background
+    batch = rows // max(1, n_permutations(n_features)) if algorithm == "permutation" else rows
+    mem = batch * (n_features + n_outputs) * 8 / 2**20 if algorithm in ("permutation", "kernel") \
+        else n_background * n_features * 8 / 2**20
+    return {"model_rows_per_row": int(rows), "memory_mb": round(float(mem), 1)}
+
+
 class ShapExplainer:
-    """SHAP attributions of one class's predicted probability (or a linear margin).
+    """SHAP attributions of one explained output (a class probability, a margin or a regression output).
 
     Parameters
     ----------
-    model : fitted scikit-learn classifier with ``predict_proba``
+    model : fitted classifier with ``predict_proba``, or a ModelAdapter / OneVsRest
+        A bare model must give probabilities; wrap it in
+        :class:`~explainers.model_adapter.ModelAdapter` to explain margins,
+        labels, regressors, Pipelines or non-numeric columns.
     background : DataFrame of shape (n_background_rows, n_features)
-        Rows the expectations are taken over; ``background_size`` rows are
-        sampled from it with ``seed``.
+        Rows the expectations are taken over (encoded rows for an adapter);
+        ``background_size`` rows are sampled from it with ``seed``.
     target_index : int, default=1
-        Column of ``predict_proba`` to explain.
+        Index of the explained output among the model's outputs (class order).
     target_name : str, default="class 1"
     background_size : int, default=100
     seed : int, default=0
-
-    Notes
-    -----
-    Tree models: ``shap.TreeExplainer(feature_perturbation="interventional",
-    model_output="probability")`` — exact, so the additivity gap is ~1e-7.
-    Linear models: ``shap.LinearExplainer`` on the margin (log-odds), where
-    φ_j = w_j (x_j − E[x_j]) under feature independence. Others:
-    ``shap.PermutationExplainer`` with an ``Independent`` masker (exactly
-    additive by its antithetic permutations), slower.
+    algorithm : {"auto", "tree", "linear", "permutation", "kernel"}, default="auto"
+        ``kernel`` summarises the background with k-means (20 weighted centroids).
+    space : {"raw", "transformed"}, default="raw"
+        For a Pipeline ending in a tree: group one-hot children back to raw
+        columns (default) or keep the transformed features.
 
     Raises
     ------
     TypeError
-        If ``model`` has no ``predict_proba``.
+        If a bare ``model`` has no ``predict_proba``.
     """
 
-    def __init__(self, model, *, background: pd.DataFrame, target_index: int = 1,
-                 target_name: str = "class 1", background_size: int = 100, seed: int = 0) -> None:
-        if not hasattr(model, "predict_proba"):
-            raise TypeError(f"{type(model).__name__} has no predict_proba; SHAP needs class probabilities")
-        self.model = model
-        self.feature_names = tuple(str(c) for c in background.columns)
+    def __init__(self, model, *, background: pd.DataFrame, target_index: int = 1, target_name: str = "class 1",
+                 background_size: int = 100, seed: int = 0, algorithm: str = "auto", space: str = "raw") -> None:
+        if isinstance(model, OneVsRest):
+            adapter, want = model.adapter, model.adapter.output_names[model.index]
+        elif isinstance(model, ModelAdapter):
+            adapter, want = model, model.output_names[min(target_index, len(model.output_names) - 1)]
+        else:
+            if not hasattr(model, "predict_proba"):
+                raise TypeError(f"{type(model).__name__} has no predict_proba; SHAP needs class probabilities "
+                                "(wrap it in explainers.ModelAdapter to explain margins)")
+            adapter = ModelAdapter(model, TabularCodec(background))
+            want = adapter.output_names[target_index]
+        self.model, self.adapter, self.seed = model, adapter, seed
+        self.feature_names = adapter.feature_names
         n = min(background_size, len(background))
         self.background = background.sample(n=n, random_state=seed) if len(background) > n else background
-        self.target_index, self.target_name, self.seed = target_index, target_name, seed
-        self._columns = background.columns
-        if is_tree_model(model):
-            self._backend = shap.TreeExplainer(model, data=self.background,
-                                               feature_perturbation="interventional",
-                                               model_output="probability")
-            self.output_space, kind = "probability", "TreeExplainer, interventional"
-        elif is_linear_model(model):
-            masker = shap.maskers.Independent(self.background, max_samples=n)
-            self._backend = shap.LinearExplainer(model, masker)
-            self.output_space, kind = "log_odds", "LinearExplainer (margin), independent masker"
+        self.target_name, self._columns = target_name, background.columns
+        self._init_backend(algorithm, space, n)
+        self.cost = estimate_cost(len(self.feature_names), n if self.algorithm != "kernel" else KMEANS_K,
+                                  self.algorithm, len(self.output_names))
+        self.params = {"background_size": n, "background_rows_given": len(background), "seed": seed,
+                       "algorithm": self.algorithm, "space": space, **self.cost}
+        if want not in self.output_names:
+            raise ValueError(f"output {want!r} is not explained by this backend (outputs: {self.output_names})")
+        self.target_index = self.output_names.index(want)
+        self.units = self._units[self.target_index]
+        summary = "" if len(background) <= n else f" sampled from {len(background)}"
+        self.source = (f"SHAP {shap.__version__} {self._kind}, {n} background rows{summary} (seed {seed}); "
+                       f"units: {self.units}")
+
+    def _init_backend(self, algorithm: str, space: str, n: int) -> None:
+        a, bg = self.adapter, self.background
+        self._tree = a.tree_view() if algorithm in ("auto", "tree") else None
+        self._margin, self._groups, self._kind = False, None, ""
+        if self._tree is not None:
+            out = "probability" if a.kind == "probability" else "raw"
+            try:
+                self._backend = shap.TreeExplainer(self._tree.model, data=self._tree.transform(bg),
+                                                   feature_perturbation="interventional", model_output=out)
+                self.algorithm, self.output_space = "tree", ("probability" if out == "probability" else "raw")
+                grouped = not np.array_equal(self._tree.groups, np.arange(len(self.feature_names)))
+                if grouped and space == "raw":
+                    self._groups = self._tree.groups
+                elif grouped:
+                    self.feature_names = self._tree.names
+                self._kind = "TreeExplainer, interventional" + (
+                    f", {len(self._tree.groups)} transformed features summed per raw column (signed)"
+                    if self._groups is not None else "")
+            except Exception as exc:  # shap refuses e.g. multiclass GradientBoosting: fall back, say so
+                self._tree, self._kind = None, f"(TreeExplainer refused: {str(exc)[:80]}) "
+        if self._tree is not None:
+            pass
+        elif algorithm in ("auto", "linear") and is_linear_model(a.model) and a.task != "multiclass" \
+                and not a.codec.categorical:
+            self._backend = shap.LinearExplainer(a.model, shap.maskers.Independent(a.raw(bg), max_samples=n))
+            self._margin = a.task != "regression"
+            self.algorithm = "linear"
+            self.output_space = "log_odds" if self._margin else "raw"
+            self._kind = "LinearExplainer (margin), independent masker"
+        elif algorithm == "kernel":
+            summary = shap.kmeans(bg.to_numpy(dtype=float), min(KMEANS_K, len(bg)))
+            self._backend = shap.KernelExplainer(a.outputs, summary, seed=self.seed)
+            self.algorithm, self.output_space = "kernel", a.output_space
+            self._kind += f"KernelExplainer, background summarised by k-means to {min(KMEANS_K, len(bg))} rows"
         else:
-            masker = shap.maskers.Independent(self.background, max_samples=n)
-            self._backend = shap.PermutationExplainer(self._predict, masker, seed=seed)
-            self.output_space, kind = "probability", "PermutationExplainer, independent masker"
-        self.source = f"SHAP {shap.__version__} {kind}, {n} background rows (seed {seed})"
+            self._backend = None
+            self.algorithm, self.output_space = "permutation", a.output_space
+            self._kind += (f"permutation SHAP ({n_permutations(len(a.feature_names))} antithetic orderings, "
+                           "Štrumbelj & Kononenko 2014), independent masker, raw feature space")
+        probe = self._explained_outputs(bg.iloc[:1])
+        k = probe.shape[1]
+        self.output_names = tuple(a.output_names[-k:]) if len(a.output_names) >= k else tuple(a.output_names)
+        self._units = tuple(
+            f"log-odds of class {c!r}" if self._margin else a.units(a.output_names.index(c)) for c in self.output_names)
+        self.units = self._units[-1]
 
-    def _predict(self, X) -> np.ndarray:
-        X = X if isinstance(X, pd.DataFrame) else pd.DataFrame(X, columns=self._columns)
-        return self.model.predict_proba(X)[:, self.target_index]
+    def _explained_outputs(self, X: pd.DataFrame) -> np.ndarray:
+        """The outputs the backend decomposes, shape (n_rows, n_explained_outputs)."""
+        a = self.adapter
+        if self._margin:
+            return np.asarray(a.model.decision_function(a.raw(X)), dtype=float).reshape(len(X), -1)[:, -1:]
+        out = a.outputs(X)
+        if self._tree is not None and out.shape[1] == 2 and a.task == "binary" and \
+                np.ndim(self._backend.expected_value) == 0:
+            return out[:, 1:]
+        return out
 
-    def _output(self, X: pd.DataFrame) -> np.ndarray:
-        if self.output_space == "log_odds":
-            return np.asarray(self.model.decision_function(X), dtype=float).reshape(len(X), -1)[:, -1]
-        return self._predict(X)
+    def _values3(self, X: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """Values (n_rows, n_features, n_outputs) and base values (n_outputs,)."""
+        if self.algorithm == "permutation":
+            bg, n_perm = self.background.to_numpy(dtype=float), n_permutations(len(self.adapter.feature_names))
+            pairs = [permutation_shap(self.adapter.outputs, row, bg, n_perm=n_perm, seed=self.seed)
+                     for row in X.to_numpy(dtype=float)]
+            vals, base = np.stack([p[0] for p in pairs]), pairs[0][1]
+        elif self.algorithm == "kernel":
+            vals = np.asarray(self._backend.shap_values(X.to_numpy(dtype=float), silent=True), dtype=float)
+            base = np.asarray(self._backend.expected_value, dtype=float).ravel()
+        else:
+            inputs = self._tree.transform(X) if self._tree is not None else self.adapter.raw(X)
+            vals = np.asarray(self._backend.shap_values(inputs), dtype=float)
+            base = np.asarray(self._backend.expected_value, dtype=float).ravel()
+        if vals.ndim == 2:
+            vals = vals[:, :, None]
+        if self._groups is not None:
+            vals = group_signed_sum(vals, self._groups, len(self.adapter.feature_names))
+        if self.algorithm == "tree" and len(self.feature_names) == X.shape[1]:
+            vals = self._repair_tree_rows(X, vals, base)
+        return vals, base
 
-    def _values(self, X: pd.DataFrame) -> tuple[np.ndarray, float]:
-        if isinstance(self._backend, shap.PermutationExplainer):
-            res = self._backend(X, silent=True)
-            return np.asarray(res.values, dtype=float), float(np.mean(res.base_values))
-        vals = np.asarray(self._backend.shap_values(X), dtype=float)
-        base = np.asarray(self._backend.expected_value, dtype=float).ravel()
-        if vals.ndim == 3:
-            vals = vals[:, :, self.target_index]
-        b = base[self.target_index] if base.size > 1 else base[0]
-        return vals, float(b)
+    def _repair_tree_rows(self, X: pd.DataFrame, vals: np.ndarray, base: np.ndarray) -> np.ndarray:
+        """Recompute rows where Tree SHAP is not additive with permutation SHAP (exactly additive).
+
+        shap 0.51's tree traversal disagrees with scikit-learn's on a few random
+        forests (gaps of one tree's vote, e.g. 1/30); those rows are redone in the
+        raw space and counted in ``params["tree_rows_recomputed"]``.
+        """
+        gap = np.abs(base + vals.sum(axis=1) - self._explained_outputs(X)).max(axis=1)
+        bad = np.flatnonzero(gap > 1e-6)
+        if bad.size:
+            bg, n_perm = self.background.to_numpy(dtype=float), n_permutations(len(self.feature_names))
+            k = vals.shape[2]
+            f = lambda Z: self._explained_outputs(pd.DataFrame(Z, columns=X.columns))[:, -k:]  # noqa: E731
+            vals = vals.copy()
+            for i in bad:
+                v, b = permutation_shap(f, X.to_numpy(dtype=float)[i], bg, n_perm=n_perm, seed=self.seed)
+                vals[i] = v  # additive around the background mean, which equals the tree base value
+            self.params["tree_rows_recomputed"] = self.params.get("tree_rows_recomputed", 0) + int(bad.size)
+        return vals
+
+    def explain_outputs(self, X: pd.DataFrame) -> OutputAttributions:
+        """Attributions of every row of ``X`` for every explained output.
+
+        Returns
+        -------
+        OutputAttributions
+            ``values`` of shape (n_rows, n_features, n_outputs), output names are the class labels.
+        """
+        vals, base = self._values3(X)
+        return OutputAttributions(self.feature_names, vals, base, self.output_names, self.output_space,
+                                  self._units, self.source, dict(self.params))
 
     def explain_many(self, X: pd.DataFrame) -> GlobalImportance:
-        """Attributions for every row of ``X``.
+        """Attributions for every row of ``X`` for the target output.
 
         Parameters
         ----------
@@ -120,9 +247,10 @@ class ShapExplainer:
         GlobalImportance
             ``values`` of shape (n_rows, n_features) in ``output_space`` units.
         """
-        values, base = self._values(X)
-        return GlobalImportance(self.feature_names, values, X.to_numpy(dtype=float), base,
-                                self.output_space, self.target_name, self.source)
+        vals, base = self._values3(X)
+        fv = self._tree.transform(X) if self._tree is not None and len(self.feature_names) != X.shape[1] else X
+        return GlobalImportance(self.feature_names, vals[:, :, self.target_index], np.asarray(fv, dtype=float),
+                                float(base[self.target_index]), self.output_space, self.target_name, self.source)
 
     def explain(self, x: pd.DataFrame) -> Explanation:
         """Attribution of one row (a one-row DataFrame).
@@ -139,14 +267,18 @@ class ShapExplainer:
         """
         if len(x) != 1:
             raise ValueError(f"explain takes one row, got {len(x)}")
-        values, base = self._values(x)
-        return self.from_row(x, values[0], base)
+        vals, base = self._values3(x)
+        return self.from_row(x, vals[0, :, self.target_index], float(base[self.target_index]))
 
     def from_row(self, x: pd.DataFrame, values: np.ndarray, base_value: float) -> Explanation:
         """Wrap precomputed attributions of the one-row frame ``x`` as an :class:`Explanation`."""
+        fv = x.to_numpy(dtype=float)[0]
+        if len(self.feature_names) != fv.size:
+            fv = np.asarray(self._tree.transform(x), dtype=float)[0]
+        labels = self.adapter.codec.labels(x.to_numpy(dtype=float)[0]) if fv.size == x.shape[1] else ()
         return Explanation(
             method="shap", feature_names=self.feature_names, values=values, base_value=base_value,
-            prediction=float(self._output(x)[0]), feature_values=x.to_numpy()[0],
+            prediction=float(self._explained_outputs(x)[0, self.target_index]), feature_values=fv,
             output_space=self.output_space, target=self.target_name, source=self.source,
-            params={"background_size": len(self.background), "seed": self.seed},
+            params={**self.params, "units": self.units, "feature_labels": labels},
         )

@@ -15,8 +15,8 @@ def pick_random_row(n_clicks):
 
 @callback(Output(ids.ROW_STATUS, "children"), Input(ids.ROW_INPUT, "value"))
 def show_row_status(row):
-    if row is None:
-        return "enter a row number"
+    if row is None:  # the number box gives None for anything outside its min/max or not a number
+        return f"enter a whole row number from 0 to {services.row_count() - 1}"
     try:
         return services.row_status(row)
     except CandorError as err:

@@ -40,4 +40,27 @@ def layout(**_):
         dbc.Row([dbc.Col(graph(ids.FULL_BAR, 520), md=4), dbc.Col(graph(ids.TOPK_BAR, 520), md=4),
                  dbc.Col(graph(ids.TRADEOFF, 520), md=4)]),
         dbc.Row([dbc.Col(graph(ids.GLOBAL_TRADEOFF, 420), md=8)]),
+        _rules_section(),
+    ])
+
+
+def _rules_section():
+    """Rule surrogates simplified: keep fewer rules, round thresholds, phrase predicates; cost re-measured."""
+    controls = dbc.Row([
+        dbc.Col([dbc.Label("Descriptive surrogate (from the Surrogate page's frontier)", html_for=ids.RULES_SOURCE),
+                 dcc.Dropdown(id=ids.RULES_SOURCE, clearable=False)], md=5),
+        dbc.Col([dbc.Label("Rules shown", html_for=ids.RULES_KEEP),
+                 dbc.Input(id=ids.RULES_KEEP, type="number", min=0, max=30, step=1, value=3)], md=2),
+        dbc.Col([dbc.Label("Round thresholds", html_for=ids.RULES_ROUND),
+                 dcc.Dropdown(id=ids.RULES_ROUND, clearable=True, placeholder="exact",
+                              options=[{"label": f"{n} significant digits", "value": n} for n in (1, 2, 3)])], md=3),
+        dbc.Col([dbc.Label("Plain language", html_for=ids.RULES_PLAIN),
+                 dbc.Checklist(id=ids.RULES_PLAIN, options=[{"label": "phrase predicates", "value": "on"}],
+                               value=[], switch=True)], md=2),
+    ], className="mb-2")
+    return html.Div([
+        html.H3("Rules: the simplified surrogate and its cost", className="h4 mt-4"),
+        controls,
+        dbc.Row([dbc.Col([html.Div(id=ids.RULES_SHOWN), html.Div(id=ids.RULES_COST)], md=7),
+                 dbc.Col(graph(ids.RULES_TRADEOFF, 380), md=5)]),
     ])

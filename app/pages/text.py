@@ -96,6 +96,27 @@ def _heads_card() -> dbc.Card:
     ])
 
 
+def _lopardo_card() -> dbc.Card:
+    """Lopardo, Precioso, Garreau 2024 (arXiv 2402.03485): a single-layer attention classifier and seven explainers."""
+    g = graph(ids.TEXT_LOPARDO_SCORES, 560)
+    g.children.figure = empty_figure("press “Train the attention classifier”")
+    bars = graph(ids.TEXT_LOPARDO_AGREEMENT, 300)
+    bars.children.figure = empty_figure("press “Train the attention classifier”")
+    return card("Single-layer attention classifier (Lopardo et al. 2024)", [
+        html.P("A single-layer multi-head attention classifier whose only query is [CLS] (Lopardo, Precioso, Garreau "
+               "2024, arXiv 2402.03485), trained on CPU on the labelled texts of the dataset chosen above (background "
+               "job, kept on disk per dataset). For the current text: attention (α-avg, α-max), LIME and four "
+               "gradient scores side by side, and how each ranks the words compared with α-avg. The numbers are "
+               "this model's; none of them is quoted from the paper.", className="small"),
+        _job_controls(ids.TEXT_LOPARDO_RUN, "Train the attention classifier", ids.TEXT_LOPARDO_CANCEL,
+                      ids.TEXT_LOPARDO_PROGRESS),
+        html.Div(id=ids.TEXT_LOPARDO_STATUS, className="small mb-2"),
+        dcc.Store(id=ids.TEXT_LOPARDO_MODEL),
+        html.Div(id=ids.TEXT_LOPARDO_SUMMARY),
+        dbc.Row([dbc.Col(g, lg=8), dbc.Col(bars, lg=4)]),
+    ])
+
+
 def _sized(component_id: str, height: int):
     """A graph whose height follows its figure (the figure sets it from the number of tokens or rows)."""
     g = graph(component_id, height)
@@ -137,4 +158,5 @@ def layout(**_):
                         "are compared by |value|; top-k uses k = min(5, ⌈0.2 n⌉)"),
         ]),
         _heads_card(),
+        _lopardo_card(),
     ])

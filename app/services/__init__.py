@@ -7,6 +7,7 @@ from here and render what it returns.
 """
 from ._core import first_request, init, warm_done, workspace
 from .attention import AttentionView, attention_view, has_attention_model
+from . import persuasive_rules  # noqa: F401  (rules section of the Persuasive page)
 from .persuasive import GlobalCurve, PersuasiveView, persuasive, persuasive_global
 from .surrogates import (
     MuseView,
@@ -28,6 +29,7 @@ from .tabular import (
     local_view,
     model_summary,
     random_row,
+    row_count,
     row_status,
     shap_row,
 )
@@ -35,7 +37,7 @@ from .tabular import (
 __all__ = [
     "AttentionView", "LocalView", "PersuasiveView", "attention_view", "check_row", "data_page", "default_row",
     "first_request", "global_importance", "has_attention_model", "init", "lime_row", "local_view",
-    "model_summary", "persuasive", "persuasive_global", "GlobalCurve", "random_row", "row_status", "shap_row", "workspace",
+    "model_summary", "persuasive", "persuasive_global", "GlobalCurve", "random_row", "row_count", "row_status", "shap_row", "workspace",
     "MuseView", "default_muse_key", "feature_names", "fit_frontier", "fit_muse", "frontier", "muse_params",
     "muse_view",
 ]

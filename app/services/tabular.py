@@ -1,6 +1,14 @@
-"""Model & data and Descriptive services: summary, table pages, SHAP and LIME per row."""
+"""Model & data and Descriptive services: summary, table pages, SHAP and LIME per row.
+
+For the user's files (``workspace().adapter`` set) the explainers work on the
+encoded raw table (category codes, NaN kept), the data table shows the values as
+the user wrote them, and every computation is guarded by a fingerprint of the
+model's predictions taken before and after it (:func:`guarded`).
+"""
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,6 +23,39 @@ from ._core import lazy, row_cache, workspace
 
 BACKGROUND_SIZE = 100
 LIME_SAMPLES = 1000
+GLOBAL_ROWS = {"tree": 5000, "linear": 20000}
+"""Rows the all-rows SHAP computation covers per backend; others (permutation, kernel) get 200."""
+PROBE_ROWS = 20
+
+
+def fingerprint() -> str:
+    """SHA-256 of the model's probabilities on the first rows (changes if the model is refitted or mutated)."""
+    ws = workspace()
+    out = np.round(np.asarray(ws.model.predict_proba(ws.X.iloc[:PROBE_ROWS]), dtype=float), 12)
+    return hashlib.sha256(np.ascontiguousarray(out).tobytes()).hexdigest()
+
+
+def guarded(job: str, fn, *args):
+    """Run ``fn(*args)`` and check that the model's predictions are the same before and after.
+
+    Raises
+    ------
+    CandorError
+        If they differ (the explanation changed the user's model), or for any
+        failure of ``fn``, named with ``job``.
+    """
+    before = fingerprint()
+    try:
+        result = fn(*args)
+    except CandorError:
+        raise
+    except Exception as exc:  # the page shows one line and keeps running
+        raise CandorError(f"{job} failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") \
+            from exc
+    if fingerprint() != before:
+        raise CandorError(f"the model's predictions changed while computing {job}; the model was mutated "
+                          "(it is never re-fitted by Candor: please report this)")
+    return result
 
 
 def background() -> pd.DataFrame:
@@ -38,13 +79,39 @@ def _make_shap():
 
 def _make_lime():
     ws = workspace()
+    cats, missing = {}, ()
+    if ws.adapter is not None:
+        codec = ws.adapter.codec
+        cats = {j: [codec.columns[j].label(i) for i in range(len(codec.columns[j].levels))] for j in codec.categorical}
+        missing = tuple(np.flatnonzero(ws.X.isna().to_numpy().any(axis=0)))
     return ex.LimeExplainer(lambda a: ws.model.predict_proba(pd.DataFrame(a, columns=ws.X.columns)),
                             training_data=ws.X.iloc[ws.train_idx], class_names=ws.classes,
-                            num_samples=LIME_SAMPLES, seed=0)
+                            num_samples=LIME_SAMPLES, seed=0, categorical_names=cats, missing_columns=missing)
 
 
-_shap = lazy("shap", _make_shap)
-_shap_all = lazy("shap_all", lambda: _shap().explain_many(workspace().X), warm=True)
+def _global_rows() -> np.ndarray:
+    """Rows covered by the all-rows SHAP computation: all of them, or a seeded sample (held-out rows first)."""
+    ws = workspace()
+    cap = GLOBAL_ROWS.get(_shap().algorithm, 200)
+    if len(ws.X) <= cap:
+        return np.arange(len(ws.X))
+    rng = np.random.default_rng(0)
+    pool = np.concatenate([rng.permutation(ws.test_idx), rng.permutation(ws.train_idx)])
+    return np.sort(pool[:cap])
+
+
+def _compute_all():
+    ws = workspace()
+    rows = _global_rows()
+    g = guarded("SHAP for every row", _shap().explain_many, ws.X.iloc[rows])
+    if len(rows) < len(ws.X):
+        g = dataclasses.replace(g, source=f"{g.source}; global view over a seeded sample of {len(rows)} of "
+                                          f"{len(ws.X)} rows")
+    return g, {int(r): i for i, r in enumerate(rows)}
+
+
+_shap = lazy("shap", lambda: guarded("the SHAP explainer", _make_shap))
+_shap_all = lazy("shap_all", _compute_all, warm=True)
 _lime = lazy("lime", _make_lime)
 model_labels = lazy("labels", lambda: workspace().model.predict(workspace().X), warm=True)
 
@@ -59,6 +126,11 @@ def check_row(row) -> int:
     if not 0 <= r < n:
         raise CandorError(f"row {r} does not exist; rows are numbered 0 to {n - 1}")
     return r
+
+
+def row_count() -> int:
+    """Number of rows of the explained table."""
+    return len(workspace().X)
 
 
 def default_row() -> int:
@@ -88,9 +160,13 @@ def model_summary() -> ex.ModelSummary:
     metrics = {"accuracy": float(accuracy_score(yt, (proba >= 0.5).astype(int)))}
     if len(np.unique(yt)) == 2:
         metrics["roc_auc"] = float(roc_auc_score(yt, proba))
-    return ex.ModelSummary(task="binary classification", classes=ws.classes, target=ws.target, metrics=metrics,
+    task = "binary classification"
+    if ws.adapter is not None and ws.adapter.task == "multiclass":
+        task = f"{len(ws.adapter.class_names)}-class classification ({ws.positive_class} vs rest)"
+    return ex.ModelSummary(task=task, classes=ws.classes, target=ws.target, metrics=metrics,
                            n_train=len(ws.train_idx), n_test=len(ws.test_idx),
-                           feature_names=tuple(map(str, ws.X.columns)), source=ws.source)
+                           feature_names=tuple(map(str, ws.X.columns)),
+                           source=ws.source + "".join(f"; {n}" for n in ws.notes))
 
 
 def data_page(page: int, page_size: int) -> tuple[list[dict], int]:
@@ -110,22 +186,44 @@ def data_page(page: int, page_size: int) -> tuple[list[dict], int]:
     chunk = ws.X.iloc[rows]
     proba = ws.model.predict_proba(chunk)[:, 1]
     is_test = np.isin(rows, ws.test_idx)
-    frame = pd.DataFrame({"id": rows, "split": np.where(is_test, "held-out", "train"),
-                          ws.target: [ws.classes[i] for i in ws.y[rows]],
-                          f"P({ws.positive_class})": np.round(proba, 3)})
-    frame = pd.concat([frame, chunk.round(4).reset_index(drop=True)], axis=1)
-    return frame.to_dict("records"), page_count
+    records = []
+    shown = _display(ws.raw.iloc[rows] if ws.raw is not None else chunk)
+    for i, r in enumerate(rows):
+        rec = {"id": int(r), "split": "held-out" if is_test[i] else "train",
+               ws.target: ws.classes[int(ws.y[r])], f"P({ws.positive_class})": round(float(proba[i]), 3)}
+        rec.update(shown[i])
+        records.append(rec)
+    return records, page_count
+
+
+def _display(frame: pd.DataFrame) -> list[dict]:
+    """JSON-safe records of raw rows: numbers rounded, missing values as "(missing)", the rest as text."""
+    from explainers._codec import MISSING
+
+    cols = {}
+    for j, name in enumerate(map(str, frame.columns)):
+        s = frame.iloc[:, j]
+        if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
+            vals = [MISSING if pd.isna(v) else round(float(v), 4) for v in s.astype(object)]
+        else:
+            vals = [MISSING if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) or v is pd.NaT
+                    else ("(empty string)" if v == "" else str(v)) for v in s.astype(object)]
+        cols[name] = vals
+    return [{k: v[i] for k, v in cols.items()} for i in range(len(frame))]
 
 
 def global_importance() -> ex.GlobalImportance:
-    """SHAP attributions of every row (mean |SHAP| is the global importance)."""
-    return _shap_all()
+    """SHAP attributions of every row, or of a seeded sample of big tables (mean |SHAP| is the importance)."""
+    return _shap_all()[0]
 
 
 @row_cache(maxsize=2048)
 def _shap_row(row: int) -> ex.Explanation:
-    g = global_importance()
-    return _shap().from_row(workspace().X.iloc[[row]], g.values[row], g.base_value)
+    g, where = _shap_all()
+    x = workspace().X.iloc[[row]]
+    if row not in where:
+        return guarded(f"SHAP for row {row}", _shap().explain, x)
+    return _shap().from_row(x, g.values[where[row]], g.base_value)
 
 
 def shap_row(row) -> ex.Explanation:
@@ -135,7 +233,7 @@ def shap_row(row) -> ex.Explanation:
 
 @row_cache(maxsize=512)
 def _lime_row(row: int) -> ex.Explanation:
-    return _lime().explain(workspace().X.iloc[[row]])
+    return guarded(f"LIME for row {row}", _lime().explain, workspace().X.iloc[[row]])
 
 
 def lime_row(row) -> ex.Explanation:

@@ -65,3 +65,34 @@ def test_cli_requires_model_data_and_target_together():
     out = subprocess.run([sys.executable, "-m", "app", "--model", "m.skops"], capture_output=True, text=True,
                          cwd=ROOT, timeout=60)
     assert out.returncode == 2 and "go together" in out.stderr
+
+
+def test_cli_refuses_a_bad_or_busy_port():
+    bad = subprocess.run([sys.executable, "-m", "app", "--port", "99999"], capture_output=True, text=True, cwd=ROOT,
+                         timeout=60)
+    assert bad.returncode == 2 and "port must be from 1 to 65535, got 99999" in bad.stderr
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        busy = subprocess.run([sys.executable, "-m", "app", "--port", str(port)], capture_output=True, text=True,
+                              cwd=ROOT, timeout=120)
+    assert busy.returncode == 2
+    assert busy.stderr.strip().splitlines()[-1].startswith(f"candor: error: cannot serve on 127.0.0.1:{port}")
+    assert "Traceback" not in busy.stderr
+
+
+def test_missing_targets_are_dropped_with_a_note_and_float_labels_match_int_classes(tmp_path, bc):
+    X, y, train, _ = bc
+    cols = list(X.columns[:3])
+    sio.dump(LogisticRegression(max_iter=3000).fit(X.iloc[train][cols], y.iloc[train]), tmp_path / "m.skops")
+    frame = X[cols].assign(diagnosis=y.astype(float))
+    frame.to_csv(tmp_path / "float.csv", index=False)
+    ws = load_user_workspace(tmp_path / "m.skops", tmp_path / "float.csv", "diagnosis")
+    assert ws.y.tolist() == y.tolist()
+    frame.loc[[3, 7], "diagnosis"] = np.nan
+    frame.to_csv(tmp_path / "gap.csv", index=False)
+    gap = load_user_workspace(tmp_path / "m.skops", tmp_path / "gap.csv", "diagnosis")
+    assert len(gap.X) == 567 and "2 rows without a target value dropped" in " ".join(gap.notes)

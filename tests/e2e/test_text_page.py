@@ -1,7 +1,8 @@
 """The Text attention page in real headless Chromium against `python -m app` (fixtures in conftest.py).
 
 Opens /text, submits a typed sentence with Enter, waits for the figures, checks the truncation note of
-a long text, runs the head analysis as a background job, and asserts the console has no SEVERE errors.
+a long text, runs the head analysis as a background job, trains the Lopardo et al. (2024) attention
+classifier (background job) and checks its seven strips, and asserts the console has no SEVERE errors.
 """
 from __future__ import annotations
 
@@ -74,4 +75,11 @@ def test_text_page_sentence_long_text_and_head_analysis(server, browser, tmp_pat
     assert "built-in examples: all 12 texts" in summary and "n = 12" in summary
     wait_for_figures(browser, minimum=8, timeout=60)
     assert "Pruning curve" in svg_text(browser, "#text-pruning .gtitle")
+
+    _click(browser, "text-lopardo-run")  # Lopardo et al. 2024 classifier, trained on the built-in examples
+    summary = wait_text(browser, "text-lopardo-summary", "training accuracy", timeout=120)
+    assert "Trained on all 12 labelled texts of built-in examples" in summary
+    rows = svg_text(browser, "#text-lopardo-scores .yaxislayer-above text")
+    assert all(name in rows for name in ("α-avg", "α-max", "LIME", "G-avg", "G-L1", "G-L2", "G×I"))
+    assert "Spearman" in svg_text(browser, "#text-lopardo-agreement .gtitle")
     assert severe_console_errors(browser) == []

@@ -1,0 +1,67 @@
+"""Figures of the Lopardo et al. (2024) card of the Text page. Imports plotly, never dash.
+
+Lopardo, Precioso, Garreau, "Attention Meets Post-hoc Interpretability: A Mathematical Perspective",
+ICML 2024, arXiv 2402.03485 (METHODS §4.6): seven per-word explanations of a single-layer attention
+classifier, aligned by word, and their rank agreement with α-avg.
+"""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from app.figures import GREY, POS
+from app.figures_text import _layout, _ticks
+
+_SIGNED = {"LIME", "G-avg", "G×I"}
+"""Scores with a sign (red toward the explained class, blue against); the others are non-negative."""
+
+
+def score_strips(words, scores: dict, label: str) -> go.Figure:
+    """One heatmap strip per explainer, aligned by word (Lopardo et al. 2024, Figure 1's seven explainers).
+
+    Parameters
+    ----------
+    words : sequence of str
+    scores : dict
+        Explainer name -> ndarray of shape (n_words,), in display order.
+    label : str
+        The explained class.
+
+    Returns
+    -------
+    go.Figure
+        One ``Heatmap`` trace per explainer; each strip has its own colour range.
+    """
+    fig = make_subplots(rows=len(scores), cols=1, shared_xaxes=True, vertical_spacing=0.02)
+    ticks = _ticks(words)
+    for i, (name, v) in enumerate(scores.items()):
+        v = np.asarray(v, float)
+        bound = float(np.max(np.abs(v))) or 1.0
+        signed = name in _SIGNED
+        kw = dict(zmin=-bound, zmax=bound, colorscale="RdBu_r") if signed else dict(zmin=0, zmax=bound,
+                                                                                   colorscale="Viridis")
+        fig.add_trace(go.Heatmap(z=[v], x=ticks, y=[name], text=[[f"{x:.3g}" for x in v]], texttemplate="%{text}",
+                                 showscale=False, hovertemplate=f"{name}<br>%{{x}}: %{{z:.4g}}<extra></extra>", **kw),
+                      row=i + 1, col=1)
+    fig.update_xaxes(tickangle=45)
+    return _layout(fig, f"Per-word explanations of the logit of {label} (each strip its own colour range)",
+                   height=55 * len(scores) + 170, margin=dict(l=80, r=10, t=40, b=100))
+
+
+def agreement_bars(spearman: dict) -> go.Figure:
+    """Spearman ρ of each explainer's |score| with α-avg (NaN drawn as a grey 0 labelled "n/a").
+
+    Parameters
+    ----------
+    spearman : dict
+        Explainer name -> ρ.
+    """
+    names = [n for n in spearman if n != "α-avg"]
+    vals = [spearman[n] for n in names]
+    shown = [0.0 if np.isnan(v) else v for v in vals]
+    fig = go.Figure(go.Bar(x=names, y=shown, marker_color=[GREY if np.isnan(v) else POS for v in vals],
+                           text=["n/a" if np.isnan(v) else f"{v:.2f}" for v in vals], textposition="outside",
+                           hovertemplate="Spearman ρ(α-avg, |%{x}|) = %{y:.3f}<extra></extra>"))
+    fig.update_yaxes(range=[-1.1, 1.1], title="Spearman ρ with α-avg")
+    return _layout(fig, "Rank agreement with α-avg (Spearman ρ on |score|)", height=300)

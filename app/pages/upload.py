@@ -1,0 +1,35 @@
+"""Your model: upload a skops model and a CSV/Parquet table; they are stored on the server, not in the browser."""
+import dash
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+from app import ids
+from app.components import card
+
+dash.register_page(__name__, path="/upload", name="Your model", title="Candor · Your model", order=90)
+
+from app.callbacks import upload as _callbacks  # noqa: E402,F401  (registers this page's callbacks)
+
+MAX_BYTES = 50 * 2**20
+
+
+def _drop(component_id: str, text: str) -> dcc.Upload:
+    return dcc.Upload(id=component_id, children=html.Div([text, html.Span(" (drop or click)", className="text-muted")]),
+                      max_size=MAX_BYTES, multiple=False, className="upload-box border rounded p-3 mb-2")
+
+
+def layout(**_):
+    return html.Div([
+        html.H2("Your model"),
+        html.P("Upload a fitted scikit-learn model saved with skops (pickle files are refused) and a table with its "
+               "feature columns and the target. Files stay on the server; at most 50 MiB each.",
+               className="text-muted small"),
+        card("1. Model (.skops)", [_drop(ids.UPLOAD_MODEL, "Model file"), html.Div(id=ids.UPLOAD_MODEL_STATUS)]),
+        card("2. Data (.csv, .tsv, .parquet)", [_drop(ids.UPLOAD_DATA, "Data file"),
+                                                html.Div(id=ids.UPLOAD_DATA_STATUS)]),
+        card("3. Target column", [dbc.Select(id=ids.UPLOAD_TARGET, options=[], placeholder="target column"),
+                                  dbc.Button("Explain this model", id=ids.UPLOAD_LOAD, color="primary",
+                                             className="mt-2", n_clicks=0),
+                                  html.Div(id=ids.UPLOAD_RESULT, className="mt-2")]),
+        dcc.Store(id=ids.UPLOAD_MODEL_TOKEN), dcc.Store(id=ids.UPLOAD_DATA_TOKEN),
+    ])

@@ -1,0 +1,378 @@
+"""Text page: the single-layer multi-head attention classifier of Lopardo et al. (2024), issue 5.
+
+Lopardo, Precioso, Garreau, "Attention Meets Post-hoc Interpretability: A Mathematical
+Perspective", ICML 2024, arXiv 2402.03485 (METHODS §4.6). The model is trained on CPU on the
+labelled texts of the current dataset (the built-in examples or an uploaded CSV with a label
+column) in a background job (:func:`train`), and saved per dataset under ``TEXT_DIR/lopardo`` as a
+``torch.save`` dict of tensors, lists and numbers (loaded back with ``weights_only=True``). For one
+text, :func:`lopardo_view` gives the seven per-word scores of the paper's Figure 1 (α-avg, α-max,
+LIME, G-avg, G-L1, G-L2, G×I) and their rank agreement with α-avg (METHODS §4.3 metrics, which are
+this product's choice and are not attributed to the paper).
+
+torch, scipy, lime and :mod:`explainers.text` are imported at module top: the training job runs in
+a forked process, where a first import inside the job could deadlock on an import lock.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+from lime.lime_text import LimeTextExplainer
+from scipy import stats
+from torch import nn
+
+from explainers.text import LopardoClassifier, SimpleVocab, closed_form_gradient, lopardo_scores
+
+from ..errors import CandorError
+from . import text as _text
+from .text import CACHE_VERSION, check_text
+from .text_data import BUILTIN, MODEL_LABELS, dataset
+
+CONFIG = dict(n_heads=2, d_e=32, d_att=16, d_out=16, max_len=64)
+"""Model size (the defaults of :func:`explainers.text.train_lopardo`)."""
+EPOCHS = 30
+LR = 1e-2
+BATCH_SIZE = 32
+SEED = 0
+MAX_TRAIN_TEXTS = 5000
+HOLDOUT_MIN_TEXTS = 20
+"""With at least this many labelled texts, a seeded 20% is held out and accuracy is measured on it;
+with fewer (the 12 built-in examples), only training accuracy is reported, and said so."""
+HOLDOUT_FRACTION = 0.2
+LIME_SAMPLES = 500
+MASK_WORD = "candormaskword"
+"""What LIME writes for a removed word; encoded as the model's ``[MASK]`` token (id 3)."""
+SCORE_NAMES = ("α-avg", "α-max", "LIME", "G-avg", "G-L1", "G-L2", "G×I")
+"""The seven explainers of Lopardo et al.'s Figure 1, in display order."""
+
+_models: dict = {}
+_lock = threading.Lock()
+
+
+def _fresh_lock_in_child() -> None:
+    """A forked job never inherits ``_lock`` held by a request thread of the parent."""
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_fresh_lock_in_child)
+
+
+def _folder():
+    folder = _text.TEXT_DIR / "lopardo"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def model_key(spec: dict | None) -> str:
+    """Cache key of the model trained on a dataset (its id and chosen columns, the training settings).
+
+    Parameters
+    ----------
+    spec : dict or None
+        Dataset description (:func:`app.services.text_data.dataset`); None = built-in examples.
+
+    Returns
+    -------
+    str
+        20 hex characters.
+    """
+    spec = spec or BUILTIN
+    raw = (f"{CACHE_VERSION}|lopardo|{spec['id']}:{spec.get('text_column')}:{spec.get('label_column')}|"
+           f"{sorted(CONFIG.items())}|epochs={EPOCHS}|lr={LR}|bs={BATCH_SIZE}|seed={SEED}|max={MAX_TRAIN_TEXTS}|"
+           f"holdout={HOLDOUT_MIN_TEXTS}:{HOLDOUT_FRACTION}")
+    return hashlib.sha256(raw.encode()).hexdigest()[:20]
+
+
+@dataclass(frozen=True)
+class LopardoModel:
+    """A trained Lopardo et al. (2024) classifier with what it was trained on.
+
+    Parameters
+    ----------
+    model : explainers.text.LopardoClassifier
+        In eval mode.
+    vocab : explainers.text.SimpleVocab
+    meta : dict
+        ``dataset`` (name), ``n_train``, ``n_test``, ``train_accuracy``, ``test_accuracy`` (None
+        when nothing was held out), ``epochs``, ``seconds``, ``key``.
+    """
+
+    model: object
+    vocab: object
+    meta: dict
+
+    @property
+    def accuracy_text(self) -> str:
+        """Accuracy in words, saying whether it is held-out or training accuracy."""
+        m = self.meta
+        if m["test_accuracy"] is not None:
+            return (f"held-out accuracy {m['test_accuracy']:.3f} on {m['n_test']} texts not used for training "
+                    f"(training accuracy {m['train_accuracy']:.3f} on {m['n_train']})")
+        return (f"training accuracy {m['train_accuracy']:.3f} on the {m['n_train']} texts it was trained on "
+                f"(too few labelled texts to hold any out: this says nothing about generalisation)")
+
+
+def _vocab_from_itos(itos: list) -> SimpleVocab:
+    vocab = SimpleVocab([])
+    vocab.itos = list(itos)
+    vocab.stoi = {w: i for i, w in enumerate(vocab.itos)}
+    return vocab
+
+
+def _save(trained: LopardoModel, path) -> None:
+    torch.save({"state": trained.model.state_dict(), "itos": list(trained.vocab.itos),
+                "n_classes": int(trained.model.W_l.shape[1]), "config": dict(CONFIG), "meta": dict(trained.meta)},
+               path)
+
+
+def _load(path) -> LopardoModel:
+    blob = torch.load(path, weights_only=True)
+    cfg = blob["config"]
+    model = LopardoClassifier(len(blob["itos"]), blob["n_classes"], cfg["d_e"], cfg["d_att"], cfg["d_out"],
+                              cfg["n_heads"], cfg["max_len"])
+    model.load_state_dict(blob["state"])
+    model.eval()
+    return LopardoModel(model, _vocab_from_itos(blob["itos"]), blob["meta"])
+
+
+def trained_model(key: str | None) -> LopardoModel | None:
+    """The model saved under ``key`` (memoized per process), or None if it has not been trained.
+
+    Parameters
+    ----------
+    key : str or None
+        From :func:`model_key` (the training job returns it).
+
+    Returns
+    -------
+    LopardoModel or None
+    """
+    if not key:
+        return None
+    with _lock:
+        if key in _models:
+            return _models[key]
+        path = _folder() / f"{key}.pt"
+        if not path.is_file():
+            return None
+        _models[key] = _load(path)
+        return _models[key]
+
+
+def _accuracy(model, ids, y) -> float:
+    with torch.no_grad():
+        return float((model(ids).argmax(-1) == y).float().mean())
+
+
+def train(spec: dict | None, progress: Callable[[int, int], None] | None = None) -> tuple[LopardoModel, bool]:
+    """Train (or read from disk) the Lopardo et al. (2024) classifier on the dataset's labelled texts.
+
+    The training loop is :func:`explainers.text.train_lopardo`'s (Adam, cross-entropy, seeded
+    initialisation and shuffling, CPU), run here batch by batch so the job can report progress.
+    Runs inside a background job; cancelling the job kills it before anything is saved.
+
+    Parameters
+    ----------
+    spec : dict or None
+        Dataset description (:func:`app.services.text_data.dataset`); None = built-in examples.
+    progress : callable(done, total), optional
+        Called after every batch.
+
+    Returns
+    -------
+    (LopardoModel, bool)
+        The model and whether it came from the on-disk cache.
+
+    Raises
+    ------
+    CandorError
+        If the dataset has no usable labels (negative/positive or 0/1) or a single class.
+
+    References
+    ----------
+    Lopardo, Precioso, Garreau (2024), arXiv 2402.03485, METHODS §4.6.
+    """
+    spec = spec or BUILTIN
+    key = model_key(spec)
+    hit = trained_model(key)
+    if hit is not None:
+        return hit, True
+    ds = dataset(spec)
+    if ds.labels is None:
+        raise CandorError(f"{ds.name}: the attention classifier needs labels; choose a label column whose values "
+                          "are negative/positive or 0/1")
+    texts, labels = list(ds.texts[:MAX_TRAIN_TEXTS]), np.asarray(ds.labels[:MAX_TRAIN_TEXTS])
+    if len(set(labels.tolist())) < 2:
+        raise CandorError(f"{ds.name}: every label is '{MODEL_LABELS[int(labels[0])]}'; training needs both classes")
+    gen = torch.Generator().manual_seed(SEED)
+    order = torch.randperm(len(texts), generator=gen).numpy()
+    n_test = int(round(HOLDOUT_FRACTION * len(texts))) if len(texts) >= HOLDOUT_MIN_TEXTS else 0
+    test_idx, train_idx = order[:n_test], order[n_test:]
+    train_texts = [texts[i] for i in train_idx]
+    vocab = SimpleVocab(train_texts)
+    ids = vocab.encode(train_texts, CONFIG["max_len"])
+    y = torch.as_tensor(labels[train_idx], dtype=torch.long)
+    model = LopardoClassifier(len(vocab.itos), len(MODEL_LABELS), CONFIG["d_e"], CONFIG["d_att"], CONFIG["d_out"],
+                              CONFIG["n_heads"], CONFIG["max_len"], seed=SEED)
+    opt = torch.optim.Adam(model.parameters(), lr=LR)
+    n_batches = -(-len(y) // BATCH_SIZE)
+    total, done = EPOCHS * n_batches, 0
+    t0 = time.perf_counter()
+    for _ in range(EPOCHS):
+        model.train()
+        perm = torch.randperm(len(y), generator=gen)
+        for s in range(0, len(y), BATCH_SIZE):
+            idx = perm[s:s + BATCH_SIZE]
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(ids[idx]), y[idx]).backward()
+            opt.step()
+            done += 1
+            if progress is not None:
+                progress(done, total)
+    model.eval()
+    test_acc = None
+    if n_test:
+        test_acc = _accuracy(model, vocab.encode([texts[i] for i in test_idx], CONFIG["max_len"]),
+                             torch.as_tensor(labels[test_idx], dtype=torch.long))
+    meta = dict(dataset=ds.name, n_train=len(train_idx), n_test=n_test, train_accuracy=_accuracy(model, ids, y),
+                test_accuracy=test_acc, epochs=EPOCHS, seconds=round(time.perf_counter() - t0, 2), key=key,
+                n_available=len(ds.texts))
+    trained = LopardoModel(model, vocab, meta)
+    path = _folder() / f"{key}.pt"
+    tmp = path.with_suffix(f".{id(trained)}.tmp")
+    _save(trained, tmp)
+    tmp.replace(path)
+    with _lock:
+        _models[key] = trained
+    return trained, False
+
+
+def _lime(trained: LopardoModel, text: str, target: int, words: tuple) -> np.ndarray:
+    """LIME (lime 0.2.0.1, bow=False) on the target logit; a removed word becomes ``[MASK]``."""
+    model, vocab = trained.model, trained.vocab
+    lowered = " ".join(words)
+
+    def logits(strings):
+        rows = [[1] + [3 if w == MASK_WORD else vocab.stoi.get(w, 2) for w in vocab.split(s)][:model.max_len]
+                for s in strings]
+        width = max(len(r) for r in rows)
+        ids = torch.tensor([r + [0] * (width - len(r)) for r in rows], dtype=torch.long)
+        with torch.no_grad():
+            return model(ids).double().numpy()
+
+    explainer = LimeTextExplainer(split_expression=lambda _s: list(words), bow=False, mask_string=MASK_WORD,
+                                  random_state=SEED, class_names=list(MODEL_LABELS))
+    exp = explainer.explain_instance(lowered, logits, labels=(target,), num_features=len(words),
+                                     num_samples=LIME_SAMPLES)
+    values = np.zeros(len(words))
+    for j, w in exp.as_map()[target]:
+        values[j] = w
+    return values
+
+
+@dataclass(frozen=True)
+class LopardoView:
+    """The seven per-word explanations of one text under a trained Lopardo et al. (2024) model.
+
+    Parameters
+    ----------
+    words : tuple of str
+        Lower-cased words (the model's tokenizer), ``[CLS]`` excluded, truncated to ``max_len``.
+    scores : dict
+        :data:`SCORE_NAMES` -> ndarray of shape (n_words,).
+    spearman : dict
+        Score name -> Spearman ρ of ``|score|`` with α-avg (NaN when undefined).
+    alpha : ndarray of shape (n_heads, n_words + 1)
+        CLS-row attention of every head, ``[CLS]`` included (each row sums to 1).
+    probabilities : ndarray of shape (n_classes,)
+    target : int
+        The explained logit (the predicted class).
+    gradient_check : float
+        Max |closed-form G×I − autograd G×I| (a live check of the formula).
+    trained : LopardoModel
+    truncated : bool
+    """
+
+    words: tuple
+    scores: dict
+    spearman: dict
+    alpha: np.ndarray
+    probabilities: np.ndarray
+    target: int
+    gradient_check: float
+    trained: LopardoModel
+    truncated: bool
+
+    @property
+    def predicted_label(self) -> str:
+        return MODEL_LABELS[self.target]
+
+
+def _autograd_gxi(model, e: torch.Tensor, target: int) -> np.ndarray:
+    e = e.detach().clone().requires_grad_(True)
+    logits, _ = model.forward_embeddings(e[None])
+    (grad,) = torch.autograd.grad(logits[0, target], e)
+    return (grad[1:] * e[1:]).sum(-1).detach().double().numpy()
+
+
+def lopardo_view(key: str | None, text) -> LopardoView | None:
+    """α-avg, α-max, LIME, G-avg, G-L1, G-L2 and G×I of ``text`` and their agreement with α-avg.
+
+    Parameters
+    ----------
+    key : str or None
+        The trained model's key (:func:`model_key`).
+    text : str
+
+    Returns
+    -------
+    LopardoView or None
+        None when no model has been trained under ``key``.
+
+    Raises
+    ------
+    CandorError
+        If the text is empty or has no word the tokenizer keeps.
+
+    References
+    ----------
+    Lopardo, Precioso, Garreau (2024), arXiv 2402.03485: the model, the closed-form gradient and the
+    seven explainers of their Figure 1 (METHODS §4.6). The agreement metric (Spearman) is METHODS
+    §4.3's choice, not the paper's.
+    """
+    trained = trained_model(key)
+    if trained is None:
+        return None
+    text = check_text(text)
+    model, vocab = trained.model, trained.vocab
+    all_words = vocab.split(text)
+    if not all_words:
+        raise CandorError("the text has no word for the attention classifier's tokenizer")
+    s = lopardo_scores(model, vocab, text)
+    words, target = s["words"], s["target"]
+    ids = vocab.encode([text], model.max_len)
+    with torch.no_grad():
+        e = model.embed(ids)[0]
+        logits, alpha = model.forward_embeddings(e[None])
+    z = logits[0].double().numpy()
+    probs = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    closed = (closed_form_gradient(model, e, target) * e[1:]).sum(-1).double().numpy()
+    check = float(np.max(np.abs(closed - _autograd_gxi(model, e, target))))
+    scores = {"α-avg": s["alpha_avg"], "α-max": s["alpha_max"], "LIME": _lime(trained, text, target, words),
+              "G-avg": s["grad_avg"], "G-L1": s["grad_l1"], "G-L2": s["grad_l2"], "G×I": s["gradient_x_input"]}
+    ref = scores["α-avg"]
+    rho = {}
+    for name, v in scores.items():
+        if len(v) < 2 or np.ptp(np.abs(v)) == 0 or np.ptp(ref) == 0:
+            rho[name] = float("nan")
+        else:
+            rho[name] = float(stats.spearmanr(ref, np.abs(v))[0])
+    return LopardoView(tuple(words), scores, rho, alpha[0].double().numpy(), probs, target, check, trained,
+                       len(all_words) > model.max_len)

@@ -1,0 +1,85 @@
+"""Upload page services: store the user's files server-side, list the data's columns, install the pair.
+
+Files go to :func:`app.uploads.upload_dir` once; the browser keeps only the
+stored name (a token). Models must be skops files (never unpickled). Installing
+a pair replaces the workspace of *this* server process for every page.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import CandorError
+from ..loading import load_user_workspace
+from ..tables import read_table
+from ..uploads import safe_name, store_upload, upload_dir
+from ._core import init
+
+
+@dataclass(frozen=True)
+class Stored:
+    """One stored upload: ``token`` (its name in the upload folder), display name, size, data columns and notes."""
+
+    token: str
+    name: str
+    size: int
+    columns: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def receive(filename: str, contents: str, kind: str) -> Stored:
+    """Store an upload from ``dcc.Upload`` (base64 ``contents``); read a data file's header and rows.
+
+    Raises
+    ------
+    CandorError
+        Wrong type, too large, unreadable table (the message names the file).
+    """
+    path = store_upload(filename, contents, kind=kind)
+    if kind == "model":
+        return Stored(path.name, safe_name(filename), path.stat().st_size)
+    notes: list[str] = []
+    try:
+        df = read_table(path, notes)
+    except CandorError:
+        path.unlink(missing_ok=True)
+        raise
+    return Stored(path.name, safe_name(filename), path.stat().st_size, tuple(map(str, df.columns)), tuple(notes))
+
+
+def resolve(token: str) -> Path:
+    """The stored file behind a token from the browser; it must name a file directly inside the upload folder."""
+    folder = upload_dir()
+    path = (folder / safe_name(token)).resolve()
+    if path.parent != folder or not path.is_file():
+        raise CandorError("that upload is no longer on the server; upload the file again")
+    return path
+
+
+def _display(text: str, *tokens: str) -> str:
+    """Replace stored names (``<12 hex>-name``) by the names the user uploaded."""
+    for t in tokens:
+        text = text.replace(t, t.split("-", 1)[-1])
+    return text
+
+
+def activate(model_token: str, data_token: str, target: str) -> str:
+    """Load the stored pair and make it the workspace every page explains; returns a one-line summary.
+
+    Raises
+    ------
+    CandorError
+        As :func:`app.loading.load_user_workspace` (names the file, column or dtype).
+    """
+    if not (model_token and data_token and target):
+        raise CandorError("upload a model and a data file and choose the target column first")
+    try:
+        ws = load_user_workspace(resolve(model_token), resolve(data_token), target)
+    except CandorError as err:
+        raise CandorError(_display(str(err), model_token, data_token)) from None
+    ws.name = _display(ws.name, data_token)
+    ws.source = _display(ws.source, model_token, data_token)
+    ws.notes = tuple(_display(n, data_token) for n in ws.notes)
+    init(ws, warm=True)
+    return (f"Now explaining {ws.name}: {len(ws.X)} rows x {ws.X.shape[1]} features, {ws.task}, "
+            f"class {ws.positive_class!r}." + "".join(f" {n}." for n in ws.notes))

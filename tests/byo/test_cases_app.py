@@ -1,0 +1,85 @@
+"""Issue 7 cases 9 and 10 through the app's services: what reaches the browser is small and serialisable."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.ensemble import GradientBoostingClassifier
+from sklearn.impute import SimpleImputer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder
+
+from app import figures, services
+from app.loading import load_user_workspace
+from app.services import _core
+
+from .conftest import write_pair
+
+
+@pytest.fixture
+def install():
+    """Install a workspace in the services for one test, then put back whatever was there."""
+    previous = _core._ws
+    yield lambda ws: services.init(ws, warm=False)
+    if previous is not None:
+        services.init(previous, warm=False)
+
+
+def test_case9_nullable_int_with_pd_na_in_table_and_figures(tmp_path, rng, install):
+    n = 120
+    frame = pd.DataFrame({"visits": pd.array(rng.integers(0, 9, n), dtype="Int64"), "score": rng.normal(size=n)})
+    frame.loc[5, "visits"] = pd.NA
+    frame["churn"] = np.where(frame.score > 0, "yes", "no")
+    model = Pipeline([("impute", SimpleImputer()), ("lr", LogisticRegression())]).fit(frame[["visits", "score"]],
+                                                                                      frame.churn)
+    ws = load_user_workspace(*write_pair(tmp_path, model, frame, "parquet"), "churn")
+    assert str(ws.raw.visits.dtype) == "Int64" and np.isnan(ws.X.visits[5])
+    install(ws)
+    records, pages = services.data_page(0, 12)
+    assert len(records) == 12 and pages == 10 and records[5]["visits"] == "(missing)"
+    json.dumps(records)  # nothing the browser cannot take
+    expl = services.shap_row(5)
+    assert expl.params["feature_labels"][0] == "(missing)" and expl.additivity_gap < 1e-9
+    json.loads(figures.waterfall(expl).to_json())
+    json.loads(figures.beeswarm(services.global_importance()).to_json())
+    assert services.lime_row(5).params["binned_missing"] == ("visits",)
+
+
+def test_case10_20k_rows_never_reach_the_browser_whole(tmp_path, rng, install):
+    n = 20_000
+    frame = pd.DataFrame({f"x{i}": rng.normal(size=n) for i in range(4)})
+    frame["plan"] = rng.choice(["basic", "pro", "team"], n)
+    frame["churn"] = np.where(frame.x0 + (frame.plan == "pro") > 0.5, 1, 0)
+    prep = ColumnTransformer([("cat", OneHotEncoder(), ["plan"])], remainder="passthrough")
+    model = Pipeline([("prep", prep), ("gb", GradientBoostingClassifier(n_estimators=15, max_depth=2,
+                                                                          random_state=0))])
+    model.fit(frame.drop(columns="churn"), frame.churn)
+    ws = load_user_workspace(*write_pair(tmp_path, model, frame), "churn")
+    install(ws)
+    records, pages = services.data_page(3, 12)
+    assert len(records) == 12 and pages == 1667 and records[0]["id"] == 36 and records[0]["plan"] in {"basic", "pro", "team"}
+    assert len(json.dumps(records)) < 5000
+    g = services.global_importance()
+    assert g.values.shape == (5000, 5) and "seeded sample of 5000 of 20000 rows" in g.source
+    assert g.feature_names == ("x0", "x1", "x2", "x3", "plan")
+    outside = next(r for r in range(n) if r not in set(services.tabular._shap_all()[1]))
+    e = services.shap_row(outside)
+    assert e.additivity_gap < 1e-6 and e.prediction == pytest.approx(model.predict_proba(ws.raw.iloc[[outside]])[0, 1])
+
+
+def test_multiclass_model_is_served_one_class_against_the_rest(tmp_path, rng, install):
+    X = pd.DataFrame(rng.normal(size=(240, 3)), columns=["f0", "f1", "f2"])
+    y = np.array(["cat", "dog", "eel"])[(X.f0 > 0).astype(int) + (X.f1 > 0.5).astype(int)]
+    model = LogisticRegression(max_iter=500).fit(X, y)
+    paths = write_pair(tmp_path, model, X.assign(animal=y))
+    ws = load_user_workspace(*paths, "animal", target_class="dog")
+    assert ws.classes == ("not dog", "dog") and set(np.unique(ws.y)) == {0, 1}
+    install(ws)
+    s = services.model_summary()
+    assert s.task == "3-class classification (dog vs rest)" and "pages explain 'dog' against the rest" in s.source
+    e = services.shap_row(0)
+    assert e.prediction == pytest.approx(model.predict_proba(X.iloc[[0]])[0, 1]) and e.additivity_gap < 1e-9
+    with pytest.raises(Exception, match="class 'bird' is not one of the model's classes: cat, dog, eel"):
+        load_user_workspace(*paths, "animal", target_class="bird")
