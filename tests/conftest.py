@@ -9,6 +9,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
 from sample_models.common import breast_cancer, split_indices
+from tests.shared_data import shared_data_dir
 
 
 @pytest.fixture(scope="session")
@@ -58,3 +59,12 @@ def toy_transformer():
 @pytest.fixture(scope="session")
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture(scope="session")
+def shared_data():
+    """The real public data folder (``shared/data``); tests that need it skip, saying so, where it is absent."""
+    folder = shared_data_dir()
+    if folder is None:
+        pytest.skip("shared/data not found (set CANDOR_SHARED_DATA to its folder)")
+    return folder

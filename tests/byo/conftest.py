@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 import skops.io as sio
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 def write_pair(folder: Path, model, frame: pd.DataFrame, fmt: str = "csv", name: str = "data") -> tuple[Path, Path]:
@@ -35,8 +34,3 @@ def adapter_for(model, frame: pd.DataFrame, target: str = "target"):
     return ModelAdapter(model, codec, target=target), codec.encode(frame)
 
 
-@pytest.fixture(scope="session")
-def shared_data() -> Path:
-    if not SHARED.is_dir():
-        pytest.fail(f"shared test data missing: {SHARED}")
-    return SHARED

@@ -4,9 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.shared_data import shared_data_dir
 
-SHARED = shared_data_dir()
 
 
 @pytest.fixture(scope="session")
@@ -38,8 +36,3 @@ def tiny_bert(minilm):
                           max_length=64, name="tiny random BERT")
 
 
-@pytest.fixture(scope="session")
-def shared_data():
-    if SHARED is None:
-        pytest.skip("shared data not found (set CANDOR_SHARED_DATA)")
-    return SHARED
