@@ -52,7 +52,7 @@ def empty_figure(message: str):
 
     fig = go.Figure()
     fig.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
-    fig.update_layout(template="plotly_white", xaxis_visible=False, yaxis_visible=False)
+    fig.update_layout(template="candor", xaxis_visible=False, yaxis_visible=False)
     return fig
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 from plotly.subplots import make_subplots
 
 from explainers import Explanation, GlobalImportance
@@ -14,7 +15,17 @@ from explainers.metrics import top_k
 from explainers.types import AgreementReport
 
 POS, NEG, GREY = "#d62728", "#1f77b4", "#9aa0a6"
-_BASE = dict(template="plotly_white", margin=dict(l=10, r=10, t=40, b=40), font=dict(size=12))
+# A small template with the look of "plotly_white": assigning the full built-in template deep-copies
+# definitions for every trace type on each figure (~25 ms a figure, measured on the Persuasive page).
+pio.templates["candor"] = go.layout.Template(layout=dict(
+    paper_bgcolor="white", plot_bgcolor="white", font=dict(color="#2a3f5f"), hoverlabel=dict(align="left"),
+    xaxis=dict(gridcolor="#EBF0F8", linecolor="#EBF0F8", zerolinecolor="#EBF0F8", automargin=True,
+               ticks="", zerolinewidth=2),
+    yaxis=dict(gridcolor="#EBF0F8", linecolor="#EBF0F8", zerolinecolor="#EBF0F8", automargin=True,
+               ticks="", zerolinewidth=2),
+    colorway=["#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3", "#FF6692", "#B6E880"]))
+TEMPLATE = "candor"
+_BASE = dict(template=TEMPLATE, margin=dict(l=10, r=10, t=40, b=40), font=dict(size=12))
 
 
 def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:

@@ -87,7 +87,7 @@ def rule_tradeoff(view, kept: int) -> go.Figure:
                    hovertemplate="%{x} rules, %{customdata} predicates: agreement %{y:.3f}<extra></extra>"),
     ])
     fig.add_vline(x=kept, line_dash="dash", line_color="#666")
-    fig.update_layout(template="plotly_white", title=dict(text="Agreement as rules are dropped", x=0.01,
+    fig.update_layout(template="candor", title=dict(text="Agreement as rules are dropped", x=0.01,
                                                           font=dict(size=14)),
                       xaxis_title="rules shown", yaxis_title="agreement with the model (held-out)",
                       margin=dict(l=10, r=10, t=40, b=40))

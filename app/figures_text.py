@@ -9,9 +9,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.figures import GREY, POS
+from app.figures import GREY, POS, TEMPLATE
 
-_BASE = dict(template="plotly_white", font=dict(size=12))
+_BASE = dict(template=TEMPLATE, font=dict(size=12))
 
 
 def _layout(fig: go.Figure, title: str, margin: dict | None = None, **kw) -> go.Figure:
