@@ -1,17 +1,12 @@
 """Real headless Chromium against ``python -m app`` serving a user's Pipeline, and the upload page."""
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-import requests
 import skops.io as sio
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
@@ -20,21 +15,11 @@ from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder
 
-from tests.e2e.browser import chromium_driver, severe_console_errors, wait_for_figures
+from tests.e2e.browser import chromium_driver, severe_console_errors, wait_for_figures, wait_text
+from tests.e2e.serving import running_app
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _wait_text(driver, element_id: str, needle: str, timeout: float = 60) -> str:
-    deadline, text = time.time() + timeout, ""
-    while time.time() < deadline:
-        els = driver.find_elements(By.ID, element_id)
-        text = els[0].text if els else ""
-        if needle in text:
-            return text
-        time.sleep(0.3)
-    raise AssertionError(f"{needle!r} not in #{element_id}: {text[:300]!r}")
 
 
 @pytest.fixture(scope="module")
@@ -49,36 +34,17 @@ def served(tmp_path_factory):
     model = Pipeline([("prep", prep), ("gb", GradientBoostingClassifier(n_estimators=20, random_state=0))])
     sio.dump(model.fit(frame.drop(columns="churn"), frame.churn), d / "model.skops")
     frame.to_csv(d / "data.csv", index=False)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "CANDOR_UPLOAD_DIR": str(d / "uploads"),
-           "CANDOR_CACHE_DIR": str(d / "cache"), "CANDOR_TEXT_DIR": str(d / "text")}
-    log = open(d / "server.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "app", "--model", str(d / "model.skops"), "--data",
-                             str(d / "data.csv"), "--target", "churn", "--port", str(port)],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            if requests.get(base + "/", timeout=2).status_code == 200:
-                break
-        except requests.ConnectionError:
-            time.sleep(0.3)
-        if proc.poll() is not None:
-            raise RuntimeError((d / "server.log").read_text())
-    with chromium_driver() as driver:
+    env = {"CANDOR_UPLOAD_DIR": str(d / "uploads"), "CANDOR_CACHE_DIR": str(d / "cache"),
+           "CANDOR_TEXT_DIR": str(d / "text")}
+    args = ["--model", str(d / "model.skops"), "--data", str(d / "data.csv"), "--target", "churn"]
+    with running_app(args, env, d / "server.log") as base, chromium_driver() as driver:
         yield base, driver, d
-    proc.terminate()
-    proc.wait(timeout=20)
-    log.close()
 
 
 def test_pipeline_pages_show_raw_values_and_names(served):
     base, driver, _ = served
     driver.get(base + "/")
-    text = _wait_text(driver, "overview-table", "(missing)")
+    text = wait_text(driver, "overview-table", "(missing)")
     assert "a[a1]:x2" in text and "age<30" in text and "basic" in text
     driver.get(base + "/descriptive")
     assert wait_for_figures(driver, timeout=60, minimum=3) >= 3
@@ -89,18 +55,18 @@ def test_pipeline_pages_show_raw_values_and_names(served):
 def test_upload_page_stores_files_and_switches_the_model(served):
     base, driver, d = served
     driver.get(base + "/upload")
-    _wait_text(driver, "_pages_content", "Your model")
+    wait_text(driver, "_pages_content", "Your model")
     driver.find_element(By.CSS_SELECTOR, "#upload-model input[type=file]").send_keys(str(d / "model.skops"))
-    _wait_text(driver, "upload-model-status", "model.skops: stored on the server")
+    wait_text(driver, "upload-model-status", "model.skops: stored on the server")
     driver.find_element(By.CSS_SELECTOR, "#upload-data input[type=file]").send_keys(str(d / "data.csv"))
-    _wait_text(driver, "upload-data-status", "data.csv: stored on the server")
+    wait_text(driver, "upload-data-status", "data.csv: stored on the server")
     deadline = time.time() + 30
     while time.time() < deadline and len(driver.find_elements(By.CSS_SELECTOR, "#upload-target option")) < 4:
         time.sleep(0.2)
     Select(driver.find_element(By.ID, "upload-target")).select_by_visible_text("churn")
     driver.find_element(By.ID, "upload-load").click()
-    assert "300 rows x 3 features" in _wait_text(driver, "upload-result", "Now explaining data.csv")
+    assert "300 rows x 3 features" in wait_text(driver, "upload-result", "Now explaining data.csv")
     assert len(list((d / "uploads").iterdir())) == 2
     driver.find_element(By.CSS_SELECTOR, "#upload-model input[type=file]").send_keys(str(d / "data.csv"))
-    _wait_text(driver, "upload-model-status", "data.csv: a model upload must be one of .skops")
+    wait_text(driver, "upload-model-status", "data.csv: a model upload must be one of .skops")
     assert severe_console_errors(driver) == []

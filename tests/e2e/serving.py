@@ -1,0 +1,50 @@
+"""Start ``python -m app`` as a real server process for browser tests."""
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running_app(args: list[str], env: dict, log_path: Path, timeout: float = 120):
+    """Serve ``python -m app ARGS --port P``; yield its base URL once ``GET /`` answers; stop it after.
+
+    The server writes to ``log_path`` (a file, not a pipe: a full pipe would block the server), and a
+    server that exits before answering raises with that log.
+    """
+    port = free_port()
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "app", *args, "--port", str(port)], cwd=ROOT,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1", **env},
+                                stdout=log, stderr=subprocess.STDOUT)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.time() + timeout
+            while time.time() < deadline:
+                try:
+                    if requests.get(base + "/", timeout=2).status_code == 200:
+                        break
+                except requests.ConnectionError:
+                    time.sleep(0.3)
+                if proc.poll() is not None:
+                    raise RuntimeError(f"server exited: {Path(log_path).read_text()}")
+            yield base
+        finally:
+            proc.terminate()
+            proc.wait(timeout=20)
