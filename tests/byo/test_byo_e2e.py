@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,7 +18,6 @@ from tests.e2e.browser import chromium_driver, severe_console_errors, wait_for_f
 from tests.e2e.serving import running_app
 
 pytestmark = pytest.mark.e2e
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
