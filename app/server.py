@@ -70,6 +70,11 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     """
     if warm is None:
         warm = {"sync": "sync", "0": False}.get(os.environ.get("CANDOR_WARM", ""), True)
+    # one OpenMP thread per server process (HistGradientBoosting, LightGBM): request threads and
+    # workers already share the cores, and oversubscribed OpenMP pools stall (as torch's, ENVIRONMENT-NOTES)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="openmp")
     services.init(workspace or workspace_from_env(), warm=warm)
     from .study import runtime as study_runtime
 
