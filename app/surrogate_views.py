@@ -4,7 +4,8 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import html
 
-from app.components import card, fmt, metric, metric_row
+from app.components import card, fmt, gilpin_badge, metric, metric_row
+from explainers.persuasive import gilpin_label
 from explainers.rules import format_threshold
 
 
@@ -19,7 +20,7 @@ def surrogate_summary(view) -> dbc.Card:
     """Held-out agreement, ambiguity and default shares, and complexity of the shown rule set."""
     q, rs = view.heldout, view.rule_set
     per_class = " · ".join(f"{c}: {fmt(a)}" for c, a in zip(view.detail.classes, view.detail.per_class_agreement))
-    return card(f"{rs.method.upper()} surrogate", metric_row([
+    return card([f"{rs.method.upper()} surrogate ", gilpin_badge(gilpin_label(rs))], metric_row([
         metric("Agreement with the model", fmt(q.agreement), f"on {view.n_eval} held-out rows"),
         metric("Per class", per_class),
         metric("Rules", str(q.size)), metric("Predicates", str(q.numpreds)),

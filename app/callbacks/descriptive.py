@@ -3,7 +3,8 @@ from dash import Input, Output, callback, html
 from dash.exceptions import PreventUpdate
 
 from app import figures, ids, services
-from app.components import card, empty_figure, error_alert, fmt, method_note, metric, metric_row
+from app.components import card, empty_figure, error_alert, fmt, gilpin_badge, method_note, metric, metric_row
+from explainers.persuasive import gilpin_label
 from app.errors import CandorError
 
 
@@ -33,6 +34,7 @@ def render_local(row):
         metric("SHAP additivity gap", f"{s.additivity_gap:.1e}", "|base_value + Σφ − f(x)|"),
         metric("LIME local R²", fmt(l.fidelity.value), f"in-sample; held-out {fmt(l.params['heldout_r2'])}"),
     ]))
-    notes = html.Div([method_note(s.source), method_note(l.source + "; values are ridge coefficients on "
-                                                          "LIME's binary interpretable features, in probability units")])
+    notes = html.Div([gilpin_badge(gilpin_label(s)), method_note(s.source), gilpin_badge(gilpin_label(l)),
+                      method_note(l.source + "; values are ridge coefficients on LIME's binary interpretable "
+                                  "features, in probability units")])
     return figures.waterfall(s), figures.attribution_bar(l, title=lime_title), summary, notes

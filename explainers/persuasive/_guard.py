@@ -136,11 +136,15 @@ _METHODS = {
     "cart": ("processing", "decision-tree proxy", "global", "agreement rate"),
     "muse": ("processing", "automatic rule extraction (global proxy)", "global", "agreement rate"),
     "flat": ("processing", "automatic rule extraction (global proxy)", "global", "agreement rate"),
+    "attention": ("explanation_producing", "attention network", "local",
+                  "rank correlation with gradients and leave-one-out"),
 }
 
 
 def gilpin_label(obj) -> GilpinLabel:
     """The label of an explanation, surrogate or simplification (simplifications inherit their parent's).
+
+    ``obj`` may also be a method name, e.g. ``"attention"`` for raw attention weights.
 
     Raises
     ------
@@ -157,7 +161,7 @@ def gilpin_label(obj) -> GilpinLabel:
         text = bool(getattr(obj, "statement", "")) or any(n in ("template", "plain_language") for n, _ in obj.operators)
         return GilpinLabel(base.primary, base.subtype, base.scope, True, "text" if text else base.modality,
                            base.default_metric)
-    method = getattr(obj, "method", None)
+    method = obj if isinstance(obj, str) else getattr(obj, "method", None)
     key = "shap" if isinstance(method, str) and method.startswith("shap") else method
     if key not in _METHODS:
         raise ValueError(f"no Gilpin label for method {method!r}; known: {sorted(_METHODS)}")

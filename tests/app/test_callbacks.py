@@ -39,6 +39,7 @@ def test_descriptive_row_shows_shap_lime_and_their_agreement(sample_workspace):
     assert "local R²" in lime_bar.layout.title.text
     text = _text(agreement) + _text(notes)
     assert "Spearman" in text and "TreeExplainer, interventional, 100 background rows" in text
+    assert "linear proxy model" in text and "salience (feature attribution)" in text
 
 
 def test_bad_row_gives_a_message_not_a_traceback(sample_workspace):
@@ -54,6 +55,7 @@ def test_surrogate_page_fits_muse_and_shows_its_rules(sample_workspace, tmp_path
     summary, rules, confusion = surrogate.render_surrogate(key)
     text = _text(summary)
     assert "MUSE surrogate" in text and "on 143 held-out rows" in text and "MUSE two-level decision set" in text
+    assert "automatic rule extraction (global proxy)" in text
     assert _text(rules).count("IF ") >= 1 and "Otherwise (default rule)" in _text(rules)
     assert confusion.data[0].z.sum() == 143
     # custom features of interest: every neighborhood descriptor uses only them
@@ -102,6 +104,7 @@ def test_attention_page_compares_heads_with_ig(sample_workspace):
     assert agreement.data[0].z.shape == (2, 4)
     assert "Integrated Gradients" in ig.layout.title.text
     assert "completeness gap" in _text(notes)
+    assert "Gilpin: explanation_producing" in _text(notes) and "Gilpin: processing" in _text(notes)
 
 
 def test_random_row_is_reproducible_per_click(sample_workspace):
