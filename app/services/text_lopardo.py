@@ -25,9 +25,8 @@ import numpy as np
 import torch
 from lime.lime_text import LimeTextExplainer
 from scipy import stats
-from torch import nn
 
-from explainers.text import LopardoClassifier, SimpleVocab, closed_form_gradient, lopardo_scores
+from explainers.text import LopardoClassifier, SimpleVocab, closed_form_gradient, lopardo_scores, train_lopardo
 
 from ..errors import CandorError
 from . import text as _text
@@ -216,32 +215,16 @@ def train(spec: dict | None, progress: Callable[[int, int], None] | None = None)
     n_test = int(round(HOLDOUT_FRACTION * len(texts))) if len(texts) >= HOLDOUT_MIN_TEXTS else 0
     test_idx, train_idx = order[:n_test], order[n_test:]
     train_texts = [texts[i] for i in train_idx]
-    vocab = SimpleVocab(train_texts)
-    ids = vocab.encode(train_texts, CONFIG["max_len"])
-    y = torch.as_tensor(labels[train_idx], dtype=torch.long)
-    model = LopardoClassifier(len(vocab.itos), len(MODEL_LABELS), CONFIG["d_e"], CONFIG["d_att"], CONFIG["d_out"],
-                              CONFIG["n_heads"], CONFIG["max_len"], seed=SEED)
-    opt = torch.optim.Adam(model.parameters(), lr=LR)
-    n_batches = -(-len(y) // BATCH_SIZE)
-    total, done = EPOCHS * n_batches, 0
     t0 = time.perf_counter()
-    for _ in range(EPOCHS):
-        model.train()
-        perm = torch.randperm(len(y), generator=gen)
-        for s in range(0, len(y), BATCH_SIZE):
-            idx = perm[s:s + BATCH_SIZE]
-            opt.zero_grad()
-            nn.functional.cross_entropy(model(ids[idx]), y[idx]).backward()
-            opt.step()
-            done += 1
-            if progress is not None:
-                progress(done, total)
-    model.eval()
+    model, vocab, train_acc = train_lopardo(
+        train_texts, labels[train_idx], n_heads=CONFIG["n_heads"], d_e=CONFIG["d_e"], d_att=CONFIG["d_att"],
+        d_out=CONFIG["d_out"], epochs=EPOCHS, lr=LR, batch_size=BATCH_SIZE, max_len=CONFIG["max_len"], seed=SEED,
+        progress=progress)
     test_acc = None
     if n_test:
         test_acc = _accuracy(model, vocab.encode([texts[i] for i in test_idx], CONFIG["max_len"]),
                              torch.as_tensor(labels[test_idx], dtype=torch.long))
-    meta = dict(dataset=ds.name, n_train=len(train_idx), n_test=n_test, train_accuracy=_accuracy(model, ids, y),
+    meta = dict(dataset=ds.name, n_train=len(train_idx), n_test=n_test, train_accuracy=train_acc,
                 test_accuracy=test_acc, epochs=EPOCHS, seconds=round(time.perf_counter() - t0, 2), key=key,
                 n_available=len(ds.texts))
     trained = LopardoModel(model, vocab, meta)

@@ -169,7 +169,7 @@ class SimpleVocab:
 
 def train_lopardo(texts: Sequence[str], labels: Sequence[int], *, n_heads: int = 2, d_e: int = 32,
                   d_att: int = 16, d_out: int = 16, epochs: int = 10, lr: float = 1e-2,
-                  batch_size: int = 32, max_len: int = 64, seed: int = 0):
+                  batch_size: int = 32, max_len: int = 64, seed: int = 0, progress=None):
     """Train :class:`LopardoClassifier` on CPU with Adam and cross-entropy.
 
     Parameters
@@ -184,6 +184,9 @@ def train_lopardo(texts: Sequence[str], labels: Sequence[int], *, n_heads: int =
     max_len : int, default=64
     seed : int, default=0
         Seeds initialisation and shuffling (bit-for-bit reproducible on CPU).
+    progress : callable, optional
+        ``progress(done, total)`` after every batch (``total = epochs * batches``), e.g. for a
+        background job's progress bar.
 
     Returns
     -------
@@ -206,6 +209,7 @@ def train_lopardo(texts: Sequence[str], labels: Sequence[int], *, n_heads: int =
                               max_len, seed=seed)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     gen = torch.Generator().manual_seed(seed)
+    total, done = epochs * -(-len(y) // batch_size), 0
     for _ in range(epochs):
         perm = torch.randperm(len(y), generator=gen)
         for s in range(0, len(y), batch_size):
@@ -213,6 +217,9 @@ def train_lopardo(texts: Sequence[str], labels: Sequence[int], *, n_heads: int =
             opt.zero_grad()
             nn.functional.cross_entropy(model(ids[idx]), y[idx]).backward()
             opt.step()
+            done += 1
+            if progress is not None:
+                progress(done, total)
     model.eval()
     with torch.no_grad():
         acc = float((model(ids).argmax(-1) == y).float().mean())
