@@ -8,6 +8,8 @@ import pandas as pd
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
 
+from .._grouping import group_signed_sum
+
 __all__ = ["correlated_groups", "one_hot_groups", "group_attributions"]
 
 
@@ -78,6 +80,8 @@ def group_attributions(values, feature_names: Sequence[str], groups: Mapping[str
     feature_names : sequence of str, length n_features
     groups : mapping of str to sequence of str
 
+    Groups must be disjoint (as :func:`correlated_groups` and :func:`one_hot_groups` make them).
+
     Returns
     -------
     names : list of str
@@ -87,14 +91,12 @@ def group_attributions(values, feature_names: Sequence[str], groups: Mapping[str
     """
     values = np.atleast_2d(np.asarray(values, float))
     index = {n: j for j, n in enumerate(feature_names)}
-    used, names, cols = set(), [], []
-    for g, feats in groups.items():
-        idx = [index[f] for f in feats]
-        used |= set(idx)
-        names.append(g)
-        cols.append(values[:, idx].sum(axis=1))
+    item = np.full(len(feature_names), -1)
+    names = list(groups)
+    for i, feats in enumerate(groups.values()):
+        item[[index[f] for f in feats]] = i
     for j, n in enumerate(feature_names):
-        if j not in used:
+        if item[j] < 0:
+            item[j] = len(names)
             names.append(n)
-            cols.append(values[:, j])
-    return names, np.column_stack(cols)
+    return names, group_signed_sum(values, item, len(names))
