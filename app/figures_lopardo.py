@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from app.figures import GREY, POS
-from app.figures_text import _layout, _ticks
+from app.figures_text import _layout, word_strips
 
 _SIGNED = {"LIME", "G-avg", "G×I"}
 """Scores with a sign (red toward the explained class, blue against); the others are non-negative."""
@@ -33,18 +32,8 @@ def score_strips(words, scores: dict, label: str) -> go.Figure:
     go.Figure
         One ``Heatmap`` trace per explainer; each strip has its own colour range.
     """
-    fig = make_subplots(rows=len(scores), cols=1, shared_xaxes=True, vertical_spacing=0.02)
-    ticks = _ticks(words)
-    for i, (name, v) in enumerate(scores.items()):
-        v = np.asarray(v, float)
-        bound = float(np.max(np.abs(v))) or 1.0
-        signed = name in _SIGNED
-        kw = dict(zmin=-bound, zmax=bound, colorscale="RdBu_r") if signed else dict(zmin=0, zmax=bound,
-                                                                                   colorscale="Viridis")
-        fig.add_trace(go.Heatmap(z=[v], x=ticks, y=[name], text=[[f"{x:.3g}" for x in v]], texttemplate="%{text}",
-                                 showscale=False, hovertemplate=f"{name}<br>%{{x}}: %{{z:.4g}}<extra></extra>", **kw),
-                      row=i + 1, col=1)
-    fig.update_xaxes(tickangle=45)
+    fig = word_strips(words, [(name, v, name in _SIGNED) for name, v in scores.items()],
+                      text_format=".3g", hover_format=".4g")
     return _layout(fig, f"Per-word explanations of the logit of {label} (each strip its own colour range)",
                    height=55 * len(scores) + 170, margin=dict(l=80, r=10, t=40, b=100))
 

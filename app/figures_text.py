@@ -103,6 +103,32 @@ def model_view(tokens, weights: np.ndarray, max_tokens: int = MODEL_VIEW_MAX_TOK
                         "special tokens included)", height=110 * L + 80)
 
 
+def word_strips(words, rows, *, text_format: str, hover_format: str) -> go.Figure:
+    """One heatmap strip per score vector, aligned by word, each with its own colour range.
+
+    Parameters
+    ----------
+    words : sequence of str
+    rows : list of (label, ndarray of shape (n_words,), signed)
+        ``signed`` strips use a symmetric red-blue scale, the others 0 to max on Viridis.
+    text_format, hover_format : str
+        Python format specs of the numbers printed in cells and in the hover.
+    """
+    fig = make_subplots(rows=len(rows), cols=1, shared_xaxes=True, vertical_spacing=0.02)
+    ticks = _ticks(words)
+    for i, (name, v, signed) in enumerate(rows):
+        v = np.asarray(v, float)
+        bound = float(np.max(np.abs(v))) or 1.0
+        kw = dict(zmin=-bound, zmax=bound, colorscale="RdBu_r") if signed else dict(zmin=0, zmax=bound,
+                                                                                   colorscale="Viridis")
+        fig.add_trace(go.Heatmap(z=[v], x=ticks, y=[name], text=[[format(x, text_format) for x in v]],
+                                 texttemplate="%{text}", showscale=False,
+                                 hovertemplate=f"{name}<br>%{{x}}: %{{z:{hover_format}}}<extra></extra>", **kw),
+                      row=i + 1, col=1)
+    fig.update_xaxes(tickangle=45)
+    return fig
+
+
 def aggregates_view(words, attention_rows, attribution_rows) -> go.Figure:
     """Per-word attention aggregates stacked above per-word attributions, aligned by word.
 
@@ -115,17 +141,7 @@ def aggregates_view(words, attention_rows, attribution_rows) -> go.Figure:
         Signed attributions; each strip has its own symmetric colour range.
     """
     rows = [(n, v, False) for n, v in attention_rows] + [(n, v, True) for n, v in attribution_rows]
-    fig = make_subplots(rows=len(rows), cols=1, shared_xaxes=True, vertical_spacing=0.02)
-    ticks = _ticks(words)
-    for i, (name, v, signed) in enumerate(rows):
-        v = np.asarray(v, float)
-        bound = float(np.max(np.abs(v))) or 1.0
-        kw = dict(zmin=-bound, zmax=bound, colorscale="RdBu_r") if signed else dict(zmin=0, zmax=bound,
-                                                                                   colorscale="Viridis")
-        fig.add_trace(go.Heatmap(z=[v], x=ticks, y=[name], text=[[f"{x:.2f}" for x in v]], texttemplate="%{text}",
-                                 showscale=False, hovertemplate=f"{name}<br>%{{x}}: %{{z:.4f}}<extra></extra>", **kw),
-                      row=i + 1, col=1)
-    fig.update_xaxes(tickangle=45)
+    fig = word_strips(words, rows, text_format=".2f", hover_format=".4f")
     fig.update_yaxes(tickfont=dict(size=10))
     return _layout(fig, "Per-word attention aggregates (sum to 1) and attributions (signed), word pieces merged",
                    height=60 * len(rows) + 190, margin=dict(l=330, r=10, t=40, b=100))
