@@ -7,6 +7,9 @@ ROW_STATUS = "row-status"
 URL = "url"
 NAVBAR = "navbar"
 ROW_PICKER = "row-picker"
+CLASS_SELECT = "class-select"
+CLASS_STATUS = "class-status"
+CLASS_SWITCHED = "class-switched"
 
 # Model & data
 SUMMARY = "overview-summary"

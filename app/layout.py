@@ -1,4 +1,4 @@
-"""The shell: navbar from ``dash.page_registry``, the global row picker, the page container."""
+"""The shell: navbar from ``dash.page_registry``, the global row and class pickers, the page container."""
 from __future__ import annotations
 
 import dash
@@ -26,11 +26,26 @@ def row_picker() -> html.Div:
     ], className="d-flex align-items-center", id=ids.ROW_PICKER)
 
 
+def class_picker() -> html.Div:
+    """The class a multiclass model's pages explain against the rest (absent for other models)."""
+    choices, current = services.class_choices()
+    return html.Div([
+        dbc.Label("Class", html_for=ids.CLASS_SELECT, className="me-2 mb-0 text-white"),
+        dbc.Select(id=ids.CLASS_SELECT, options=[{"label": c, "value": c} for c in choices], value=current,
+                   size="sm", className="class-select"),
+        dcc.Loading(html.Span(id=ids.CLASS_STATUS, className="ms-2 text-white-50 small"), type="dot",
+                    color="#ffffff", parent_className="d-inline-block"),
+        dcc.Store(id=ids.CLASS_SWITCHED),
+    ], className="d-flex align-items-center me-3" if choices else "d-none",
+        title="every page explains this class against the rest")
+
+
 def shell() -> html.Div:
     ws = services.workspace()
     navbar = dbc.Navbar(dbc.Container([
         dbc.NavbarBrand(["Candor", html.Span(f" · {ws.name}", className="brand-sub")], href="/"),
         dbc.Nav(_nav_links(), navbar=True, className="me-auto"),
+        class_picker(),
         row_picker(),
     ], fluid=True), color="dark", dark=True, className="mb-3", id=ids.NAVBAR)
     return html.Div([dcc.Location(id=ids.URL), navbar, dbc.Container(dash.page_container, fluid=True)])

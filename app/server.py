@@ -8,16 +8,16 @@ hands them to gunicorn as well.
 from __future__ import annotations
 
 import os
-import uuid
 from pathlib import Path
 
 import dash
 
 from . import services
-from .loading import Workspace, load_sample_workspace, load_user_workspace
+from .loading import Workspace
+from .services import selection
+from .services.selection import LAUNCH_UID, Selection
 
 ROOT = Path(__file__).resolve().parent.parent
-LAUNCH_UID = uuid.uuid4().hex
 _app: dash.Dash | None = None
 
 
@@ -38,22 +38,39 @@ def background_manager() -> dash.DiskcacheManager:
     """Runs ``background=True`` callbacks (long jobs with progress and cancel) in worker processes.
 
     Results are cached on disk under ``CANDOR_CACHE_DIR`` (default ``.cache/background``), keyed
-    by this launch so a restart never serves stale results (STYLE B3 rule 4).
+    by this launch and by the current selection (model, data, class), so neither a restart nor a
+    switch to another model or class ever serves stale results (STYLE B3 rule 4).
     """
     import diskcache
 
     folder = Path(os.environ.get("CANDOR_CACHE_DIR", ROOT / ".cache" / "background"))
     folder.mkdir(parents=True, exist_ok=True)
-    return _ForkAfterWarmManager(diskcache.Cache(str(folder)), cache_by=[lambda: LAUNCH_UID], expire=3600)
+    return _ForkAfterWarmManager(diskcache.Cache(str(folder)), cache_by=[_cache_key], expire=3600)
+
+
+def _cache_key() -> str:
+    return f"{LAUNCH_UID}-{selection.current().generation}"
+
+
+def selection_from_env() -> Selection:
+    """The selection named by the ``CANDOR_*`` variables, or the bundled sample."""
+    model = os.environ.get("CANDOR_MODEL")
+    if not model:
+        return Selection()
+    return Selection(model=model, data=os.environ["CANDOR_DATA"], target=os.environ["CANDOR_TARGET"],
+                     target_class=os.environ.get("CANDOR_CLASS") or None,
+                     trust_pickle=os.environ.get("CANDOR_TRUST_PICKLE") == "1")
 
 
 def workspace_from_env() -> Workspace:
-    """The workspace named by the ``CANDOR_*`` variables, or the bundled sample."""
-    model = os.environ.get("CANDOR_MODEL")
-    if not model:
-        return load_sample_workspace()
-    return load_user_workspace(model, os.environ["CANDOR_DATA"], os.environ["CANDOR_TARGET"],
-                               trust_pickle=os.environ.get("CANDOR_TRUST_PICKLE") == "1")
+    """The workspace named by the ``CANDOR_*`` variables, or the bundled sample.
+
+    Raises
+    ------
+    CandorError
+        If the named files cannot be loaded.
+    """
+    return selection_from_env().load()
 
 
 def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = None) -> dash.Dash:
@@ -75,7 +92,9 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="openmp")
-    services.init(workspace or workspace_from_env(), warm=warm)
+    chosen = selection_from_env() if workspace is None else Selection(generation="explicit")
+    selection.start(chosen, warm=warm)
+    services.init(workspace or chosen.load(), warm=warm)
     from .study import runtime as study_runtime
 
     study_runtime.init()  # apply the study database's migrations before serving
@@ -89,8 +108,17 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
 
     app.layout = shell
     app.server.before_request(services.first_request.set)
+    app.server.before_request(selection.sync)  # another worker may have switched model, data or class
     app.server.add_url_rule("/_candor/ready", "candor_ready", _ready)
+    app.server.add_url_rule("/_candor/workspace", "candor_workspace", _workspace_info)
     return app
+
+
+def _workspace_info():
+    """What this process explains (JSON): for operators and tests of multi-worker deployments."""
+    ws, chosen = services.workspace(), selection.current()
+    return {"pid": os.getpid(), "name": ws.name, "task": ws.task, "classes": list(ws.classes),
+            "generation": chosen.generation, "ready": services.warm_done.is_set()}
 
 
 def _ready():

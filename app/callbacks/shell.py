@@ -1,5 +1,5 @@
-"""Navbar callbacks: random row, and a one-line status of the chosen row."""
-from dash import Input, Output, callback
+"""Navbar callbacks: random row, a one-line status of the chosen row, the class picker."""
+from dash import Input, Output, callback, clientside_callback
 from dash.exceptions import PreventUpdate
 
 from app import ids, services
@@ -36,3 +36,21 @@ TABULAR_ROW_PAGES = ("/", "/descriptive", "/persuasive", "/attention")
 def show_row_picker_on_row_pages(pathname):
     """The row picker explains table rows: shown only on the pages that explain one."""
     return "d-flex align-items-center" if (pathname or "/") in TABULAR_ROW_PAGES else "d-none"
+
+
+@callback(Output(ids.CLASS_SWITCHED, "data"), Output(ids.CLASS_STATUS, "children"),
+          Input(ids.CLASS_SELECT, "value"), prevent_initial_call=True)
+def switch_class(name):
+    """Explain another class (every page, every worker); the page then reloads to show it."""
+    if not name:
+        raise PreventUpdate
+    try:
+        return services.select_class(name), "reloading…"
+    except CandorError as err:
+        return None, str(err)
+
+
+# a full reload: every figure on every page was computed for the previous class
+clientside_callback(
+    "function(done) { if (done) { window.location.reload(); } return window.dash_clientside.no_update; }",
+    Output(ids.CLASS_SWITCHED, "clear_data"), Input(ids.CLASS_SWITCHED, "data"), prevent_initial_call=True)

@@ -19,6 +19,7 @@ from .surrogates import (
     muse_params,
     muse_view,
 )
+from .selection import class_choices, select_class
 from .tabular import (
     LocalView,
     check_row,
@@ -39,7 +40,7 @@ __all__ = [
     "first_request", "global_importance", "has_attention_model", "init", "lime_row", "local_view",
     "model_summary", "persuasive", "persuasive_global", "GlobalCurve", "random_row", "row_count", "row_status", "shap_row", "workspace",
     "MuseView", "default_muse_key", "feature_names", "fit_frontier", "fit_muse", "frontier", "muse_params",
-    "muse_view",
+    "muse_view", "class_choices", "select_class",
 ]
 
 # Text page (issue 5): the MiniLM sentiment classifier, uploads, the head-analysis job.

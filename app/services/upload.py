@@ -2,7 +2,8 @@
 
 Files go to :func:`app.uploads.upload_dir` once; the browser keeps only the
 stored name (a token). Models must be skops files (never unpickled). Installing
-a pair replaces the workspace of *this* server process for every page.
+a pair replaces the workspace of every page in every process of the server
+(:mod:`app.services.selection`).
 """
 from __future__ import annotations
 
@@ -10,10 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CandorError
-from ..loading import load_user_workspace
 from ..tables import read_table
 from ..uploads import safe_name, store_upload, upload_dir
-from ._core import init
+from .selection import Selection, install
 
 
 @dataclass(frozen=True)
@@ -56,15 +56,8 @@ def resolve(token: str) -> Path:
     return path
 
 
-def _display(text: str, *tokens: str) -> str:
-    """Replace stored names (``<12 hex>-name``) by the names the user uploaded."""
-    for t in tokens:
-        text = text.replace(t, t.split("-", 1)[-1])
-    return text
-
-
 def activate(model_token: str, data_token: str, target: str) -> str:
-    """Load the stored pair and make it the workspace every page explains; returns a one-line summary.
+    """Load the stored pair and make it what every page explains, in every worker; returns a one-line summary.
 
     Raises
     ------
@@ -73,13 +66,7 @@ def activate(model_token: str, data_token: str, target: str) -> str:
     """
     if not (model_token and data_token and target):
         raise CandorError("upload a model and a data file and choose the target column first")
-    try:
-        ws = load_user_workspace(resolve(model_token), resolve(data_token), target)
-    except CandorError as err:
-        raise CandorError(_display(str(err), model_token, data_token)) from None
-    ws.name = _display(ws.name, data_token)
-    ws.source = _display(ws.source, model_token, data_token)
-    ws.notes = tuple(_display(n, data_token) for n in ws.notes)
-    init(ws, warm=True)
+    ws = install(Selection(model=str(resolve(model_token)), data=str(resolve(data_token)), target=target,
+                           uploaded=True))
     return (f"Now explaining {ws.name}: {len(ws.X)} rows x {ws.X.shape[1]} features, {ws.task}, "
             f"class {ws.positive_class!r}." + "".join(f" {n}." for n in ws.notes))

@@ -48,3 +48,33 @@ def running_app(args: list[str], env: dict, log_path: Path, timeout: float = 120
         finally:
             proc.terminate()
             proc.wait(timeout=20)
+
+
+@contextlib.contextmanager
+def running_gunicorn(env: dict, log_path: Path, workers: int = 2, timeout: float = 180):
+    """Serve the app as the Procfile does (``gunicorn app.server:server --preload``, several workers).
+
+    Yields the base URL once ``/_candor/ready`` answers 200 (``CANDOR_WARM=sync``: workers fork warm).
+    """
+    port = free_port()
+    cmd = [sys.executable, "-m", "gunicorn", "app.server:server", "--preload", "--workers", str(workers),
+           "--threads", "2", "--bind", f"127.0.0.1:{port}", "--timeout", "120"]
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1", "CANDOR_WARM": "sync",
+                                                    **env},
+                                stdout=log, stderr=subprocess.STDOUT)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.time() + timeout
+            while time.time() < deadline:
+                try:
+                    if requests.get(base + "/_candor/ready", timeout=2).status_code == 200:
+                        break
+                except requests.ConnectionError:
+                    time.sleep(0.3)
+                if proc.poll() is not None:
+                    raise RuntimeError(f"gunicorn exited: {Path(log_path).read_text()}")
+            yield base
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
