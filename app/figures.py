@@ -61,11 +61,16 @@ def beeswarm(g: GlobalImportance, max_display: int = 12, seed: int = 0) -> go.Fi
     return _layout(fig, "SHAP values of every row (beeswarm)", xaxis_title=f"SHAP value ({g.output_space})")
 
 
-def waterfall(e: Explanation, max_display: int = 10) -> go.Figure:
-    """base_value → largest attributions → prediction, the rest summed in one bar."""
+def waterfall(e: Explanation, max_display: int = 10, value_labels=None) -> go.Figure:
+    """base_value → largest attributions → prediction, the rest summed in one bar.
+
+    ``value_labels`` (one display text per feature, from the services: the user's levels and dates)
+    replaces the numbers ``feature_values`` printed with 4 significant digits.
+    """
     order = top_k(e.values, max_display)
     rest = np.setdiff1d(np.arange(e.values.size), order)
-    labels = [f"{e.feature_names[j]} = {e.feature_values[j]:.4g}" for j in order]
+    shown = value_labels if value_labels is not None else [f"{v:.4g}" for v in e.feature_values]
+    labels = [f"{e.feature_names[j]} = {shown[j]}" for j in order]
     vals = list(e.values[order])
     if rest.size:
         labels.append(f"{rest.size} other features")

@@ -6,14 +6,11 @@ from dash import html
 
 from app.components import card, fmt, gilpin_badge, metric, metric_row
 from explainers.persuasive import gilpin_label
-from explainers.rules import format_threshold
 
 
-def _predicates(preds) -> str:
-    if not preds:
-        return "always"
-    return " AND ".join(f"{p.feature} {p.op} {format_threshold(p.threshold) if p.op in ('<=', '>') else p.threshold}"
-                        for p in preds)
+def _shown(text: str) -> str:
+    """A conjunction as the service rendered it (the user's levels and dates), "always" when empty."""
+    return text or "always"
 
 
 def surrogate_summary(view) -> dbc.Card:
@@ -34,12 +31,12 @@ def rules_by_neighborhood(view) -> dbc.Card:
     """One block per neighborhood descriptor with its decision rules, support, precision, held-out agreement."""
     rs = view.rule_set
     blocks = []
-    for descriptor in rs.neighborhoods:
-        rows = [html.Tr([html.Td(f"IF {_predicates(r.rule)} THEN {r.label}", className="rule-text"),
+    for k, descriptor in enumerate(rs.neighborhoods):
+        rows = [html.Tr([html.Td(f"IF {_shown(view.rule_texts[i])} THEN {r.label}", className="rule-text"),
                          html.Td(r.support), html.Td(fmt(r.precision, 2)), html.Td(fmt(view.rule_agreement[i], 2)),
                          html.Td(int(view.rule_heldout_support[i]))])
                 for i, r in enumerate(rs.rules) if r.descriptor == descriptor]
-        head = "everywhere" if not descriptor else _predicates(descriptor)
+        head = "everywhere" if not descriptor else _shown(view.neighborhood_texts[k])
         blocks.append(html.Div([html.Div(["If ", html.Span(head, className="rule-text fw-semibold"), ":"],
                                          className="neighborhood-head"),
                                 dbc.Table([html.Thead(html.Tr([html.Th("Decision rule"), html.Th("Support"),

@@ -16,20 +16,33 @@ datetime   days since 1970-01-01 (float, NaT -> NaN)      ``datetime64[ns]``
 Missing values of a string or category column (NaN, ``pd.NA``, ``None``)
 become the explicit level ``"(missing)"``; empty strings stay their own level
 ``""`` (shown as ``'(empty string)'``).
+
+Display (what the dashboard shows instead of codes): :func:`value_labels` turns
+an encoded row into the user's values, :func:`predicate_text` and
+:func:`conjunction_parts` render a rule's predicates on encoded columns as set
+membership in the user's levels (``workclass in {Federal-gov, Private}``) or as
+a date (``signup <= 2021-03-04``). Without a codec (the bundled, all-numeric
+sample) they render numbers exactly as before.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
-__all__ = ["ColumnCode", "TabularCodec", "MISSING"]
+from .rules import format_threshold
+
+__all__ = ["ColumnCode", "TabularCodec", "MISSING", "date_text", "value_labels", "predicate_text", "conjunction_parts",
+           "conjunction_text"]
 
 MISSING = "(missing)"
 _EPOCH = pd.Timestamp("1970-01-01")
 _DAY = pd.Timedelta(days=1)
+MAX_LEVELS = 5
+"""Levels written out in a membership predicate before the rest are elided as ``… (+n more)``."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +70,9 @@ class ColumnCode:
     na: object = None
     """The column's own missing value (``None``, ``nan`` or ``pd.NA``), given back to the model as it was."""
 
+    timed: bool = False
+    """A datetime column with times of day (its thresholds are shown to the minute)."""
+
     def label(self, code: float) -> str:
         """The display text of an encoded value (a level name, a date or a number)."""
         if np.isnan(code):
@@ -67,6 +83,98 @@ class ColumnCode:
         if self.kind == "datetime":
             return str((_EPOCH + code * _DAY).date())
         return f"{code:.6g}"
+
+    def text(self, code: float, fmt: str = ".4g") -> str:
+        """Display text of an encoded value, numbers formatted by ``fmt`` (``label`` uses ``.6g``).
+
+        >>> ColumnCode("age", "numeric", "float64").text(38.123)
+        '38.12'
+        """
+        if self.kind == "numeric":
+            return MISSING if np.isnan(code) else format(float(code), fmt)
+        if self.kind == "datetime":
+            return date_text(code, self.timed)
+        return self.label(code)
+
+    def selected(self, op: str, threshold) -> tuple[int, ...]:
+        """Codes (ascending) of the levels on which ``code op threshold`` holds, as
+        :func:`~explainers.rules.predicate_mask` evaluates it; ``"in"`` takes a sequence of codes.
+
+        Raises
+        ------
+        ValueError
+            If ``op`` is not one of ``<=, >, ==, in``.
+        """
+        c = np.arange(len(self.levels), dtype=float)
+        tests = {"<=": lambda: c <= float(threshold), ">": lambda: c > float(threshold),
+                 "==": lambda: c == float(threshold), "in": lambda: np.isin(c, np.asarray(list(threshold), float))}
+        if op not in tests:
+            raise ValueError(f"unknown predicate operator {op!r}; expected one of '<=', '>', '==', 'in'")
+        return tuple(int(i) for i in np.flatnonzero(tests[op]()))
+
+    def membership(self, codes, max_levels: int = MAX_LEVELS) -> str:
+        """Set-membership text of the levels ``codes`` of a category column.
+
+        The shorter side is written out: ``colour = red`` (one level),
+        ``colour ≠ red`` (all but one), ``colour in {a, b}`` or
+        ``colour not in {c, d}`` (whichever set is smaller), at most
+        ``max_levels`` levels then ``… (+n more)``. A level containing a comma,
+        a brace or outer spaces is quoted.
+        """
+        chosen = sorted({int(c) for c in codes})
+        rest = [c for c in range(len(self.levels)) if c not in set(chosen)]
+        if not chosen:
+            return f"{self.name} in {{}}"
+        if not rest:
+            return f"{self.name} is any level"
+        if len(chosen) == 1:
+            return f"{self.name} = {self._level(chosen[0])}"
+        if len(rest) == 1:
+            return f"{self.name} ≠ {self._level(rest[0])}"
+        if len(chosen) <= len(rest):
+            return f"{self.name} in {self._set(chosen, max_levels)}"
+        return f"{self.name} not in {self._set(rest, max_levels)}"
+
+    def describe(self, op: str, threshold, max_levels: int = MAX_LEVELS) -> str:
+        """Display text of the predicate ``<this column> op threshold`` on encoded values.
+
+        ``threshold`` is in encoded units (a code, or codes for ``"in"``; days since 1970; the
+        number). A category predicate reads as membership in the user's levels (:meth:`membership`,
+        at most ``max_levels`` written out); a datetime one with a date (``signup <= 2021-03-04``:
+        for dates without times, exactly the rows the code predicate selects); a numeric one as
+        ``age <= 38.5`` (4 significant digits).
+
+        Examples
+        --------
+        >>> c = ColumnCode("colour", "category", "object", ("blue", "green", "red"))
+        >>> c.describe(">", 1.5)
+        'colour = red'
+        >>> c.describe("<=", 1.5)
+        'colour ≠ red'
+        """
+        if self.kind == "category":
+            return self.membership(self.selected(op, threshold), max_levels)
+        if self.kind == "datetime":
+            if op == "in":
+                return f"{self.name} in {{{', '.join(self.text(float(t)) for t in threshold)}}}"
+            return f"{self.name} {'=' if op == '==' else op} {self.text(float(threshold))}"
+        t = format_threshold(threshold) if op in ("<=", ">") else threshold
+        return f"{self.name} {op} {t}"
+
+    def level_list(self, codes, max_levels: int = MAX_LEVELS) -> str:
+        """``"Federal-gov, Local-gov, … (+12 more)"``: the levels ``codes`` (ascending), the rest elided."""
+        codes = sorted({int(c) for c in codes})
+        shown = [self._level(c) for c in codes[:max_levels]]
+        if len(codes) > max_levels:
+            shown.append(f"… (+{len(codes) - max_levels} more)")
+        return ", ".join(shown)
+
+    def _level(self, code: int) -> str:
+        text = self.label(float(code))
+        return repr(text) if any(ch in text for ch in ",{}") or text != text.strip() else text
+
+    def _set(self, codes, max_levels: int) -> str:
+        return "{" + self.level_list(codes, max_levels) + "}"
 
 
 def _is_categorical(s: pd.Series) -> bool:
@@ -108,7 +216,9 @@ class TabularCodec:
     def _fit_column(name: str, s: pd.Series) -> ColumnCode:
         dtype = str(s.dtype)
         if ptypes.is_datetime64_any_dtype(s.dtype):
-            return ColumnCode(name, "datetime", dtype, note="encoded as days since 1970-01-01")
+            d = s.dropna()
+            timed = bool(len(d) and (d != d.dt.normalize()).any())
+            return ColumnCode(name, "datetime", dtype, note="encoded as days since 1970-01-01", timed=timed)
         plain_bool = ptypes.is_bool_dtype(s.dtype) and not s.isna().any()
         number = (ptypes.is_numeric_dtype(s.dtype) and not ptypes.is_complex_dtype(s.dtype)
                   and not isinstance(s.dtype, pd.CategoricalDtype) and not ptypes.is_bool_dtype(s.dtype))
@@ -195,6 +305,10 @@ class TabularCodec:
         """Display text of one encoded row, e.g. ``("Private", "(missing)", "39")``."""
         return tuple(c.label(float(v)) for c, v in zip(self.columns, np.asarray(encoded_row, dtype=float)))
 
+    def column(self, name: str) -> ColumnCode | None:
+        """The :class:`ColumnCode` of the column named ``name`` (None if there is none)."""
+        return next((c for c in self.columns if c.name == name), None)
+
     @property
     def categorical(self) -> tuple[int, ...]:
         """Positions of category columns."""
@@ -203,3 +317,77 @@ class TabularCodec:
     def notes(self) -> tuple[str, ...]:
         """One line per column that was transformed notably."""
         return tuple(f"{c.name}: {c.note}" for c in self.columns if c.note and c.kind != "category")
+
+
+def date_text(code: float, timed: bool = False) -> str:
+    """``"2021-03-04"`` (``"2021-03-04 13:20"`` if ``timed``) for days since 1970-01-01; NaN is ``"(missing)"``."""
+    if np.isnan(code):
+        return MISSING
+    t = _EPOCH + float(code) * _DAY
+    return t.strftime("%Y-%m-%d %H:%M") if timed else str(t.date())
+
+
+def value_labels(values, codec: TabularCodec | None = None, fmt: str = ".4g") -> tuple[str, ...]:
+    """Display text of one encoded row: levels, dates, and numbers formatted with ``fmt``.
+
+    ``values`` (shape (n_features,)) are encoded, as an Explanation's ``feature_values``. Without
+    a codec (all-numeric table) every value is formatted as a number, NaN as ``nan``; with one:
+    ``("blue", "2021-03-04", "38.12")``, missing values as ``"(missing)"``.
+    """
+    v = np.asarray(values, dtype=float).ravel()
+    if codec is None or len(codec.columns) != v.size:
+        return tuple(format(float(x), fmt) for x in v)
+    return tuple(c.text(float(x), fmt) for c, x in zip(codec.columns, v))
+
+
+def predicate_text(predicate, codec: TabularCodec | None = None, max_levels: int = MAX_LEVELS) -> str:
+    """Display text of a :class:`~explainers.types.Predicate` on encoded columns (:meth:`ColumnCode.describe`).
+
+    Without a codec, or on a numeric column: ``"worst radius > 16.8"`` (thresholds of ``<=``/``>``
+    to 4 significant digits), as the dashboard always rendered it.
+
+    >>> from explainers.types import Predicate
+    >>> codec = TabularCodec(pd.DataFrame({"colour": ["red", "green", "blue"]}))
+    >>> predicate_text(Predicate("colour", "<=", 1.5), codec)
+    'colour ≠ red'
+    """
+    col = codec.column(predicate.feature) if codec is not None else None
+    if col is None:
+        t = predicate.threshold
+        return f"{predicate.feature} {predicate.op} {format_threshold(t) if predicate.op in ('<=', '>') else t}"
+    return col.describe(predicate.op, predicate.threshold, max_levels)
+
+
+def conjunction_parts(predicates: Sequence, codec: TabularCodec | None = None,
+                      max_levels: int = MAX_LEVELS) -> tuple[str, ...]:
+    """Display text of a conjunction, one part per predicate, predicates on one category column merged.
+
+    ``workclass > 0.5 AND workclass <= 3.5`` becomes the one part
+    ``workclass in {Local-gov, Private, Self-emp}`` (the intersection of the
+    two level sets), placed where the column first appears.
+
+    Returns
+    -------
+    tuple of str
+        Empty for an empty conjunction; one part per predicate without a codec.
+    """
+    parts: list = []
+    merged: dict[str, tuple[int, set]] = {}
+    for p in predicates:
+        col = codec.column(p.feature) if codec is not None else None
+        if col is None or col.kind != "category":
+            parts.append(predicate_text(p, codec, max_levels))
+        elif p.feature in merged:
+            i, codes = merged[p.feature]
+            merged[p.feature] = (i, codes & set(col.selected(p.op, p.threshold)))
+        else:
+            merged[p.feature] = (len(parts), set(col.selected(p.op, p.threshold)))
+            parts.append("")
+    for feature, (i, codes) in merged.items():
+        parts[i] = codec.column(feature).membership(codes, max_levels)
+    return tuple(parts)
+
+
+def conjunction_text(predicates: Sequence, codec: TabularCodec | None = None, max_levels: int = MAX_LEVELS) -> str:
+    """``" AND "``-joined :func:`conjunction_parts` (``""`` for an empty conjunction)."""
+    return " AND ".join(conjunction_parts(predicates, codec, max_levels))

@@ -37,4 +37,4 @@ def render_local(row):
     notes = html.Div([gilpin_badge(gilpin_label(s)), method_note(s.source), gilpin_badge(gilpin_label(l)),
                       method_note(l.source + "; values are ridge coefficients on LIME's binary interpretable "
                                   "features, in probability units")])
-    return figures.waterfall(s), figures.attribution_bar(l, title=lime_title), summary, notes
+    return figures.waterfall(s, value_labels=view.labels), figures.attribution_bar(l, title=lime_title), summary, notes

@@ -3,7 +3,9 @@
 The descriptive parent is one surrogate of the Surrogate page's default frontier (MUSE, CART or
 the flat set at a rule budget); the persuasive operators keep the top-m rules by coverage, round
 thresholds and phrase predicates in plain language; agreement with the model is re-measured on
-the held-out rows after each choice.
+the held-out rows after each choice. On the user's files the rules are shown in their levels and
+dates (the workspace's codec goes along), and predicates on category or datetime columns are never
+rounded.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from ..errors import CandorError
 from ._core import row_cache
 from .surrogates import _default_frontier as _frontier_key
 from .surrogates import _split, frontier
+from .tabular import display_codec
 
 
 def surrogate_choices() -> list[dict]:
@@ -57,7 +60,8 @@ def rule_view(choice: str, max_rules: int, round_sig: int | None, plain: bool) -
         raise CandorError(f"no surrogate {choice!r} in the frontier")
     _, _, X_eval, y_eval = _split()
     n = len(point.rule_set.rules)
-    curve = [prune_rules(point.rule_set, X_eval, y_eval, max_rules=m) for m in range(0, n + 1)]
+    codec = display_codec()
+    curve = [prune_rules(point.rule_set, X_eval, y_eval, max_rules=m, codec=codec) for m in range(0, n + 1)]
     s = curve[min(max(int(max_rules), 0), n)]
     if round_sig:
         s = round_thresholds(s, X_eval, y_eval, sig=int(round_sig))

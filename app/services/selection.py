@@ -94,7 +94,8 @@ def _display(text: str, *stored: str) -> str:
 _lock = threading.Lock()
 _current = Selection()
 _seen_mtime: int | None = None
-_warm = True
+_warm = False
+"""Set by :func:`start` (``create_app`` passes its ``warm``); nothing is warmed in a process without a server."""
 
 
 def state_file() -> Path:

@@ -10,19 +10,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import diskcache
 import numpy as np
 
 # imported here, not inside the functions: fit_muse/fit_frontier run in forked background processes
+from explainers._codec import conjunction_text
 from explainers.muse import (TwoLevelDecisionSet, agreement_detail, evaluate_rule_set, rule_agreement,
                              surrogate_frontier)
 
 from ..errors import CandorError
 from ._core import lazy, workspace
-from .tabular import model_labels
+from .tabular import display_codec, model_labels
 
 DEFAULT_BUDGETS = {"max_rules": 10, "max_width": 3, "max_neighborhoods": 4}
 DEFAULT_LAMBDAS = "0.1, 0.1, 0.1, 1, auto"
@@ -112,6 +113,17 @@ class MuseView:
     n_train: int
     n_eval: int
     source: str
+    rule_texts: tuple[str, ...] = ()
+    """Per rule, its decision rule as shown: the user's levels and dates, never codes ("" = always)."""
+    neighborhood_texts: tuple[str, ...] = ()
+    """Per ``rule_set.neighborhoods`` entry, its descriptor as shown ("" = everywhere)."""
+
+
+def _with_texts(view: MuseView) -> MuseView:
+    """``view`` with display texts of its predicates (computed on reading: the cache holds no texts)."""
+    codec, rs = display_codec(), view.rule_set
+    return replace(view, rule_texts=tuple(conjunction_text(r.rule, codec) for r in rs.rules),
+                   neighborhood_texts=tuple(conjunction_text(d, codec) for d in rs.neighborhoods))
 
 
 def _view(rule_set, source: str) -> MuseView:
@@ -176,12 +188,12 @@ def muse_view(key: str) -> MuseView:
         point = next((p for p in frontier.points if p.method == method and p.budget == int(budget)), None)
         if point is None:
             raise CandorError(f"no {method} surrogate with budget {budget} in this frontier")
-        return _view(point.rule_set, f"{method.upper()} surrogate from the frontier, budget {budget} "
-                                     f"(rules read from {'tree leaves' if method == 'cart' else 'the candidate pool'})")
+        return _with_texts(_view(point.rule_set, f"{method.upper()} surrogate from the frontier, budget {budget} "
+                                 f"(rules read from {'tree leaves' if method == 'cart' else 'the candidate pool'})"))
     view = cache.get(key)
     if view is None:
         raise CandorError("that surrogate is no longer cached; fit it again")
-    return view
+    return _with_texts(view)
 
 
 def frontier(key: str):

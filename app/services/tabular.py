@@ -16,6 +16,7 @@ import pandas as pd
 from sklearn.metrics import accuracy_score, roc_auc_score
 
 import explainers as ex
+from explainers._codec import value_labels
 from explainers.metrics import RankAgreement
 
 from ..errors import CandorError
@@ -241,14 +242,23 @@ def lime_row(row) -> ex.Explanation:
     return _lime_row(check_row(row))
 
 
+def display_codec():
+    """The user's :class:`~explainers._codec.TabularCodec` (levels and dates for display), or None for the sample."""
+    adapter = getattr(workspace(), "adapter", None)
+    return adapter.codec if adapter is not None else None
+
+
 @dataclass(frozen=True)
 class LocalView:
+    """SHAP and LIME for one row; ``labels``: the row's values as shown (levels, dates, 4-digit numbers)."""
+
     shap: ex.Explanation
     lime: ex.Explanation
     agreement: RankAgreement
+    labels: tuple[str, ...] = ()
 
 
 def local_view(row, k: int = 5) -> LocalView:
-    """SHAP and LIME for one row and their rank agreement (Spearman, top-k overlap)."""
+    """SHAP and LIME for one row, their rank agreement (Spearman, top-k overlap) and the row's display values."""
     s, l = shap_row(row), lime_row(row)
-    return LocalView(s, l, ex.rank_agreement(s, l, k))
+    return LocalView(s, l, ex.rank_agreement(s, l, k), value_labels(s.feature_values, display_codec()))

@@ -17,12 +17,13 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from .._codec import MISSING, value_labels
 from ..types import Explanation, Simplification
 from ._measures import Neighborhood, PredictFn, attribution_fidelity, complexity
 
 __all__ = ["Item", "Context", "PersuasiveSimplification", "describe", "top_k_items", "round_values",
            "direction_only", "group_features", "strength", "round_half_away", "per_feature_values",
-           "render_lines", "chain", "predicted_sign"]
+           "render_lines", "chain", "predicted_sign", "value_texts"]
 
 STRENGTHS = ((0.5, "strong"), (0.2, "moderate"), (0.0, "weak"))
 
@@ -78,6 +79,10 @@ class Context:
     categories : mapping of int to tuple of str, default={}
         Level names by code for categorical features (encoded as codes); the
         sentences then say "is <level>" instead of "high"/"low".
+    codec : TabularCodec, optional
+        The user's encoding (:class:`~explainers._codec.TabularCodec`): values
+        are then shown as levels and dates everywhere (category columns need no
+        ``categories`` entry; datetime columns are said as dates).
     """
 
     predict_fn: PredictFn
@@ -88,6 +93,7 @@ class Context:
     neighborhood: Neighborhood | None = None
     full: bool = True
     categories: dict = field(default_factory=dict)
+    codec: object = None
 
 
 @dataclass(frozen=True)
@@ -125,12 +131,37 @@ def _fmt(v: float) -> str:
     return f"{v:+.3g}"
 
 
-def render_lines(items: Sequence[Item], explanation: Explanation) -> list[str]:
-    """One display line per item, e.g. ``"worst radius = 16.8: +0.12"`` (what complexity counts)."""
+def value_texts(e: Explanation, ctx: Context) -> tuple[str, ...] | None:
+    """The row's values as a reader sees them: levels and dates from ``ctx``, numbers to 3 digits.
+
+    Returns
+    -------
+    tuple of str, length n_features, or None
+        None when ``ctx`` has neither a codec nor categories (all values are numbers).
+    """
+    if ctx.codec is not None:
+        return value_labels(e.feature_values, ctx.codec, ".3g")
+    if not ctx.categories:
+        return None
+    out = []
+    for j, v in enumerate(np.asarray(e.feature_values, dtype=float)):
+        levels = ctx.categories.get(j)
+        out.append(MISSING if not math.isfinite(v) and levels else
+                   str(levels[int(min(max(round(v), 0), len(levels) - 1))]) if levels else f"{v:.3g}")
+    return tuple(out)
+
+
+def render_lines(items: Sequence[Item], explanation: Explanation, labels: Sequence[str] | None = None) -> list[str]:
+    """One display line per item, e.g. ``"worst radius = 16.8: +0.12"`` (what complexity counts).
+
+    ``labels`` (one per feature, e.g. from :func:`value_texts`) replaces the
+    values printed with 3 significant digits: ``"colour = blue: +0.12"``.
+    """
     lines = []
     for it in items:
-        label = (f"{it.name} = {explanation.feature_values[it.members[0]]:.3g}" if len(it.members) == 1
-                 else f"{it.name} ({len(it.members)} features)")
+        j = it.members[0]
+        value = labels[j] if labels is not None else f"{explanation.feature_values[j]:.3g}"
+        label = f"{it.name} = {value}" if len(it.members) == 1 else f"{it.name} ({len(it.members)} features)"
         if it.shown is not None:
             lines.append(f"{label}: {_fmt(it.shown)}")
         elif it.strength is not None:
@@ -180,8 +211,8 @@ def _measure(e: Explanation, items: Sequence[Item], ctx: Context) -> dict:
     return out
 
 
-def _complexity(e: Explanation, items: Sequence[Item], statement: str = "") -> dict:
-    lines = render_lines(items, e) + ([statement] if statement else [])
+def _complexity(e: Explanation, items: Sequence[Item], ctx: Context, statement: str = "") -> dict:
+    lines = render_lines(items, e, value_texts(e, ctx)) + ([statement] if statement else [])
     return complexity(lines, [it.name for it in items], n_items=sum(1 for it in items if it.value != 0 or it.shown))
 
 
@@ -191,7 +222,7 @@ def describe(e: Explanation, ctx: Context) -> PersuasiveSimplification:
                   enumerate(zip(e.feature_names, e.values)))
     order = np.lexsort((np.arange(e.values.size), -np.abs(e.values)))
     items = tuple(items[j] for j in order)
-    fid, cx = _measure(e, items, ctx), _complexity(e, items)
+    fid, cx = _measure(e, items, ctx), _complexity(e, items, ctx)
     return PersuasiveSimplification(parent=e, operators=(), kept=tuple(e.feature_names), dropped=(),
                                     values=e.values.copy(), statement="", fidelity_before=fid, fidelity_after=fid,
                                     complexity_before=cx, complexity_after=cx, items=items)
@@ -217,7 +248,7 @@ def _step(prev: PersuasiveSimplification, name: str, params: dict, items: Sequen
         dropped=tuple(e.feature_names[j] for j in range(e.values.size) if j not in shown),
         values=per_feature_values(items, e.values.size), statement=statement,
         fidelity_before=prev.fidelity_before, fidelity_after=fid, complexity_before=prev.complexity_before,
-        complexity_after=_complexity(e, items, statement), items=items, previous=prev, sentences=sentences)
+        complexity_after=_complexity(e, items, ctx, statement), items=items, previous=prev, sentences=sentences)
 
 
 def top_k_items(obj, k: int, ctx: Context) -> PersuasiveSimplification:

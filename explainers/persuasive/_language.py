@@ -17,6 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .._codec import date_text
 from ..types import Explanation
 from ._attribution import Context, Item, PersuasiveSimplification, _start, _step, strength
 
@@ -98,6 +99,23 @@ def _category(code: float, levels) -> str:
     return _sig(code)[0]
 
 
+def _value_slots(j: int, v: float, ref: float, ctx: Context) -> dict | None:
+    """Slots naming the value of a category or datetime feature (None: say "high"/"low" vs the median).
+
+    Levels come from ``ctx.categories``, else from ``ctx.codec``; a datetime
+    column of ``ctx.codec`` is said as its date.
+    """
+    col = ctx.codec.columns[j] if ctx.codec is not None and j < len(ctx.codec.columns) else None
+    if col is not None and col.kind == "datetime":
+        return dict(category="missing" if not math.isfinite(v) else date_text(v, col.timed), levels=(),
+                    date="timed" if col.timed else "day")
+    levels = ctx.categories.get(j) or (tuple(col.label(float(i)) for i in range(len(col.levels)))
+                                       if col is not None and col.kind == "category" else None)
+    if levels or not math.isfinite(v) or not math.isfinite(ref):
+        return dict(category=_category(v, levels), levels=tuple(levels or ()))
+    return None
+
+
 def _make(kind: str, **slots) -> Sentence:
     return Sentence(kind, tuple(sorted(slots.items())), _render(kind, slots))
 
@@ -122,8 +140,9 @@ def compose(s: PersuasiveSimplification, ctx: Context) -> list[Sentence]:
         if len(it.members) == 1:
             j = it.members[0]
             v, ref = float(e.feature_values[j]), float(ctx.reference[j])
-            if j in ctx.categories or not math.isfinite(v) or not math.isfinite(ref):
-                slots.update(category=_category(v, ctx.categories.get(j)), levels=tuple(ctx.categories.get(j, ())))
+            named = _value_slots(j, v, ref, ctx)
+            if named is not None:
+                slots.update(named)
             else:
                 slots.update(level="high" if v > ref else "low" if v < ref else "typical", x=_sig(v)[0],
                              median=_sig(ref)[0], reference=ref)
@@ -212,7 +231,9 @@ def verify_sentence(sentence: Sentence, explanation: Explanation, *, partition: 
             checks.append(_check("level", truth == s["level"], f"value {v:.4g}, median {ref:.4g}"))
             checks.append(_check("number: value", abs(float(s["x"]) - v) <= _sig(v)[1], f"exact {v:.6g}"))
         if "category" in s:
-            truth = _category(float(e.feature_values[members[0]]), s["levels"] or None)
+            v = float(e.feature_values[members[0]])
+            truth = (("missing" if not math.isfinite(v) else date_text(v, s["date"] == "timed")) if "date" in s
+                     else _category(v, s["levels"] or None))
             checks.append(_check("value", truth == s["category"], f"the row has {truth}"))
         if "amount" in s:
             checks.append(_check("number: attribution", abs(float(s["amount"]) - abs(value)) <= s["tolerance"] + 1e-9,

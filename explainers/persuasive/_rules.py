@@ -11,6 +11,13 @@ index); rows no rule fires on take the default label, recomputed after pruning
 as the majority model label of the uncovered rows. Fidelity is agreement with
 the model on the rows given, before and after (Lakkaraju et al. 2019, doi
 10.1145/3306618.3314229).
+
+Surrogates of a user's table are fitted on its encoding
+(:class:`~explainers._codec.TabularCodec`). Given the ``codec``, rules are
+shown in the user's levels and dates (``colour = red``, not ``colour > 1.5``),
+O2 leaves predicates on category and datetime columns unrounded (rounding a
+code is meaningless; they lose no agreement) and O8 phrases them as
+membership. The codec passes from one operator to the next.
 """
 from __future__ import annotations
 
@@ -21,6 +28,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .._codec import conjunction_parts
 from ..rules import conjunction_mask
 from ..types import Predicate
 from ._measures import complexity
@@ -43,7 +51,8 @@ class ShownRule:
 
     ``phrases`` is empty until O8; then one :class:`Phrase` per predicate.
     ``n_descriptor`` counts the leading predicates that form a MUSE neighborhood descriptor;
-    ``index`` is the rule's position in the descriptive parent.
+    ``index`` is the rule's position in the descriptive parent; ``display`` is the conjunction
+    in the user's levels and dates (set from a codec; empty: predicates as numbers).
     """
 
     predicates: tuple[Predicate, ...]
@@ -53,9 +62,11 @@ class ShownRule:
     n_descriptor: int = 0
     phrases: tuple = ()
     index: int = -1
+    display: tuple[str, ...] = ()
 
     def text(self) -> str:
-        words = [p.text for p in self.phrases] if self.phrases else [str(p) for p in self.predicates]
+        words = ([p.text for p in self.phrases] if self.phrases else list(self.display) if self.display
+                 else [str(p) for p in self.predicates])
         return f"IF {' AND '.join(words) or '(always)'} THEN {self.label}"
 
 
@@ -79,6 +90,8 @@ class RuleSimplification:
     changed_rows : ndarray of int
         Rows whose surrogate label differs from the parent's.
     previous : RuleSimplification or None
+    codec : TabularCodec or None
+        The encoding the surrogate was fitted on, for display (None: all-numeric features).
     """
 
     parent: Any
@@ -92,6 +105,7 @@ class RuleSimplification:
     complexity_after: dict
     changed_rows: np.ndarray
     previous: "RuleSimplification | None" = None
+    codec: Any = None
 
 
 def _parent_rules(obj) -> tuple[list[ShownRule], Any]:
@@ -156,22 +170,38 @@ def _fidelity(rules, default, X, y) -> tuple[dict, np.ndarray]:
     return {"agreement": float(np.mean(_same(pred, y))), "coverage": float(np.mean(covered))}, pred
 
 
-def _finish(obj, name, params, rules, default, X, y) -> RuleSimplification:
+def _codec(obj, codec):
+    """The codec given, else the one ``obj`` carries from a previous operator."""
+    return codec if codec is not None else getattr(obj, "codec", None) if isinstance(obj, RuleSimplification) else None
+
+
+def _column(codec, feature: str):
+    return codec.column(feature) if codec is not None else None
+
+
+def _displayed(rules: Sequence[ShownRule], codec) -> list[ShownRule]:
+    if codec is None:
+        return list(rules)
+    return [replace(r, display=conjunction_parts(r.predicates, codec)) for r in rules]
+
+
+def _finish(obj, name, params, rules, default, X, y, codec=None) -> RuleSimplification:
     X, y = pd.DataFrame(X), np.asarray(y)
     prev = obj if isinstance(obj, RuleSimplification) else None
     root = prev.parent if prev else obj
     base_rules, base_default = _parent_rules(root)
+    base_rules, rules = _displayed(base_rules, codec), _displayed(rules, codec)
     dropped = sorted(set(range(len(base_rules))) - {r.index for r in rules})
     fid_b, pred_b = _fidelity(base_rules, base_default, X, y)
     fid_a, pred_a = _fidelity(rules, default, X, y)
     fid_a.update(agreement_lost=fid_b["agreement"] - fid_a["agreement"], coverage_lost=fid_b["coverage"] - fid_a["coverage"])
     return RuleSimplification(root, (prev.operators if prev else ()) + ((name, params),), tuple(rules), tuple(dropped),
                               default, fid_b, fid_a, _complexity(base_rules), _complexity(rules),
-                              np.flatnonzero(~_same(pred_a, pred_b)), prev)
+                              np.flatnonzero(~_same(pred_a, pred_b)), prev, codec)
 
 
 def prune_rules(obj, X: pd.DataFrame, y_model, *, min_coverage: float = 0.05, max_rules: int | None = None,
-                X_default: pd.DataFrame | None = None, y_default=None) -> RuleSimplification:
+                X_default: pd.DataFrame | None = None, y_default=None, codec=None) -> RuleSimplification:
     """O5: drop rules with training coverage below ``min_coverage`` (or keep the top ``max_rules``).
 
     Parameters
@@ -187,6 +217,8 @@ def prune_rules(obj, X: pd.DataFrame, y_model, *, min_coverage: float = 0.05, ma
         If given, keep the top ``max_rules`` by (coverage, precision, index) instead.
     X_default, y_default : optional
         Rows whose uncovered majority label becomes the new default (default: ``X``, ``y_model``).
+    codec : TabularCodec, optional
+        The encoding of ``X`` (rules then shown in the user's levels); default: ``obj``'s.
 
     Returns
     -------
@@ -216,7 +248,7 @@ def prune_rules(obj, X: pd.DataFrame, y_model, *, min_coverage: float = 0.05, ma
     default = next(v for v in pool if str(v) == labels[int(np.argmax(counts))])
     default = default.item() if isinstance(default, np.generic) else default
     params = {"min_coverage": min_coverage} if max_rules is None else {"max_rules": max_rules}
-    return _finish(obj, "prune", params, kept, default, X, y_model)
+    return _finish(obj, "prune", params, kept, default, X, y_model, _codec(obj, codec))
 
 
 def nice_number(v: float, sig: int = 2) -> float:
@@ -226,8 +258,15 @@ def nice_number(v: float, sig: int = 2) -> float:
     return float(f"{v:.{sig}g}")
 
 
-def round_thresholds(obj, X: pd.DataFrame, y_model, *, sig: int = 2) -> RuleSimplification:
+def round_thresholds(obj, X: pd.DataFrame, y_model, *, sig: int = 2, codec=None) -> RuleSimplification:
     """O2 on rules: numeric thresholds to ``sig`` significant digits; agreement re-measured with them.
+
+    Parameters
+    ----------
+    codec : TabularCodec, optional
+        Default: ``obj``'s. Predicates on its category and datetime columns are
+        left exactly as they are (a rounded code selects other levels), listed in
+        ``params["not_rounded"]``; they cost no agreement.
 
     Raises
     ------
@@ -236,14 +275,34 @@ def round_thresholds(obj, X: pd.DataFrame, y_model, *, sig: int = 2) -> RuleSimp
     """
     if sig < 1:
         raise ValueError(f"sig must be >= 1, got {sig}")
+    codec = _codec(obj, codec)
     rules, default = _parent_rules(obj)
+
+    def numeric(p: Predicate) -> bool:
+        col = _column(codec, p.feature)
+        return p.op in ("<=", ">") and (col is None or col.kind == "numeric")
+
     new = [replace(r, predicates=tuple(Predicate(p.feature, p.op, nice_number(float(p.threshold), sig))
-                                       if p.op in ("<=", ">") else p for p in r.predicates), phrases=())
+                                       if numeric(p) else p for p in r.predicates), phrases=())
            for r in rules]
-    return _finish(obj, "round_thresholds", {"sig": sig}, new, default, X, y_model)
+    kept = sorted({p.feature for r in rules for p in r.predicates if p.op in ("<=", ">") and not numeric(p)})
+    params = {"sig": sig, **({"not_rounded": tuple(kept)} if kept else {})}
+    return _finish(obj, "round_thresholds", params, new, default, X, y_model, codec)
 
 
-def _default_phrase(p: Predicate) -> Phrase:
+def _default_phrase(p: Predicate, codec=None) -> Phrase:
+    col = _column(codec, p.feature)
+    if col is not None and col.kind == "category":
+        codes = col.selected(p.op, p.threshold)
+        rest = [c for c in range(len(col.levels)) if c not in set(codes)]
+        text = (f"{p.feature} is {col.level_list(codes)}" if len(codes) == 1
+                else f"{p.feature} is not {col.level_list(rest)}" if len(rest) == 1
+                else f"{p.feature} is one of {col.level_list(codes)}" if len(codes) <= len(rest)
+                else f"{p.feature} is none of {col.level_list(rest)}")
+        return Phrase(text, p)
+    if col is not None and col.kind == "datetime" and p.op in ("<=", ">"):
+        when = "on or before" if p.op == "<=" else "after"
+        return Phrase(f"{p.feature} is {when} {col.text(float(p.threshold))}", p)
     t = p.threshold
     num = isinstance(t, (int, float, np.number)) and not isinstance(t, bool)
     text = {"<=": f"{p.feature} is at most {t:g}" if num else f"{p.feature} <= {t}",
@@ -252,8 +311,8 @@ def _default_phrase(p: Predicate) -> Phrase:
     return Phrase(text[p.op], p)
 
 
-def plain_language(obj, X: pd.DataFrame, y_model, *, lexicon: Mapping[Predicate, Phrase] | None = None
-                   ) -> RuleSimplification:
+def plain_language(obj, X: pd.DataFrame, y_model, *, lexicon: Mapping[Predicate, Phrase] | None = None,
+                   codec=None) -> RuleSimplification:
     """O8: replace each predicate by a phrase; agreement is re-measured with the reinterpreted predicates.
 
     Parameters
@@ -262,16 +321,21 @@ def plain_language(obj, X: pd.DataFrame, y_model, *, lexicon: Mapping[Predicate,
         Entries for specific predicates; others get a lossless phrase
         (``"age is above 50"``). A lossy entry (``"older people"`` read as
         ``age > 60``) changes agreement, which is recorded.
+    codec : TabularCodec, optional
+        Default: ``obj``'s. Predicates on category columns read as levels
+        (``"colour is one of blue, green"``), on datetime columns as dates
+        (``"signup is on or before 2021-03-04"``); both lossless.
 
     Returns
     -------
     RuleSimplification
         ``fidelity_after["lossless"]`` is 1.0 when every phrase reinterprets to its predicate.
     """
+    codec = _codec(obj, codec)
     rules, default = _parent_rules(obj)
     lex = dict(lexicon or {})
-    new = [replace(r, phrases=tuple(lex.get(p, _default_phrase(p)) for p in r.predicates)) for r in rules]
-    out = _finish(obj, "plain_language", {"lexicon": len(lex)}, new, default, X, y_model)
+    new = [replace(r, phrases=tuple(lex.get(p, _default_phrase(p, codec)) for p in r.predicates)) for r in rules]
+    out = _finish(obj, "plain_language", {"lexicon": len(lex)}, new, default, X, y_model, codec)
     lossless = all(ph.reinterpreted == p for r in new for ph, p in zip(r.phrases, r.predicates))
     out.fidelity_after["lossless"] = float(lossless)
     return out

@@ -12,7 +12,7 @@ from sklearn.preprocessing import OneHotEncoder
 
 from app import services
 from app.callbacks import upload as cb
-from app.services import _core
+from app.services import _core, selection
 
 
 def _b64(data: bytes, mime="application/octet-stream") -> str:
@@ -22,8 +22,10 @@ def _b64(data: bytes, mime="application/octet-stream") -> str:
 @pytest.fixture
 def uploads(tmp_path, monkeypatch):
     monkeypatch.setenv("CANDOR_UPLOAD_DIR", str(tmp_path / "uploads"))
-    previous = _core._ws
+    monkeypatch.setenv("CANDOR_STATE_DIR", str(tmp_path / "state"))
+    previous, chosen = _core._ws, selection.current()
     yield tmp_path / "uploads"
+    selection.start(chosen, warm=False)
     if previous is not None:
         services.init(previous, warm=False)
 
