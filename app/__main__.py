@@ -12,15 +12,20 @@ import os
 import sys
 
 from .errors import CandorError
+from .loading_torch import TorchOptions, add_torch_arguments
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m app", description="Serve the Candor dashboard.")
-    p.add_argument("--model", help="fitted scikit-learn classifier (.skops; .joblib/.pkl with --trust-pickle)")
+    p.add_argument("--model", help="fitted scikit-learn classifier (.skops; .joblib/.pkl with --trust-pickle) or "
+                                   "PyTorch tabular classifier (.pt/.pth/.torchscript/.safetensors)")
     p.add_argument("--data", help="CSV with the model's feature columns and the target column")
     p.add_argument("--target", help="name of the target column in --data")
+    p.add_argument("--target-class", help="class the pages explain against the rest (a multiclass model; default "
+                                          "the last class; the navbar's class picker switches it)")
     p.add_argument("--trust-pickle", action="store_true",
                    help="allow .joblib/.pkl models: unpickling EXECUTES CODE from the file; only for files you trust")
+    add_torch_arguments(p)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=_port, default=8050)
     return p
@@ -65,9 +70,19 @@ def main(argv: list[str] | None = None) -> int:
     given = [args.model, args.data, args.target]
     if any(given) and not all(given):
         parser.exit(2, "candor: error: --model, --data and --target go together\n")
+    try:
+        torch_options = TorchOptions.from_args(args)
+    except CandorError as err:
+        parser.exit(2, f"candor: error: {err}\n")
+    if torch_options.given() and not args.model:
+        parser.exit(2, "candor: error: --torch-class, --torch-kwargs, --classes and --torch-output go with --model\n")
+    if args.target_class and not args.model:
+        parser.exit(2, "candor: error: --target-class goes with --model\n")
+    if args.target_class:
+        os.environ["CANDOR_CLASS"] = args.target_class
     if args.model:
         os.environ.update(CANDOR_MODEL=args.model, CANDOR_DATA=args.data, CANDOR_TARGET=args.target,
-                          CANDOR_TRUST_PICKLE="1" if args.trust_pickle else "0")
+                          CANDOR_TRUST_PICKLE="1" if args.trust_pickle else "0", **torch_options.to_env())
         if args.trust_pickle:
             print("candor: warning: --trust-pickle loads the model with pickle, which executes code from the file",
                   file=sys.stderr)

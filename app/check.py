@@ -9,6 +9,8 @@ Views computed (each only where it applies):
 - SHAP for one held-out row (every output: class labels or the regression target), additivity gap;
 - LIME for the same row and output, local R²;
 - a rule surrogate's held-out agreement with the model's labels (classifiers only);
+- for a PyTorch model: Integrated Gradients (Captum) of the same row and output, with its completeness
+  gap and rank agreement with SHAP, and a fingerprint of the parameters (byte-identical before and after);
 - for ``--text-column``: LIME text over the words of one text (scikit-learn text pipeline), or attention
   and Integrated Gradients (a Hugging Face classifier folder given as ``--model``).
 """
@@ -22,17 +24,20 @@ from pathlib import Path
 import numpy as np
 
 from .errors import CandorError
+from .loading_torch import TorchOptions, add_torch_arguments, is_torch_model
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m app check", description="Load a model and data and explain one row.")
     p.add_argument("--model", required=True, help="fitted scikit-learn estimator or Pipeline (.skops; "
-                                                   ".joblib/.pkl with --trust-pickle), or a Hugging Face folder")
+                                                   ".joblib/.pkl with --trust-pickle), a PyTorch tabular model "
+                                                   "(.pt/.pth/.torchscript/.safetensors), or a Hugging Face folder")
     p.add_argument("--data", required=True, help="CSV/TSV or Parquet with the feature columns and the target")
     p.add_argument("--target", required=True, help="target column in --data")
     p.add_argument("--text-column", help="explain a text model whose single input is this column")
     p.add_argument("--row", type=int, help="row to explain (default: the first held-out row)")
     p.add_argument("--trust-pickle", action="store_true", help="allow .joblib/.pkl (unpickling executes code)")
+    add_torch_arguments(p)
     return p
 
 
@@ -53,12 +58,15 @@ def _view(name: str, fn):
 
 def run_tabular(args, out) -> None:
     import explainers as ex
+    from explainers._codec import conjunction_text
     from explainers.surrogate import TreeRuleSurrogate
 
     from .loading import load_pair
 
-    ws = load_pair(args.model, args.data, args.target, trust_pickle=args.trust_pickle)
+    ws = load_pair(args.model, args.data, args.target, trust_pickle=args.trust_pickle,
+                   torch_options=TorchOptions.from_args(args))
     a, X = ws.adapter, ws.X
+    is_torch = is_torch_model(a.model)
     row = int(ws.test_idx[0]) if args.row is None else args.row
     if not 0 <= row < len(X):
         raise CandorError(f"--row {row} does not exist; rows are 0 to {len(X) - 1}")
@@ -71,6 +79,14 @@ def run_tabular(args, out) -> None:
           f"({', '.join(f'{n} {k}' for k, n in kinds.items())}); target {ws.target!r}", file=out)
     for note in ws.notes:
         print(f"note    {note}", file=out)
+    if is_torch:
+        import torch
+
+        torch.set_num_threads(1)  # ENVIRONMENT-NOTES: 2 threads on 2 shared cores can stall 40-50x
+        params = a.model.parameter_fingerprint()
+        n_params = sum(p.numel() for p in a.model.module.parameters())
+        what = "one regression output" if a.task == "regression" else a.model.output
+        print(f"torch   {a.model.source}: {n_params} parameters, {what}; parameters sha256 {params[:16]}", file=out)
     before = a.fingerprint(X.iloc[:20])
     x, bg = X.iloc[[row]], X.iloc[ws.train_idx]
     k = a.default_output()
@@ -87,17 +103,41 @@ def run_tabular(args, out) -> None:
     lime = _view("LIME", lambda: _lime(ex, ws, a, k).explain(x))
     print(f"lime    row {row}: local R2 {lime.fidelity.value:.3f} in-sample, {lime.params['heldout_r2']:.3f} held-out; "
           f"top: {_top(lime.feature_names, lime.values, ())}", file=out)
+    if is_torch:
+        _integrated_gradients(ex, ws, a, row, k, e, out)
     if a.task != "regression":
         labels = a.predict(X)
         s = _view("surrogate", lambda: TreeRuleSurrogate(max_leaf_nodes=8).fit(X.iloc[ws.train_idx],
                                                                                 labels[ws.train_idx]))
         agree = float(np.mean(s.predict(X.iloc[ws.test_idx]) == labels[ws.test_idx]))
-        print(f"rules   8-leaf CART surrogate: held-out agreement with the model {agree:.3f}", file=out)
+        top = max(s.rules_, key=lambda r: r.support)
+        rule = conjunction_text(top.predicates, a.codec) or "(always)"
+        print(f"rules   8-leaf CART surrogate: held-out agreement with the model {agree:.3f}; largest rule: "
+              f"IF {rule} THEN {top.prediction}", file=out)
     else:
         print("rules   not applicable: rule surrogates explain class labels (regression model)", file=out)
     if a.fingerprint(X.iloc[:20]) != before:
         raise CandorError(f"{Path(args.model).name}: the model's predictions changed while explaining it")
-    print(f"ok      model unchanged (prediction fingerprint {before[:12]}); {time.perf_counter() - t0:.1f} s", file=out)
+    if is_torch and a.model.parameter_fingerprint() != params:
+        raise CandorError(f"{Path(args.model).name}: the model's parameters changed while explaining it")
+    same = f", parameters sha256 {params[:16]}" if is_torch else ""
+    print(f"ok      model unchanged (prediction fingerprint {before[:12]}{same}); {time.perf_counter() - t0:.1f} s",
+          file=out)
+
+
+def _integrated_gradients(ex, ws, a, row: int, k: int, shap_row, out) -> None:
+    """Integrated Gradients of output ``k`` from the training median, beside SHAP's values for the same row."""
+    from explainers.gradients import integrated_gradients
+
+    baseline = np.nanmedian(ws.X.iloc[ws.train_idx].to_numpy(dtype=float), axis=0)
+    ig = _view("Integrated Gradients", lambda: integrated_gradients(
+        a.model.scalar_module(k), ws.X.iloc[row].to_numpy(dtype=float), baseline, feature_names=a.feature_names,
+        target=a.output_names[k], output_space=a.output_space, n_steps=50))
+    rho = ex.spearman(np.abs(ig.values), np.abs(shap_row.values))
+    print(f"ig      row {row}, {ig.target!r} ({a.units(k)}): f(x) - f(baseline) = "
+          f"{ig.prediction - ig.base_value:+.4g}, completeness gap {ig.params['convergence_delta']:.1e} "
+          f"({ig.params['n_steps']} steps, baseline = training median); Spearman |IG| vs |SHAP| {rho:.2f}; "
+          f"top: {_top(ig.feature_names, ig.values, ())}", file=out)
 
 
 def _lime(ex, ws, a, k):

@@ -10,12 +10,16 @@ probabilities, margins or labels only; regressor; binary or multiclass) on a
 table of any column types (see :class:`explainers._codec.TabularCodec`);
 :func:`load_user_workspace` narrows it to what the dashboard pages show today:
 class probabilities, one class against the rest.
+
+PyTorch models (TorchScript, or a state dict + a named class) load through
+:mod:`app.loading_torch`, never by unpickling; ``torch_options`` or a
+``<model file>.json`` sidecar give their classes and outputs.
 """
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +30,8 @@ from explainers._codec import TabularCodec
 from explainers.model_adapter import ModelAdapter, OneVsRest
 
 from .errors import CandorError
+from .loading_torch import TORCH_SUFFIXES, TorchOptions, check_numeric_columns, is_torch_model, load_torch_model
+from .probe import probe
 from .tables import read_table
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_models" / "artifacts"
@@ -34,8 +40,7 @@ SAMPLE_META = SAMPLE_DIR / "breast_cancer_gb.json"
 TRANSFORMER_WEIGHTS = SAMPLE_DIR / "tabular_transformer.safetensors"
 TRANSFORMER_META = SAMPLE_DIR / "tabular_transformer.json"
 TRUSTED_PREFIXES = ("sklearn.", "numpy.", "scipy.")
-MODEL_SUFFIXES = (".skops", ".joblib", ".pkl", ".pickle")
-PROBE_ALL_ROWS = 50_000
+MODEL_SUFFIXES = (".skops", ".joblib", ".pkl", ".pickle") + TORCH_SUFFIXES
 
 
 @dataclass
@@ -70,6 +75,8 @@ class Workspace:
         The user's feature table as read (what the data table shows).
     notes : tuple of str
         Every normalisation done while loading, one line each.
+    pair : Workspace or None
+        For a one-class-against-the-rest view (:func:`one_vs_rest`), the workspace of all classes.
     """
 
     name: str
@@ -86,6 +93,7 @@ class Workspace:
     adapter: ModelAdapter | None = None
     raw: pd.DataFrame | None = None
     notes: tuple[str, ...] = ()
+    pair: "Workspace | None" = None
 
     @property
     def positive_class(self) -> str:
@@ -119,13 +127,21 @@ def load_skops(path: Path):
         raise CandorError(f"{path.name}: skops could not rebuild the model ({type(exc).__name__}: {exc})") from None
 
 
-def load_model(path: str | Path, *, trust_pickle: bool = False):
-    """Load a fitted scikit-learn estimator or Pipeline from ``path``.
+def load_model(path: str | Path, *, trust_pickle: bool = False, torch_options: TorchOptions | None = None):
+    """Load a fitted scikit-learn estimator or Pipeline, or a PyTorch tabular model, from ``path``.
+
+    Parameters
+    ----------
+    trust_pickle : bool, default=False
+        Allow ``.joblib``/``.pkl`` (never a pickled PyTorch model).
+    torch_options : TorchOptions, optional
+        Classes, output, class and kwargs of a PyTorch model (see :mod:`app.loading_torch`).
 
     Raises
     ------
     CandorError
         For a missing file, an unknown suffix, a pickle without ``trust_pickle``,
+        PyTorch options with a scikit-learn file, any PyTorch loading problem,
         or an object without ``predict``.
     """
     path = Path(path)
@@ -135,6 +151,11 @@ def load_model(path: str | Path, *, trust_pickle: bool = False):
     if suffix not in MODEL_SUFFIXES:
         raise CandorError(f"{path.name}: unsupported model file type {suffix or '(none)'}; "
                           f"expected one of {', '.join(MODEL_SUFFIXES)}")
+    if suffix in TORCH_SUFFIXES:
+        return load_torch_model(path, torch_options)
+    if torch_options is not None and torch_options.given():
+        raise CandorError(f"{path.name}: {', '.join(torch_options.given())} apply to PyTorch models only "
+                          f"({', '.join(TORCH_SUFFIXES)}); a {suffix} model knows its own classes")
     if suffix == ".skops":
         model = load_skops(path)
     elif not trust_pickle:
@@ -204,36 +225,8 @@ def _encode_target(classes: tuple[str, ...], values: pd.Series, data_name: str, 
     return codes.to_numpy(dtype=int)
 
 
-def _probe(adapter: ModelAdapter, raw: pd.DataFrame, model_name: str, data_name: str) -> None:
-    """Run the model on a few rows, raw and through the codec; both must work and agree."""
-    head = raw.head(20)
-    try:
-        want = adapter.outputs(adapter.codec.encode(head))
-        got_raw = adapter.model.predict(head if hasattr(adapter.model, "feature_names_in_") else head.to_numpy())
-    except Exception as exc:
-        raise CandorError(f"{model_name}: the model fails on the first rows of {data_name} "
-                          f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
-    # every value of every column once (explanations only recombine values seen in some row)
-    rows = raw if len(raw) <= PROBE_ALL_ROWS else raw.sample(PROBE_ALL_ROWS, random_state=0)
-    try:
-        adapter.outputs(adapter.codec.encode(rows))
-    except Exception as exc:
-        why = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        if raw.isna().any().any():
-            cols = [str(c) for c in raw.columns[raw.isna().any().to_numpy()]][:5]
-            raise CandorError(f"{model_name}: the model refuses the missing values of {data_name} (in "
-                              f"{', '.join(map(repr, cols))}; {int(raw.isna().any(axis=1).sum())} rows): {why}") \
-                from None
-        raise CandorError(f"{model_name}: the model fails on some rows of {data_name} ({why})") from None
-    same = np.asarray(adapter.predict(adapter.codec.encode(head)))
-    finite = np.all(np.isfinite(want) | np.isnan(want))
-    if not np.array_equal(np.asarray(got_raw).astype(str), same.astype(str)) or not finite:
-        raise CandorError(f"{model_name}: predictions on {data_name} change when its columns are re-encoded "
-                          "(dtype round trip); please report this file")
-
-
 def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, trust_pickle: bool = False,
-              test_size: float = 0.25, seed: int = 0) -> Workspace:
+              test_size: float = 0.25, seed: int = 0, torch_options: TorchOptions | None = None) -> Workspace:
     """Load the user's model and table, decide the task once, and check that they fit together.
 
     The held-out rows are a seeded random ``test_size`` share of the table; if
@@ -248,11 +241,12 @@ def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, tru
     Raises
     ------
     CandorError
-        For every problem with the files, the target, the columns or their dtypes.
+        For every problem with the files, the target, the columns or their dtypes
+        (a PyTorch model takes numeric columns only).
     """
     from sklearn.model_selection import train_test_split
 
-    model = load_model(model_path, trust_pickle=trust_pickle)
+    model = load_model(model_path, trust_pickle=trust_pickle, torch_options=torch_options)
     notes: list[str] = []
     df = read_table(data_path, notes)
     name, model_name = Path(data_path).name, Path(model_path).name
@@ -277,12 +271,14 @@ def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, tru
         codec = TabularCodec(raw)
     except TypeError as exc:
         raise CandorError(f"{name}: {exc}") from None
+    if is_torch_model(model):
+        check_numeric_columns(codec, name, model_name)
     try:
         adapter = ModelAdapter(model, codec, target=target)
     except TypeError as exc:
         raise CandorError(f"{model_name}: {exc}") from None
     notes += [f"{name}: {n}" for n in codec.notes()]
-    _probe(adapter, raw, model_name, name)
+    probe(adapter, raw, model_name, name)
     if adapter.task == "regression":
         y = pd.to_numeric(tcol, errors="coerce")
         if y.isna().any():
@@ -309,7 +305,7 @@ def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, tru
 
 def load_user_workspace(model_path: str | Path, data_path: str | Path, target: str, *,
                         trust_pickle: bool = False, test_size: float = 0.25, seed: int = 0,
-                        target_class: str | None = None) -> Workspace:
+                        target_class: str | None = None, torch_options: TorchOptions | None = None) -> Workspace:
     """Load the user's files for the dashboard: a probabilistic classifier, one class against the rest.
 
     Parameters
@@ -317,6 +313,8 @@ def load_user_workspace(model_path: str | Path, data_path: str | Path, target: s
     target_class : str, optional
         The class every page explains; default ``CANDOR_CLASS`` or the last
         class (the positive class of a binary model).
+    torch_options : TorchOptions, optional
+        For a PyTorch model (see :mod:`app.loading_torch`).
 
     Raises
     ------
@@ -324,23 +322,50 @@ def load_user_workspace(model_path: str | Path, data_path: str | Path, target: s
         As :func:`load_pair`, and for models without class probabilities
         (``python -m app check`` explains those).
     """
-    ws = load_pair(model_path, data_path, target, trust_pickle=trust_pickle, test_size=test_size, seed=seed)
+    ws = load_pair(model_path, data_path, target, trust_pickle=trust_pickle, test_size=test_size, seed=seed,
+                   torch_options=torch_options)
     a = ws.adapter
     if a.kind != "probability":
         what = "a regressor" if a.task == "regression" else f"a classifier without predict_proba ({a.kind} outputs)"
         raise CandorError(f"{Path(model_path).name}: {type(a.model).__name__} is {what}; the dashboard pages show "
                           "class probabilities; run `python -m app check` to explain it")
-    target_class = target_class or os.environ.get("CANDOR_CLASS") or a.class_names[-1]
+    return one_vs_rest(ws, target_class or os.environ.get("CANDOR_CLASS") or a.class_names[-1])
+
+
+def one_vs_rest(pair: Workspace, target_class: str) -> Workspace:
+    """The dashboard's view of a probabilistic classifier: ``target_class`` against the rest.
+
+    Parameters
+    ----------
+    pair : Workspace
+        As returned by :func:`load_pair` (or by this function: ``pair.pair`` is reused), never changed.
+    target_class : str
+        One of the model's classes.
+
+    Returns
+    -------
+    Workspace
+        A new workspace whose ``model`` is a :class:`~explainers.model_adapter.OneVsRest`, ``y``
+        is 1 for ``target_class``, and ``pair`` is the load_pair result (to choose another class).
+
+    Raises
+    ------
+    CandorError
+        If ``target_class`` is not one of the model's classes.
+    """
+    pair = pair.pair or pair
+    a = pair.adapter
     if target_class not in a.class_names:
         raise CandorError(f"class {target_class!r} is not one of the model's classes: {', '.join(a.class_names)}")
     c = a.class_names.index(target_class)
+    source = pair.source
     if a.task == "binary":
         classes = (a.class_names[1 - c], a.class_names[c])
     else:
         classes = (f"not {target_class}", target_class)
-        ws.source += f"; {len(a.class_names)} classes, pages explain {target_class!r} against the rest"
-    ws.model, ws.classes, ws.y = OneVsRest(a, c), classes, (ws.y == c).astype(int)
-    return ws
+        source += f"; {len(a.class_names)} classes, pages explain {target_class!r} against the rest"
+    return replace(pair, model=OneVsRest(a, c), classes=classes, y=(pair.y == c).astype(int), source=source,
+                   pair=pair)
 
 
 def load_sample_workspace() -> Workspace:

@@ -2,11 +2,12 @@
 
 The workspace comes from :func:`app.loading.load_sample_workspace` unless the
 environment names the user's files (``CANDOR_MODEL``, ``CANDOR_DATA``,
-``CANDOR_TARGET``, ``CANDOR_TRUST_PICKLE=1``), which is how ``python -m app``
-hands them to gunicorn as well.
+``CANDOR_TARGET``, ``CANDOR_TRUST_PICKLE=1``, ``CANDOR_CLASS``, and ``CANDOR_TORCH_*`` for a
+PyTorch model), which is how ``python -m app`` hands them to gunicorn as well.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import dash
 
 from . import services
 from .loading import Workspace
+from .loading_torch import TorchOptions
 from .services import selection
 from .services.selection import LAUNCH_UID, Selection
 
@@ -57,9 +59,11 @@ def selection_from_env() -> Selection:
     model = os.environ.get("CANDOR_MODEL")
     if not model:
         return Selection()
+    torch = TorchOptions.from_env()
     return Selection(model=model, data=os.environ["CANDOR_DATA"], target=os.environ["CANDOR_TARGET"],
                      target_class=os.environ.get("CANDOR_CLASS") or None,
-                     trust_pickle=os.environ.get("CANDOR_TRUST_PICKLE") == "1")
+                     trust_pickle=os.environ.get("CANDOR_TRUST_PICKLE") == "1",
+                     torch=dataclasses.asdict(torch) if torch.given() else None)
 
 
 def workspace_from_env() -> Workspace:

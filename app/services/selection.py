@@ -22,7 +22,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from ..errors import CandorError
-from ..loading import Workspace, load_sample_workspace, load_user_workspace
+from ..loading import Workspace, load_sample_workspace, load_user_workspace, one_vs_rest
+from ..loading_torch import TorchOptions
 from ._core import init, workspace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,6 +46,8 @@ class Selection:
         Class explained against the rest (multiclass); ``None`` for the default.
     trust_pickle : bool
         Whether the operator allowed pickle files on the command line.
+    torch : dict or None
+        :class:`app.loading_torch.TorchOptions` of a PyTorch model, as a JSON object.
     uploaded : bool
         The files came through the upload page: messages show the names the user uploaded,
         not the stored names (``<12 hex>-name``).
@@ -57,6 +60,7 @@ class Selection:
     target: str | None = None
     target_class: str | None = None
     trust_pickle: bool = False
+    torch: dict | None = None
     uploaded: bool = False
     generation: str = ""
 
@@ -72,7 +76,7 @@ class Selection:
             return load_sample_workspace()
         if not self.uploaded:
             return load_user_workspace(self.model, self.data, self.target, trust_pickle=self.trust_pickle,
-                                       target_class=self.target_class)
+                                       target_class=self.target_class, torch_options=self.torch_options())
         stored = (Path(self.model).name, Path(self.data).name)
         try:
             ws = load_user_workspace(self.model, self.data, self.target, target_class=self.target_class)
@@ -82,6 +86,15 @@ class Selection:
         ws.source = _display(ws.source, *stored)
         ws.notes = tuple(_display(n, *stored) for n in ws.notes)
         return ws
+
+
+    def torch_options(self) -> TorchOptions | None:
+        if not self.torch:
+            return None
+        t = dict(self.torch)
+        for key in ("classes", "feature_names"):  # JSON gives lists back
+            t[key] = tuple(t[key]) if t.get(key) is not None else None
+        return TorchOptions(**t)
 
 
 def _display(text: str, *stored: str) -> str:
@@ -135,7 +148,8 @@ def install(selection: Selection, ws: Workspace | None = None) -> Workspace:
         If the selection cannot be loaded; nothing changes then.
     """
     global _current, _seen_mtime
-    selection = replace(selection, generation=uuid.uuid4().hex)
+    selection = replace(selection, generation=uuid.uuid4().hex,  # as every process will read it back:
+                        torch=json.loads(json.dumps(selection.torch)) if selection.torch else None)
     ws = ws or selection.load()
     path = state_file()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -208,6 +222,6 @@ def select_class(name: str) -> str:
         raise CandorError("this model has no classes to choose from (only multiclass models do)")
     if name not in choices:
         raise CandorError(f"class {name!r} is not one of the model's classes: {', '.join(choices)}")
-    if name != now:
-        install(replace(_current, target_class=name))
+    if name != now:  # this process re-slices what it loaded; other workers load the files again
+        install(replace(_current, target_class=name), one_vs_rest(workspace(), name))
     return f"Explaining class {name!r} against the rest."

@@ -234,3 +234,21 @@ def test_persuasive_sentence_names_the_level(colour_ws):
     view = services.persuasive(row, 1)
     assert "Strongest factor: colour is yellow, which pushes towards no" in view.simplification.statement
     assert all(c.ok for c in view.simplification.sentences)
+
+
+def test_check_prints_its_largest_rule_in_levels(tmp_path, capsys):
+    """``python -m app check`` names the levels in the surrogate's largest rule, never codes."""
+    from app.check import main as check_main
+
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"colour": rng.choice(COLOURS, 300), "size": rng.normal(size=300)})
+    frame["buy"] = np.where(frame.colour.isin(["green", "red"]), "yes", "no")
+    model = Pipeline([("prep", ColumnTransformer([("c", OneHotEncoder(), ["colour"])], remainder="passthrough")),
+                      ("tree", DecisionTreeClassifier(max_depth=3, random_state=0))]).fit(frame[["colour", "size"]],
+                                                                                          frame.buy)
+    m, d = write_pair(tmp_path, model, frame)
+    assert check_main(["--model", str(m), "--data", str(d), "--target", "buy"]) == 0
+    line = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("rules"))
+    assert "held-out agreement with the model 1.000" in line
+    assert re.search(r"largest rule: IF colour (not )?in \{[a-z, ]+\} THEN (yes|no)$", line), line
+    assert "colour <=" not in line and "colour >" not in line

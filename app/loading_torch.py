@@ -1,0 +1,341 @@
+"""Load a PyTorch tabular model without unpickling code: TorchScript, or a state dict plus a named class.
+
+Two kinds of file are accepted, both read on the CPU:
+
+- a **TorchScript archive** (``.pt``/``.pth``/``.torchscript``, written by
+  ``torch.jit.script(model).save(path)`` or ``torch.jit.trace``): read with
+  ``torch.jit.load(path, map_location="cpu")``; its code is TorchScript, run by
+  torch's interpreter, and it needs no class;
+- a **state dict** (``.pt``/``.pth`` written by ``torch.save(model.state_dict(), path)``,
+  read with ``torch.load(path, map_location="cpu", weights_only=True)``, or
+  ``.safetensors`` read with ``safetensors.torch.load_file``) **plus a model class**
+  named ``package.module:ClassName``. That class is the trusted code: the user
+  names it explicitly, it must be importable here (the working directory is on
+  the path of ``python -m app``), it is built with keyword arguments from a JSON
+  object, and the weights are loaded with ``load_state_dict(strict=True)``.
+
+A whole pickled model (``torch.save(model)``) is refused, since unpickling it would
+run code from the file; ``--trust-pickle`` does not change that.
+
+Which classes and outputs the model has come from :class:`TorchOptions`: the CLI
+options ``--torch-class``, ``--torch-kwargs``, ``--classes``, ``--torch-output``
+(or their ``CANDOR_*`` variables, :meth:`TorchOptions.from_env`), or a JSON
+sidecar named after the model file plus ``.json`` (``model.pt`` -> ``model.pt.json``)::
+
+    {"class": "mypkg.nets:MLP", "kwargs": {"n_features": 30, "hidden": 32},
+     "classes": ["benign", "malignant"], "output": "logits",
+     "feature_names": ["mean radius", "..."]}
+
+Every key is optional; an option given on the command line wins over the same key
+in the sidecar. No ``classes`` means a regressor (one output per row).
+``output`` is ``"logits"`` (default; softmax, or sigmoid of a single column) or
+``"probabilities"``. Without ``feature_names`` the table's columns, minus the
+target, are the model's inputs in the table's order.
+
+References
+----------
+https://pytorch.org/docs/stable/generated/torch.load.html (``weights_only``);
+https://pytorch.org/docs/stable/generated/torch.jit.load.html;
+https://huggingface.co/docs/safetensors
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import re
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from .errors import CandorError
+
+TORCH_SUFFIXES = (".pt", ".pth", ".torchscript", ".safetensors")
+SIDECAR_KEYS = {"class": "model_class", "kwargs": "kwargs", "classes": "classes", "output": "output",
+                "feature_names": "feature_names"}
+ENV = {"model_class": "CANDOR_TORCH_CLASS", "kwargs": "CANDOR_TORCH_KWARGS", "classes": "CANDOR_TORCH_CLASSES",
+       "output": "CANDOR_TORCH_OUTPUT"}
+_CLASS_SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+@dataclass(frozen=True)
+class TorchOptions:
+    """What a PyTorch file does not say about itself. ``None`` everywhere means "not given".
+
+    Parameters
+    ----------
+    model_class : str, optional
+        ``package.module:ClassName`` of the module a state dict belongs to.
+    kwargs : dict, optional
+        Keyword arguments of the class's constructor.
+    classes : tuple, optional
+        Class labels in output order; ``None`` means regression.
+    output : {"logits", "probabilities"}, optional
+        Default "logits".
+    feature_names : tuple of str, optional
+        The model's input columns, in order.
+    """
+
+    model_class: str | None = None
+    kwargs: dict | None = None
+    classes: tuple | None = None
+    output: str | None = None
+    feature_names: tuple | None = None
+
+    def given(self) -> list[str]:
+        """Names of the options set (for "applies to PyTorch models only" messages)."""
+        return [f.name for f in fields(self) if getattr(self, f.name) is not None]
+
+    def over(self, base: TorchOptions) -> TorchOptions:
+        """These options, with every unset one taken from ``base``."""
+        return replace(base, **{k: getattr(self, k) for k in self.given()})
+
+    @classmethod
+    def from_strings(cls, model_class=None, kwargs=None, classes=None, output=None) -> TorchOptions:
+        """Options from command-line / environment text (``kwargs`` JSON, ``classes`` comma-separated).
+
+        Raises
+        ------
+        CandorError
+            For kwargs that are not a JSON object or an unknown output.
+        """
+        kw = None
+        if kwargs:
+            try:
+                kw = json.loads(kwargs)
+            except json.JSONDecodeError as exc:
+                raise CandorError(f"--torch-kwargs is not valid JSON ({exc.msg} at character {exc.pos})") from None
+            if not isinstance(kw, dict):
+                raise CandorError(f"--torch-kwargs must be a JSON object, got {type(kw).__name__}")
+        names = tuple(c.strip() for c in classes.split(",")) if classes else None
+        if output is not None and output not in ("logits", "probabilities"):
+            raise CandorError(f"--torch-output must be 'logits' or 'probabilities', got {output!r}")
+        return cls(model_class or None, kw, names, output or None)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> TorchOptions:
+        return cls.from_strings(args.torch_class, args.torch_kwargs, args.classes, args.torch_output)
+
+    @classmethod
+    def from_env(cls, environ=os.environ) -> TorchOptions:
+        """From ``CANDOR_TORCH_CLASS``, ``CANDOR_TORCH_KWARGS``, ``CANDOR_TORCH_CLASSES``, ``CANDOR_TORCH_OUTPUT``."""
+        return cls.from_strings(*(environ.get(ENV[k]) for k in ("model_class", "kwargs", "classes", "output")))
+
+    def to_env(self) -> dict[str, str]:
+        """The ``CANDOR_TORCH_*`` variables that :meth:`from_env` reads back (set options only)."""
+        text = {"model_class": self.model_class, "output": self.output,
+                "kwargs": json.dumps(self.kwargs) if self.kwargs is not None else None,
+                "classes": ",".join(map(str, self.classes)) if self.classes is not None else None}
+        return {ENV[k]: v for k, v in text.items() if v is not None}
+
+
+def add_torch_arguments(parser: argparse.ArgumentParser) -> None:
+    """The PyTorch options of ``python -m app`` and ``python -m app check``."""
+    g = parser.add_argument_group("PyTorch models (.pt/.pth/.torchscript/.safetensors; see also <model>.json)")
+    g.add_argument("--torch-class", metavar="PKG.MODULE:CLASS",
+                   help="module class of a state dict (trusted code: it is imported and built)")
+    g.add_argument("--torch-kwargs", metavar="JSON", help="constructor keyword arguments, a JSON object")
+    g.add_argument("--classes", metavar="A,B,...", help="class labels in output order (omit for a regressor)")
+    g.add_argument("--torch-output", choices=("logits", "probabilities"), help="what the module returns "
+                                                                               "(default logits)")
+
+
+def read_sidecar(path: Path) -> TorchOptions:
+    """Options from ``<model file>.json`` if it exists, else empty options.
+
+    Raises
+    ------
+    CandorError
+        For invalid JSON, unknown keys or values of the wrong type (naming the sidecar).
+    """
+    side = path.with_name(path.name + ".json")
+    if not side.is_file():
+        return TorchOptions()
+    try:
+        data = json.loads(side.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CandorError(f"{side.name}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise CandorError(f"{side.name}: expected a JSON object with keys {', '.join(SIDECAR_KEYS)}")
+    unknown = sorted(set(data) - set(SIDECAR_KEYS))
+    if unknown:
+        raise CandorError(f"{side.name}: unknown keys {', '.join(unknown)}; allowed: {', '.join(SIDECAR_KEYS)}")
+    types = {"class": str, "kwargs": dict, "classes": list, "output": str, "feature_names": list}
+    for key, value in data.items():
+        if not isinstance(value, types[key]):
+            raise CandorError(f"{side.name}: {key!r} must be a {types[key].__name__}, got {type(value).__name__}")
+    if data.get("output", "logits") not in ("logits", "probabilities"):
+        raise CandorError(f"{side.name}: 'output' must be 'logits' or 'probabilities', got {data['output']!r}")
+    values = {SIDECAR_KEYS[k]: (tuple(v) if isinstance(v, list) else v) for k, v in data.items()}
+    return TorchOptions(**values)
+
+
+def _is_torchscript(path: Path) -> bool:
+    """TorchScript archives are zip files holding a ``code/`` folder (plain ``torch.save`` zips do not)."""
+    if not zipfile.is_zipfile(path):
+        return False
+    with zipfile.ZipFile(path) as z:
+        return any("/code/" in n or n.startswith("code/") for n in z.namelist())
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+
+
+def _read_state_dict(path: Path) -> Mapping:
+    import torch
+
+    if path.suffix.lower() == ".safetensors":
+        from safetensors.torch import load_file
+
+        try:
+            return load_file(str(path), device="cpu")
+        except Exception as exc:
+            raise CandorError(f"{path.name}: not a readable safetensors file ({_first_line(exc)})") from None
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:
+        found = re.search(r"Unsupported global: GLOBAL ([\w.]+)", str(exc))
+        if not found:
+            why = re.search(r"WeightsUnpickler error:\s*(\S[^\n]*)", str(exc))
+            raise CandorError(f"{path.name}: not a PyTorch file Candor can read (a TorchScript archive or a "
+                              f"state dict; {why.group(1) if why else _first_line(exc)})") from None
+        raise CandorError(f"{path.name}: holds pickled Python objects ({found.group(1)}), "
+                          "e.g. a whole model saved with torch.save(model); Candor never unpickles code. Save "
+                          "torch.jit.script(model).save(path) (TorchScript), or torch.save(model.state_dict(), "
+                          "path) and name the class with --torch-class") from None
+    for key in ("state_dict", "model_state_dict"):  # common training checkpoints
+        if isinstance(obj, Mapping) and isinstance(obj.get(key), Mapping):
+            obj = obj[key]
+    if not isinstance(obj, Mapping) or not all(isinstance(v, torch.Tensor) for v in obj.values()):
+        raise CandorError(f"{path.name}: holds a {type(obj).__name__}, not a state dict of tensors")
+    return obj
+
+
+def _import_class(spec: str, model_name: str):
+    from torch import nn
+
+    if not _CLASS_SPEC.match(spec):
+        raise CandorError(f"{model_name}: model class {spec!r} must be written package.module:ClassName")
+    module_name, qualname = spec.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:
+        raise CandorError(f"{model_name}: cannot import module {module_name!r} of class {spec} ({_first_line(exc)}); "
+                          "it must be importable from the working directory or the environment") from None
+    obj = module
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            raise CandorError(f"{model_name}: module {module_name!r} has no class {qualname!r}")
+    if not (isinstance(obj, type) and issubclass(obj, nn.Module)):
+        raise CandorError(f"{model_name}: {spec} is not a torch.nn.Module subclass")
+    return obj
+
+
+def _build(path: Path, opts: TorchOptions):
+    """A module from a state dict file and the named class, weights loaded strictly."""
+    state = _read_state_dict(path)
+    if opts.model_class is None:
+        raise CandorError(f"{path.name}: not a TorchScript archive but a state dict ({len(state)} tensors), and no "
+                          f"model class was given: pass --torch-class package.module:ClassName (and --torch-kwargs "
+                          f"JSON), or write them in {path.name}.json")
+    cls = _import_class(opts.model_class, path.name)
+    try:
+        module = cls(**(opts.kwargs or {}))
+    except Exception as exc:
+        raise CandorError(f"{path.name}: could not build {opts.model_class}(**{json.dumps(opts.kwargs or {})}) "
+                          f"({_first_line(exc)})") from None
+    want = module.state_dict()
+    missing = [k for k in want if k not in state]
+    unexpected = [k for k in state if k not in want]
+    shapes = [f"{k} file {tuple(state[k].shape)} vs class {tuple(want[k].shape)}" for k in want
+              if k in state and tuple(state[k].shape) != tuple(want[k].shape)]
+    problems = [f"{what}: {', '.join(keys[:8])}{f' and {len(keys) - 8} more' if len(keys) > 8 else ''}"
+                for what, keys in (("missing keys", missing), ("unexpected keys", unexpected),
+                                   ("shape mismatch", shapes)) if keys]
+    if problems:
+        raise CandorError(f"{path.name}: the weights do not fit {opts.model_class}: {'; '.join(problems)}")
+    try:
+        module.load_state_dict(state, strict=True)
+    except Exception as exc:
+        raise CandorError(f"{path.name}: load_state_dict(strict=True) failed ({_first_line(exc)})") from None
+    return module
+
+
+def load_torch_model(path: Path, options: TorchOptions | None = None):
+    """Load a TorchScript archive or a state dict + class as a :class:`~explainers.torch_model.TorchTabularModel`.
+
+    Parameters
+    ----------
+    path : Path
+        ``.pt``/``.pth``/``.torchscript``/``.safetensors``.
+    options : TorchOptions, optional
+        Override ``<path>.json`` key by key.
+
+    Raises
+    ------
+    CandorError
+        Naming the file and the problem: a pickle with code, a state dict without
+        a class, a class that cannot be imported or built, keys or shapes that do
+        not match, outputs that do not fit the classes.
+    """
+    import torch
+
+    from explainers.torch_model import TorchTabularModel
+
+    opts = (options or TorchOptions()).over(read_sidecar(path))
+    if _is_torchscript(path):
+        if opts.model_class is not None or opts.kwargs is not None:
+            raise CandorError(f"{path.name} is a TorchScript archive, which carries its own code: a model class "
+                              "and kwargs apply only to state dicts; remove them")
+        try:
+            module, how = torch.jit.load(str(path), map_location="cpu"), "TorchScript"
+        except Exception as exc:
+            raise CandorError(f"{path.name}: not a loadable TorchScript archive ({_first_line(exc)})") from None
+    else:
+        module, how = _build(path, opts), f"state dict + {opts.model_class}"
+    task = "classification" if opts.classes is not None else "regression"
+    try:
+        model = TorchTabularModel(module, task=task, classes=opts.classes, output=opts.output or "logits",
+                                  feature_names=opts.feature_names, source=f"{how} {path.name}")
+    except (TypeError, ValueError) as exc:
+        raise CandorError(f"{path.name}: {exc}") from None
+    n = getattr(model, "n_features_in_", None)
+    if n is not None:  # the output shape against the classes, before any data is read
+        import numpy as np
+
+        try:
+            model.predict(np.zeros((2, n)))
+        except ValueError as exc:
+            raise CandorError(f"{path.name}: {exc}") from None
+    return model
+
+
+def is_torch_model(model) -> bool:
+    """Whether ``model`` is a :class:`~explainers.torch_model.TorchTabularModel` (without importing torch)."""
+    import sys
+
+    module = sys.modules.get("explainers.torch_model")
+    return module is not None and isinstance(model, module.TorchTabularModel)
+
+
+def check_numeric_columns(codec, data_name: str, model_name: str) -> None:
+    """A tensor model takes floats: refuse string, category and datetime columns, naming them.
+
+    Raises
+    ------
+    CandorError
+        If any column of ``codec`` is not numeric.
+    """
+    bad = [c for c in codec.columns if c.kind != "numeric"]
+    if bad:
+        cols = ", ".join(f"{c.name!r} ({c.kind}, dtype {c.dtype})" for c in bad[:5])
+        many = len(bad) > 1
+        raise CandorError(f"{data_name}: the PyTorch model {model_name} takes numbers only, but column"
+                          f"{'s' if many else ''} {cols} {'are' if many else 'is'} not numeric; encode "
+                          f"{'them' if many else 'it'} in the table as the model was trained (e.g. one number "
+                          "per category)")
