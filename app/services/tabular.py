@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,12 @@ from ._core import lazy, row_cache, workspace
 BACKGROUND_SIZE = 100
 LIME_SAMPLES = 1000
 GLOBAL_ROWS = {"tree": 5000, "linear": 20000}
-"""Rows the all-rows SHAP computation covers per backend; others (permutation, kernel) get 200."""
+"""Rows the all-rows SHAP computation covers per backend; others (permutation, kernel): see below."""
+AGNOSTIC_BUDGET_S = 20.0
+AGNOSTIC_ROWS = (30, 200)
+"""Model-agnostic SHAP covers as many rows as fit ``AGNOSTIC_BUDGET_S`` seconds (from one timed model
+call), at least 30 and at most 200: a slow model (an SVC, HistGradientBoosting) gets a smaller global
+sample, said on the page, instead of minutes of warm-up."""
 PROBE_ROWS = 20
 
 
@@ -90,24 +96,46 @@ def _make_lime():
                             num_samples=LIME_SAMPLES, seed=0, categorical_names=cats, missing_columns=missing)
 
 
-def _global_rows() -> np.ndarray:
-    """Rows covered by the all-rows SHAP computation: all of them, or a seeded sample (held-out rows first)."""
+def _agnostic_budget() -> tuple[int, float]:
+    """Rows model-agnostic SHAP explains within :data:`AGNOSTIC_BUDGET_S`, and its seconds per row.
+
+    One model call on background rows, as big as one permutation walk (at most 20,000 rows), is
+    timed and scaled to the explainer's model rows per explained row (``cost["model_rows_per_row"]``).
+    """
+    ws, e = workspace(), _shap()
+    per_row = int(e.cost["model_rows_per_row"])
+    bg = background()
+    batch = bg.iloc[np.resize(np.arange(len(bg)), min(per_row, 20_000))]
+    t0 = time.perf_counter()
+    ws.model.predict_proba(batch)
+    seconds = (time.perf_counter() - t0) * per_row / len(batch)
+    lo, hi = AGNOSTIC_ROWS
+    return int(np.clip(AGNOSTIC_BUDGET_S / max(seconds, 1e-9), lo, hi)), seconds
+
+
+def _global_rows() -> tuple[np.ndarray, str]:
+    """Rows covered by the all-rows SHAP computation (all of them, or a seeded sample, held-out rows
+    first) and why a sample, for the page."""
     ws = workspace()
-    cap = GLOBAL_ROWS.get(_shap().algorithm, 200)
+    cap, why = GLOBAL_ROWS.get(_shap().algorithm), ""
+    if cap is None:
+        cap, seconds = _agnostic_budget()
+        why = (f" (model-agnostic SHAP takes about {seconds:.2g} s per row here: the sample fits a "
+               f"{AGNOSTIC_BUDGET_S:.0f} s budget; other rows are explained when chosen)")
     if len(ws.X) <= cap:
-        return np.arange(len(ws.X))
+        return np.arange(len(ws.X)), ""
     rng = np.random.default_rng(0)
     pool = np.concatenate([rng.permutation(ws.test_idx), rng.permutation(ws.train_idx)])
-    return np.sort(pool[:cap])
+    return np.sort(pool[:cap]), why
 
 
 def _compute_all():
     ws = workspace()
-    rows = _global_rows()
+    rows, why = _global_rows()
     g = guarded("SHAP for every row", _shap().explain_many, ws.X.iloc[rows])
     if len(rows) < len(ws.X):
         g = dataclasses.replace(g, source=f"{g.source}; global view over a seeded sample of {len(rows)} of "
-                                          f"{len(ws.X)} rows")
+                                          f"{len(ws.X)} rows{why}")
     return g, {int(r): i for i, r in enumerate(rows)}
 
 

@@ -83,3 +83,26 @@ def test_multiclass_model_is_served_one_class_against_the_rest(tmp_path, rng, in
     assert e.prediction == pytest.approx(model.predict_proba(X.iloc[[0]])[0, 1]) and e.additivity_gap < 1e-9
     with pytest.raises(Exception, match="class 'bird' is not one of the model's classes: cat, dog, eel"):
         load_user_workspace(*paths, "animal", target_class="bird")
+
+
+def test_model_agnostic_global_view_fits_its_time_budget(tmp_path, rng, install, monkeypatch):
+    """A model SHAP cannot explain exactly (an SVC) gets a global sample sized by a timed model call."""
+    from sklearn.svm import SVC
+
+    from app.services import tabular
+
+    X = pd.DataFrame(rng.normal(size=(400, 4)), columns=["a", "b", "c", "d"])
+    y = np.where(X.a + X.b ** 2 > 1, "hi", "lo")
+    model = SVC(probability=True, random_state=0).fit(X, y)
+    install(load_user_workspace(*write_pair(tmp_path, model, X.assign(t=y)), "t"))
+    assert tabular._shap().algorithm == "permutation"
+    monkeypatch.setattr(tabular, "AGNOSTIC_BUDGET_S", 1e-9)  # nothing fits: the floor of 30 rows
+    g = services.global_importance()
+    assert g.values.shape == (30, 4)
+    assert "global view over a seeded sample of 30 of 400 rows (model-agnostic SHAP takes about" in g.source
+    rows, why = tabular._global_rows()
+    assert len(rows) == 30 and len(set(rows)) == 30 and "the sample fits a 0 s budget" in why
+    monkeypatch.setattr(tabular, "AGNOSTIC_BUDGET_S", 1e9)  # everything fits: capped at 200
+    assert len(tabular._global_rows()[0]) == 200
+    per_row = tabular._agnostic_budget()[1]
+    assert 0 < per_row < 60
