@@ -44,7 +44,11 @@ def persuasive_items(s, title: str) -> go.Figure:
 
 
 def row_tradeoff(curve, current) -> go.Figure:
-    """Fidelity measures against complexity (items named) for every k; the current choice marked."""
+    """Fidelity measures against complexity (concepts named) for every k; the current choice marked.
+
+    ``curve`` holds one point per k with ``fidelity_after`` and ``complexity_after``
+    (:class:`explainers.persuasive.CurvePoint`); ``current`` is the chosen simplification.
+    """
     x = [s.complexity_after["n_chunks"] for s in curve]
     fig = go.Figure()
     for key, name, colour in ROW_MEASURES:

@@ -3,7 +3,8 @@
 One call, :func:`persuasive`, returns everything the page shows for one choice
 of operators: the persuasive view (group → top-k → round → verified sentences),
 the guardrail notes, what was dropped, Gilpin labels, and the row's
-fidelity-vs-complexity curve over every k with the same operators.
+fidelity-vs-complexity curve over every k with the same operators (the
+measures it plots only, batched in one model call per row).
 :func:`persuasive_global` averages the top-k curve over held-out rows
 (computed once per workspace, warmed in the background).
 """
@@ -26,18 +27,21 @@ SENSITIVE_SHARE = 0.05
 TOP_GUARD = 1
 GLOBAL_ROWS = 40
 NEIGHBORHOOD = 500
+CURVE_MEASURES = ("mass_retained", "spearman", "sufficiency", "comprehensiveness", "r2_restricted")
+"""What the row's tradeoff plots for every k (``app.figures_persuasive.ROW_MEASURES``); the rest only for the choice."""
 
 
 @dataclass(frozen=True)
 class PersuasiveView:
     """What the Persuasive page shows for one row and one choice of operators.
 
-    ``curve`` holds the row's simplification for every k (cheap measures),
-    ``simplification`` the current choice with every measure.
+    ``curve`` holds, for every k, the same operators' :data:`CURVE_MEASURES` and complexity
+    (:func:`explainers.persuasive.tradeoff_curve`, one batched model call);
+    ``simplification`` the current choice with every measure and its verified sentences.
     """
 
     simplification: xp.PersuasiveSimplification
-    curve: tuple[xp.PersuasiveSimplification, ...]
+    curve: tuple[xp.CurvePoint, ...]
     guardrail: tuple[xp.GuardrailNote, ...]
     dropped: tuple[xp.DroppedFeature, ...]
     descriptive_label: xp.GilpinLabel
@@ -98,7 +102,8 @@ def _row_context(row: int) -> xp.Context:
     nb = xp.make_neighborhood(predict_positive, ws.X.iloc[row].to_numpy(dtype=float), np.nanstd(train, axis=0),
                               num_samples=NEIGHBORHOOD, seed=0,
                               categorical={j: train[:, j][np.isfinite(train[:, j])] for j in cats})
-    return xp.Context(predict_positive, bg, _medians(), _medians(), (ws.classes[0], ws.classes[1]), nb, True, cats)
+    return xp.Context(predict_positive, bg, _medians(), _medians(), (ws.classes[0], ws.classes[1]), nb, True, cats,
+                      codec=ws.adapter.codec if ws.adapter is not None else None)
 
 
 def _context(row: int, full: bool) -> xp.Context:
@@ -116,21 +121,9 @@ def _parse(rounding) -> object:
 
 @row_cache(maxsize=128)
 def _row_curve(row: int, rounding: str, grouping: bool, sensitive: tuple[str, ...]):
-    e, ctx = shap_row(row), _context(row, False)
     groups = _groups() if grouping else None
-    start = xp.describe(e, ctx)
-    if groups:
-        start = xp.group_features(start, groups, ctx, sensitive=sensitive)
-    op = _parse(rounding)
-    out = []
-    for k in range(len(start.items) + 1):
-        s = xp.top_k_items(start, k, ctx)
-        if op == "direction":
-            s = xp.direction_only(s, ctx)
-        elif op is not None:
-            s = xp.round_values(s, op, ctx)
-        out.append(xp.summarize(s, ctx))
-    return tuple(out)
+    return xp.tradeoff_curve(shap_row(row), _context(row, False), rounding=_parse(rounding), groups=groups,
+                             sensitive=sensitive, measures=CURVE_MEASURES)
 
 
 @row_cache(maxsize=256)

@@ -14,10 +14,14 @@ to the recorded operator chain (METHODS §2.2–2.4):
 - rules: :func:`prune_rules` (O5), :func:`round_thresholds` (O2),
   :func:`plain_language` (O8).
 
+:func:`simplify` runs the product's chain for one k; :func:`tradeoff_curve`
+gives the chain's cheap measures for every k at once (one batched model call).
+
 The older :func:`explainers.simplify_top_k` stays as a fast batched top-k.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -28,13 +32,14 @@ from ._attribution import (Context, Item, PersuasiveSimplification, chain, descr
 from ._groups import correlated_groups, group_attributions, one_hot_groups
 from ._guard import DroppedFeature, GilpinLabel, GuardrailNote, gilpin_label, guardrail, what_was_dropped
 from ._language import KINDS, ClaimCheck, Sentence, SentenceCheck, compose, partition_of, summarize, verify_sentence
-from ._measures import (Neighborhood, aopc, attribution_fidelity, complexity, curve_auc, deletion_curve,
-                        explanation_order, importance_order, insertion_curve, make_neighborhood, restricted_r2)
+from ._measures import (CHEAP_MEASURES, Neighborhood, aopc, attribution_fidelity, attribution_fidelity_many, complexity,
+                        curve_auc, deletion_curve, explanation_order, importance_order, insertion_curve,
+                        make_neighborhood, restricted_r2)
 from ._rules import (Phrase, RuleSimplification, ShownRule, as_rules, nice_number, plain_language, prune_rules,
                      round_thresholds, rule_predictions)
 
 __all__ = [
-    "aopc", "as_rules", "attribution_fidelity", "chain", "ClaimCheck", "complexity", "compose", "Context",
+    "aopc", "as_rules", "attribution_fidelity", "attribution_fidelity_many", "chain", "CHEAP_MEASURES", "CurvePoint", "ClaimCheck", "complexity", "compose", "Context",
     "correlated_groups", "curve_auc", "deletion_curve", "describe", "direction_only", "DroppedFeature",
     "explanation_order", "gilpin_label", "GilpinLabel", "group_attributions", "group_features", "guardrail",
     "GuardrailNote", "importance_order", "insertion_curve", "Item", "KINDS", "make_context", "make_neighborhood",
@@ -42,7 +47,7 @@ __all__ = [
     "PersuasiveSimplification", "Phrase", "plain_language", "predicted_sign", "prune_rules", "render_lines",
     "restricted_r2", "round_half_away", "round_thresholds", "round_values", "rule_predictions",
     "RuleSimplification", "Sentence", "SentenceCheck", "ShownRule", "simplify", "strength", "summarize",
-    "top_k_items", "verify_sentence", "what_was_dropped",
+    "top_k_items", "tradeoff_curve", "verify_sentence", "what_was_dropped",
 ]
 
 
@@ -97,3 +102,98 @@ def simplify(explanation, ctx: Context, *, k: int, rounding=None, groups: Mappin
     elif rounding is not None:
         s = round_values(s, rounding, ctx)
     return summarize(s, ctx)
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One k of :func:`tradeoff_curve`: the items shown and what they cost.
+
+    Parameters
+    ----------
+    k : int
+        Items kept.
+    items : tuple of Item
+        What the reader sees at this k (after rounding), most important first.
+    fidelity_after : dict of str to float
+        The requested measures, equal to ``simplify(..., k=k).fidelity_after``'s.
+    complexity_after : dict of str to int
+        ``n_items`` and ``n_chunks``, equal to ``simplify(..., k=k).complexity_after``'s
+        (words and numbers depend on the sentences, which the curve does not render).
+    """
+
+    k: int
+    items: tuple
+    fidelity_after: dict
+    complexity_after: dict
+
+
+def _predicted_class(e, ctx: Context):
+    """``(predict_fn, φ, g(x), φ_0, flip)`` for the predicted class, exactly as the operators measure it."""
+    if predicted_sign(e) >= 0:
+        return ctx.predict_fn, e.values, e.prediction, e.base_value, False
+    if e.output_space == "probability":  # P(neg) = 1 - P(pos)
+        return (lambda a: 1.0 - ctx.predict_fn(a)), -e.values, 1.0 - e.prediction, 1.0 - e.base_value, True
+    return (lambda a: -ctx.predict_fn(a)), -e.values, -e.prediction, -e.base_value, True
+
+
+def tradeoff_curve(explanation, ctx: Context, *, rounding=None, groups: Mapping[str, Sequence[str]] | None = None,
+                   sensitive: Sequence[str] = (), measures: Sequence[str] = CHEAP_MEASURES) -> tuple[CurvePoint, ...]:
+    """The cheap measures of :func:`simplify` for every ``k = 0..items``, with one batched model call.
+
+    Calling :func:`simplify` once per k measures every step of the chain and
+    verifies every sentence for each k (one model call per step). The curve
+    needs neither. Grouping (O3) precedes O1 in the chain, so it is applied
+    once; rounding (O2/O4) acts item by item (the qualitative scale is the
+    largest ``|value|``, always among the top k), so it is applied once to
+    every item; O1 then keeps the first k in :func:`top_k_items`' order, and
+    :func:`attribution_fidelity_many` measures every k together. Every value
+    equals the per-k chain's (``tests/explainers/test_persuasive_batched.py``).
+
+    Parameters
+    ----------
+    explanation : Explanation
+    ctx : Context
+        ``ctx.full`` is ignored (the curve has no AOPC or deletion/insertion).
+    rounding, groups, sensitive
+        As in :func:`simplify`.
+    measures : sequence of str, default=CHEAP_MEASURES
+        Keys of ``fidelity_after`` (see :func:`attribution_fidelity_many`).
+
+    Returns
+    -------
+    tuple of CurvePoint
+        Indexed by k.
+
+    References
+    ----------
+    Herman (2017). The Promise and Peril of Human Evaluation for Model
+    Interpretability. arXiv 1711.07414 (the fidelity cost of each simplification).
+    """
+    cheap = replace(ctx, full=False)  # the steps before O1 only supply items
+    s = describe(explanation, cheap)
+    if groups:
+        s = group_features(s, groups, cheap, sensitive=sensitive)
+    shown = s
+    if rounding == "direction":
+        shown = direction_only(s, cheap)
+    elif rounding is not None:
+        shown = round_values(s, rounding, cheap)
+    # O1's order (top_k_items), applied to the rounded items (rounding keeps order, values and members)
+    order = sorted(range(len(s.items)), key=lambda i: (-abs(s.items[i].value), s.items[i].members[0]))
+    ranked = [shown.items[i] for i in order]
+    e, d = explanation, explanation.values.size
+    f, phi, pred, base, flip = _predicted_class(e, ctx)
+    steps = [tuple(ranked[:k]) for k in range(len(ranked) + 1)]
+    vectors = [per_feature_values(items, d) for items in steps]
+    fids = attribution_fidelity_many(phi, [-v if flip else v for v in vectors],
+                                     [[j for it in items for j in it.members] for items in steps],
+                                     prediction=pred, base_value=base, predict_fn=f,
+                                     x=np.asarray(e.feature_values, float), background=ctx.background,
+                                     neighborhood=ctx.neighborhood, measures=measures)
+    out = []
+    for k, (items, fid) in enumerate(zip(steps, fids)):
+        if "additivity_gap" in fid and not all(it.shown is not None for it in items):
+            fid["additivity_gap"] = float("nan")
+        cx = complexity([], [it.name for it in items], n_items=sum(1 for it in items if it.value != 0 or it.shown))
+        out.append(CurvePoint(k, items, fid, {"n_items": cx["n_items"], "n_chunks": cx["n_chunks"]}))
+    return tuple(out)

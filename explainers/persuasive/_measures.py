@@ -22,7 +22,7 @@ from ..simplify import _masked_outputs
 
 __all__ = ["PredictFn", "Neighborhood", "explanation_order", "importance_order", "deletion_curve",
            "insertion_curve", "curve_auc", "aopc", "make_neighborhood", "restricted_r2",
-           "attribution_fidelity", "complexity", "NUMBER"]
+           "attribution_fidelity", "attribution_fidelity_many", "CHEAP_MEASURES", "complexity", "NUMBER"]
 
 PredictFn = Callable[[np.ndarray], np.ndarray]
 NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)?(?:e-?\d+)?%?")
@@ -198,6 +198,99 @@ def restricted_r2(nb: Neighborhood, features) -> float:
     return 1.0 - rss / tss
 
 
+CHEAP_MEASURES = ("mass_retained", "additivity_gap", "spearman", "kendall_tau_b", "top_k_overlap", "sufficiency",
+                  "comprehensiveness", "r2_restricted")
+"""What :func:`attribution_fidelity_many` can compute (everything of ``full=False`` but ``r2_full``)."""
+
+
+def _rank_measures(phi: np.ndarray, shown: np.ndarray, S: np.ndarray, prediction: float, base_value: float,
+                   want) -> dict:
+    """The model-free measures of one shown vector (only the keys in ``want``), in the documented order."""
+    d = phi.size
+    total = float(np.abs(phi).sum())
+    k = max(S.size, 1)
+    calc = {
+        "mass_retained": lambda: float(np.abs(phi[S]).sum()) / total if total else 1.0,
+        "additivity_gap": lambda: (float(abs(prediction - base_value - shown.sum())) if np.isfinite(shown).all()
+                                   else float("nan")),
+        "spearman": lambda: spearman(np.abs(phi), np.abs(shown)) if d > 1 else float("nan"),
+        "kendall_tau_b": lambda: kendall_tau_b(np.abs(phi), np.abs(shown)) if d > 1 else float("nan"),
+        "top_k_overlap": lambda: top_k_overlap(np.abs(phi), np.abs(shown), k) if d > 1 and S.size else float("nan"),
+    }
+    return {key: f() for key, f in calc.items() if key in want}
+
+
+def attribution_fidelity_many(parent_values, shown_values, shown_features, *, prediction: float, base_value: float,
+                              predict_fn: PredictFn, x, background, neighborhood: Neighborhood | None = None,
+                              measures=CHEAP_MEASURES) -> list[dict]:
+    """The cheap §2.3 measures of many displayed vectors of one parent, with one call of ``predict_fn``.
+
+    What a sweep (e.g. every k of a top-k tradeoff curve) needs: the masked
+    inputs of every vector are stacked into a single batch, as
+    :func:`explainers.simplify_top_k_all` does for plain top-k. Each value is
+    computed by the same code as :func:`attribution_fidelity` (which calls this
+    function for its one vector), so the two agree exactly wherever
+    ``predict_fn`` scores each row independently of the rest of its batch
+    (tree ensembles do; BLAS-backed models agree to rounding).
+
+    Parameters
+    ----------
+    parent_values : ndarray of shape (n_features,)
+        The descriptive attributions φ (output units, predicted class).
+    shown_values : sequence of ndarray of shape (n_features,)
+        One displayed vector per simplification.
+    shown_features : sequence of sequence of int
+        The rationale S of each simplification (same length as ``shown_values``).
+    prediction, base_value, predict_fn, x, background, neighborhood
+        As in :func:`attribution_fidelity`.
+    measures : iterable of str, default=CHEAP_MEASURES
+        Keys to compute (a subset of :data:`CHEAP_MEASURES`); the model is
+        called only if ``sufficiency`` or ``comprehensiveness`` is asked for,
+        ``r2_restricted`` only with a ``neighborhood``.
+
+    Returns
+    -------
+    list of dict of str to float
+        One dict per shown vector, keys in :data:`CHEAP_MEASURES` order.
+
+    Raises
+    ------
+    ValueError
+        On an unknown measure or a length mismatch.
+
+    References
+    ----------
+    DeYoung et al. (2020). ERASER. ACL. arXiv 1911.03429 (sufficiency,
+    comprehensiveness).
+    """
+    want = set(measures)
+    unknown = sorted(want - set(CHEAP_MEASURES))
+    if unknown:
+        raise ValueError(f"unknown measures {unknown}; expected some of {CHEAP_MEASURES}")
+    if len(shown_values) != len(shown_features):
+        raise ValueError(f"{len(shown_values)} shown vectors but {len(shown_features)} feature sets")
+    phi, x = np.asarray(parent_values, float), np.asarray(x, float)
+    d = phi.size
+    sets = [np.asarray(sorted(set(int(j) for j in f)), dtype=int) for f in shown_features]
+    outs = None
+    if want & {"sufficiency", "comprehensiveness"}:
+        keep = [np.arange(d)]
+        for S in sets:
+            keep += [S, np.setdiff1d(np.arange(d), S)]
+        outs = _masked_outputs(predict_fn, x, keep, background)
+    results = []
+    for i, (shown, S) in enumerate(zip(shown_values, sets)):
+        out = _rank_measures(phi, np.asarray(shown, float), S, prediction, base_value, want)
+        if "sufficiency" in want:
+            out["sufficiency"] = float(outs[0] - outs[1 + 2 * i])
+        if "comprehensiveness" in want:
+            out["comprehensiveness"] = float(outs[0] - outs[2 + 2 * i]) if S.size else 0.0
+        if neighborhood is not None and "r2_restricted" in want:
+            out["r2_restricted"] = restricted_r2(neighborhood, S)
+        results.append(out)
+    return results
+
+
 def attribution_fidelity(parent_values, shown_values, shown_features, *, prediction: float, base_value: float,
                          predict_fn: PredictFn, x, background, baseline, neighborhood: Neighborhood | None = None,
                          full: bool = True) -> dict:
@@ -235,23 +328,12 @@ def attribution_fidelity(parent_values, shown_values, shown_features, *, predict
         ``deletion_auc``, ``insertion_auc`` (raw and ``_norm`` ÷ g(x)), and
         ``r2_restricted``/``r2_full``. NaN where a measure is undefined.
     """
-    phi, shown = np.asarray(parent_values, float), np.asarray(shown_values, float)
-    S = np.asarray(sorted(set(int(j) for j in shown_features)), dtype=int)
-    d = phi.size
+    shown = np.asarray(shown_values, float)
     x = np.asarray(x, float)
-    total = float(np.abs(phi).sum())
-    k = max(S.size, 1)
-    out = {
-        "mass_retained": float(np.abs(phi[S]).sum()) / total if total else 1.0,
-        "additivity_gap": float(abs(prediction - base_value - shown.sum())) if np.isfinite(shown).all() else float("nan"),
-        "spearman": spearman(np.abs(phi), np.abs(shown)) if d > 1 else float("nan"),
-        "kendall_tau_b": kendall_tau_b(np.abs(phi), np.abs(shown)) if d > 1 else float("nan"),
-        "top_k_overlap": top_k_overlap(np.abs(phi), np.abs(shown), k) if d > 1 and S.size else float("nan"),
-    }
-    removed = np.setdiff1d(np.arange(d), S)
-    outs = _masked_outputs(predict_fn, x, [np.arange(d), S, removed], background)
-    out["sufficiency"] = float(outs[0] - outs[1])
-    out["comprehensiveness"] = float(outs[0] - outs[2]) if S.size else 0.0
+    d = shown.size
+    out = attribution_fidelity_many(parent_values, [shown], [shown_features], prediction=prediction,
+                                    base_value=base_value, predict_fn=predict_fn, x=x, background=background,
+                                    measures=[m for m in CHEAP_MEASURES if m != "r2_restricted"])[0]
     if full:
         out["aopc_comprehensiveness"], out["aopc_sufficiency"] = aopc(predict_fn, x, importance_order(shown), background)
         dele = deletion_curve(predict_fn, x, explanation_order(shown), baseline)
@@ -261,7 +343,7 @@ def attribution_fidelity(parent_values, shown_values, shown_features, *, predict
                    deletion_auc_norm=curve_auc(dele) / g if g else float("nan"),
                    insertion_auc_norm=curve_auc(ins) / g if g else float("nan"))
     if neighborhood is not None:
-        out["r2_restricted"] = restricted_r2(neighborhood, S)
+        out["r2_restricted"] = restricted_r2(neighborhood, sorted(set(int(j) for j in shown_features)))
         out["r2_full"] = restricted_r2(neighborhood, range(d))
     return out
 
