@@ -1,22 +1,24 @@
 """Global rule surrogate from a depth-limited decision tree (CART) fitted to the model's labels.
 
-A first, honest baseline for the Surrogate page: the tree is fitted to the black
-box's *predictions* B(x), never to the ground truth, and each leaf becomes one
-readable rule. Its fidelity is the agreement rate with B on held-out rows
-(``shared/METHODS.md`` §1.4.7, product baseline (a)). Two-level MUSE decision
-sets (Lakkaraju et al. 2019) replace it in :mod:`explainers.muse`.
+A first, honest baseline: the tree is fitted to the black box's *predictions*
+B(x), never to the ground truth, and each leaf becomes one readable rule. Its
+fidelity is the agreement rate with B on held-out rows (``shared/METHODS.md``
+§1.4.7, product baseline (a)). The tree and its leaves-as-rules come from
+:class:`explainers.muse.CartSurrogate` (the frontier's CART, the one CART
+implementation in Candor); this module gives them the flat :class:`Rule` /
+:class:`Surrogate` types of ``python -m app check`` and the persuasive rules.
+Two-level MUSE decision sets (Lakkaraju et al. 2019) are in :mod:`explainers.muse`.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.validation import check_is_fitted
 
 from .metrics import agreement_rate
-from .rules import conjunction_mask
-from .types import Fidelity, Predicate, Rule, Surrogate, SurrogateCurve
+from .muse.cart import CartSurrogate
+from .types import Fidelity, Rule, Surrogate, SurrogateCurve
 
 __all__ = ["TreeRuleSurrogate", "tree_surrogate_curve"]
 
@@ -33,10 +35,19 @@ class TreeRuleSurrogate(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     rules_ : tuple of Rule
-        One rule per leaf, with support, coverage and precision on the fit data.
+        One rule per leaf, with support, coverage and precision on the fit data;
+        predictions are the labels as text.
     complexity_ : int
-        Total number of predicates (redundant bounds on one feature merged).
+        Total number of predicates (bounds on one feature along a path merged).
     classes_ : ndarray
+    cart_ : CartSurrogate
+        The fitted tree and its rules.
+
+    Notes
+    -----
+    Predictions come from the rules, which partition every row without missing
+    values; a row with NaN in a feature some rule tests fails that predicate and
+    gets the default label (METHODS convention, see :class:`CartSurrogate`).
     """
 
     def __init__(self, max_leaf_nodes: int = 8, random_state: int = 0) -> None:
@@ -44,49 +55,27 @@ class TreeRuleSurrogate(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X: pd.DataFrame, y_model) -> "TreeRuleSurrogate":
-        """Fit to the black box's labels ``y_model`` (shape (n_rows,)); returns self."""
+        """Fit to the black box's labels ``y_model`` (shape (n_rows,)); returns self.
+
+        Raises
+        ------
+        TypeError
+            If ``X`` is not a DataFrame (rules name its columns).
+        """
         if not isinstance(X, pd.DataFrame):
             raise TypeError(f"X must be a DataFrame with feature names, got {type(X).__name__}")
-        y_model = np.asarray(y_model)
-        self.tree_ = DecisionTreeClassifier(max_leaf_nodes=max(2, self.max_leaf_nodes),
-                                            random_state=self.random_state).fit(X, y_model)
-        self.classes_ = self.tree_.classes_
-        self.feature_names_in_ = np.asarray(X.columns, dtype=object)
-        self.rules_ = tuple(self._leaf_rules(X, y_model))
+        self.cart_ = CartSurrogate(max_leaf_nodes=max(2, int(self.max_leaf_nodes)), seed=self.random_state)
+        self.cart_.fit(X, np.asarray(y_model))
+        self.classes_ = self.cart_.classes_
+        self.feature_names_in_ = self.cart_.feature_names_in_
+        self.rules_ = tuple(Rule(r.rule, str(r.label), r.support, r.coverage, r.precision) for r in self.cart_.rules_)
         self.complexity_ = sum(len(r.predicates) for r in self.rules_)
         return self
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
-        """Labels of shape (n_rows,), identical to applying ``rules_``."""
+        """Labels of shape (n_rows,), from applying ``rules_``."""
         check_is_fitted(self, "rules_")
-        return self.tree_.predict(X)
-
-    def _leaf_rules(self, X: pd.DataFrame, y_model: np.ndarray):
-        t = self.tree_.tree_
-        names = list(X.columns)
-
-        def walk(node: int, bounds: dict):
-            if t.children_left[node] == -1:
-                yield node, bounds
-                return
-            f, thr = names[t.feature[node]], float(t.threshold[node])
-            lo, hi = bounds.get(f, (-np.inf, np.inf))
-            yield from walk(t.children_left[node], {**bounds, f: (lo, min(hi, thr))})
-            yield from walk(t.children_right[node], {**bounds, f: (max(lo, thr), hi)})
-
-        for node, bounds in walk(0, {}):
-            preds = []
-            for f, (lo, hi) in bounds.items():
-                if lo > -np.inf:
-                    preds.append(Predicate(f, ">", lo))
-                if hi < np.inf:
-                    preds.append(Predicate(f, "<=", hi))
-            preds = tuple(preds)
-            label = self.classes_[int(np.argmax(t.value[node][0]))]
-            mask = conjunction_mask(preds, X)
-            support = int(mask.sum())
-            precision = float(np.mean(y_model[mask] == label)) if support else 0.0
-            yield Rule(preds, str(label), support, support / len(X), precision)
+        return self.cart_.predict(X)
 
     def to_surrogate(self, X_eval: pd.DataFrame, y_model_eval, label_names: dict | None = None) -> Surrogate:
         """Freeze as a :class:`Surrogate` with held-out fidelity on ``X_eval``.
