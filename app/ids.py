@@ -10,10 +10,12 @@ ROW_PICKER = "row-picker"
 CLASS_SELECT = "class-select"
 CLASS_STATUS = "class-status"
 CLASS_SWITCHED = "class-switched"
+ROW_URL_SYNC = "row-url-sync"
 
 # Model & data
 SUMMARY = "overview-summary"
 DATA_TABLE = "overview-table"
+EXPLAIN_LINKS = "overview-explain-links"
 
 # Descriptive
 GLOBAL_BAR = "descriptive-global-bar"

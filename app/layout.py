@@ -23,6 +23,7 @@ def row_picker() -> html.Div:
                   debounce=True, size="sm", className="row-input", persistence=True, persistence_type="session"),
         dbc.Button("Random row", id=ids.ROW_RANDOM, size="sm", color="light", className="ms-2", n_clicks=0),
         html.Span(id=ids.ROW_STATUS, className="ms-2 text-white-50 small"),
+        dcc.Store(id=ids.ROW_URL_SYNC),
     ], className="d-flex align-items-center", id=ids.ROW_PICKER)
 
 

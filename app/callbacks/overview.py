@@ -1,6 +1,6 @@
 """Model & data page callbacks."""
 import dash_bootstrap_components as dbc
-from dash import Input, Output, callback, html
+from dash import Input, Output, callback, dcc, html
 from dash.exceptions import PreventUpdate
 
 from app import ids, services
@@ -32,3 +32,15 @@ def select_row_from_table(active_cell):
     if not active_cell or active_cell.get("row_id") is None:
         raise PreventUpdate
     return int(active_cell["row_id"])
+
+
+ROW_PAGES = (("Descriptive", "/descriptive"), ("Persuasive", "/persuasive"))
+
+
+@callback(Output(ids.EXPLAIN_LINKS, "children"), Input(ids.ROW_INPUT, "value"))
+def explain_links(row):
+    """Links that open the chosen row's explanations (the row travels in the URL: ``?row=N``)."""
+    if row is None:
+        return "Click a row, or choose one in the navbar, to explain it."
+    links = [dcc.Link(f"{name} →", href=f"{path}?row={int(row)}", className="me-3") for name, path in ROW_PAGES]
+    return [html.Span(f"Row {int(row)}: ", className="me-2")] + links

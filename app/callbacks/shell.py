@@ -1,4 +1,6 @@
-"""Navbar callbacks: random row, a one-line status of the chosen row, the class picker."""
+"""Navbar callbacks: random row, a one-line status of the chosen row (kept in the URL), the class picker."""
+import json
+
 from dash import Input, Output, callback, clientside_callback
 from dash.exceptions import PreventUpdate
 
@@ -30,6 +32,35 @@ def hide_navbar_for_participants(pathname):
 
 
 TABULAR_ROW_PAGES = ("/", "/descriptive", "/persuasive", "/attention")
+
+# The row lives in the URL (``/descriptive?row=42``), so a link shows the same explanation to a
+# colleague: the URL's row sets the picker on load; a new row replaces the URL's query in place
+# (``history.replaceState``: no navigation, the page is not rendered again). Study pages keep theirs.
+clientside_callback(
+    """function(search) {
+        const row = new URLSearchParams(search || "").get("row");
+        if (row === null || row.trim() === "" || !Number.isInteger(Number(row))) {
+            return window.dash_clientside.no_update;
+        }
+        return Number(row);
+    }""",
+    Output(ids.ROW_INPUT, "value", allow_duplicate=True), Input(ids.URL, "search"),
+    prevent_initial_call="initial_duplicate")
+
+clientside_callback(
+    """function(row, pathname) {
+        const pages = %s;
+        if (row === null || row === undefined || !pages.includes(pathname || "/")) {
+            return window.dash_clientside.no_update;
+        }
+        const params = new URLSearchParams(window.location.search);
+        if (params.get("row") !== String(row)) {
+            params.set("row", String(row));
+            window.history.replaceState(window.history.state, "", (pathname || "/") + "?" + params.toString());
+        }
+        return window.dash_clientside.no_update;
+    }""" % json.dumps(list(TABULAR_ROW_PAGES)),
+    Output(ids.ROW_URL_SYNC, "data"), Input(ids.ROW_INPUT, "value"), Input(ids.URL, "pathname"))
 
 
 @callback(Output(ids.ROW_PICKER, "className"), Input(ids.URL, "pathname"))

@@ -22,5 +22,5 @@ def layout(**_):
         html.Div(id=ids.SUMMARY),
         card("Data (click a row to explain it)",
              [html.P("Only the page you see is sent to the browser; rows are numbered as in the row picker.",
-                     className="text-muted small"), table]),
+                     className="text-muted small"), html.Div(id=ids.EXPLAIN_LINKS, className="small mb-2"), table]),
     ])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
@@ -95,4 +96,40 @@ def test_attention_page(server, browser):
     assert "layer 1" in svg_text(browser, "#attention-heatmap .annotation-text")
     _set_row(browser, 10)
     wait_text(browser, "attention-notes", "log-odds")
+    assert severe_console_errors(browser) == []
+
+
+def _wait(predicate, timeout: float = 30, what: str = "condition") -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if predicate():
+                return
+        except (NoSuchElementException, StaleElementReferenceException):
+            pass  # the page is still rendering
+        time.sleep(0.2)
+    raise TimeoutError(f"{what} not met within {timeout} s")
+
+
+def test_the_row_travels_in_the_url(server, browser):
+    """A link with ?row=N opens that row; a new row rewrites the URL in place; pages keep it."""
+    browser.get(server + "/descriptive?row=42")
+    _wait(lambda: browser.find_element(By.ID, "row-input").get_attribute("value") == "42", what="row 42 from URL")
+    assert wait_for_figures(browser, timeout=60, minimum=3) >= 3
+    _set_row(browser, 7)
+    _wait(lambda: browser.current_url.endswith("/descriptive?row=7"), what="URL with row 7")
+    browser.find_element(By.LINK_TEXT, "Persuasive").click()
+    _wait(lambda: browser.current_url.endswith("/persuasive?row=7"), what="row kept across pages")
+    assert browser.find_element(By.ID, "row-input").get_attribute("value") == "7"
+    browser.get(server + "/")
+    wait_text(browser, "overview-table", "malignant")
+    [five] = [c for c in browser.find_elements(By.CSS_SELECTOR, "#overview-table td[data-dash-column='id']")
+              if c.text == "5"]
+    five.click()
+    wait_text(browser, "overview-explain-links", "Row 5:")
+    link = browser.find_element(By.LINK_TEXT, "Descriptive →")
+    assert link.get_attribute("href").endswith("/descriptive?row=5")
+    link.click()
+    _wait(lambda: browser.current_url.endswith("/descriptive?row=5"), what="explain link")
+    assert browser.find_element(By.ID, "row-input").get_attribute("value") == "5"
     assert severe_console_errors(browser) == []
