@@ -26,6 +26,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--trust-pickle", action="store_true",
                    help="allow .joblib/.pkl models: unpickling EXECUTES CODE from the file; only for files you trust")
     add_torch_arguments(p)
+    p.add_argument("--text-model", help="a Hugging Face *ForSequenceClassification folder (save_pretrained, with "
+                                        "its tokenizer) for the Text page, instead of the bundled MiniLM")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=_port, default=8050)
     return p
@@ -80,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, "candor: error: --target-class goes with --model\n")
     if args.target_class:
         os.environ["CANDOR_CLASS"] = args.target_class
+    if args.text_model:
+        if not os.path.isfile(os.path.join(args.text_model, "config.json")):
+            parser.exit(2, f"candor: error: --text-model {args.text_model}: no config.json there; expected a "
+                           "folder written by save_pretrained (model and tokenizer)\n")
+        os.environ["CANDOR_TEXT_MODEL"] = os.path.abspath(args.text_model)
     if args.model:
         os.environ.update(CANDOR_MODEL=args.model, CANDOR_DATA=args.data, CANDOR_TARGET=args.target,
                           CANDOR_TRUST_PICKLE="1" if args.trust_pickle else "0", **torch_options.to_env())

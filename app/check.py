@@ -176,10 +176,15 @@ def run_hf_folder(args, out) -> None:
     """A Hugging Face classifier folder: attention and Integrated Gradients for one text (explainers.text)."""
     import explainers.text as xt
 
-    try:
-        clf = xt.load_text_classifier(args.model)
-    except (FileNotFoundError, TypeError, OSError, ValueError) as exc:
-        raise CandorError(f"{Path(args.model).name}: not a loadable text classifier folder ({exc})") from None
+    from .services import text_loader
+
+    folder = Path(args.model).resolve()
+    try:  # the Text page's checks and messages, said of --model
+        clf = text_loader.load(folder).model
+    except CandorError as err:
+        raise CandorError(str(err).replace(f"{text_loader.MODEL_ENV}={folder}",
+                                           f"{Path(args.model).name}: not a loadable text classifier folder", 1)) \
+            from None
     print(f"model   {Path(args.model).name}/: {clf.name}, {clf.n_layers} layers x {clf.n_heads} heads, labels "
           f"{', '.join(clf.labels)}, max {clf.max_length} tokens", file=out)
     texts, _ = _texts(args, out)

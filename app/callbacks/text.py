@@ -16,6 +16,7 @@ from app import figures_text as ft
 from app import ids, services
 from app.components import empty_figure, error_alert, method_note
 from app.errors import CandorError
+from app.services import text as text_services
 
 _LATER = {"lime": "LIME", "shap": "SHAP", "ig": "Integrated Gradients"}
 
@@ -110,9 +111,23 @@ def render_text(current):
     except CandorError as err:
         return error_alert(str(err)), empty_figure(str(err)), empty_figure(str(err))
     a, enc = v.attention, v.attention.encoding
-    return (_notes(current, v), ft.prediction_bar(a.labels, v.probabilities, "zero-shot head: 20 x cosine to label "
-                                                                            "prototypes"),
+    return (_notes(current, v), ft.prediction_bar(a.labels, v.probabilities, v.info.head),
             ft.model_view(enc.tokens, a.attention.weights))
+
+
+@callback(Output(ids.TEXT_LAYER, "options"), Output(ids.TEXT_LAYER, "value"), Output(ids.TEXT_HEADS, "options"),
+          Output(ids.TEXT_HEADS, "value"), Input(ids.TEXT_CURRENT, "data"), State(ids.TEXT_LAYER, "options"),
+          State(ids.TEXT_HEADS, "options"))
+def model_shape(_current, layer_options, head_options):
+    """Layer and head pickers from the loaded model's layers x heads (the last layer, heads 0-3 chosen)."""
+    try:
+        info = text_services.model_info()
+    except CandorError:  # the notes show the message
+        return [], None, [], []
+    if len(layer_options or []) == info.n_layers and len(head_options or []) == info.n_heads:
+        raise PreventUpdate  # already filled on this visit: keep the user's choice
+    return ([{"label": f"layer {l}", "value": l} for l in range(info.n_layers)], info.n_layers - 1,
+            [{"label": f"head {h}", "value": h} for h in range(info.n_heads)], list(range(min(4, info.n_heads))))
 
 
 def _notes(current, v) -> html.Div:
@@ -124,9 +139,11 @@ def _notes(current, v) -> html.Div:
           f"{v.ig.params['n_steps']} steps" if v.ig is not None else
           f"Integrated Gradients on {enc.n_tokens} tokens takes more than 2 s: run it below with LIME and SHAP")
     timing = ", ".join(f"{k} {s:.2f} s" for k, s in v.seconds.items())
+    where = f" (from {v.info.folder}, loaded in {v.info.load_seconds:.1f} s)" if v.info.folder else ""
     return html.Div([
         html.P([html.Strong(f"Predicted {v.predicted_label} (P = {p:.3f})"), f" for {current.get('origin', 'the text')}: "
                 f"{enc.n_tokens} tokens, {len(enc.words)} words."], className="mb-1"),
+        html.P([html.Span("Model: ", className="fw-semibold"), v.info.description + where], className="small mb-1"),
         trunc,
         method_note(f"{a.source}; max length {enc.max_length} tokens"),
         method_note(f"{enc.n_special} special tokens ({', '.join(sorted({t for t, s in zip(enc.tokens, enc.special_mask) if s}))})"
@@ -143,9 +160,14 @@ def render_head_view(current, layer, heads):
     """Token-to-token attention of the chosen layer and heads."""
     try:
         a = services.text_view(_text(current)).attention
+        if layer is None:  # the pickers are being filled from the model
+            raise PreventUpdate
+        w = a.attention.weights
+        layer = text_services.check_layer(w.shape[0], layer)
     except CandorError as err:
         return empty_figure(str(err))
-    return ft.head_view(a.encoding.tokens, a.attention.weights[int(layer)], int(layer), heads or [0])
+    heads = [int(h) for h in heads or [] if 0 <= int(h) < w.shape[1]] or [0]
+    return ft.head_view(a.encoding.tokens, w[layer], layer, heads)
 
 
 @callback(Output(ids.TEXT_AGGREGATES, "figure"), Input(ids.TEXT_CURRENT, "data"), Input(ids.TEXT_LAYER, "value"),
@@ -154,7 +176,7 @@ def render_aggregates(current, layer, _done):
     """Per-word attention aggregates aligned with every attribution computed so far."""
     text = _text(current)
     try:
-        rows = services.aggregates(text, int(layer))
+        rows = services.aggregates(text, layer)
         expls = [services.attribution(text, m) for m in ("ig", "gxi", "lime", "shap")]
     except CandorError as err:
         return empty_figure(str(err))

@@ -68,7 +68,8 @@ def _summary(view) -> html.Div:
         html.P(f"Trained on {used} labelled texts of {m['dataset']}, {m['epochs']} epochs: "
                f"{view.trained.accuracy_text}.", className="mb-1"),
         method_note(f"model: {lop.CONFIG['n_heads']} heads, d_e = {lop.CONFIG['d_e']}, "
-                    f"d_att = {lop.CONFIG['d_att']}, d_out = {lop.CONFIG['d_out']}, CLS query only, logits explained "
+                    f"d_att = {lop.CONFIG['d_att']}, d_out = {lop.CONFIG['d_out']}, one logit per class "
+                    f"({', '.join(view.trained.labels)}), CLS query only, logits explained "
                     "(Lopardo, Precioso, Garreau 2024, arXiv 2402.03485); words lower-cased, [CLS] excluded from "
                     "every score"),
         method_note("α-avg / α-max: CLS-row attention, mean / max over heads; G-avg, G-L1, G-L2: mean, L1 and "

@@ -1,14 +1,25 @@
-"""Text attention: a transformer text classifier's attention next to its attributions (issue 5)."""
+"""Text attention: a transformer text classifier's attention next to its attributions (issues 5 and 7).
+
+The layout loads nothing: the layer and head pickers are filled by a callback from the loaded model
+(:func:`app.callbacks.text.model_shape`), so any number of layers x heads is served.
+"""
 import dash
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from app import ids, services
 from app.components import card, empty_figure, graph, method_note
+from app.errors import CandorError
+from app.services import text_loader
 
 dash.register_page(__name__, path="/text", name="Text attention", title="Candor · Text attention", order=5)
 
-_N_LAYERS, _N_HEADS = services.text.N_LAYERS, services.text.N_HEADS
+
+def _builtin_options() -> list[dict]:
+    try:
+        return services.dataset_options(services.BUILTIN)
+    except CandorError:  # the text model's folder is unreadable: the notes say why
+        return []
 
 
 def _input_card() -> dbc.Card:
@@ -18,7 +29,7 @@ def _input_card() -> dbc.Card:
                      placeholder="Type a sentence and press Enter"),
         dbc.Button("Analyze", id=ids.TEXT_SUBMIT, color="primary", size="sm", n_clicks=0, className="mb-3"),
         dbc.Label("…or pick a text of the dataset", html_for=ids.TEXT_ROW, className="small mb-1"),
-        dcc.Dropdown(id=ids.TEXT_ROW, options=services.dataset_options(services.BUILTIN), placeholder="pick a text",
+        dcc.Dropdown(id=ids.TEXT_ROW, options=_builtin_options(), placeholder="pick a text",
                      className="mb-2"),
         html.Div(id=ids.TEXT_DATASET_NOTE, className="method-note mb-2"),
         dcc.Upload(id=ids.TEXT_UPLOAD, children=html.Div(["Drop or ", html.A("choose"), " a CSV of texts "
@@ -41,14 +52,29 @@ def _input_card() -> dbc.Card:
 
 
 def _head_controls() -> dbc.Row:
+    """Layer and head pickers; their options come from the loaded model (a callback fills them)."""
     return dbc.Row([
         dbc.Col([dbc.Label("layer", className="small mb-0"),
-                 dcc.Dropdown(id=ids.TEXT_LAYER, options=[{"label": f"layer {l}", "value": l} for l in range(_N_LAYERS)],
-                              value=_N_LAYERS - 1, clearable=False)], md=3),
+                 dcc.Dropdown(id=ids.TEXT_LAYER, options=[], clearable=False, placeholder="loading the model…")],
+                md=3),
         dbc.Col([dbc.Label("heads (more than 4: their mean)", className="small mb-0"),
-                 dcc.Dropdown(id=ids.TEXT_HEADS, options=[{"label": f"head {h}", "value": h} for h in range(_N_HEADS)],
-                              value=[0, 1, 2, 3], multi=True)], md=9),
+                 dcc.Dropdown(id=ids.TEXT_HEADS, options=[], multi=True, placeholder="loading the model…")], md=9),
     ], className="mb-2 g-2")
+
+
+def _intro() -> html.P:
+    """Which model the page explains (the loaded model's name, shape and labels are in the notes)."""
+    folder = text_loader.configured_folder()
+    if folder is None:
+        model = ("The bundled classifier is the real all-MiniLM-L6-v2 encoder (6 layers x 12 heads) with a zero-shot "
+                 "sentiment head built from label descriptions; nothing is downloaded. ")
+    else:
+        model = (f"The classifier is your Hugging Face model from {folder} ({text_loader.MODEL_ENV}), loaded from "
+                 "local files only; its name, layers x heads, labels and maximum length are stated beside the "
+                 "prediction. ")
+    return html.P([model, "Word pieces are merged to words (Clark et al. 2019): attention to a word and attributions "
+                   "are summed over its pieces, attention from a word is averaged; special and padding tokens are "
+                   "excluded from every per-word score."], className="small")
 
 
 def _agreement_controls() -> dbc.Row:
@@ -104,10 +130,11 @@ def _lopardo_card() -> dbc.Card:
     bars.children.figure = empty_figure("press “Train the attention classifier”")
     return card("Single-layer attention classifier (Lopardo et al. 2024)", [
         html.P("A single-layer multi-head attention classifier whose only query is [CLS] (Lopardo, Precioso, Garreau "
-               "2024, arXiv 2402.03485), trained on CPU on the labelled texts of the dataset chosen above (background "
-               "job, kept on disk per dataset). For the current text: attention (α-avg, α-max), LIME and four "
-               "gradient scores side by side, and how each ranks the words compared with α-avg. The numbers are "
-               "this model's; none of them is quoted from the paper.", className="small"),
+               "2024, arXiv 2402.03485), trained on CPU on the labelled texts of the dataset chosen above, one logit "
+               "per label of the text model (background job, kept on disk per dataset). For the current text: "
+               "attention (α-avg, α-max), LIME and four gradient scores side by side, and how each ranks the words "
+               "compared with α-avg. The numbers are this model's; none of them is quoted from the paper.",
+               className="small"),
         _job_controls(ids.TEXT_LOPARDO_RUN, "Train the attention classifier", ids.TEXT_LOPARDO_CANCEL,
                       ids.TEXT_LOPARDO_PROGRESS),
         html.Div(id=ids.TEXT_LOPARDO_STATUS, className="small mb-2"),
@@ -134,11 +161,7 @@ def _waiting(component_id: str, height: int):
 def layout(**_):
     return html.Div([
         html.H2("Text attention vs attribution"),
-        html.P(["The bundled classifier is the real all-MiniLM-L6-v2 encoder (6 layers x 12 heads) with a zero-shot "
-                "sentiment head built from label descriptions; nothing is downloaded. ",
-                "Word pieces are merged to words (Clark et al. 2019): attention to a word and attributions are summed "
-                "over its pieces, attention from a word is averaged; special and padding tokens are excluded from "
-                "every per-word score."], className="small"),
+        _intro(),
         dbc.Row([
             dbc.Col(_input_card(), lg=4),
             dbc.Col([html.Div(id=ids.TEXT_NOTES), graph(ids.TEXT_PREDICTION, 200)], lg=8),

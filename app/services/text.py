@@ -1,11 +1,13 @@
-"""Text page services (issue 5): the MiniLM sentiment classifier, one text's attention and attributions.
+"""Text page services (issues 5 and 7): the text classifier, one text's attention and attributions.
 
-The model (all-MiniLM-L6-v2 with a zero-shot sentiment head, :func:`explainers.text.load_minilm_sentiment`)
-loads lazily, warmed only after the server's first request. Fast views (attention, gradient x input and,
-for texts of at most :data:`IG_SYNC_MAX_TOKENS` tokens, Integrated Gradients) are computed in the
-request and memoized per text; the slow attributions (IG on longer texts, LIME, SHAP) run in a
-background job (a forked process) that writes them to an on-disk cache shared by every process, so
-the views can read them back by text.
+The model is the bundled all-MiniLM-L6-v2 with a zero-shot sentiment head, or the user's Hugging Face
+classifier folder named by ``CANDOR_TEXT_MODEL`` (:mod:`app.services.text_loader`). It loads lazily,
+warmed only after the server's first request; a folder that cannot be loaded gives a
+:class:`~app.errors.CandorError` on the Text page (other pages are unaffected). Fast views (attention,
+gradient x input and, for texts of at most :data:`IG_SYNC_MAX_TOKENS` tokens, Integrated Gradients) are
+computed in the request and memoized per text; the slow attributions (IG on longer texts, LIME, SHAP)
+run in a background job (a forked process) that writes them to an on-disk cache shared by every
+process, keyed by the model's tag, so the views can read them back by text.
 """
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ from typing import Callable
 import numpy as np
 
 from ..errors import CandorError
-from ._core import lazy, row_cache
+from ._core import row_cache
+from .text_loader import ModelInfo, current_model, job_loaded, model_info, text_model  # noqa: F401
 
 MAX_CHARS = 20_000
 IG_STEPS = 50
@@ -29,8 +32,6 @@ IG_SYNC_MAX_TOKENS = 64
 """IG with 50 steps takes about 2 s at 77 tokens on one core; longer texts get IG in the background job."""
 LIME_SAMPLES = 1000
 SHAP_MAX_EVALS = 500
-N_LAYERS, N_HEADS = 6, 12
-"""Shape of the bundled all-MiniLM-L6-v2 encoder (checked against the loaded model)."""
 CACHE_VERSION = "text-v1"
 TEXT_DIR = Path(os.environ.get("CANDOR_TEXT_DIR", Path(tempfile.gettempdir()) / "candor-text"))
 """Uploads and cached slow results; shared by every worker and background job of this machine."""
@@ -53,63 +54,7 @@ EXAMPLES: tuple[tuple[str, str], ...] = (
 
 METHOD_NAMES = {"ig": "Integrated Gradients", "gxi": "gradient x input", "lime": "LIME", "shap": "SHAP"}
 
-_loaded = None
 _lock = threading.Lock()
-_import_guard = threading.Lock()
-"""Held while this module imports torch/transformers and loads the model. A fork (a background job
-starting) waits for it, so a job never inherits a module import lock held by a parent thread
-(see ``_fresh_locks_after_fork`` in ``_core``); at most 60 s, then the fork goes ahead."""
-_guard_taken = threading.local()
-
-
-def _before_fork() -> None:
-    _guard_taken.value = _import_guard.acquire(timeout=60)
-
-
-def _after_fork_in_parent() -> None:
-    if getattr(_guard_taken, "value", False):
-        _guard_taken.value = False
-        _import_guard.release()
-
-
-def _after_fork_in_child() -> None:
-    global _import_guard
-    _guard_taken.value = False
-    _import_guard = threading.Lock()
-
-
-os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
-
-
-def _load_model():
-    global _loaded
-    with _import_guard:
-        import torch
-
-        from explainers.text import load_minilm_sentiment
-
-        torch.set_num_threads(1)
-        model = load_minilm_sentiment()
-    if (model.n_layers, model.n_heads) != (N_LAYERS, N_HEADS):
-        raise CandorError(f"expected a {N_LAYERS} x {N_HEADS} encoder, got {model.n_layers} x {model.n_heads}")
-    _loaded = model
-    return model
-
-
-text_model = lazy("text_model", _load_model, warm=True)
-
-
-def job_model():
-    """The model inside a background job (a forked process).
-
-    Returns the parent's copy when it had finished loading before the fork, else loads one; it never
-    waits on a lock that a parent thread may have held at fork time.
-
-    Returns
-    -------
-    explainers.text.TextClassifier
-    """
-    return _loaded if _loaded is not None else _load_model()
 
 
 def check_text(text) -> str:
@@ -153,6 +98,8 @@ class TextView:
         (then it comes from the background job, :func:`attribution`).
     seconds : dict
         Wall time per step.
+    info : ModelInfo
+        The model that made them.
     """
 
     attention: object
@@ -160,6 +107,7 @@ class TextView:
     gxi: object
     ig: object
     seconds: dict
+    info: ModelInfo
 
     @property
     def predicted_label(self) -> str:
@@ -167,10 +115,11 @@ class TextView:
 
 
 @row_cache(maxsize=64)
-def _text_view(text: str) -> TextView:
+def _text_view(text: str, tag: str) -> TextView:
     from explainers.text import extract_attention, gradient_x_input, integrated_gradients
 
-    model = text_model()
+    loaded = current_model()  # ``tag`` only keys the memo: results of another model are never served
+    model = loaded.model
     seconds = {}
     t0 = time.perf_counter()
     attn = extract_attention(model, text)
@@ -186,7 +135,7 @@ def _text_view(text: str) -> TextView:
         seconds["integrated gradients"] = time.perf_counter() - t0
     z = attn.logits - attn.logits.max()
     probs = np.exp(z) / np.exp(z).sum()
-    return TextView(attn, probs, gxi, ig, seconds)
+    return TextView(attn, probs, gxi, ig, seconds, loaded.info)
 
 
 def text_view(text) -> TextView:
@@ -203,11 +152,12 @@ def text_view(text) -> TextView:
     Raises
     ------
     CandorError
-        If the text cannot be used (:func:`check_text`).
+        If the text cannot be used (:func:`check_text`) or the model cannot be loaded.
     """
     text = check_text(text)
+    tag = model_info().tag
     with _lock:  # concurrent callbacks on a new text compute it once
-        return _text_view(text)
+        return _text_view(text, tag)
 
 
 def aggregates(text, layer: int = -1) -> list[tuple[str, np.ndarray]]:
@@ -216,8 +166,9 @@ def aggregates(text, layer: int = -1) -> list[tuple[str, np.ndarray]]:
     Parameters
     ----------
     text : str
-    layer : int, default=-1
-        Layer of the CLS-row and mean-over-queries aggregates (rollout uses every layer).
+    layer : int or None, default=-1
+        Layer of the CLS-row and mean-over-queries aggregates (rollout uses every layer); negative
+        counts from the last layer, None means the last.
 
     Returns
     -------
@@ -227,7 +178,7 @@ def aggregates(text, layer: int = -1) -> list[tuple[str, np.ndarray]]:
     from explainers.text import attention_scores
 
     attn = text_view(text).attention
-    layer = int(layer) % N_LAYERS
+    layer = check_layer(attn.attention.weights.shape[0], -1 if layer is None else layer)
     out = []
     for key, name in (("cls", f"attention: CLS row, layer {layer}, mean over heads"),
                       ("mean", f"attention: mean over queries, layer {layer}, mean over heads"),
@@ -237,11 +188,25 @@ def aggregates(text, layer: int = -1) -> list[tuple[str, np.ndarray]]:
     return out
 
 
-def _key(text: str, method: str) -> str:
+def check_layer(n_layers: int, layer) -> int:
+    """``layer`` as a 0-based index of a model with ``n_layers`` layers (negative counts from the end).
+
+    Raises
+    ------
+    CandorError
+        If there is no such layer (e.g. a layer chosen for another model).
+    """
+    layer = int(layer)
+    if not -n_layers <= layer < n_layers:
+        raise CandorError(f"layer {layer} does not exist; the model has {n_layers} layers (0 to {n_layers - 1})")
+    return layer % n_layers
+
+
+def _key(text: str, method: str, tag: str) -> str:
     params = {"ig": f"steps={IG_STEPS}", "lime": f"samples={LIME_SAMPLES},seed=0",
               "shap": f"max_evals={SHAP_MAX_EVALS},seed=0"}[method]
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return f"{CACHE_VERSION}|minilm-zero-shot|{method}|{params}|{digest}"
+    return f"{CACHE_VERSION}|{tag}|{method}|{params}|{digest}"
 
 
 _cache_state: dict = {}
@@ -285,7 +250,7 @@ def attribution(text, method: str):
         return view.gxi
     if method == "ig" and view.ig is not None:
         return view.ig
-    return result_cache().get(_key(check_text(text), method))
+    return result_cache().get(_key(check_text(text), method, view.info.tag))
 
 
 def slow_methods(text, model=None) -> list[str]:
@@ -299,7 +264,7 @@ def slow_methods(text, model=None) -> list[str]:
 def run_slow_attributions(text, progress: Callable[[int, int, str], None] | None = None) -> dict:
     """Compute the slow attributions of ``text`` (:func:`slow_methods`) and store them in :func:`result_cache`.
 
-    Runs inside a background job (uses :func:`job_model`); cached results are not recomputed.
+    Runs inside a background job (uses :func:`job_loaded`); cached results are not recomputed.
 
     Parameters
     ----------
@@ -314,7 +279,8 @@ def run_slow_attributions(text, progress: Callable[[int, int, str], None] | None
     from explainers.text import integrated_gradients, lime_text, shap_text
 
     text = check_text(text)
-    model = job_model()
+    loaded = job_loaded()
+    model, tag = loaded.model, loaded.info.tag
     slow = slow_methods(text, model)
     fns = {"ig": lambda: integrated_gradients(model, text, n_steps=IG_STEPS),
            "lime": lambda: lime_text(model, text, num_samples=LIME_SAMPLES, seed=0),
@@ -324,8 +290,8 @@ def run_slow_attributions(text, progress: Callable[[int, int, str], None] | None
         if progress is not None:
             progress(i, len(slow), f"{METHOD_NAMES[method]} ({i + 1} of {len(slow)})")
         t0 = time.perf_counter()
-        if _key(text, method) not in cache:
-            cache.set(_key(text, method), fns[method]())
+        if _key(text, method, tag) not in cache:
+            cache.set(_key(text, method, tag), fns[method]())
         seconds[method] = round(time.perf_counter() - t0, 2)
     if progress is not None:
         progress(len(slow), len(slow), "done")

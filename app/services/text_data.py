@@ -18,7 +18,8 @@ import numpy as np
 
 from ..errors import CandorError
 from . import text as _text
-from .text import CACHE_VERSION, EXAMPLES, job_model, result_cache
+from .text import CACHE_VERSION, EXAMPLES, job_loaded, result_cache
+from .text_loader import model_labels
 
 CSV_LIMIT_BYTES = 2_000_000
 CONLLU_LIMIT_BYTES = 5_000_000
@@ -28,8 +29,6 @@ MAX_KEPT_UPLOADS = 50
 BUILTIN = {"id": "builtin", "name": "built-in examples", "text_column": "text", "label_column": "label"}
 _TEXT_NAMES = ("text", "sentence", "review", "content", "body", "comment", "document")
 _LABEL_NAMES = ("label", "labels", "sentiment", "target", "class", "y")
-MODEL_LABELS = ("negative", "positive")
-"""Label order of the bundled zero-shot head (``DEFAULT_LABEL_DESCRIPTIONS``)."""
 
 
 def _uploads() -> Path:
@@ -172,7 +171,8 @@ class TextDataset:
     name : str
     texts : tuple of str
     labels : tuple of int or None
-        Indices into :data:`MODEL_LABELS`; None when there is no usable label column.
+        Indices into the model's labels (:func:`app.services.text_loader.model_labels`); None when
+        there is no usable label column.
     note : str
         Which columns were used and why labels were (not) used.
     """
@@ -183,23 +183,36 @@ class TextDataset:
     note: str
 
 
-def _labels(values: list[str], column: str, name: str) -> tuple[tuple | None, str]:
+def _labels(values: list[str], column: str, name: str, model_labels: tuple) -> tuple[tuple | None, str]:
+    """Label values as indices into ``model_labels`` (names, case-insensitive, or 0..n-1)."""
+    index = {lab.strip().lower(): i for i, lab in enumerate(model_labels)}
     vals = [v.strip().lower() for v in values]
-    if set(vals) <= set(MODEL_LABELS):
-        return tuple(MODEL_LABELS.index(v) for v in vals), f"labels from column '{column}'"
-    if set(vals) <= {str(i) for i in range(len(MODEL_LABELS))}:
-        return tuple(int(v) for v in vals), f"labels from column '{column}' (0 = negative, 1 = positive)"
+    if set(vals) <= set(index):
+        return tuple(index[v] for v in vals), f"labels from column '{column}'"
+    numbers = [str(i) for i in range(len(model_labels))]
+    if set(vals) <= set(numbers):
+        legend = ", ".join(f"{i} = {lab}" for i, lab in enumerate(model_labels))
+        return tuple(int(v) for v in vals), f"labels from column '{column}' ({legend})"
     seen = ", ".join(repr(v) for v in sorted(set(vals))[:5])
-    return None, (f"{name}: column '{column}' has values ({seen}) other than negative/positive or 0/1, "
-                  "so accuracy is not computed")
+    return None, (f"{name}: column '{column}' has values ({seen}) other than {'/'.join(model_labels)} or "
+                  f"{'/'.join(numbers)}, so accuracy is not computed")
+
+
+def _builtin(model_labels: tuple) -> TextDataset:
+    texts = tuple(t for t, _ in EXAMPLES)
+    note = f"{len(EXAMPLES)} sentences written by the Candor authors, labels theirs"
+    labels, _ = _labels([lab for _, lab in EXAMPLES], "label", "built-in examples", model_labels)
+    if labels is None:
+        note += (f" (negative/positive, which are not this model's labels {', '.join(model_labels)}: accuracy "
+                 "is not computed; upload a CSV labelled with the model's labels)")
+    return TextDataset("built-in examples", texts, labels, note)
 
 
 @lru_cache(maxsize=16)
-def _dataset(dataset_id: str, name: str, text_column: str, label_column: str | None) -> TextDataset:
+def _dataset(dataset_id: str, name: str, text_column: str, label_column: str | None,
+             model_labels: tuple) -> TextDataset:
     if dataset_id == "builtin":
-        return TextDataset("built-in examples", tuple(t for t, _ in EXAMPLES),
-                           tuple(MODEL_LABELS.index(lab) for _, lab in EXAMPLES),
-                           f"{len(EXAMPLES)} sentences written by the Candor authors, labels theirs")
+        return _builtin(model_labels)
     frame = _read_csv(dataset_id, name)
     if text_column not in frame.columns:
         raise CandorError(f"{name}: no column '{text_column}'; columns are {', '.join(map(str, frame.columns))}")
@@ -214,7 +227,7 @@ def _dataset(dataset_id: str, name: str, text_column: str, label_column: str | N
     if label_column:
         if label_column not in frame.columns:
             raise CandorError(f"{name}: no column '{label_column}'; columns are {', '.join(map(str, frame.columns))}")
-        labels, label_note = _labels(frame.loc[keep, label_column].tolist(), label_column, name)
+        labels, label_note = _labels(frame.loc[keep, label_column].tolist(), label_column, name, model_labels)
         note += "; " + label_note
     return TextDataset(name, texts, labels, note)
 
@@ -234,10 +247,13 @@ def dataset(spec: dict | None) -> TextDataset:
     Raises
     ------
     CandorError
-        Naming the file and column when a column is missing or empty.
+        Naming the file and column when a column is missing or empty, or the text model's folder
+        when its labels cannot be read. Labels are read as the text model's
+        (:func:`app.services.text_loader.model_labels`).
     """
     spec = spec or BUILTIN
-    return _dataset(spec["id"], spec.get("name", ""), spec.get("text_column") or "text", spec.get("label_column"))
+    return _dataset(spec["id"], spec.get("name", ""), spec.get("text_column") or "text", spec.get("label_column"),
+                    model_labels())
 
 
 def dataset_options(spec: dict | None) -> list[dict]:
@@ -325,14 +341,15 @@ def head_analysis(spec: dict | None, conllu: dict | None = None,
     from explainers.text import analyze_heads, evaluate_accuracy
 
     spec = spec or BUILTIN
+    loaded = job_loaded()
     source = (f"conllu:{conllu['id']}" if conllu else
               f"{spec['id']}:{spec.get('text_column')}:{spec.get('label_column')}")
-    key = f"{CACHE_VERSION}|heads|{source}|max={MAX_ANALYSIS_TEXTS}|seeds=0"
+    key = f"{CACHE_VERSION}|heads|{loaded.info.tag}|{source}|max={MAX_ANALYSIS_TEXTS}|seeds=0"
     cache = result_cache()
     hit = cache.get(key)
     if hit is not None:
         return hit, True
-    model = job_model()
+    model = loaded.model
     kw = dict(batch_size=16, random_seeds=(0,), progress=progress)
     if conllu:
         trees = read_trees(conllu["id"], conllu["name"])

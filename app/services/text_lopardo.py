@@ -31,7 +31,8 @@ from explainers.text import LopardoClassifier, SimpleVocab, closed_form_gradient
 from ..errors import CandorError
 from . import text as _text
 from .text import CACHE_VERSION, check_text
-from .text_data import BUILTIN, MODEL_LABELS, dataset
+from .text_data import BUILTIN, dataset
+from .text_loader import model_labels
 
 CONFIG = dict(n_heads=2, d_e=32, d_att=16, d_out=16, max_len=64)
 """Model size (the defaults of :func:`explainers.text.train_lopardo`)."""
@@ -84,6 +85,7 @@ def model_key(spec: dict | None) -> str:
     """
     spec = spec or BUILTIN
     raw = (f"{CACHE_VERSION}|lopardo|{spec['id']}:{spec.get('text_column')}:{spec.get('label_column')}|"
+           f"labels={'/'.join(model_labels())}|"
            f"{sorted(CONFIG.items())}|epochs={EPOCHS}|lr={LR}|bs={BATCH_SIZE}|seed={SEED}|max={MAX_TRAIN_TEXTS}|"
            f"holdout={HOLDOUT_MIN_TEXTS}:{HOLDOUT_FRACTION}")
     return hashlib.sha256(raw.encode()).hexdigest()[:20]
@@ -100,12 +102,20 @@ class LopardoModel:
     vocab : explainers.text.SimpleVocab
     meta : dict
         ``dataset`` (name), ``n_train``, ``n_test``, ``train_accuracy``, ``test_accuracy`` (None
-        when nothing was held out), ``epochs``, ``seconds``, ``key``.
+        when nothing was held out), ``epochs``, ``seconds``, ``key``, ``labels`` (class names, in
+        logit order: the text model's labels, which the dataset's labels were read as).
     """
 
     model: object
     vocab: object
     meta: dict
+
+    @property
+    def labels(self) -> list:
+        """Class names in logit order (``class 0``, ``class 1``... for a model saved without them)."""
+        n = int(self.model.W_l.shape[1])
+        names = list(self.meta.get("labels") or [])
+        return names + [f"class {i}" for i in range(len(names), n)]
 
     @property
     def accuracy_text(self) -> str:
@@ -192,7 +202,7 @@ def train(spec: dict | None, progress: Callable[[int, int], None] | None = None)
     Raises
     ------
     CandorError
-        If the dataset has no usable labels (negative/positive or 0/1) or a single class.
+        If the dataset has no usable labels (the text model's labels, or 0..n-1) or a single class.
 
     References
     ----------
@@ -203,13 +213,16 @@ def train(spec: dict | None, progress: Callable[[int, int], None] | None = None)
     hit = trained_model(key)
     if hit is not None:
         return hit, True
-    ds = dataset(spec)
+    ds, names = dataset(spec), model_labels()
     if ds.labels is None:
-        raise CandorError(f"{ds.name}: the attention classifier needs labels; choose a label column whose values "
-                          "are negative/positive or 0/1")
+        numbers = "/".join(str(i) for i in range(len(names)))
+        why = f" ({ds.note})" if spec["id"] == "builtin" else ""
+        raise CandorError(f"{ds.name}: the attention classifier needs labels{why}; choose a label column whose "
+                          f"values are {'/'.join(names)} or {numbers}")
     texts, labels = list(ds.texts[:MAX_TRAIN_TEXTS]), np.asarray(ds.labels[:MAX_TRAIN_TEXTS])
     if len(set(labels.tolist())) < 2:
-        raise CandorError(f"{ds.name}: every label is '{MODEL_LABELS[int(labels[0])]}'; training needs both classes")
+        raise CandorError(f"{ds.name}: every label is '{names[int(labels[0])]}'; training needs at least two "
+                          "classes")
     gen = torch.Generator().manual_seed(SEED)
     order = torch.randperm(len(texts), generator=gen).numpy()
     n_test = int(round(HOLDOUT_FRACTION * len(texts))) if len(texts) >= HOLDOUT_MIN_TEXTS else 0
@@ -226,7 +239,7 @@ def train(spec: dict | None, progress: Callable[[int, int], None] | None = None)
                              torch.as_tensor(labels[test_idx], dtype=torch.long))
     meta = dict(dataset=ds.name, n_train=len(train_idx), n_test=n_test, train_accuracy=train_acc,
                 test_accuracy=test_acc, epochs=EPOCHS, seconds=round(time.perf_counter() - t0, 2), key=key,
-                n_available=len(ds.texts))
+                n_available=len(ds.texts), labels=list(names[:int(labels.max()) + 1]))
     trained = LopardoModel(model, vocab, meta)
     path = _folder() / f"{key}.pt"
     tmp = path.with_suffix(f".{id(trained)}.tmp")
@@ -251,7 +264,7 @@ def _lime(trained: LopardoModel, text: str, target: int, words: tuple) -> np.nda
             return model(ids).double().numpy()
 
     explainer = LimeTextExplainer(split_expression=lambda _s: list(words), bow=False, mask_string=MASK_WORD,
-                                  random_state=SEED, class_names=list(MODEL_LABELS))
+                                  random_state=SEED, class_names=trained.labels)
     exp = explainer.explain_instance(lowered, logits, labels=(target,), num_features=len(words),
                                      num_samples=LIME_SAMPLES)
     values = np.zeros(len(words))
@@ -295,7 +308,7 @@ class LopardoView:
 
     @property
     def predicted_label(self) -> str:
-        return MODEL_LABELS[self.target]
+        return self.trained.labels[self.target]
 
 
 def _autograd_gxi(model, e: torch.Tensor, target: int) -> np.ndarray:

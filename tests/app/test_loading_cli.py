@@ -67,6 +67,17 @@ def test_cli_requires_model_data_and_target_together():
     assert out.returncode == 2 and "go together" in out.stderr
 
 
+def test_cli_options_that_need_another_option_or_a_model_folder(tmp_path):
+    lone = subprocess.run([sys.executable, "-m", "app", "--target-class", "dog"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+    assert lone.returncode == 2 and lone.stderr.strip() == "candor: error: --target-class goes with --model"
+    empty = subprocess.run([sys.executable, "-m", "app", "--text-model", str(tmp_path)], capture_output=True,
+                           text=True, cwd=ROOT, timeout=60)
+    assert empty.returncode == 2 and empty.stderr.strip() == (
+        f"candor: error: --text-model {tmp_path}: no config.json there; expected a folder written by "
+        "save_pretrained (model and tokenizer)")
+
+
 def test_cli_refuses_a_bad_or_busy_port():
     bad = subprocess.run([sys.executable, "-m", "app", "--port", "99999"], capture_output=True, text=True, cwd=ROOT,
                          timeout=60)

@@ -3,16 +3,21 @@
 Opens /text, submits a typed sentence with Enter, waits for the figures, checks the truncation note of
 a long text, runs the head analysis as a background job, trains the Lopardo et al. (2024) attention
 classifier (background job) and checks its seven strips, and asserts the console has no SEVERE errors.
+A second server serves a user's Hugging Face classifier folder (``CANDOR_TEXT_MODEL``, issue 7) with
+another shape (2 layers x 12 heads) and three labels.
 """
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
+from tests.app.test_text_user_model import build_user_classifier
 from tests.e2e.browser import severe_console_errors, svg_text, wait_for_figures, wait_text
+from tests.e2e.serving import running_app
 
 pytestmark = pytest.mark.e2e
 
@@ -83,3 +88,30 @@ def test_text_page_sentence_long_text_and_head_analysis(server, browser, tmp_pat
     assert all(name in rows for name in ("α-avg", "α-max", "LIME", "G-avg", "G-L1", "G-L2", "G×I"))
     assert "Spearman" in svg_text(browser, "#text-lopardo-agreement .gtitle")
     assert severe_console_errors(browser) == []
+
+
+def _layers(browser, figure: str) -> list[str]:
+    """The "layer N" tick labels of a figure's y axis, sorted."""
+    return sorted(re.findall(r"layer \d+", svg_text(browser, f"{figure} .ytick text")))
+
+
+def test_text_page_serves_a_user_classifier_folder(browser, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("user-classifier")
+    build_user_classifier(folder)
+    env = {"CANDOR_TEXT_MODEL": str(folder), "CANDOR_TEXT_DIR": str(tmp_path_factory.mktemp("candor-text-user")),
+           "CANDOR_CACHE_DIR": str(tmp_path_factory.mktemp("candor-background-user"))}
+    with running_app([], env, tmp_path_factory.mktemp("server-user") / "server.log") as base:
+        browser.get(base + "/text")
+        notes = wait_text(browser, "text-notes", "2 layers x 12 heads", timeout=120)
+        assert f"your Hugging Face model from {folder}" in browser.find_element(By.ID, "_pages_content").text
+        assert f"{folder.name} (bert): 2 layers x 12 heads, labels sad, neutral, happy, max length 512" in notes
+        assert wait_for_figures(browser, minimum=5, timeout=120) >= 5
+        assert svg_text(browser, "#text-prediction .ytick text").split() == ["sad", "neutral", "happy"]
+        assert _layers(browser, "#text-model-view") == ["layer 0", "layer 1"]
+        deadline = time.time() + 30  # the layer picker was filled from the model: its last layer is 1
+        while "layer 1" not in svg_text(browser, "#text-head-view .gtitle") and time.time() < deadline:
+            time.sleep(0.2)
+        assert "Head view: layer 1" in svg_text(browser, "#text-head-view .gtitle")
+        assert "head 3" in svg_text(browser, "#text-head-view .annotation-text")
+        assert _layers(browser, "#text-agreement") == ["layer 0", "layer 1"]
+        assert severe_console_errors(browser) == []
