@@ -22,23 +22,23 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_app(args: list[str], env: dict, log_path: Path, timeout: float = 120):
-    """Serve ``python -m app ARGS --port P``; yield its base URL once ``GET /`` answers; stop it after.
+def _serving(cmd: list[str], env: dict, log_path: Path, ready: str, timeout: float):
+    """Run ``cmd`` (which binds the port in it); yield once ``GET ready`` answers 200; stop it after.
 
     The server writes to ``log_path`` (a file, not a pipe: a full pipe would block the server), and a
     server that exits before answering raises with that log.
     """
     port = free_port()
+    cmd = [c.replace("{port}", str(port)) for c in cmd]
     with open(log_path, "w") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "app", *args, "--port", str(port)], cwd=ROOT,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1", **env},
+        proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1", **env},
                                 stdout=log, stderr=subprocess.STDOUT)
         base = f"http://127.0.0.1:{port}"
         try:
             deadline = time.time() + timeout
             while time.time() < deadline:
                 try:
-                    if requests.get(base + "/", timeout=2).status_code == 200:
+                    if requests.get(base + ready, timeout=2).status_code == 200:
                         break
                 except requests.ConnectionError:
                     time.sleep(0.3)
@@ -47,34 +47,19 @@ def running_app(args: list[str], env: dict, log_path: Path, timeout: float = 120
             yield base
         finally:
             proc.terminate()
-            proc.wait(timeout=20)
+            proc.wait(timeout=30)
 
 
-@contextlib.contextmanager
+def running_app(args: list[str], env: dict, log_path: Path, timeout: float = 120):
+    """Serve ``python -m app ARGS --port P``; yield its base URL once ``GET /`` answers."""
+    return _serving([sys.executable, "-m", "app", *args, "--port", "{port}"], env, log_path, "/", timeout)
+
+
 def running_gunicorn(env: dict, log_path: Path, workers: int = 2, timeout: float = 180):
     """Serve the app as the Procfile does (``gunicorn app.server:server --preload``, several workers).
 
     Yields the base URL once ``/_candor/ready`` answers 200 (``CANDOR_WARM=sync``: workers fork warm).
     """
-    port = free_port()
     cmd = [sys.executable, "-m", "gunicorn", "app.server:server", "--preload", "--workers", str(workers),
-           "--threads", "2", "--bind", f"127.0.0.1:{port}", "--timeout", "120"]
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1", "CANDOR_WARM": "sync",
-                                                    **env},
-                                stdout=log, stderr=subprocess.STDOUT)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.time() + timeout
-            while time.time() < deadline:
-                try:
-                    if requests.get(base + "/_candor/ready", timeout=2).status_code == 200:
-                        break
-                except requests.ConnectionError:
-                    time.sleep(0.3)
-                if proc.poll() is not None:
-                    raise RuntimeError(f"gunicorn exited: {Path(log_path).read_text()}")
-            yield base
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+           "--threads", "2", "--bind", "127.0.0.1:{port}", "--timeout", "120"]
+    return _serving(cmd, {"CANDOR_WARM": "sync", **env}, log_path, "/_candor/ready", timeout)
