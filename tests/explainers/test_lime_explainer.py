@@ -47,3 +47,26 @@ def test_lime_refuses_missing_values(bc, lime_explainer):
     row[2] = np.nan
     with pytest.raises(ValueError, match="missing"):
         lime_explainer.explain(row)
+
+
+def test_built_once_explainer_gives_what_a_fresh_one_gives_in_any_order(bc, gb_model):
+    """LIME's explainer is built once per seed; each row must still equal a freshly built explainer's."""
+    X, _, train, _ = bc
+    predict = lambda a: gb_model.predict_proba(pd.DataFrame(a, columns=X.columns))  # noqa: E731
+    shared = LimeExplainer(predict, training_data=X.iloc[train], class_names=("benign", "malignant"), seed=3)
+    for row in (4, 9, 4):
+        fresh = LimeExplainer(predict, training_data=X.iloc[train], class_names=("benign", "malignant"), seed=3)
+        a, b = shared.explain(X.iloc[[row]]), fresh.explain(X.iloc[[row]])
+        np.testing.assert_array_equal(a.values, b.values)
+        assert a.fidelity.value == b.fidelity.value and a.params["heldout_r2"] == b.params["heldout_r2"]
+
+
+def test_big_training_tables_are_summarised_by_a_seeded_sample(bc, gb_model):
+    X, _, train, _ = bc
+    predict = lambda a: gb_model.predict_proba(pd.DataFrame(a, columns=X.columns))  # noqa: E731
+    big = LimeExplainer(predict, training_data=X, class_names=("b", "m"), max_training_rows=100)
+    assert big._train.shape == (100, 30)
+    assert big.source.endswith("training statistics from a seeded sample of 100 of 569 rows")
+    same = LimeExplainer(predict, training_data=X, class_names=("b", "m"), max_training_rows=100)
+    np.testing.assert_array_equal(big._train, same._train)  # seeded
+    assert "seeded sample" not in LimeExplainer(predict, training_data=X, class_names=("b", "m")).source
