@@ -10,7 +10,7 @@ from . import ids, services
 
 def _nav_links() -> list:
     pages = sorted((p for p in dash.page_registry.values() if p.get("order") is not None and p["order"] < 100
-                    and (p["path"] != "/attention" or services.has_attention_model())),
+                    and services.why_not(p["path"]) is None),
                    key=lambda p: p["order"])
     return [dbc.NavItem(dbc.NavLink(p["name"], href=p["relative_path"], active="exact")) for p in pages]
 

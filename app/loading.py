@@ -8,8 +8,8 @@ Loading is strict and explicit: skops files are opened with a trusted-types list
 :func:`load_pair` accepts any scikit-learn estimator or Pipeline (classifier with
 probabilities, margins or labels only; regressor; binary or multiclass) on a
 table of any column types (see :class:`explainers._codec.TabularCodec`);
-:func:`load_user_workspace` narrows it to what the dashboard pages show today:
-class probabilities, one class against the rest.
+:func:`load_user_workspace` narrows it to what the dashboard pages show: one output (a class
+against the rest, in probabilities, margins or labels; or a regressor's prediction).
 
 PyTorch models (TorchScript, or a state dict + a named class) load through
 :mod:`app.loading_torch`, never by unpickling; ``torch_options`` or a
@@ -23,14 +23,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
-from pandas.api import types as ptypes
 import pandas as pd
 
 from explainers._codec import TabularCodec
-from explainers.model_adapter import ModelAdapter, OneVsRest
+from explainers.model_adapter import ModelAdapter, OneVsRest, OutputView
 
 from .errors import CandorError
 from .loading_torch import TORCH_SUFFIXES, TorchOptions, check_numeric_columns, is_torch_model, load_torch_model
+from .columns import encode_target, feature_columns
 from .probe import probe
 from .tables import read_table
 
@@ -51,16 +51,17 @@ class Workspace:
     ----------
     name : str
         Shown in the navbar.
-    model : fitted binary classifier with ``predict_proba``
-        For the user's files, a :class:`~explainers.model_adapter.OneVsRest`
-        view that takes *encoded* rows (the pages' input).
+    model : fitted binary classifier with ``predict_proba``, or an OutputView
+        For the user's files, a :class:`~explainers.model_adapter.OutputView`
+        (:class:`~explainers.model_adapter.OneVsRest` for probabilities) that takes
+        *encoded* rows (the pages' input); :meth:`output` gives the explained number.
     X : DataFrame of shape (n_rows, n_features)
         Feature columns in the order the model expects; for the user's files the
         float encoding of the raw table (category codes, NaN kept), named as the user wrote them.
     y : ndarray of shape (n_rows,)
         True labels as indices into ``classes`` (regression: the target values).
     classes : tuple of str
-        Display names aligned with ``predict_proba`` columns.
+        (rest, explained class) display names; empty for a regressor.
     target : str
         Target column name.
     train_idx, test_idx : ndarray of int
@@ -97,11 +98,34 @@ class Workspace:
 
     @property
     def positive_class(self) -> str:
-        return self.classes[1]
+        """The explained class (a regressor: the target's name)."""
+        return self.classes[1] if len(self.classes) > 1 else self.target
 
     @property
     def task(self) -> str:
         return self.adapter.task if self.adapter is not None else "binary"
+
+    @property
+    def is_classifier(self) -> bool:
+        return self.task != "regression"
+
+    @property
+    def output_kind(self) -> str:
+        """Units of :meth:`output`: "probability", "margin", "label" or "raw" (a regressor's prediction)."""
+        return self.adapter.kind if self.adapter is not None else "probability"
+
+    @property
+    def output_label(self) -> str:
+        """Short name of the explained output, e.g. "P(malignant)", "margin of 'yes'", "predicted price"."""
+        c = self.positive_class
+        return {"probability": f"P({c})", "margin": f"margin of {c}", "label": f"predicted {c} (1/0)",
+                "raw": f"predicted {c}"}[self.output_kind]
+
+    def output(self, X) -> np.ndarray:
+        """The explained output of rows ``X`` (encoded for the user's files), shape (n_rows,)."""
+        if hasattr(self.model, "output"):
+            return self.model.output(X)
+        return self.model.predict_proba(X)[:, 1]
 
 
 def load_skops(path: Path):
@@ -173,58 +197,6 @@ def load_model(path: str | Path, *, trust_pickle: bool = False, torch_options: T
     return model
 
 
-def _feature_columns(model, df: pd.DataFrame, target: str, data_name: str) -> list:
-    labels = {str(c): c for c in df.columns}
-    if hasattr(model, "feature_names_in_"):
-        expected = [str(c) for c in model.feature_names_in_]
-        missing = [c for c in expected if c not in labels]
-        if missing:
-            raise CandorError(f"{data_name}: columns the model expects are missing: {', '.join(missing[:10])}"
-                              + (f" and {len(missing) - 10} more" if len(missing) > 10 else ""))
-        if target in expected:
-            raise CandorError(f"{data_name}: the model takes the target {target!r} as a feature")
-        return [labels[c] for c in expected]
-    features = [c for c in df.columns if str(c) != target]
-    n_expected = getattr(model, "n_features_in_", len(features))
-    if n_expected != len(features):
-        raise CandorError(f"{data_name}: the model expects {n_expected} features, the table has {len(features)} "
-                          f"columns besides {target!r}")
-    return features
-
-
-def _strip_label(v: str) -> str:
-    v = v.strip()
-    return v[:-1].strip() if v.endswith(".") else v
-
-
-def _encode_target(classes: tuple[str, ...], values: pd.Series, data_name: str, target: str,
-                   notes: list[str]) -> np.ndarray:
-    """Class index of every target value.
-
-    Labels that differ from a class only by spaces or a trailing '.' (UCI Adult's
-    test file: ``>50K.``) are normalised, and a note says how many and which.
-    """
-    if ptypes.is_float_dtype(values) and (values == values.round()).all():
-        values = values.astype("int64")  # 1.0 is the class 1 (a CSV column with a gap reads as float)
-        notes.append(f"{data_name}: target {target!r} read as decimals; whole numbers matched to the classes")
-    by_text = {c: i for i, c in enumerate(classes)}
-    text = values.astype(str)
-    codes = text.map(by_text)
-    if codes.isna().any():
-        stripped = {_strip_label(c): i for i, c in enumerate(classes)}
-        fixed = text[codes.isna()].map(_strip_label).map(stripped)
-        if fixed.notna().all() and len(stripped) == len(classes):
-            examples = sorted({f"{v!r} -> {classes[int(i)]!r}" for v, i in zip(text[codes.isna()], fixed)})[:4]
-            notes.append(f"{data_name}: {int(codes.isna().sum())} target labels normalised (spaces / trailing '.' "
-                         f"removed): {', '.join(examples)}")
-            codes = codes.fillna(fixed)
-        else:
-            bad = sorted(text[codes.isna()].unique())[:5]
-            raise CandorError(f"{data_name}: target {target!r} has values the model never predicts: "
-                              f"{', '.join(bad)} (model classes: {', '.join(classes)})")
-    return codes.to_numpy(dtype=int)
-
-
 def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, trust_pickle: bool = False,
               test_size: float = 0.25, seed: int = 0, torch_options: TorchOptions | None = None) -> Workspace:
     """Load the user's model and table, decide the task once, and check that they fit together.
@@ -259,7 +231,7 @@ def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, tru
         notes.append(f"{name}: {int(tcol.isna().sum())} rows without a target value dropped")
         df = df[tcol.notna()].reset_index(drop=True)
         tcol = tcol.dropna().reset_index(drop=True)
-    features = _feature_columns(model, df, target, name)
+    features = feature_columns(model, df, target, name)
     raw = df[features]
     for col in raw.columns:
         s = raw[col]
@@ -286,7 +258,7 @@ def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, tru
             raise CandorError(f"{name}: target {target!r} of a regressor must be numeric; got {bad!r}")
         y, stratify = y.to_numpy(dtype=float), None
     else:
-        y = _encode_target(adapter.class_names, tcol, name, target, notes)
+        y = encode_target(adapter.class_names, tcol, name, target, notes)
         counts = np.bincount(y)
         n_test = int(np.ceil(test_size * len(y)))
         stratify = y if counts.min() >= 2 and min(n_test, len(y) - n_test) >= len(counts) else None
@@ -306,7 +278,7 @@ def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, tru
 def load_user_workspace(model_path: str | Path, data_path: str | Path, target: str, *,
                         trust_pickle: bool = False, test_size: float = 0.25, seed: int = 0,
                         target_class: str | None = None, torch_options: TorchOptions | None = None) -> Workspace:
-    """Load the user's files for the dashboard: a probabilistic classifier, one class against the rest.
+    """Load the user's files for the dashboard: one output explained (a class against the rest, or a regressor's).
 
     Parameters
     ----------
@@ -319,53 +291,64 @@ def load_user_workspace(model_path: str | Path, data_path: str | Path, target: s
     Raises
     ------
     CandorError
-        As :func:`load_pair`, and for models without class probabilities
-        (``python -m app check`` explains those).
+        As :func:`load_pair`, and as :func:`one_vs_rest`.
     """
     ws = load_pair(model_path, data_path, target, trust_pickle=trust_pickle, test_size=test_size, seed=seed,
                    torch_options=torch_options)
     a = ws.adapter
-    if a.kind != "probability":
-        what = "a regressor" if a.task == "regression" else f"a classifier without predict_proba ({a.kind} outputs)"
-        raise CandorError(f"{Path(model_path).name}: {type(a.model).__name__} is {what}; the dashboard pages show "
-                          "class probabilities; run `python -m app check` to explain it")
+    if a.task == "regression":
+        return one_vs_rest(ws, None)
     return one_vs_rest(ws, target_class or os.environ.get("CANDOR_CLASS") or a.class_names[-1])
 
 
-def one_vs_rest(pair: Workspace, target_class: str) -> Workspace:
-    """The dashboard's view of a probabilistic classifier: ``target_class`` against the rest.
+def one_vs_rest(pair: Workspace, target_class: str | None) -> Workspace:
+    """The dashboard's view of the user's model: ``target_class`` against the rest, or a regressor's output.
 
     Parameters
     ----------
     pair : Workspace
         As returned by :func:`load_pair` (or by this function: ``pair.pair`` is reused), never changed.
-    target_class : str
-        One of the model's classes.
+    target_class : str or None
+        One of the model's classes (``None`` for a regressor).
 
     Returns
     -------
     Workspace
-        A new workspace whose ``model`` is a :class:`~explainers.model_adapter.OneVsRest`, ``y``
-        is 1 for ``target_class``, and ``pair`` is the load_pair result (to choose another class).
+        A new workspace whose ``model`` is an :class:`~explainers.model_adapter.OutputView` (a
+        :class:`~explainers.model_adapter.OneVsRest` for probabilities) of the chosen output, ``y``
+        is 1 for ``target_class`` (a regressor: the targets), and ``pair`` is the load_pair result
+        (to choose another class).
 
     Raises
     ------
     CandorError
-        If ``target_class`` is not one of the model's classes.
+        If ``target_class`` is not one of the model's classes, or is the negative class of a binary
+        margin model (its ``decision_function`` gives the margin of the positive class only).
     """
     pair = pair.pair or pair
     a = pair.adapter
+    if a.task == "regression":
+        return replace(pair, model=OutputView(a, 0), classes=(), pair=pair,
+                       source=f"{pair.source}; explained output: {a.units(0)}")
     if target_class not in a.class_names:
         raise CandorError(f"class {target_class!r} is not one of the model's classes: {', '.join(a.class_names)}")
     c = a.class_names.index(target_class)
+    k = c
+    if a.kind == "margin" and a.task == "binary":
+        if c != 1:
+            raise CandorError(f"class {target_class!r}: this model's decision_function gives the margin of "
+                              f"{a.class_names[1]!r} only; explain that class")
+        k = 0
     source = pair.source
     if a.task == "binary":
         classes = (a.class_names[1 - c], a.class_names[c])
     else:
         classes = (f"not {target_class}", target_class)
         source += f"; {len(a.class_names)} classes, pages explain {target_class!r} against the rest"
-    return replace(pair, model=OneVsRest(a, c), classes=classes, y=(pair.y == c).astype(int), source=source,
-                   pair=pair)
+    view = OneVsRest(a, k) if a.kind == "probability" else OutputView(a, k)
+    if a.kind != "probability":
+        source += f"; explained output: {view.units()}"
+    return replace(pair, model=view, classes=classes, y=(pair.y == c).astype(int), source=source, pair=pair)
 
 
 def load_sample_workspace() -> Workspace:

@@ -29,7 +29,7 @@ import pandas as pd
 from ._codec import TabularCodec
 from ._grouping import feature_groups
 
-__all__ = ["ModelAdapter", "OneVsRest", "TreeView", "OutputAttributions"]
+__all__ = ["ModelAdapter", "OneVsRest", "OutputView", "TreeView", "OutputAttributions"]
 
 _UNITS = {"probability": "probability of class {c!r}",
           "margin": "decision_function margin for class {c!r} (not a probability)",
@@ -213,7 +213,48 @@ class ModelAdapter:
         return TreeView(final, transform, groups, names)
 
 
-class OneVsRest:
+class OutputView:
+    """One explained output of a :class:`ModelAdapter`, as the dashboard pages take it: one number per row.
+
+    Parameters
+    ----------
+    adapter : ModelAdapter
+    index : int
+        Column of ``adapter.outputs`` (class ``adapter.output_names[index]``, or the regression target).
+
+    Attributes
+    ----------
+    kind : {"probability", "margin", "label", "raw"}
+        The adapter's output kind (units in :meth:`units`).
+    class_name : str or None
+        The class the output is about (``None`` for a regressor).
+    classes_ : ndarray ``[0, 1]`` for classifiers (``class_name`` against the rest), absent for regressors.
+    """
+
+    def __init__(self, adapter: ModelAdapter, index: int) -> None:
+        self.adapter, self.index, self.kind = adapter, int(index), adapter.kind
+        if not 0 <= self.index < len(adapter.output_names):
+            raise ValueError(f"output {index} does not exist; the model has {len(adapter.output_names)}")
+        self.class_name = None if adapter.task == "regression" else adapter.output_names[self.index]
+        if self.class_name is not None:
+            self.classes_ = np.array([0, 1])
+
+    def units(self) -> str:
+        """What :meth:`output` measures, e.g. "decision_function margin for class 'yes' (not a probability)"."""
+        return self.adapter.units(self.index)
+
+    def output(self, Z) -> np.ndarray:
+        """The explained output of encoded rows, shape (n_rows,)."""
+        return self.adapter.outputs(Z)[:, self.index]
+
+    def predict(self, Z) -> np.ndarray:
+        """Classifiers: 1 where the model predicts ``class_name``, else 0; regressors: the predictions."""
+        if self.class_name is None:
+            return np.asarray(self.adapter.predict(Z), dtype=float)
+        return (np.asarray(self.adapter.predict(Z)).astype(str) == self.class_name).astype(int)
+
+
+class OneVsRest(OutputView):
     """A binary probabilistic view of one class of a :class:`ModelAdapter` (what the dashboard pages take).
 
     ``predict_proba`` is ``[1 - p_c, p_c]``; ``predict`` is 1 where the model's
@@ -228,12 +269,10 @@ class OneVsRest:
     def __init__(self, adapter: ModelAdapter, index: int) -> None:
         if adapter.kind != "probability":
             raise TypeError(f"{type(adapter.model).__name__} gives {adapter.kind} outputs, not probabilities")
-        self.adapter, self.index = adapter, int(index)
-        self.classes_ = np.array([0, 1])
+        super().__init__(adapter, index)
 
     def predict_proba(self, Z) -> np.ndarray:
-        out = self.adapter.outputs(Z)
-        p = out[:, self.index]
+        p = self.output(Z)
         return np.column_stack([1.0 - p, p])
 
     def predict(self, Z) -> np.ndarray:

@@ -18,7 +18,7 @@ import shap
 from ._codec import TabularCodec
 from ._grouping import group_signed_sum
 from ._permutation import n_permutations, permutation_shap
-from .model_adapter import ModelAdapter, OneVsRest, OutputAttributions
+from .model_adapter import ModelAdapter, OutputAttributions, OutputView
 from .types import Explanation, GlobalImportance
 
 __all__ = ["ShapExplainer", "is_tree_model", "is_linear_model", "estimate_cost"]
@@ -96,7 +96,7 @@ class ShapExplainer:
 
     def __init__(self, model, *, background: pd.DataFrame, target_index: int = 1, target_name: str = "class 1",
                  background_size: int = 100, seed: int = 0, algorithm: str = "auto", space: str = "raw") -> None:
-        if isinstance(model, OneVsRest):
+        if isinstance(model, OutputView):  # incl. OneVsRest
             adapter, want = model.adapter, model.adapter.output_names[model.index]
         elif isinstance(model, ModelAdapter):
             adapter, want = model, model.output_names[min(target_index, len(model.output_names) - 1)]

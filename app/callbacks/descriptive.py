@@ -36,5 +36,5 @@ def render_local(row):
     ]))
     notes = html.Div([gilpin_badge(gilpin_label(s)), method_note(s.source), gilpin_badge(gilpin_label(l)),
                       method_note(l.source + "; values are ridge coefficients on LIME's binary interpretable "
-                                  "features, in probability units")])
+                                  f"features, in the units of the output ({l.params['units']})")])
     return figures.waterfall(s, value_labels=view.labels), figures.attribution_bar(l, title=lime_title), summary, notes

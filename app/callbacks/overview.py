@@ -10,12 +10,19 @@ from app.components import card, fmt, metric, metric_row
 @callback(Output(ids.SUMMARY, "children"), Input(ids.URL, "pathname"))
 def render_summary(_pathname):
     s = services.model_summary()
-    items = [metric("Task", s.task), metric("Classes", " / ".join(s.classes)),
-             metric("Held-out accuracy", fmt(s.metrics["accuracy"])),
-             metric("Held-out ROC AUC", fmt(s.metrics.get("roc_auc", float("nan")))),
+    m = s.metrics
+    if "r2" in m:  # a regressor
+        scores = [metric("Held-out R²", fmt(m["r2"])), metric("Held-out MAE", fmt(m["mae"])),
+                  metric("Held-out RMSE", fmt(m["rmse"]))]
+        how = "R², MAE and RMSE of the predictions"
+    else:
+        scores = [metric("Held-out accuracy", fmt(m["accuracy"])),
+                  metric("Held-out ROC AUC", fmt(m.get("roc_auc", float("nan"))))]
+        how = (f"threshold 0.5 on P({s.classes[1]})" if "margins" not in s.task and "labels" not in s.task
+               else "accuracy of the model's own predict(); ROC AUC from the margins where there are margins")
+    items = [metric("Task", s.task), metric("Classes", " / ".join(s.classes) or "(regression)"), *scores,
              metric("Rows", f"{s.n_train} train + {s.n_test} held-out"), metric("Features", str(len(s.feature_names)))]
-    return card("Model", metric_row(items), source=f"{s.source}. Metrics computed now on the held-out rows; "
-                                                   f"threshold 0.5 on P({s.classes[1]}).")
+    return card("Model", metric_row(items), source=f"{s.source}. Metrics computed now on the held-out rows; {how}.")
 
 
 @callback(Output(ids.DATA_TABLE, "data"), Output(ids.DATA_TABLE, "columns"), Output(ids.DATA_TABLE, "page_count"),

@@ -3,13 +3,15 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import html
 
-from app import ids
+from app import ids, services
 from app.components import graph
 
 dash.register_page(__name__, path="/attention", name="Attention", title="Candor · Attention", order=4)
 
 
 def layout(**_):
+    if (why := services.why_not("/attention")) is not None:
+        return html.Div([html.H2("Attention vs attribution"), dbc.Alert(why, color="secondary")])
     return html.Div([
         html.H2("Attention vs attribution"),
         html.Div(id=ids.ATTN_NOTES),

@@ -15,6 +15,8 @@ ROUNDING_OPTIONS = [{"label": "exact", "value": "exact"}, {"label": "round to 0.
 
 
 def layout(**_):
+    if (why := services.why_not("/persuasive")) is not None:
+        return html.Div([html.H2("Persuasive"), dbc.Alert(why, color="secondary")])
     columns = list(services.workspace().X.columns)
     d = len(columns)
     slider = dcc.Slider(id=ids.K_SLIDER, min=1, max=d, step=1, value=min(3, d),

@@ -15,6 +15,8 @@ def _budget(label: str, component_id: str, value: int, hi: int) -> dbc.Col:
 
 
 def layout(**_):
+    if (why := services.why_not("/surrogate")) is not None:
+        return html.Div([html.H2("Surrogate"), dbc.Alert(why, color="secondary")])
     b = services.surrogates.DEFAULT_BUDGETS
     controls = dbc.Card(dbc.CardBody([
         dbc.Row([

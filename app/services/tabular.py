@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import accuracy_score, roc_auc_score
+from sklearn.metrics import accuracy_score, mean_absolute_error, mean_squared_error, r2_score, roc_auc_score
 
 import explainers as ex
 from explainers._codec import value_labels
@@ -36,9 +36,9 @@ PROBE_ROWS = 20
 
 
 def fingerprint() -> str:
-    """SHA-256 of the model's probabilities on the first rows (changes if the model is refitted or mutated)."""
+    """SHA-256 of the model's explained output on the first rows (changes if the model is refitted or mutated)."""
     ws = workspace()
-    out = np.round(np.asarray(ws.model.predict_proba(ws.X.iloc[:PROBE_ROWS]), dtype=float), 12)
+    out = np.round(np.asarray(ws.output(ws.X.iloc[:PROBE_ROWS]), dtype=float), 12)
     return hashlib.sha256(np.ascontiguousarray(out).tobytes()).hexdigest()
 
 
@@ -73,9 +73,9 @@ def background() -> pd.DataFrame:
 
 
 def predict_positive(a: np.ndarray) -> np.ndarray:
-    """P(positive class) for an array of rows, shape (n,)."""
+    """The explained output (P(positive class) for probabilistic classifiers) of an array of rows, shape (n,)."""
     ws = workspace()
-    return ws.model.predict_proba(pd.DataFrame(a, columns=ws.X.columns))[:, 1]
+    return ws.output(pd.DataFrame(a, columns=ws.X.columns))
 
 
 def _make_shap():
@@ -91,8 +91,14 @@ def _make_lime():
         codec = ws.adapter.codec
         cats = {j: [codec.columns[j].label(i) for i in range(len(codec.columns[j].levels))] for j in codec.categorical}
         missing = tuple(np.flatnonzero(ws.X.isna().to_numpy().any(axis=0)))
-    return ex.LimeExplainer(lambda a: ws.model.predict_proba(pd.DataFrame(a, columns=ws.X.columns)),
-                            training_data=ws.X.iloc[ws.train_idx], class_names=ws.classes,
+    if ws.output_kind == "probability":
+        return ex.LimeExplainer(lambda a: ws.model.predict_proba(pd.DataFrame(a, columns=ws.X.columns)),
+                                training_data=ws.X.iloc[ws.train_idx], class_names=ws.classes,
+                                num_samples=LIME_SAMPLES, seed=0, categorical_names=cats, missing_columns=missing)
+    view = ws.model  # margins, labels or a regressor's output: LIME in regression mode on that number
+    return ex.LimeExplainer(lambda a: view.adapter.outputs(pd.DataFrame(a, columns=ws.X.columns)),
+                            training_data=ws.X.iloc[ws.train_idx], class_names=view.adapter.output_names,
+                            target_index=view.index, mode="regression", output_space="raw", units=view.units(),
                             num_samples=LIME_SAMPLES, seed=0, categorical_names=cats, missing_columns=missing)
 
 
@@ -107,7 +113,7 @@ def _agnostic_budget() -> tuple[int, float]:
     bg = background()
     batch = bg.iloc[np.resize(np.arange(len(bg)), min(per_row, 20_000))]
     t0 = time.perf_counter()
-    ws.model.predict_proba(batch)
+    ws.output(batch)
     seconds = (time.perf_counter() - t0) * per_row / len(batch)
     lo, hi = AGNOSTIC_ROWS
     return int(np.clip(AGNOSTIC_BUDGET_S / max(seconds, 1e-9), lo, hi)), seconds
@@ -173,25 +179,39 @@ def random_row(seed: int) -> int:
 
 
 def row_status(row) -> str:
-    """"held-out · true malignant · P(malignant) 0.998" for the navbar."""
+    """"held-out · true malignant · P(malignant) 0.998" for the navbar (a regressor: true and predicted values)."""
     ws = workspace()
     r = check_row(row)
-    p = float(ws.model.predict_proba(ws.X.iloc[[r]])[0, 1])
+    v = float(ws.output(ws.X.iloc[[r]])[0])
     split = "held-out" if r in set(ws.test_idx.tolist()) else "train"
-    return f"{split} · true {ws.classes[ws.y[r]]} · P({ws.positive_class}) {p:.3f}"
+    if not ws.is_classifier:
+        return f"{split} · true {ws.target} {ws.y[r]:.4g} · predicted {v:.4g}"
+    return f"{split} · true {ws.classes[ws.y[r]]} · {ws.output_label} {v:.3f}"
 
 
 def model_summary() -> ex.ModelSummary:
-    """Task, classes and held-out metrics computed now from the loaded model."""
+    """Task, classes and held-out metrics computed now from the loaded model.
+
+    Probabilities: accuracy (threshold 0.5) and ROC AUC; margins: accuracy of ``predict`` and ROC
+    AUC of the margin; labels only: accuracy; a regressor: R², MAE and RMSE (scikit-learn).
+    """
     ws = workspace()
     Xt, yt = ws.X.iloc[ws.test_idx], ws.y[ws.test_idx]
-    proba = ws.model.predict_proba(Xt)[:, 1]
-    metrics = {"accuracy": float(accuracy_score(yt, (proba >= 0.5).astype(int)))}
-    if len(np.unique(yt)) == 2:
-        metrics["roc_auc"] = float(roc_auc_score(yt, proba))
-    task = "binary classification"
-    if ws.adapter is not None and ws.adapter.task == "multiclass":
-        task = f"{len(ws.adapter.class_names)}-class classification ({ws.positive_class} vs rest)"
+    out = ws.output(Xt)
+    if not ws.is_classifier:
+        metrics = {"r2": float(r2_score(yt, out)), "mae": float(mean_absolute_error(yt, out)),
+                   "rmse": float(np.sqrt(mean_squared_error(yt, out)))}
+        task = f"regression ({ws.output_label})"
+    else:
+        pred = (out >= 0.5).astype(int) if ws.output_kind == "probability" else ws.model.predict(Xt)
+        metrics = {"accuracy": float(accuracy_score(yt, pred))}
+        if len(np.unique(yt)) == 2 and ws.output_kind in ("probability", "margin"):
+            metrics["roc_auc"] = float(roc_auc_score(yt, out))
+        task = "binary classification"
+        if ws.task == "multiclass":
+            task = f"{len(ws.adapter.class_names)}-class classification ({ws.positive_class} vs rest)"
+        if ws.output_kind != "probability":
+            task += f", {ws.output_kind}s"
     return ex.ModelSummary(task=task, classes=ws.classes, target=ws.target, metrics=metrics,
                            n_train=len(ws.train_idx), n_test=len(ws.test_idx),
                            feature_names=tuple(map(str, ws.X.columns)),
@@ -213,13 +233,14 @@ def data_page(page: int, page_size: int) -> tuple[list[dict], int]:
     page = min(max(int(page or 0), 0), page_count - 1)
     rows = np.arange(page * page_size, min(n, (page + 1) * page_size))
     chunk = ws.X.iloc[rows]
-    proba = ws.model.predict_proba(chunk)[:, 1]
+    out = ws.output(chunk)
     is_test = np.isin(rows, ws.test_idx)
     records = []
     shown = _display(ws.raw.iloc[rows] if ws.raw is not None else chunk)
     for i, r in enumerate(rows):
-        rec = {"id": int(r), "split": "held-out" if is_test[i] else "train",
-               ws.target: ws.classes[int(ws.y[r])], f"P({ws.positive_class})": round(float(proba[i]), 3)}
+        truth = ws.classes[int(ws.y[r])] if ws.is_classifier else round(float(ws.y[r]), 4)
+        rec = {"id": int(r), "split": "held-out" if is_test[i] else "train", ws.target: truth,
+               ws.output_label: round(float(out[i]), 3 if ws.output_kind == "probability" else 4)}
         rec.update(shown[i])
         records.append(rec)
     return records, page_count

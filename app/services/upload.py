@@ -68,5 +68,6 @@ def activate(model_token: str, data_token: str, target: str) -> str:
         raise CandorError("upload a model and a data file and choose the target column first")
     ws = install(Selection(model=str(resolve(model_token)), data=str(resolve(data_token)), target=target,
                            uploaded=True))
-    return (f"Now explaining {ws.name}: {len(ws.X)} rows x {ws.X.shape[1]} features, {ws.task}, "
-            f"class {ws.positive_class!r}." + "".join(f" {n}." for n in ws.notes))
+    what = f"class {ws.positive_class!r}" if ws.is_classifier else f"predicted {ws.target!r}"
+    return (f"Now explaining {ws.name}: {len(ws.X)} rows x {ws.X.shape[1]} features, {ws.task}, {what} "
+            f"({ws.output_label})." + "".join(f" {n}." for n in ws.notes))

@@ -9,6 +9,7 @@ from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
+from sklearn.metrics import roc_auc_score
 from sklearn.preprocessing import OneHotEncoder
 
 from app import figures, services
@@ -106,3 +107,55 @@ def test_model_agnostic_global_view_fits_its_time_budget(tmp_path, rng, install,
     assert len(tabular._global_rows()[0]) == 200
     per_row = tabular._agnostic_budget()[1]
     assert 0 < per_row < 60
+
+
+def test_svc_margins_are_served_in_margin_units_and_persuasive_is_not_offered(tmp_path, rng, install):
+    """Case 6 in the dashboard: an SVC without probabilities is explained in decision_function margins."""
+    from sklearn.svm import SVC
+
+    X = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
+    y = np.where(X.a - X.b > 0, "pos", "neg")
+    svc = SVC(random_state=0).fit(X, y)
+    ws = load_user_workspace(*write_pair(tmp_path, svc, X.assign(label=y)), "label")
+    install(ws)
+    test = ws.test_idx
+    s = services.model_summary()
+    assert s.task == "binary classification, margins"
+    assert s.metrics["accuracy"] == pytest.approx(np.mean(svc.predict(X.iloc[test]) == y[test]))
+    assert s.metrics["roc_auc"] == pytest.approx(roc_auc_score(y[test] == "pos", svc.decision_function(X.iloc[test])))
+    r = int(test[0])
+    margin = svc.decision_function(X.iloc[[r]])[0]
+    assert services.row_status(r).endswith(f"margin of pos {margin:.3f}")
+    e = services.shap_row(r)
+    assert e.prediction == pytest.approx(margin) and e.additivity_gap < 1e-9 and "margin" in e.params["units"]
+    lime = services.lime_row(r)
+    assert lime.prediction == pytest.approx(margin) and "margin" in lime.params["units"]
+    records, _ = services.data_page(0, 5)
+    assert records[0]["margin of pos"] == pytest.approx(round(svc.decision_function(X.iloc[[0]])[0], 4))
+    assert services.why_not("/persuasive").startswith("The persuasive layer measures")
+    assert services.why_not("/surrogate") is None
+
+
+def test_regressor_is_served_with_r2_and_without_label_pages(tmp_path, install):
+    """A regressor on real data (scikit-learn's diabetes): R², MAE and RMSE; no surrogate or persuasive page."""
+    from sklearn.datasets import load_diabetes
+    from sklearn.ensemble import GradientBoostingRegressor
+    from sklearn.metrics import r2_score
+
+    data = load_diabetes(as_frame=True)
+    model = GradientBoostingRegressor(n_estimators=50, random_state=0).fit(data.data, data.target)
+    ws = load_user_workspace(*write_pair(tmp_path, model, data.data.assign(progression=data.target)), "progression")
+    install(ws)
+    test = ws.test_idx
+    s = services.model_summary()
+    assert s.task == "regression (predicted progression)" and s.classes == ()
+    assert s.metrics["r2"] == pytest.approx(r2_score(data.target.iloc[test], model.predict(data.data.iloc[test])))
+    r = int(test[0])
+    pred = model.predict(data.data.iloc[[r]])[0]
+    assert services.row_status(r) == (f"held-out · true progression {data.target.iloc[r]:.4g} · predicted {pred:.4g}")
+    e = services.shap_row(r)
+    assert e.prediction == pytest.approx(pred) and e.additivity_gap < 1e-6
+    records, _ = services.data_page(0, 3)
+    assert records[0]["progression"] == pytest.approx(data.target.iloc[0]) and "predicted progression" in records[0]
+    assert "regressor" in services.why_not("/surrogate") and services.why_not("/persuasive") is not None
+    json.dumps(records)  # what reaches the browser serialises

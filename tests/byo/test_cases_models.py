@@ -146,8 +146,11 @@ def test_case6_label_only_classifier_and_svc_without_probabilities(tmp_path, rng
     ex = s.explain(ws.X.iloc[[3]])
     assert ws.adapter.kind == "margin" and s.output_names == ("pos",) and "margin" in ex.params["units"]
     assert ex.prediction == pytest.approx(svc.decision_function(X.iloc[[3]])[0]) and ex.additivity_gap < 1e-9
-    with pytest.raises(CandorError, match=r"SVC is a classifier without predict_proba \(margin outputs\).*app check"):
-        load_user_workspace(tmp_path / "data.skops", tmp_path / "data.csv", "label")
+    served = load_user_workspace(tmp_path / "data.skops", tmp_path / "data.csv", "label")
+    assert served.output_kind == "margin" and served.output_label == "margin of pos"
+    np.testing.assert_allclose(served.output(served.X), svc.decision_function(X))
+    with pytest.raises(CandorError, match="decision_function gives the margin of 'pos' only"):
+        load_user_workspace(tmp_path / "data.skops", tmp_path / "data.csv", "label", target_class="neg")
 
 
 def test_case7_string_column_with_missing_values_reaches_the_encoder_raw(tmp_path, rng):
