@@ -105,7 +105,9 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     app = dash.Dash(
         __name__, use_pages=True, pages_folder=str(ROOT / "app" / "pages"), assets_folder=str(ROOT / "assets"),
         title="Candor", update_title=None,
-        suppress_callback_exceptions=False, background_callback_manager=background_manager(),
+        # pages lay out what applies to the model (a regressor's Persuasive page is one sentence), so
+        # a page's components may be absent from every layout: no start-up validation layout
+        suppress_callback_exceptions=True, background_callback_manager=background_manager(),
     )
     from . import callbacks  # noqa: F401  (registers every page's callbacks)
     from .layout import shell

@@ -68,3 +68,32 @@ def test_upload_page_stores_files_and_switches_the_model(served):
     driver.find_element(By.CSS_SELECTOR, "#upload-model input[type=file]").send_keys(str(d / "data.csv"))
     wait_text(driver, "upload-model-status", "data.csv: a model upload must be one of .skops")
     assert severe_console_errors(driver) == []
+
+
+def test_a_regressor_gets_the_pages_that_apply(tmp_path_factory):
+    """Diabetes regressor: R² on Model & data, SHAP in its units, no Surrogate/Persuasive links, pages say why."""
+    from sklearn.datasets import load_diabetes
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    d = tmp_path_factory.mktemp("byo-regressor")
+    data = load_diabetes(as_frame=True)
+    model = GradientBoostingRegressor(n_estimators=50, random_state=0).fit(data.data, data.target)
+    sio.dump(model, d / "model.skops")
+    data.data.assign(progression=data.target).to_csv(d / "data.csv", index=False)
+    env = {"CANDOR_UPLOAD_DIR": str(d / "uploads"), "CANDOR_CACHE_DIR": str(d / "cache"),
+           "CANDOR_TEXT_DIR": str(d / "text"), "CANDOR_STATE_DIR": str(d / "state")}
+    args = ["--model", str(d / "model.skops"), "--data", str(d / "data.csv"), "--target", "progression"]
+    with running_app(args, env, d / "server.log") as base, chromium_driver() as driver:
+        driver.get(base + "/")
+        summary = wait_text(driver, "overview-summary", "regression (predicted progression)")
+        assert "R²" in summary and "MAE" in summary and "ROC AUC" not in summary
+        nav = driver.find_element(By.ID, "navbar").text
+        assert "Descriptive" in nav and "Surrogate" not in nav and "Persuasive" not in nav
+        driver.get(base + "/descriptive?row=3")
+        assert wait_for_figures(driver, timeout=90, minimum=3) >= 3
+        assert "predicted progression" in driver.find_element(By.ID, "descriptive-notes").text
+        driver.get(base + "/surrogate")
+        assert "this model is a regressor" in wait_text(driver, "_pages_content", "Rule surrogates")
+        driver.get(base + "/persuasive")
+        assert "a regressor's predictions" in wait_text(driver, "_pages_content", "persuasive layer")
+        assert severe_console_errors(driver) == []
