@@ -28,9 +28,9 @@ LIME_SAMPLES = 1000
 GLOBAL_ROWS = {"tree": 5000, "linear": 20000}
 """Rows the all-rows SHAP computation covers per backend; others (permutation, kernel): see below."""
 AGNOSTIC_BUDGET_S = 20.0
-AGNOSTIC_ROWS = (30, 200)
+AGNOSTIC_ROWS = (10, 200)
 """Model-agnostic SHAP covers as many rows as fit ``AGNOSTIC_BUDGET_S`` seconds (from one timed model
-call), at least 30 and at most 200: a slow model (an SVC, HistGradientBoosting) gets a smaller global
+call), at least 10 and at most 200: a slow model (an SVC, HistGradientBoosting) gets a smaller global
 sample, said on the page, instead of minutes of warm-up."""
 PROBE_ROWS = 20
 

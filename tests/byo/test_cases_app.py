@@ -97,12 +97,12 @@ def test_model_agnostic_global_view_fits_its_time_budget(tmp_path, rng, install,
     model = SVC(probability=True, random_state=0).fit(X, y)
     install(load_user_workspace(*write_pair(tmp_path, model, X.assign(t=y)), "t"))
     assert tabular._shap().algorithm == "permutation"
-    monkeypatch.setattr(tabular, "AGNOSTIC_BUDGET_S", 1e-9)  # nothing fits: the floor of 30 rows
+    monkeypatch.setattr(tabular, "AGNOSTIC_BUDGET_S", 1e-9)  # nothing fits: the floor of 10 rows
     g = services.global_importance()
-    assert g.values.shape == (30, 4)
-    assert "global view over a seeded sample of 30 of 400 rows (model-agnostic SHAP takes about" in g.source
+    assert g.values.shape == (10, 4)
+    assert "global view over a seeded sample of 10 of 400 rows (model-agnostic SHAP takes about" in g.source
     rows, why = tabular._global_rows()
-    assert len(rows) == 30 and len(set(rows)) == 30 and "the sample fits a 0 s budget" in why
+    assert len(rows) == 10 and len(set(rows)) == 10 and "the sample fits a 0 s budget" in why
     monkeypatch.setattr(tabular, "AGNOSTIC_BUDGET_S", 1e9)  # everything fits: capped at 200
     assert len(tabular._global_rows()[0]) == 200
     per_row = tabular._agnostic_budget()[1]
