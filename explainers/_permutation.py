@@ -23,8 +23,8 @@ def n_permutations(n_features: int, budget: int = 500) -> int:
     return int(max(2, min(10, budget // (n_features + 1))) // 2 * 2)
 
 
-def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, n_perm: int, seed: int = 0
-                     ) -> tuple[np.ndarray, np.ndarray]:
+def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, n_perm: int, seed: int = 0,
+                     max_rows: int = 20_000) -> tuple[np.ndarray, np.ndarray]:
     """Shapley values of one row by antithetic permutation sampling.
 
     Parameters
@@ -36,6 +36,10 @@ def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, n_perm: int, s
     n_perm : int
         Number of orderings (even: each random ordering and its reverse).
     seed : int, default=0
+    max_rows : int, default=20000
+        Largest batch ``f`` is called on (coalitions x background rows); a walk over a wide table is
+        evaluated in several calls, so memory stays near ``max_rows * n_features * 8`` bytes. The
+        values do not depend on it.
 
     Returns
     -------
@@ -46,7 +50,8 @@ def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, n_perm: int, s
 
     Notes
     -----
-    Each ordering costs one call of ``f`` on ``(n_features + 1) * n_background`` rows.
+    Each ordering costs ``(n_features + 1) * n_background`` rows of ``f``, in one call or in
+    chunks of at most ``max_rows`` rows (whole coalitions).
     """
     x = np.asarray(x, dtype=float)
     bg = np.asarray(background, dtype=float)
@@ -57,12 +62,17 @@ def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, n_perm: int, s
     for _ in range(max(1, n_perm // 2)):
         p = rng.permutation(d)
         orders += [p, p[::-1]]
+    step = max(1, max_rows // m)  # coalitions per call
     for order in orders:
         masks = np.zeros((d + 1, d), dtype=bool)
         for i, j in enumerate(order):
             masks[i + 1:, j] = True
-        rows = np.where(masks[:, None, :], x[None, None, :], bg[None, :, :]).reshape((d + 1) * m, d)
-        out = np.asarray(f(rows), dtype=float).reshape(d + 1, m, -1).mean(axis=1)
+        parts = []
+        for a in range(0, d + 1, step):
+            block = masks[a:a + step]
+            rows = np.where(block[:, None, :], x[None, None, :], bg[None, :, :]).reshape(len(block) * m, d)
+            parts.append(np.asarray(f(rows), dtype=float).reshape(len(block), m, -1).mean(axis=1))
+        out = np.concatenate(parts)
         if values is None:
             values, base = np.zeros((d, out.shape[1])), out[0]
         values[order] += np.diff(out, axis=0)

@@ -55,11 +55,16 @@ def estimate_cost(n_features: int, n_background: int, algorithm: str, n_outputs:
     -------
     dict
         ``model_rows_per_row`` (rows the model predicts per explained row) and
-        ``memory_mb`` (float64 masked rows held at once, in MiB).
+        ``memory_mb`` (float64 masked rows held at once, in MiB; permutation SHAP calls the model on
+        at most 20,000 rows at a time, :func:`explainers._permutation.permutation_shap`).
     """
     evals = {"permutation": permutation_evals(n_features), "kernel": 2 * n_features + 2048}.get(algorithm, 1)
     rows = evals * n_background
-    batch = rows // max(1, n_permutations(n_features)) if algorithm == "permutation" else rows
+    if algorithm == "permutation":
+        walk = rows // max(1, n_permutations(n_features))
+        batch = min(walk, max(n_background, 20_000 // max(1, n_background) * n_background))
+    else:
+        batch = rows
     mem = batch * (n_features + n_outputs) * 8 / 2**20 if algorithm in ("permutation", "kernel") \
         else n_background * n_features * 8 / 2**20
     return {"model_rows_per_row": int(rows), "memory_mb": round(float(mem), 1)}

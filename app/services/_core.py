@@ -68,6 +68,12 @@ def get(name: str):
     return _lazies[name].get()
 
 
+def is_ready(name: str) -> bool:
+    """Whether the lazy value ``name`` has been computed (never waits for it)."""
+    lz = _lazies.get(name)
+    return lz is not None and lz._done
+
+
 def row_cache(maxsize: int = 256):
     """``functools.lru_cache`` whose entries are dropped when a new workspace is installed."""
     def wrap(fn):

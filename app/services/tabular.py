@@ -21,7 +21,7 @@ from explainers._codec import value_labels
 from explainers.metrics import RankAgreement
 
 from ..errors import CandorError
-from ._core import lazy, row_cache, workspace
+from ._core import is_ready, lazy, row_cache, workspace
 
 BACKGROUND_SIZE = 100
 LIME_SAMPLES = 1000
@@ -29,8 +29,8 @@ GLOBAL_ROWS = {"tree": 5000, "linear": 20000}
 """Rows the all-rows SHAP computation covers per backend; others (permutation, kernel): see below."""
 AGNOSTIC_BUDGET_S = 20.0
 AGNOSTIC_ROWS = (10, 200)
-"""Model-agnostic SHAP covers as many rows as fit ``AGNOSTIC_BUDGET_S`` seconds (from one timed model
-call), at least 10 and at most 200: a slow model (an SVC, HistGradientBoosting) gets a smaller global
+"""Model-agnostic SHAP covers as many rows as fit ``AGNOSTIC_BUDGET_S`` seconds (from one timed row),
+at least 10 and at most 200: a slow model (an SVC, HistGradientBoosting) gets a smaller global
 sample, said on the page, instead of minutes of warm-up."""
 PROBE_ROWS = 20
 
@@ -102,43 +102,54 @@ def _make_lime():
                             num_samples=LIME_SAMPLES, seed=0, categorical_names=cats, missing_columns=missing)
 
 
-def _agnostic_budget() -> tuple[int, float]:
-    """Rows model-agnostic SHAP explains within :data:`AGNOSTIC_BUDGET_S`, and its seconds per row.
-
-    One model call on background rows, as big as one permutation walk (at most 20,000 rows), is
-    timed and scaled to the explainer's model rows per explained row (``cost["model_rows_per_row"]``).
-    """
-    ws, e = workspace(), _shap()
-    per_row = int(e.cost["model_rows_per_row"])
-    bg = background()
-    batch = bg.iloc[np.resize(np.arange(len(bg)), min(per_row, 20_000))]
-    t0 = time.perf_counter()
-    ws.output(batch)
-    seconds = (time.perf_counter() - t0) * per_row / len(batch)
-    lo, hi = AGNOSTIC_ROWS
-    return int(np.clip(AGNOSTIC_BUDGET_S / max(seconds, 1e-9), lo, hi)), seconds
+def _sample_order() -> np.ndarray:
+    """Every row in the order a global sample takes them: held-out rows first, each part seeded-shuffled."""
+    ws = workspace()
+    rng = np.random.default_rng(0)
+    return np.concatenate([rng.permutation(ws.test_idx), rng.permutation(ws.train_idx)])
 
 
 def _global_rows() -> tuple[np.ndarray, str]:
-    """Rows covered by the all-rows SHAP computation (all of them, or a seeded sample, held-out rows
-    first) and why a sample, for the page."""
+    """Rows a tree or linear backend covers in the global view: all of them, or a seeded sample."""
     ws = workspace()
-    cap, why = GLOBAL_ROWS.get(_shap().algorithm), ""
-    if cap is None:
-        cap, seconds = _agnostic_budget()
-        why = (f" (model-agnostic SHAP takes about {seconds:.2g} s per row here: the sample fits a "
-               f"{AGNOSTIC_BUDGET_S:.0f} s budget; other rows are explained when chosen)")
+    cap = GLOBAL_ROWS[_shap().algorithm]
     if len(ws.X) <= cap:
         return np.arange(len(ws.X)), ""
-    rng = np.random.default_rng(0)
-    pool = np.concatenate([rng.permutation(ws.test_idx), rng.permutation(ws.train_idx)])
-    return np.sort(pool[:cap]), why
+    return np.sort(_sample_order()[:cap]), ""
+
+
+def _agnostic_rows() -> tuple[np.ndarray, str, ex.GlobalImportance]:
+    """Model-agnostic SHAP: explain the first sampled row, time it, and take as many rows as fit the budget.
+
+    Returns the rows (sorted), why a sample (for the page) and the first row's attributions (reused).
+    """
+    ws, e = workspace(), _shap()
+    order = _sample_order()
+    t0 = time.perf_counter()
+    first = guarded("SHAP for the global view", e.explain_many, ws.X.iloc[order[:1]])
+    seconds = time.perf_counter() - t0
+    lo, hi = AGNOSTIC_ROWS
+    cap = int(np.clip(AGNOSTIC_BUDGET_S / max(seconds, 1e-9), lo, hi))
+    if len(ws.X) <= cap:
+        return np.arange(len(ws.X)), "", first
+    why = (f" (model-agnostic SHAP took {seconds:.2g} s for one row here: the sample fits a "
+           f"{AGNOSTIC_BUDGET_S:.0f} s budget; other rows are explained when chosen)")
+    return np.sort(order[:cap]), why, first
 
 
 def _compute_all():
     ws = workspace()
-    rows, why = _global_rows()
-    g = guarded("SHAP for every row", _shap().explain_many, ws.X.iloc[rows])
+    if _shap().algorithm in GLOBAL_ROWS:
+        rows, why = _global_rows()
+        g = guarded("SHAP for every row", _shap().explain_many, ws.X.iloc[rows])
+    else:
+        rows, why, first = _agnostic_rows()
+        r0 = int(_sample_order()[0])
+        rest = rows[rows != r0]
+        g = guarded("SHAP for every row", _shap().explain_many, ws.X.iloc[rest])
+        at = int(np.searchsorted(rest, r0))  # put the timed row back in its place
+        g = dataclasses.replace(g, values=np.insert(g.values, at, first.values[0], axis=0),
+                                feature_values=np.insert(g.feature_values, at, first.feature_values[0], axis=0))
     if len(rows) < len(ws.X):
         g = dataclasses.replace(g, source=f"{g.source}; global view over a seeded sample of {len(rows)} of "
                                           f"{len(ws.X)} rows{why}")
@@ -269,8 +280,12 @@ def global_importance() -> ex.GlobalImportance:
 
 @row_cache(maxsize=2048)
 def _shap_row(row: int) -> ex.Explanation:
-    g, where = _shap_all()
     x = workspace().X.iloc[[row]]
+    if _shap().algorithm not in GLOBAL_ROWS and not is_ready("shap_all"):
+        # model-agnostic SHAP: one row takes seconds, the global view minutes; never wait for it
+        # (per-row results are seeded per row, equal to the global view's)
+        return guarded(f"SHAP for row {row}", _shap().explain, x)
+    g, where = _shap_all()
     if row not in where:
         return guarded(f"SHAP for row {row}", _shap().explain, x)
     return _shap().from_row(x, g.values[where[row]], g.base_value)

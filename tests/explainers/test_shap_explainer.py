@@ -48,3 +48,17 @@ def test_explain_takes_one_row(bc, gb_model):
     X, _, train, _ = bc
     with pytest.raises(ValueError, match="one row"):
         ShapExplainer(gb_model, background=X.iloc[train]).explain(X.iloc[:2])
+
+
+def test_permutation_shap_in_chunks_equals_one_call_and_is_additive():
+    """Wide tables are walked in chunks of whole coalitions: same values, exactly additive (telescoping)."""
+    from explainers._permutation import permutation_shap
+
+    rng = np.random.default_rng(0)
+    X, w = rng.normal(size=(50, 7)), rng.normal(size=7)
+    f = lambda a: np.column_stack([np.tanh(a @ w), (a ** 2).sum(1)])  # noqa: E731
+    whole, base = permutation_shap(f, X[0], X[1:], n_perm=6, seed=3)
+    chunked, base_c = permutation_shap(f, X[0], X[1:], n_perm=6, seed=3, max_rows=60)  # 1 coalition per call
+    np.testing.assert_array_equal(whole, chunked)
+    np.testing.assert_array_equal(base, base_c)
+    np.testing.assert_allclose(base + whole.sum(axis=0), f(X[:1])[0], atol=1e-12)
