@@ -19,8 +19,9 @@ def row_picker() -> html.Div:
     n = len(services.workspace().X)
     return html.Div([
         dbc.Label("Row", html_for=ids.ROW_INPUT, className="me-2 mb-0 text-white"),
+        # the row lives in the URL (?row=N), not in browser storage: a link shows the same row to anyone
         dbc.Input(id=ids.ROW_INPUT, type="number", min=0, max=n - 1, step=1, value=services.default_row(),
-                  debounce=True, size="sm", className="row-input", persistence=True, persistence_type="session"),
+                  debounce=True, size="sm", className="row-input"),
         dbc.Button("Random row", id=ids.ROW_RANDOM, size="sm", color="light", className="ms-2", n_clicks=0),
         html.Span(id=ids.ROW_STATUS, className="ms-2 text-white-50 small"),
         dcc.Store(id=ids.ROW_URL_SYNC),

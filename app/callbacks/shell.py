@@ -50,7 +50,7 @@ clientside_callback(
 clientside_callback(
     """function(row, pathname) {
         const pages = %s;
-        if (row === null || row === undefined || !pages.includes(pathname || "/")) {
+        if (!Number.isInteger(row) || !pages.includes(pathname || "/")) {
             return window.dash_clientside.no_update;
         }
         const params = new URLSearchParams(window.location.search);

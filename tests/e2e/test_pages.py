@@ -118,6 +118,10 @@ def test_the_row_travels_in_the_url(server, browser):
     assert wait_for_figures(browser, timeout=60, minimum=3) >= 3
     _set_row(browser, 7)
     _wait(lambda: browser.current_url.endswith("/descriptive?row=7"), what="URL with row 7")
+    _set_row(browser, 5000)  # out of range: the box gives no number; the URL keeps the last row
+    wait_text(browser, "row-status", "enter a whole row number from 0 to 568")
+    assert browser.current_url.endswith("/descriptive?row=7")
+    _set_row(browser, 7)
     browser.find_element(By.LINK_TEXT, "Persuasive").click()
     _wait(lambda: browser.current_url.endswith("/persuasive?row=7"), what="row kept across pages")
     assert browser.find_element(By.ID, "row-input").get_attribute("value") == "7"
@@ -132,4 +136,8 @@ def test_the_row_travels_in_the_url(server, browser):
     link.click()
     _wait(lambda: browser.current_url.endswith("/descriptive?row=5"), what="explain link")
     assert browser.find_element(By.ID, "row-input").get_attribute("value") == "5"
+    browser.get(server + "/descriptive?row=-5")  # a bad link is reported, and does not stick
+    wait_text(browser, "row-status", "row -5 does not exist")
+    browser.get(server + "/descriptive")
+    _wait(lambda: "?row=" in browser.current_url and "row=-5" not in browser.current_url, what="default row")
     assert severe_console_errors(browser) == []
