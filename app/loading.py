@@ -40,6 +40,9 @@ SAMPLE_META = SAMPLE_DIR / "breast_cancer_gb.json"
 TRANSFORMER_WEIGHTS = SAMPLE_DIR / "tabular_transformer.safetensors"
 TRANSFORMER_META = SAMPLE_DIR / "tabular_transformer.json"
 TRUSTED_PREFIXES = ("sklearn.", "numpy.", "scipy.")
+TRUSTED_TYPES = ("functools.partial",)
+"""Also trusted: a partial binds arguments to a function that must itself pass the prefix check
+(HistGradientBoosting with ``categorical_features="from_dtype"`` stores ``partial(check_array, ...)``)."""
 MODEL_SUFFIXES = (".skops", ".joblib", ".pkl", ".pickle") + TORCH_SUFFIXES
 
 
@@ -142,7 +145,7 @@ def load_skops(path: Path):
         untrusted = sio.get_untrusted_types(file=path)
     except Exception as exc:  # skops raises zipfile/json errors on non-skops files
         raise CandorError(f"{path.name}: not a readable skops file ({type(exc).__name__}: {exc})") from None
-    refused = [t for t in untrusted if not t.startswith(TRUSTED_PREFIXES)]
+    refused = [t for t in untrusted if not t.startswith(TRUSTED_PREFIXES) and t not in TRUSTED_TYPES]
     if refused:
         raise CandorError(f"{path.name}: refusing to load types outside scikit-learn/numpy/scipy: {', '.join(refused)}")
     try:

@@ -130,3 +130,26 @@ def test_exported_csv_cells_are_safe_from_formula_injection():
 
     assert [escape_text(v) for v in ("=HYPERLINK(\"x\")", "+1", "-2", "@SUM(A1)", "plain")] == \
         ["'=HYPERLINK(\"x\")", "'+1", "'-2", "'@SUM(A1)", "plain"]
+
+
+def test_a_partial_of_a_scikit_learn_function_loads_and_a_partial_of_anything_else_does_not(tmp_path, rng):
+    """HistGradientBoosting with native categories stores partial(check_array); partial(os.getcwd) is refused."""
+    import functools
+    import os
+
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    X = pd.DataFrame({"a": rng.normal(size=200), "c": pd.Categorical(rng.choice(["x", "y", "z"], 200))})
+    y = np.where((X.a > 0) ^ (X.c == "z"), "yes", "no")
+    hgb = HistGradientBoostingClassifier(categorical_features="from_dtype", random_state=0).fit(X, y)
+    sio.dump(hgb, tmp_path / "hgb.skops")
+    assert "functools.partial" in sio.get_untrusted_types(file=tmp_path / "hgb.skops")
+    loaded = load_model(tmp_path / "hgb.skops")
+    np.testing.assert_array_equal(loaded.predict_proba(X), hgb.predict_proba(X))
+    evil = make_pipeline(FunctionTransformer(functools.partial(os.getcwd)), LogisticRegression())
+    sio.dump(evil, tmp_path / "evil.skops")
+    with pytest.raises(CandorError, match=r"evil.skops: refusing to load types outside scikit-learn/numpy/scipy: "
+                                          r"posix.getcwd"):
+        load_model(tmp_path / "evil.skops")
