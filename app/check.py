@@ -182,9 +182,7 @@ def run_hf_folder(args, out) -> None:
     try:  # the Text page's checks and messages, said of --model
         clf = text_loader.load(folder).model
     except CandorError as err:
-        raise CandorError(str(err).replace(f"{text_loader.MODEL_ENV}={folder}",
-                                           f"{Path(args.model).name}: not a loadable text classifier folder", 1)) \
-            from None
+        raise CandorError(str(err).replace(f"text model {folder}:", f"{Path(args.model).name}:", 1)) from None
     print(f"model   {Path(args.model).name}/: {clf.name}, {clf.n_layers} layers x {clf.n_heads} heads, labels "
           f"{', '.join(clf.labels)}, max {clf.max_length} tokens", file=out)
     texts, _ = _texts(args, out)

@@ -47,11 +47,14 @@ def fmt(value: float, digits: int = 3) -> str:
 
 
 def empty_figure(message: str):
-    """A blank figure carrying ``message``, for when a view does not apply or failed."""
+    """A blank figure carrying ``message`` (wrapped at about 70 characters), for when a view does not apply or failed."""
+    import textwrap
+
     import plotly.graph_objects as go
 
     fig = go.Figure()
-    fig.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
+    fig.add_annotation(text="<br>".join(textwrap.wrap(message, 70, break_long_words=False, break_on_hyphens=False)) or message,
+                       showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
     fig.update_layout(template="candor", xaxis_visible=False, yaxis_visible=False)
     return fig
 

@@ -45,6 +45,7 @@ import importlib
 import json
 import os
 import re
+import warnings
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
@@ -293,7 +294,9 @@ def load_torch_model(path: Path, options: TorchOptions | None = None):
             raise CandorError(f"{path.name} is a TorchScript archive, which carries its own code: a model class "
                               "and kwargs apply only to state dicts; remove them")
         try:
-            module, how = torch.jit.load(str(path), map_location="cpu"), "TorchScript"
+            with warnings.catch_warnings():  # torch 2.13 deprecates TorchScript; the archive still loads
+                warnings.simplefilter("ignore", DeprecationWarning)
+                module, how = torch.jit.load(str(path), map_location="cpu"), "TorchScript"
         except Exception as exc:
             raise CandorError(f"{path.name}: not a loadable TorchScript archive ({_first_line(exc)})") from None
     else:

@@ -112,12 +112,12 @@ def folder_tag(folder: Path) -> str:
 
 def _check_folder(folder: Path) -> None:
     if not folder.exists():
-        raise CandorError(f"{MODEL_ENV}={folder}: no such folder")
+        raise CandorError(f"text model {folder}: no such folder")
     if not folder.is_dir():
-        raise CandorError(f"{MODEL_ENV}={folder}: not a folder (expected a Hugging Face model folder with "
+        raise CandorError(f"text model {folder}: not a folder (expected a Hugging Face model folder with "
                           "config.json, weights and tokenizer files)")
     if not (folder / "config.json").is_file():
-        raise CandorError(f"{MODEL_ENV}={folder}: no config.json in the folder (expected a Hugging Face "
+        raise CandorError(f"text model {folder}: no config.json in the folder (expected a Hugging Face "
                           "*ForSequenceClassification folder written by save_pretrained)")
 
 
@@ -128,7 +128,7 @@ def _check_architecture(folder: Path) -> None:
     except (OSError, ValueError, AttributeError):
         return  # load_text_classifier says what is wrong with the file
     if archs and not any(str(a).endswith("ForSequenceClassification") for a in archs):
-        raise CandorError(f"{MODEL_ENV}={folder}: config.json names {', '.join(map(str, archs))}, not a "
+        raise CandorError(f"text model {folder}: config.json names {', '.join(map(str, archs))}, not a "
                           "*ForSequenceClassification model; its classification head would be random. Save a "
                           "fine-tuned classifier (AutoModelForSequenceClassification ... save_pretrained)")
 
@@ -156,8 +156,11 @@ def load(folder: Path | None) -> LoadedModel:
         classification head, unsupported architecture (no BERT/DistilBERT-style attention output
         projection), unreadable weights or tokenizer.
     """
+    from transformers.utils import logging as hf_logging
+
     from explainers.text import load_minilm_sentiment, load_text_classifier
 
+    hf_logging.disable_progress_bar()  # a "Loading weights" bar is noise in the server log and in check
     t0 = time.perf_counter()
     if folder is None:
         model = load_minilm_sentiment()
@@ -168,13 +171,13 @@ def load(folder: Path | None) -> LoadedModel:
     try:
         model = load_text_classifier(folder)
     except TypeError as err:
-        raise CandorError(f"{MODEL_ENV}={folder}: unsupported architecture ({_first_line(err)}); the Text page "
+        raise CandorError(f"text model {folder}: unsupported architecture ({_first_line(err)}); the Text page "
                           "needs a BERT-family encoder (BERT, RoBERTa, ELECTRA, DistilBERT)") from None
     except Exception as err:  # noqa: BLE001 - transformers/safetensors raise many types; all mean "cannot load"
-        raise CandorError(f"{MODEL_ENV}={folder}: not a loadable Hugging Face text classifier "
+        raise CandorError(f"text model {folder}: not a loadable Hugging Face text classifier "
                           f"({_first_line(err)})") from None
     if not model.labels:
-        raise CandorError(f"{MODEL_ENV}={folder}: the model has no labels (config.id2label is empty)")
+        raise CandorError(f"text model {folder}: the model has no labels (config.id2label is empty)")
     return LoadedModel(model, _info(model, f"classification head of {folder.name}", str(folder),
                                     folder_tag(folder), t0))
 
@@ -191,7 +194,7 @@ def _folder_labels(folder: str, tag: str) -> tuple:
     try:
         cfg = json.loads((path / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        raise CandorError(f"{MODEL_ENV}={folder}: config.json is not readable JSON ({_first_line(err)})") from None
+        raise CandorError(f"text model {folder}: config.json is not readable JSON ({_first_line(err)})") from None
     id2label = cfg.get("id2label") or {}
     n = int(cfg.get("num_labels") or len(id2label) or 2)
     # transformers' default when id2label is absent: LABEL_0, LABEL_1, ...

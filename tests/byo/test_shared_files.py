@@ -120,4 +120,4 @@ def test_imdb_with_a_hugging_face_folder_model(tmp_path, capsys, shared_data):
     assert f"attn    text row {long_row}: weights (2, 2, 24, 24)" in out and "; truncated from" in out
     assert "completeness gap" in out
     code, _, err = _run(capsys, "--model", tmp_path, "--data", path, "--target", "sentiment", "--text-column", "reviews")
-    assert code == 2 and "not a loadable text classifier folder" in err
+    assert code == 2 and f"{tmp_path.name}: no config.json in the folder" in err and "text model" not in err
