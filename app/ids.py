@@ -125,6 +125,8 @@ UPLOAD_DATA_TOKEN = "upload-data-token"
 UPLOAD_TARGET = "upload-target"
 UPLOAD_LOAD = "upload-load"
 UPLOAD_RESULT = "upload-result"
+UPLOAD_SAMPLE = "upload-sample"
+UPLOAD_SAMPLE_RESULT = "upload-sample-result"
 
 # --- Persuasive, rules (issue 4): simplify a frontier surrogate ---
 RULES_SOURCE = "persuasive-rules-source"

@@ -20,8 +20,9 @@ from .errors import CandorError
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_SUFFIXES = (".skops",)
 DATA_SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".pq")
-MAX_MODEL_BYTES = 200 * 2**20
-MAX_DATA_BYTES = 200 * 2**20
+MAX_MODEL_BYTES = 50 * 2**20
+MAX_DATA_BYTES = 50 * 2**20
+"""The upload page's dcc.Upload enforces the same limits in the browser (base64 through Dash's JSON)."""
 
 
 def upload_dir() -> Path:
@@ -69,7 +70,8 @@ def store_upload(filename: str, content: bytes | str, *, kind: str, folder: Path
     suffixes, limit = (MODEL_SUFFIXES, MAX_MODEL_BYTES) if kind == "model" else (DATA_SUFFIXES, MAX_DATA_BYTES)
     suffix = Path(name).suffix.lower()
     if suffix not in suffixes:
-        extra = "; pickle/joblib models are never accepted by upload" if kind == "model" else ""
+        extra = ("; PyTorch and pickle/joblib models load from the command line only (python -m app --model ...)"
+                 if kind == "model" else "")
         raise CandorError(f"{name}: a {kind} upload must be one of {', '.join(suffixes)}{extra}")
     if isinstance(content, str):
         try:

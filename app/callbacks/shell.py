@@ -70,7 +70,8 @@ def show_row_picker_on_row_pages(pathname):
 
 
 @callback(Output(ids.CLASS_SWITCHED, "data"), Output(ids.CLASS_STATUS, "children"),
-          Input(ids.CLASS_SELECT, "value"), prevent_initial_call=True)
+          Input(ids.CLASS_SELECT, "value"), prevent_initial_call=True,
+          running=[(Output(ids.CLASS_SELECT, "disabled"), True, False)])
 def switch_class(name):
     """Explain another class (every page, every worker); the page then reloads to show it."""
     if not name:

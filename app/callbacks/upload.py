@@ -1,6 +1,6 @@
 """Your model page callbacks: store each upload, then install the pair."""
 import dash_bootstrap_components as dbc
-from dash import Input, Output, State, callback
+from dash import Input, Output, State, callback, html
 from dash.exceptions import PreventUpdate
 
 from app import ids
@@ -49,6 +49,20 @@ def load_pair(n_clicks, model_token, data_token, target):
     if not n_clicks:
         raise PreventUpdate
     try:
-        return dbc.Alert(service.activate(model_token, data_token, target), color="success")
+        done = service.activate(model_token, data_token, target)
     except CandorError as err:
         return error_alert(str(err))
+    return dbc.Alert([done, " ", html.A("Open Model & data →", href="/", className="alert-link")], color="success")
+
+
+@callback(Output(ids.UPLOAD_SAMPLE_RESULT, "children"), Input(ids.UPLOAD_SAMPLE, "n_clicks"),
+          prevent_initial_call=True,
+          running=[(Output(ids.UPLOAD_SAMPLE, "disabled"), True, False)])
+def back_to_sample(n_clicks):
+    if not n_clicks:
+        raise PreventUpdate
+    try:
+        done = service.use_sample()
+    except CandorError as err:
+        return error_alert(str(err))
+    return dbc.Alert([done, " ", html.A("Open Model & data →", href="/", className="alert-link")], color="success")

@@ -5,12 +5,13 @@ from dash import dcc, html
 
 from app import ids
 from app.components import card
+from app.uploads import MAX_MODEL_BYTES
 
 dash.register_page(__name__, path="/upload", name="Your model", title="Candor · Your model", order=90)
 
 from app.callbacks import upload as _callbacks  # noqa: E402,F401  (registers this page's callbacks)
 
-MAX_BYTES = 50 * 2**20
+MAX_BYTES = MAX_MODEL_BYTES
 
 
 def _drop(component_id: str, text: str) -> dcc.Upload:
@@ -21,9 +22,10 @@ def _drop(component_id: str, text: str) -> dcc.Upload:
 def layout(**_):
     return html.Div([
         html.H2("Your model"),
-        html.P("Upload a fitted scikit-learn model saved with skops (pickle files are refused) and a table with its "
-               "feature columns and the target. Files stay on the server; at most 50 MiB each.",
-               className="text-muted small"),
+        html.P("Upload a fitted scikit-learn model saved with skops (pickle files are refused; PyTorch models load "
+               "from the command line) and a table with its feature columns and the target. Files stay on the "
+               f"server; at most {MAX_BYTES // 2**20} MiB each. The model you load is explained for everyone using "
+               "this server.", className="text-muted small"),
         card("1. Model (.skops)", [_drop(ids.UPLOAD_MODEL, "Model file"), html.Div(id=ids.UPLOAD_MODEL_STATUS)]),
         card("2. Data (.csv, .tsv, .parquet)", [_drop(ids.UPLOAD_DATA, "Data file"),
                                                 html.Div(id=ids.UPLOAD_DATA_STATUS)]),
@@ -31,5 +33,8 @@ def layout(**_):
                                   dbc.Button("Explain this model", id=ids.UPLOAD_LOAD, color="primary",
                                              className="mt-2", n_clicks=0),
                                   html.Div(id=ids.UPLOAD_RESULT, className="mt-2")]),
+        card("Or go back", [dbc.Button("Explain the bundled sample again", id=ids.UPLOAD_SAMPLE, color="secondary",
+                                       outline=True, n_clicks=0),
+                            html.Div(id=ids.UPLOAD_SAMPLE_RESULT, className="mt-2")]),
         dcc.Store(id=ids.UPLOAD_MODEL_TOKEN), dcc.Store(id=ids.UPLOAD_DATA_TOKEN),
     ])

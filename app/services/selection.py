@@ -81,10 +81,10 @@ class Selection:
         try:
             ws = load_user_workspace(self.model, self.data, self.target, target_class=self.target_class)
         except CandorError as err:
-            raise CandorError(_display(str(err), *stored)) from None
-        ws.name = _display(ws.name, *stored)
-        ws.source = _display(ws.source, *stored)
-        ws.notes = tuple(_display(n, *stored) for n in ws.notes)
+            raise CandorError(as_uploaded(str(err), *stored)) from None
+        ws.name = as_uploaded(ws.name, *stored)
+        ws.source = as_uploaded(ws.source, *stored)
+        ws.notes = tuple(as_uploaded(n, *stored) for n in ws.notes)
         return ws
 
 
@@ -97,7 +97,7 @@ class Selection:
         return TorchOptions(**t)
 
 
-def _display(text: str, *stored: str) -> str:
+def as_uploaded(text: str, *stored: str) -> str:
     """Replace stored upload names (``<12 hex>-name``) by the names the user uploaded."""
     for t in stored:
         text = text.replace(t, t.split("-", 1)[-1])

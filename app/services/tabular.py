@@ -189,6 +189,14 @@ def random_row(seed: int) -> int:
     return int(np.random.default_rng(seed).integers(len(workspace().X)))
 
 
+def _true_label(r: int) -> str:
+    """The row's true class as the table has it (a multiclass model's real class, not "not c")."""
+    ws = workspace()
+    if ws.task == "multiclass" and ws.pair is not None:
+        return ws.adapter.class_names[int(ws.pair.y[r])]
+    return ws.classes[int(ws.y[r])]
+
+
 def row_status(row) -> str:
     """"held-out · true malignant · P(malignant) 0.998" for the navbar (a regressor: true and predicted values)."""
     ws = workspace()
@@ -197,7 +205,7 @@ def row_status(row) -> str:
     split = "held-out" if r in set(ws.test_idx.tolist()) else "train"
     if not ws.is_classifier:
         return f"{split} · true {ws.target} {ws.y[r]:.4g} · predicted {v:.4g}"
-    return f"{split} · true {ws.classes[ws.y[r]]} · {ws.output_label} {v:.3f}"
+    return f"{split} · true {_true_label(r)} · {ws.output_label} {v:.3f}"
 
 
 def model_summary() -> ex.ModelSummary:
@@ -249,7 +257,7 @@ def data_page(page: int, page_size: int) -> tuple[list[dict], int]:
     records = []
     shown = _display(ws.raw.iloc[rows] if ws.raw is not None else chunk)
     for i, r in enumerate(rows):
-        truth = ws.classes[int(ws.y[r])] if ws.is_classifier else round(float(ws.y[r]), 4)
+        truth = _true_label(int(r)) if ws.is_classifier else round(float(ws.y[r]), 4)
         rec = {"id": int(r), "split": "held-out" if is_test[i] else "train", ws.target: truth,
                ws.output_label: round(float(out[i]), 3 if ws.output_kind == "probability" else 4)}
         rec.update(shown[i])

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CandorError
+from ..loading import load_skops
 from ..tables import read_table
 from ..uploads import safe_name, store_upload, upload_dir
-from .selection import Selection, install
+from .selection import Selection, as_uploaded, install
 
 
 @dataclass(frozen=True)
@@ -36,14 +37,15 @@ def receive(filename: str, contents: str, kind: str) -> Stored:
         Wrong type, too large, unreadable table (the message names the file).
     """
     path = store_upload(filename, contents, kind=kind)
-    if kind == "model":
-        return Stored(path.name, safe_name(filename), path.stat().st_size)
     notes: list[str] = []
     try:
+        if kind == "model":
+            load_skops(path)  # refuse a non-skops file, or one with untrusted types, now rather than at "Explain"
+            return Stored(path.name, safe_name(filename), path.stat().st_size)
         df = read_table(path, notes)
-    except CandorError:
+    except CandorError as err:
         path.unlink(missing_ok=True)
-        raise
+        raise CandorError(as_uploaded(str(err), path.name)) from None
     return Stored(path.name, safe_name(filename), path.stat().st_size, tuple(map(str, df.columns)), tuple(notes))
 
 
@@ -71,3 +73,9 @@ def activate(model_token: str, data_token: str, target: str) -> str:
     what = f"class {ws.positive_class!r}" if ws.is_classifier else f"predicted {ws.target!r}"
     return (f"Now explaining {ws.name}: {len(ws.X)} rows x {ws.X.shape[1]} features, {ws.task}, {what} "
             f"({ws.output_label})." + "".join(f" {n}." for n in ws.notes))
+
+
+def use_sample() -> str:
+    """Explain the bundled sample again, in every worker; returns a one-line summary."""
+    ws = install(Selection())
+    return f"Now explaining {ws.name}."

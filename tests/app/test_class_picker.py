@@ -90,3 +90,10 @@ def test_another_process_picks_up_the_choice(wine_selected, monkeypatch):
 def test_binary_sample_has_no_picker(sample_workspace):
     assert services.class_choices() == ((), None)
     assert class_picker().className == "d-none"
+
+
+def test_table_and_row_status_show_the_real_class_not_the_rest(wine_selected):
+    model, X, ws = wine_selected
+    records, _ = services.data_page(0, 3)
+    assert [r["cultivar"] for r in records] == ["barolo", "barolo", "barolo"]  # wine rows 0-2 are cultivar 0
+    assert " · true barolo · P(grignolino) " in services.row_status(0)

@@ -116,8 +116,8 @@ def test_upload_names_cannot_escape_the_folder(tmp_path, name, stored):
 
 @pytest.mark.parametrize("name, content, kind, message", [
     ("..", b"x", "data", "has no usable file name"),
-    ("model.pkl", b"x", "model", "never accepted by upload"),
-    ("big.csv", b"x" * (200 * 2**20 + 1), "data", "over the 200 MiB limit"),
+    ("model.pkl", b"x", "model", "pickle/joblib models load from the command line only"),
+    ("big.csv", b"x" * (50 * 2**20 + 1), "data", "over the 50 MiB limit"),
     ("d.csv", "data:text/csv;base64,@@@", "data", "not valid base64"),
 ])
 def test_upload_refusals_name_the_file(tmp_path, name, content, kind, message):

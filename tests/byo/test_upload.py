@@ -42,21 +42,37 @@ def test_upload_store_and_explain_a_pipeline(tmp_path, uploads, rng):
     dtoken, dnote, options = cb.store_data(_b64(frame.to_csv(index=False).encode(), "text/csv"), "my data.csv")
     assert [o["value"] for o in options] == ["x", "kind", "y"] and dtoken.endswith("-my_data.csv")
     result = cb.load_pair(1, token, dtoken, "y")
-    assert result.color == "success" and "Now explaining" in result.children and "200 rows x 2 features" in result.children
+    said = str(result.children)
+    assert result.color == "success" and "Now explaining my_data.csv" in said and "200 rows x 2 features" in said
+    assert "Open Model & data" in said and "href='/'" in said
     assert services.workspace().raw is not None and services.shap_row(0).feature_names == ("x", "kind")
 
 
 def test_upload_failures_name_the_file_and_keep_the_app(tmp_path, uploads):
     before = _core._ws
     _, alert = cb.store_model(_b64(b"\x80\x04pickle"), "model.pkl")
-    assert "model.pkl: a model upload must be one of .skops; pickle/joblib models are never accepted" in str(alert.children)
+    assert ("model.pkl: a model upload must be one of .skops; PyTorch and pickle/joblib models load from the command "
+            "line only") in str(alert.children)
     _, alert, options = cb.store_data(_b64(b'a,b\n1,"2\n3,4,5,6\n'), "broken.csv")
-    assert "broken.csv: not a readable CSV" in str(alert.children) and options == []
+    assert str(alert.children).startswith("broken.csv: not a readable CSV") and options == []  # the user's name
     assert not list(uploads.glob("*broken.csv"))  # an unreadable table is not kept
-    token, _ = cb.store_model(_b64(b"not a zip"), "m.skops")
+    token, alert = cb.store_model(_b64(b"not a zip"), "m.skops")  # checked when it arrives, not at "Explain"
+    assert token is None and str(alert.children).startswith("m.skops: not a readable skops file")
+    assert not list(uploads.glob("*m.skops"))
     dtoken, _, _ = cb.store_data(_b64(b"a,t\n1,x\n2,y\n3,x\n4,y\n"), "d.csv")
-    alert = cb.load_pair(1, token, dtoken, "t")
-    assert "m.skops" in str(alert.children) and "not a readable skops file" in str(alert.children)
     assert "upload a model and a data file" in str(cb.load_pair(1, None, dtoken, "t").children)
     assert "no longer on the server" in str(cb.load_pair(1, "../etc/passwd", dtoken, "t").children)
     assert _core._ws is before
+
+
+def test_back_to_the_bundled_sample_after_an_upload(tmp_path, uploads, rng, sample_workspace):
+    frame = pd.DataFrame({"x": rng.normal(size=100)})
+    frame["y"] = np.where(frame.x > 0, "up", "down")
+    sio.dump(RandomForestClassifier(10, random_state=0).fit(frame[["x"]], frame.y), tmp_path / "m.skops")
+    token, _ = cb.store_model(_b64((tmp_path / "m.skops").read_bytes()), "m.skops")
+    dtoken, _, _ = cb.store_data(_b64(frame.to_csv(index=False).encode(), "text/csv"), "d.csv")
+    cb.load_pair(1, token, dtoken, "y")
+    assert services.workspace().name == "d.csv"
+    back = cb.back_to_sample(1)
+    assert back.color == "success" and "Now explaining Breast cancer (bundled sample)" in str(back.children)
+    assert services.workspace().name == "Breast cancer (bundled sample)" and selection.current().model is None
