@@ -19,7 +19,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m app", description="Serve the Candor dashboard.")
     p.add_argument("--model", help="fitted scikit-learn classifier (.skops; .joblib/.pkl with --trust-pickle) or "
                                    "PyTorch tabular classifier (.pt/.pth/.torchscript/.safetensors)")
-    p.add_argument("--data", help="CSV with the model's feature columns and the target column")
+    p.add_argument("--data", help="CSV/TSV or Parquet with the model's feature columns and the target column")
     p.add_argument("--target", help="name of the target column in --data")
     p.add_argument("--target-class", help="class the pages explain against the rest (a multiclass model; default "
                                           "the last class; the navbar's class picker switches it)")
