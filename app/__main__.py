@@ -17,8 +17,8 @@ from .loading_torch import TorchOptions, add_torch_arguments
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m app", description="Serve the Candor dashboard.")
-    p.add_argument("--model", help="fitted scikit-learn classifier (.skops; .joblib/.pkl with --trust-pickle) or "
-                                   "PyTorch tabular classifier (.pt/.pth/.torchscript/.safetensors)")
+    p.add_argument("--model", help="fitted scikit-learn estimator or Pipeline (.skops; .joblib/.pkl with "
+                                   "--trust-pickle) or PyTorch tabular model (.pt/.pth/.torchscript/.safetensors)")
     p.add_argument("--data", help="CSV/TSV or Parquet with the model's feature columns and the target column")
     p.add_argument("--target", help="name of the target column in --data")
     p.add_argument("--target-class", help="class the pages explain against the rest (a multiclass model; default "
