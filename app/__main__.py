@@ -53,8 +53,8 @@ def _check_port_free(host: str, port: int) -> None:
         try:
             s.bind((host, port))
         except OSError as exc:
-            raise CandorError(f"cannot serve on {host}:{port} ({exc.strerror or exc}); "
-                              "pass another --port, or stop what is using it") from None
+            raise CandorError(f"cannot serve on {host}:{port} ({exc.strerror or exc}); check --host, or pass "
+                              "another --port, or stop what is using it") from None
 
 
 def main(argv: list[str] | None = None) -> int:

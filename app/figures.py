@@ -58,7 +58,7 @@ def beeswarm(g: GlobalImportance, max_display: int = 12, seed: int = 0) -> go.Fi
             name=g.feature_names[j], showlegend=False,
             hovertemplate=f"{g.feature_names[j]}<br>SHAP %{{x:.4f}}<extra></extra>"))
     fig.update_yaxes(tickvals=list(range(len(order))), ticktext=[g.feature_names[j] for j in order])
-    return _layout(fig, "SHAP values of every row (beeswarm)", xaxis_title=f"SHAP value ({g.output_space})")
+    return _layout(fig, f"SHAP values of {len(g.values)} rows (beeswarm)", xaxis_title=f"SHAP value ({g.output_space})")
 
 
 def waterfall(e: Explanation, max_display: int = 10, value_labels=None) -> go.Figure:

@@ -20,6 +20,7 @@ EXPLAIN_LINKS = "overview-explain-links"
 # Descriptive
 GLOBAL_BAR = "descriptive-global-bar"
 GLOBAL_BEESWARM = "descriptive-global-beeswarm"
+GLOBAL_NOTE = "descriptive-global-note"
 SHAP_WATERFALL = "descriptive-shap-waterfall"
 LIME_BAR = "descriptive-lime-bar"
 LOCAL_AGREEMENT = "descriptive-agreement"

@@ -181,8 +181,11 @@ def load_model(path: str | Path, *, trust_pickle: bool = False, torch_options: T
     if suffix in TORCH_SUFFIXES:
         return load_torch_model(path, torch_options)
     if torch_options is not None and torch_options.given():
-        raise CandorError(f"{path.name}: {', '.join(torch_options.given())} apply to PyTorch models only "
-                          f"({', '.join(TORCH_SUFFIXES)}); a {suffix} model knows its own classes")
+        flags = {"model_class": "--torch-class", "kwargs": "--torch-kwargs", "classes": "--classes",
+                 "output": "--torch-output", "feature_names": "feature_names"}
+        raise CandorError(f"{path.name}: {', '.join(flags[g] for g in torch_options.given())} "
+                          f"{'applies' if len(torch_options.given()) == 1 else 'apply'} to PyTorch models only "
+                          f"({', '.join(TORCH_SUFFIXES)}), not to a {suffix} file")
     if suffix == ".skops":
         model = load_skops(path)
     elif not trust_pickle:
@@ -235,6 +238,12 @@ def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, tru
         df = df[tcol.notna()].reset_index(drop=True)
         tcol = tcol.dropna().reset_index(drop=True)
     features = feature_columns(model, df, target, name)
+    unused = [str(c) for c in df.columns if str(c) != target and c not in features]
+    if unused:
+        notes.append(f"{name}: {len(unused)} column(s) the model does not take are left out: "
+                     f"{', '.join(unused[:8])}{' ...' if len(unused) > 8 else ''}")
+    if not hasattr(model, "feature_names_in_"):
+        notes.append(f"{name}: the model was fitted without column names; columns are matched by position")
     raw = df[features]
     for col in raw.columns:
         s = raw[col]
@@ -300,6 +309,9 @@ def load_user_workspace(model_path: str | Path, data_path: str | Path, target: s
                    torch_options=torch_options)
     a = ws.adapter
     if a.task == "regression":
+        if target_class or os.environ.get("CANDOR_CLASS"):
+            raise CandorError(f"{Path(model_path).name}: {type(a.model).__name__} is a regressor; a target class "
+                              "(--target-class, CANDOR_CLASS) applies to classifiers only")
         return one_vs_rest(ws, None)
     return one_vs_rest(ws, target_class or os.environ.get("CANDOR_CLASS") or a.class_names[-1])
 

@@ -8,10 +8,15 @@ from explainers.persuasive import gilpin_label
 from app.errors import CandorError
 
 
-@callback(Output(ids.GLOBAL_BAR, "figure"), Output(ids.GLOBAL_BEESWARM, "figure"), Input(ids.URL, "pathname"))
+@callback(Output(ids.GLOBAL_BAR, "figure"), Output(ids.GLOBAL_BEESWARM, "figure"), Output(ids.GLOBAL_NOTE, "children"),
+          Input(ids.URL, "pathname"))
 def render_global(_pathname):
-    g = services.global_importance()
-    return figures.importance_bar(g), figures.beeswarm(g)
+    """Global SHAP importance and beeswarm, and which rows they cover (all, or a seeded sample and why)."""
+    try:
+        g = services.global_importance()
+    except CandorError as err:
+        return empty_figure(str(err)), empty_figure(str(err)), error_alert(str(err))
+    return figures.importance_bar(g), figures.beeswarm(g), method_note(f"Global view: {g.source}")
 
 
 @callback(Output(ids.SHAP_WATERFALL, "figure"), Output(ids.LIME_BAR, "figure"), Output(ids.LOCAL_AGREEMENT, "children"),

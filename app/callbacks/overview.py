@@ -49,5 +49,6 @@ def explain_links(row):
     """Links that open the chosen row's explanations (the row travels in the URL: ``?row=N``)."""
     if row is None:
         return "Click a row, or choose one in the navbar, to explain it."
-    links = [dcc.Link(f"{name} →", href=f"{path}?row={int(row)}", className="me-3") for name, path in ROW_PAGES]
+    links = [dcc.Link(f"{name} →", href=f"{path}?row={int(row)}", className="me-3") for name, path in ROW_PAGES
+             if services.why_not(path) is None]
     return [html.Span(f"Row {int(row)}: ", className="me-2")] + links

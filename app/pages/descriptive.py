@@ -13,6 +13,7 @@ def layout(**_):
     return html.Div([
         html.H2("Descriptive: what the model does"),
         dbc.Row([dbc.Col(graph(ids.GLOBAL_BAR, 420), md=5), dbc.Col(graph(ids.GLOBAL_BEESWARM, 420), md=7)]),
+        html.Div(id=ids.GLOBAL_NOTE, className="mb-2"),
         html.Div(id=ids.LOCAL_AGREEMENT),
         dbc.Row([dbc.Col(graph(ids.SHAP_WATERFALL, 440), md=6), dbc.Col(graph(ids.LIME_BAR, 440), md=6)]),
         html.Div(id=ids.LOCAL_NOTES),

@@ -75,11 +75,21 @@ def is_ready(name: str) -> bool:
 
 
 def row_cache(maxsize: int = 256):
-    """``functools.lru_cache`` whose entries are dropped when a new workspace is installed."""
+    """``functools.lru_cache`` whose entries belong to one workspace.
+
+    Entries are dropped when a new workspace is installed, and keyed by the workspace they were
+    computed for: a computation that started before a switch (another request choosing a class)
+    and ends after it is never served for the new workspace.
+    """
     def wrap(fn):
-        cached = lru_cache(maxsize=maxsize)(fn)
+        cached = lru_cache(maxsize=maxsize)(lambda _ws_id, *args, **kwargs: fn(*args, **kwargs))
+
+        def call(*args, **kwargs):
+            return cached(id(_ws), *args, **kwargs)
+
+        call.cache_clear, call.cache_info, call.__wrapped__ = cached.cache_clear, cached.cache_info, fn
         _caches.append(cached)
-        return cached
+        return call
     return wrap
 
 

@@ -35,9 +35,9 @@ sample, said on the page, instead of minutes of warm-up."""
 PROBE_ROWS = 20
 
 
-def fingerprint() -> str:
+def fingerprint(ws=None) -> str:
     """SHA-256 of the model's explained output on the first rows (changes if the model is refitted or mutated)."""
-    ws = workspace()
+    ws = ws or workspace()
     out = np.round(np.asarray(ws.output(ws.X.iloc[:PROBE_ROWS]), dtype=float), 12)
     return hashlib.sha256(np.ascontiguousarray(out).tobytes()).hexdigest()
 
@@ -51,7 +51,8 @@ def guarded(job: str, fn, *args):
         If they differ (the explanation changed the user's model), or for any
         failure of ``fn``, named with ``job``.
     """
-    before = fingerprint()
+    ws = workspace()  # the same model before and after, even if another request switches class meanwhile
+    before = fingerprint(ws)
     try:
         result = fn(*args)
     except CandorError:
@@ -59,7 +60,9 @@ def guarded(job: str, fn, *args):
     except Exception as exc:  # the page shows one line and keeps running
         raise CandorError(f"{job} failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") \
             from exc
-    if fingerprint() != before:
+    if workspace() is not ws:
+        raise CandorError(f"the model or class was switched while computing {job}; reload the page")
+    if fingerprint(ws) != before:
         raise CandorError(f"the model's predictions changed while computing {job}; the model was mutated "
                           "(it is never re-fitted by Candor: please report this)")
     return result

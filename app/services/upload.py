@@ -46,7 +46,8 @@ def receive(filename: str, contents: str, kind: str) -> Stored:
     except CandorError as err:
         path.unlink(missing_ok=True)
         raise CandorError(as_uploaded(str(err), path.name)) from None
-    return Stored(path.name, safe_name(filename), path.stat().st_size, tuple(map(str, df.columns)), tuple(notes))
+    return Stored(path.name, safe_name(filename), path.stat().st_size, tuple(map(str, df.columns)),
+                  tuple(as_uploaded(n, path.name) for n in notes))
 
 
 def resolve(token: str) -> Path:

@@ -97,3 +97,24 @@ def test_table_and_row_status_show_the_real_class_not_the_rest(wine_selected):
     records, _ = services.data_page(0, 3)
     assert [r["cultivar"] for r in records] == ["barolo", "barolo", "barolo"]  # wine rows 0-2 are cultivar 0
     assert " · true barolo · P(grignolino) " in services.row_status(0)
+
+
+def test_a_switch_during_a_computation_is_said_and_never_called_a_mutation(wine_selected):
+    """Another request choosing a class while this one computes: the fingerprint compares the same model."""
+    from app.errors import CandorError
+    from app.services import tabular
+
+    def switches_meanwhile():
+        shell.switch_class("barolo")
+        return "result for the previous class"
+
+    with pytest.raises(CandorError, match="the model or class was switched while computing SHAP; reload the page"):
+        tabular.guarded("SHAP", switches_meanwhile)
+
+
+def test_row_results_are_cached_per_workspace(wine_selected):
+    """A per-row result computed for one class is never served for another."""
+    before = services.shap_row(3)
+    shell.switch_class("barolo")
+    after = services.shap_row(3)
+    assert after is not before and after.prediction != pytest.approx(before.prediction)

@@ -13,6 +13,7 @@ from sklearn.metrics import roc_auc_score
 from sklearn.preprocessing import OneHotEncoder
 
 from app import figures, services
+from app.errors import CandorError
 from app.loading import load_user_workspace
 from app.services import _core
 
@@ -149,7 +150,11 @@ def test_regressor_is_served_with_r2_and_without_label_pages(tmp_path, install):
 
     data = load_diabetes(as_frame=True)
     model = GradientBoostingRegressor(n_estimators=50, random_state=0).fit(data.data, data.target)
-    ws = load_user_workspace(*write_pair(tmp_path, model, data.data.assign(progression=data.target)), "progression")
+    paths = write_pair(tmp_path, model, data.data.assign(progression=data.target, visit_id=np.arange(442)))
+    ws = load_user_workspace(*paths, "progression")
+    assert ws.notes == ("data.csv: 1 column(s) the model does not take are left out: visit_id",)
+    with pytest.raises(CandorError, match="is a regressor; a target class .* applies to classifiers only"):
+        load_user_workspace(*paths, "progression", target_class="high")
     install(ws)
     test = ws.test_idx
     s = services.model_summary()
