@@ -32,7 +32,7 @@ def _set_row(driver, row: int) -> None:
 def test_model_and_data_page(server, browser):
     browser.get(server + "/")
     wait_for_figures(browser, minimum=0)
-    wait_text(browser, "overview-summary", "HELD-OUT ACCURACY")
+    wait_text(browser, "overview-summary", "Held-out accuracy")
     assert "0.958" in browser.find_element(By.ID, "overview-summary").text
     rows = browser.find_elements(By.CSS_SELECTOR, "#overview-table tbody tr")
     assert 10 <= len(rows) <= 14  # header + one page of 12, never the 569 rows
@@ -60,7 +60,7 @@ def test_descriptive_page_changes_with_the_row(server, browser):
 
 def test_surrogate_page(server, browser):
     browser.get(server + "/surrogate")
-    wait_text(browser, "surrogate-summary", "AGREEMENT WITH THE MODEL", timeout=90)
+    wait_text(browser, "surrogate-summary", "Agreement with the model", timeout=90)
     assert "MUSE surrogate" in browser.find_element(By.ID, "surrogate-summary").text
     assert browser.find_elements(By.CSS_SELECTOR, ".neighborhood")
     deadline = time.time() + 120  # the frontier is a background job with a progress bar
