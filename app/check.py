@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import CandorError
+from .errors import CandorError, first_line
 from .loading_torch import TorchOptions, add_torch_arguments, is_torch_model
 
 
@@ -52,8 +52,7 @@ def _view(name: str, fn):
     except CandorError:
         raise
     except Exception as exc:  # one clear line, naming the view, never a traceback
-        raise CandorError(f"{name} failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") \
-            from None
+        raise CandorError(f"{name} failed: {first_line(exc)}") from None
 
 
 def run_tabular(args, out) -> None:

@@ -6,3 +6,9 @@ class CandorError(Exception):
 
     The CLI prints it and exits with status 2; pages show it in an alert.
     """
+
+
+def first_line(exc: BaseException) -> str:
+    """``"TypeName: first line of the message"`` (just the type name if the message is empty), for one-line errors."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__

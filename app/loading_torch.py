@@ -51,7 +51,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from .errors import CandorError
+from .errors import CandorError, first_line
 
 TORCH_SUFFIXES = (".pt", ".pth", ".torchscript", ".safetensors")
 SIDECAR_KEYS = {"class": "model_class", "kwargs": "kwargs", "classes": "classes", "output": "output",
@@ -181,11 +181,6 @@ def _is_torchscript(path: Path) -> bool:
         return any("/code/" in n or n.startswith("code/") for n in z.namelist())
 
 
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
-
-
 def _read_state_dict(path: Path) -> Mapping:
     import torch
 
@@ -195,7 +190,7 @@ def _read_state_dict(path: Path) -> Mapping:
         try:
             return load_file(str(path), device="cpu")
         except Exception as exc:
-            raise CandorError(f"{path.name}: not a readable safetensors file ({_first_line(exc)})") from None
+            raise CandorError(f"{path.name}: not a readable safetensors file ({first_line(exc)})") from None
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:
@@ -203,7 +198,7 @@ def _read_state_dict(path: Path) -> Mapping:
         if not found:
             why = re.search(r"WeightsUnpickler error:\s*(\S[^\n]*)", str(exc))
             raise CandorError(f"{path.name}: not a PyTorch file Candor can read (a TorchScript archive or a "
-                              f"state dict; {why.group(1) if why else _first_line(exc)})") from None
+                              f"state dict; {why.group(1) if why else first_line(exc)})") from None
         raise CandorError(f"{path.name}: holds pickled Python objects ({found.group(1)}), "
                           "e.g. a whole model saved with torch.save(model); Candor never unpickles code. Save "
                           "torch.jit.script(model).save(path) (TorchScript), or torch.save(model.state_dict(), "
@@ -225,7 +220,7 @@ def _import_class(spec: str, model_name: str):
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:
-        raise CandorError(f"{model_name}: cannot import module {module_name!r} of class {spec} ({_first_line(exc)}); "
+        raise CandorError(f"{model_name}: cannot import module {module_name!r} of class {spec} ({first_line(exc)}); "
                           "it must be importable from the working directory or the environment") from None
     obj = module
     for part in qualname.split("."):
@@ -249,7 +244,7 @@ def _build(path: Path, opts: TorchOptions):
         module = cls(**(opts.kwargs or {}))
     except Exception as exc:
         raise CandorError(f"{path.name}: could not build {opts.model_class}(**{json.dumps(opts.kwargs or {})}) "
-                          f"({_first_line(exc)})") from None
+                          f"({first_line(exc)})") from None
     want = module.state_dict()
     missing = [k for k in want if k not in state]
     unexpected = [k for k in state if k not in want]
@@ -263,7 +258,7 @@ def _build(path: Path, opts: TorchOptions):
     try:
         module.load_state_dict(state, strict=True)
     except Exception as exc:
-        raise CandorError(f"{path.name}: load_state_dict(strict=True) failed ({_first_line(exc)})") from None
+        raise CandorError(f"{path.name}: load_state_dict(strict=True) failed ({first_line(exc)})") from None
     return module
 
 
@@ -298,7 +293,7 @@ def load_torch_model(path: Path, options: TorchOptions | None = None):
                 warnings.simplefilter("ignore", DeprecationWarning)
                 module, how = torch.jit.load(str(path), map_location="cpu"), "TorchScript"
         except Exception as exc:
-            raise CandorError(f"{path.name}: not a loadable TorchScript archive ({_first_line(exc)})") from None
+            raise CandorError(f"{path.name}: not a loadable TorchScript archive ({first_line(exc)})") from None
     else:
         module, how = _build(path, opts), f"state dict + {opts.model_class}"
     task = "classification" if opts.classes is not None else "regression"

@@ -11,7 +11,7 @@ import pandas as pd
 
 from explainers.model_adapter import ModelAdapter
 
-from .errors import CandorError
+from .errors import CandorError, first_line
 
 PROBE_ALL_ROWS = 50_000
 """Rows run through the model at load time (all of them, or a seeded sample of a bigger table)."""
@@ -40,13 +40,13 @@ def probe(adapter: ModelAdapter, raw: pd.DataFrame, model_name: str, data_name: 
         got_raw = adapter.model.predict(head if hasattr(adapter.model, "feature_names_in_") else head.to_numpy())
     except Exception as exc:
         raise CandorError(f"{model_name}: the model fails on the first rows of {data_name} "
-                          f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
+                          f"({first_line(exc)})") from None
     # every value of every column once (explanations only recombine values seen in some row)
     rows = raw if len(raw) <= PROBE_ALL_ROWS else raw.sample(PROBE_ALL_ROWS, random_state=0)
     try:
         every = adapter.outputs(adapter.codec.encode(rows))
     except Exception as exc:
-        why = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        why = first_line(exc)
         if raw.isna().any().any():
             cols = [str(c) for c in raw.columns[raw.isna().any().to_numpy()]][:5]
             raise CandorError(f"{model_name}: the model refuses the missing values of {data_name} (in "

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import CandorError
+from .errors import CandorError, first_line
 
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".test")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -73,8 +73,7 @@ def _read_csv(path: Path, notes: list[str]) -> pd.DataFrame:
                              f"{data_lines}); read again with quotes taken literally")
                 df = literal
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError, ValueError) as exc:
-        raise CandorError(f"{path.name}: not a readable CSV ({type(exc).__name__}: {str(exc).splitlines()[0]})") \
-            from None
+        raise CandorError(f"{path.name}: not a readable CSV ({first_line(exc)})") from None
     header = next(csv.reader(io.StringIO(text.split("\n", 1)[0]), delimiter=sep, skipinitialspace=spaced), [])
     if header and sum(_numeric(h) for h in header) >= max(2, len(header) // 3):
         raise CandorError(f"{path.name}: the first row looks like data ({', '.join(header[:3])}, ...), not column "
@@ -112,8 +111,7 @@ def read_table(path: str | Path, notes: list[str] | None = None) -> pd.DataFrame
         try:
             df = pd.read_parquet(path)
         except Exception as exc:  # pyarrow raises its own error types
-            raise CandorError(f"{path.name}: not a readable Parquet file ({type(exc).__name__}: "
-                              f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+            raise CandorError(f"{path.name}: not a readable Parquet file ({first_line(exc)})") from None
         if not df.columns.is_unique:
             raise CandorError(f"{path.name}: duplicate column names {sorted(set(df.columns[df.columns.duplicated()]))}")
     elif suffix in CSV_SUFFIXES:

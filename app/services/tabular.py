@@ -20,7 +20,7 @@ import explainers as ex
 from explainers._codec import value_labels
 from explainers.metrics import RankAgreement
 
-from ..errors import CandorError
+from ..errors import CandorError, first_line
 from ._core import is_ready, lazy, row_cache, workspace
 
 BACKGROUND_SIZE = 100
@@ -58,8 +58,7 @@ def guarded(job: str, fn, *args):
     except CandorError:
         raise
     except Exception as exc:  # the page shows one line and keeps running
-        raise CandorError(f"{job} failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") \
-            from exc
+        raise CandorError(f"{job} failed: {first_line(exc)}") from exc
     if workspace() is not ws:
         raise CandorError(f"the model or class was switched while computing {job}; reload the page")
     if fingerprint(ws) != before:

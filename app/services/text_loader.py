@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import CandorError
+from ..errors import CandorError, first_line
 from ._core import lazy
 
 MODEL_ENV = "CANDOR_TEXT_MODEL"
@@ -133,11 +133,6 @@ def _check_architecture(folder: Path) -> None:
                           "fine-tuned classifier (AutoModelForSequenceClassification ... save_pretrained)")
 
 
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    return f"{type(err).__name__}: {text[0] if text else ''}".rstrip(": ")
-
-
 def load(folder: Path | None) -> LoadedModel:
     """Load the bundled model (``folder=None``) or the user's folder.
 
@@ -171,11 +166,11 @@ def load(folder: Path | None) -> LoadedModel:
     try:
         model = load_text_classifier(folder)
     except TypeError as err:
-        raise CandorError(f"text model {folder}: unsupported architecture ({_first_line(err)}); the Text page "
+        raise CandorError(f"text model {folder}: unsupported architecture ({first_line(err)}); the Text page "
                           "needs a BERT-family encoder (BERT, RoBERTa, ELECTRA, DistilBERT)") from None
     except Exception as err:  # noqa: BLE001 - transformers/safetensors raise many types; all mean "cannot load"
         raise CandorError(f"text model {folder}: not a loadable Hugging Face text classifier "
-                          f"({_first_line(err)})") from None
+                          f"({first_line(err)})") from None
     if not model.labels:
         raise CandorError(f"text model {folder}: the model has no labels (config.id2label is empty)")
     return LoadedModel(model, _info(model, f"classification head of {folder.name}", str(folder),
@@ -194,7 +189,7 @@ def _folder_labels(folder: str, tag: str) -> tuple:
     try:
         cfg = json.loads((path / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        raise CandorError(f"text model {folder}: config.json is not readable JSON ({_first_line(err)})") from None
+        raise CandorError(f"text model {folder}: config.json is not readable JSON ({first_line(err)})") from None
     id2label = cfg.get("id2label") or {}
     n = int(cfg.get("num_labels") or len(id2label) or 2)
     # transformers' default when id2label is absent: LABEL_0, LABEL_1, ...
