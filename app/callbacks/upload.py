@@ -9,6 +9,11 @@ from app.errors import CandorError
 from app.services import upload as service
 
 
+def _now_explaining(done: str) -> dbc.Alert:
+    """Success, and a full page load of Model & data (the navbar then names the new model)."""
+    return dbc.Alert([done, " ", html.A("Open Model & data →", href="/", className="alert-link")], color="success")
+
+
 def _stored_note(s: service.Stored) -> dbc.Alert:
     extra = f", {len(s.columns)} columns" if s.columns else ""
     notes = "".join(f" {n}." for n in s.notes)
@@ -52,7 +57,7 @@ def load_pair(n_clicks, model_token, data_token, target):
         done = service.activate(model_token, data_token, target)
     except CandorError as err:
         return error_alert(str(err))
-    return dbc.Alert([done, " ", html.A("Open Model & data →", href="/", className="alert-link")], color="success")
+    return _now_explaining(done)
 
 
 @callback(Output(ids.UPLOAD_SAMPLE_RESULT, "children"), Input(ids.UPLOAD_SAMPLE, "n_clicks"),
@@ -65,4 +70,4 @@ def back_to_sample(n_clicks):
         done = service.use_sample()
     except CandorError as err:
         return error_alert(str(err))
-    return dbc.Alert([done, " ", html.A("Open Model & data →", href="/", className="alert-link")], color="success")
+    return _now_explaining(done)

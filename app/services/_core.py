@@ -20,9 +20,9 @@ _lazies: dict[str, "_Lazy"] = {}
 _caches: list = []
 _warm_order: list[str] = []
 first_request = threading.Event()
+"""Set by the server on its first request; background warm-up waits for it so the first page is not slowed."""
 warm_done = threading.Event()
 """Set when the warm-up has computed everything registered with ``warm=True`` (``/_candor/ready``)."""
-"""Set by the server on its first request; background warm-up waits for it so the first page is not slowed."""
 
 
 class _Lazy:

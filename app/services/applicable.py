@@ -4,6 +4,7 @@ The navbar shows only pages that apply; a page opened by its URL anyway says why
 """
 from __future__ import annotations
 
+from ..errors import CandorError
 from ._core import workspace
 
 _KINDS = {"margin": "decision_function margins", "label": "class labels only", "raw": "a regressor's predictions"}
@@ -23,3 +24,10 @@ def why_not(path: str) -> str | None:
                 "sufficiency and comprehensiveness) and verifies sentences about probabilities; this model "
                 f"gives {_KINDS[ws.output_kind]}. The Descriptive page explains it in those units.")
     return None
+
+
+def require(path: str) -> None:
+    """Raise :class:`CandorError` saying why the page at ``path`` does not apply (computations it alone needs
+    call this first, so they are never warmed, or run, for nothing)."""
+    if (why := why_not(path)) is not None:
+        raise CandorError(why)

@@ -18,7 +18,7 @@ import explainers as ex
 import explainers.persuasive as xp
 
 from ..errors import CandorError
-from .applicable import why_not
+from .applicable import require
 from ._core import lazy, row_cache, workspace
 from .tabular import background, check_row, predict_positive, shap_row
 
@@ -171,8 +171,7 @@ def persuasive(row, k: int, rounding: str = "exact", grouping: bool = False, sen
 
 
 def _make_global() -> GlobalCurve:
-    if (why := why_not("/persuasive")) is not None:  # not warmed (minutes of model calls) for nothing
-        raise CandorError(why)
+    require("/persuasive")  # not warmed (minutes of model calls) for nothing
     ws = workspace()
     rows = ws.test_idx[:GLOBAL_ROWS]
     d = ws.X.shape[1]

@@ -87,8 +87,8 @@ class Selection:
         ws.notes = tuple(as_uploaded(n, *stored) for n in ws.notes)
         return ws
 
-
     def torch_options(self) -> TorchOptions | None:
+        """:attr:`torch` as :class:`~app.loading_torch.TorchOptions` (JSON lists back to tuples), or ``None``."""
         if not self.torch:
             return None
         t = dict(self.torch)

@@ -22,7 +22,7 @@ from explainers.muse import (TwoLevelDecisionSet, agreement_detail, evaluate_rul
                              surrogate_frontier)
 
 from ..errors import CandorError
-from .applicable import why_not
+from .applicable import require
 from ._core import lazy, workspace
 from .tabular import display_codec, model_labels
 
@@ -168,14 +168,8 @@ def fit_frontier(params: dict, progress=None) -> str:
     return key
 
 
-def _applies() -> None:
-    """Surrogates imitate class labels: refuse at once for a regressor (never warmed for nothing)."""
-    if (why := why_not("/surrogate")) is not None:
-        raise CandorError(why)
-
-
-_default_muse = lazy("muse_default", lambda: _applies() or fit_muse(muse_params()), warm=True)
-_default_frontier = lazy("frontier_default", lambda: _applies() or fit_frontier(
+_default_muse = lazy("muse_default", lambda: require("/surrogate") or fit_muse(muse_params()), warm=True)
+_default_frontier = lazy("frontier_default", lambda: require("/surrogate") or fit_frontier(
     {k: v for k, v in muse_params().items() if k != "max_rules"}), warm=True)
 
 

@@ -111,13 +111,13 @@ def _sample_order() -> np.ndarray:
     return np.concatenate([rng.permutation(ws.test_idx), rng.permutation(ws.train_idx)])
 
 
-def _global_rows() -> tuple[np.ndarray, str]:
+def _global_rows() -> np.ndarray:
     """Rows a tree or linear backend covers in the global view: all of them, or a seeded sample."""
     ws = workspace()
     cap = GLOBAL_ROWS[_shap().algorithm]
     if len(ws.X) <= cap:
-        return np.arange(len(ws.X)), ""
-    return np.sort(_sample_order()[:cap]), ""
+        return np.arange(len(ws.X))
+    return np.sort(_sample_order()[:cap])
 
 
 def _agnostic_rows() -> tuple[np.ndarray, str, ex.GlobalImportance]:
@@ -142,7 +142,7 @@ def _agnostic_rows() -> tuple[np.ndarray, str, ex.GlobalImportance]:
 def _compute_all():
     ws = workspace()
     if _shap().algorithm in GLOBAL_ROWS:
-        rows, why = _global_rows()
+        rows, why = _global_rows(), ""
         g = guarded("SHAP for every row", _shap().explain_many, ws.X.iloc[rows])
     else:
         rows, why, first = _agnostic_rows()
