@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
-from .rules import format_threshold
+from .rules import format_predicate
 
 __all__ = ["ColumnCode", "TabularCodec", "MISSING", "date_text", "value_labels", "predicate_text", "conjunction_parts",
            "conjunction_text"]
@@ -158,8 +158,7 @@ class ColumnCode:
             if op == "in":
                 return f"{self.name} in {{{', '.join(self.text(float(t)) for t in threshold)}}}"
             return f"{self.name} {'=' if op == '==' else op} {self.text(float(threshold))}"
-        t = format_threshold(threshold) if op in ("<=", ">") else threshold
-        return f"{self.name} {op} {t}"
+        return format_predicate(self.name, op, threshold)
 
     def level_list(self, codes, max_levels: int = MAX_LEVELS) -> str:
         """``"Federal-gov, Local-gov, … (+12 more)"``: the levels ``codes`` (ascending), the rest elided."""
@@ -353,8 +352,7 @@ def predicate_text(predicate, codec: TabularCodec | None = None, max_levels: int
     """
     col = codec.column(predicate.feature) if codec is not None else None
     if col is None:
-        t = predicate.threshold
-        return f"{predicate.feature} {predicate.op} {format_threshold(t) if predicate.op in ('<=', '>') else t}"
+        return format_predicate(predicate.feature, predicate.op, predicate.threshold)
     return col.describe(predicate.op, predicate.threshold, max_levels)
 
 

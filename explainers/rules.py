@@ -12,7 +12,7 @@ import pandas as pd
 
 from .types import Predicate, Rule
 
-__all__ = ["predicate_mask", "conjunction_mask", "rule_text", "format_threshold"]
+__all__ = ["predicate_mask", "conjunction_mask", "rule_text", "format_threshold", "format_predicate"]
 
 
 def _column(X: pd.DataFrame | np.ndarray, feature: str, feature_names: Sequence[str] | None) -> np.ndarray:
@@ -84,11 +84,13 @@ def format_threshold(value: float) -> str:
     return f"{float(value):.4g}"
 
 
+def format_predicate(feature: str, op: str, threshold) -> str:
+    """``"worst radius > 16.8"``: a predicate as written, thresholds of ``<=``/``>`` to 4 significant digits."""
+    return f"{feature} {op} {format_threshold(threshold) if op in ('<=', '>') else threshold}"
+
+
 def rule_text(rule: Rule) -> str:
     """``"IF worst radius > 16.8 AND ... THEN malignant"``."""
-    parts = [
-        f"{p.feature} {p.op} {format_threshold(p.threshold) if p.op in ('<=', '>') else p.threshold}"
-        for p in rule.predicates
-    ]
+    parts = [format_predicate(p.feature, p.op, p.threshold) for p in rule.predicates]
     cond = " AND ".join(parts) if parts else "(always)"
     return f"IF {cond} THEN {rule.prediction}"

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..types import Predicate, _jsonable
-from ..rules import format_threshold
+from ..rules import format_predicate
 
 __all__ = [
     "TwoLevelRule",
@@ -26,10 +26,7 @@ __all__ = [
 
 
 def _text(preds: tuple[Predicate, ...]) -> str:
-    parts = [
-        f"{p.feature} {p.op} {format_threshold(p.threshold) if p.op in ('<=', '>') else p.threshold}"
-        for p in preds
-    ]
+    parts = [format_predicate(p.feature, p.op, p.threshold) for p in preds]
     return " AND ".join(parts) if parts else "(always)"
 
 
