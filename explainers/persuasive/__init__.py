@@ -27,7 +27,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ._attribution import (Context, Item, PersuasiveSimplification, chain, describe, direction_only, group_features,
-                           per_feature_values, predicted_sign, render_lines, round_half_away, round_values, strength,
+                           per_feature_values, predicted_class, predicted_sign, render_lines, round_half_away, round_values, strength,
                            top_k_items)
 from ._groups import correlated_groups, group_attributions, one_hot_groups
 from ._guard import DroppedFeature, GilpinLabel, GuardrailNote, gilpin_label, guardrail, what_was_dropped
@@ -127,15 +127,6 @@ class CurvePoint:
     complexity_after: dict
 
 
-def _predicted_class(e, ctx: Context):
-    """``(predict_fn, φ, g(x), φ_0, flip)`` for the predicted class, exactly as the operators measure it."""
-    if predicted_sign(e) >= 0:
-        return ctx.predict_fn, e.values, e.prediction, e.base_value, False
-    if e.output_space == "probability":  # P(neg) = 1 - P(pos)
-        return (lambda a: 1.0 - ctx.predict_fn(a)), -e.values, 1.0 - e.prediction, 1.0 - e.base_value, True
-    return (lambda a: -ctx.predict_fn(a)), -e.values, -e.prediction, -e.base_value, True
-
-
 def tradeoff_curve(explanation, ctx: Context, *, rounding=None, groups: Mapping[str, Sequence[str]] | None = None,
                    sensitive: Sequence[str] = (), measures: Sequence[str] = CHEAP_MEASURES) -> tuple[CurvePoint, ...]:
     """The cheap measures of :func:`simplify` for every ``k = 0..items``, with one batched model call.
@@ -182,7 +173,7 @@ def tradeoff_curve(explanation, ctx: Context, *, rounding=None, groups: Mapping[
     order = sorted(range(len(s.items)), key=lambda i: (-abs(s.items[i].value), s.items[i].members[0]))
     ranked = [shown.items[i] for i in order]
     e, d = explanation, explanation.values.size
-    f, phi, pred, base, flip = _predicted_class(e, ctx)
+    f, phi, pred, base, flip = predicted_class(e, ctx)
     steps = [tuple(ranked[:k]) for k in range(len(ranked) + 1)]
     vectors = [per_feature_values(items, d) for items in steps]
     fids = attribution_fidelity_many(phi, [-v if flip else v for v in vectors],

@@ -193,16 +193,25 @@ def predicted_sign(e: Explanation) -> float:
     return 1.0 if cut is None or e.prediction >= cut else -1.0
 
 
+def predicted_class(e: Explanation, ctx: Context):
+    """``(predict_fn, φ, g(x), φ_0, flip)`` for the predicted class, as every measure takes them.
+
+    For a row predicted negative, P(neg) = 1 - P(pos) (log-odds and raw outputs negate) and the
+    attributions negate; ``flip`` says so, for the shown values to negate too (ERASER [D]).
+    """
+    if predicted_sign(e) >= 0:
+        return ctx.predict_fn, e.values, e.prediction, e.base_value, False
+    if e.output_space == "probability":  # P(neg) = 1 - P(pos)
+        return (lambda a: 1.0 - ctx.predict_fn(a)), -e.values, 1.0 - e.prediction, 1.0 - e.base_value, True
+    return (lambda a: -ctx.predict_fn(a)), -e.values, -e.prediction, -e.base_value, True
+
+
 def _measure(e: Explanation, items: Sequence[Item], ctx: Context) -> dict:
     shown = per_feature_values(items, e.values.size)
     numbers = all(it.shown is not None for it in items)
     members = [j for it in items for j in it.members]
-    f, phi, pred, base = ctx.predict_fn, e.values, e.prediction, e.base_value
-    if predicted_sign(e) < 0:  # measure the predicted (negative) class: P(neg) = 1 - P(pos), log-odds negate
-        prob = e.output_space == "probability"
-        f = (lambda a: 1.0 - ctx.predict_fn(a)) if prob else (lambda a: -ctx.predict_fn(a))
-        phi, shown = -phi, -shown
-        pred, base = (1.0 - pred, 1.0 - base) if prob else (-pred, -base)
+    f, phi, pred, base, flip = predicted_class(e, ctx)
+    shown = -shown if flip else shown
     out = attribution_fidelity(phi, shown, members, prediction=pred, base_value=base, predict_fn=f,
                                x=np.asarray(e.feature_values, float), background=ctx.background,
                                baseline=ctx.baseline, neighborhood=ctx.neighborhood, full=ctx.full)
