@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..errors import CandorError
 from ._core import workspace
+from .attention import has_attention_model
 
 _KINDS = {"margin": "decision_function margins", "label": "class labels only", "raw": "a regressor's predictions"}
 
@@ -13,7 +14,7 @@ _KINDS = {"margin": "decision_function margins", "label": "class labels only", "
 def why_not(path: str) -> str | None:
     """Why the page at ``path`` does not apply to the current model, or ``None`` if it does."""
     ws = workspace()
-    if path == "/attention" and ws.transformer_paths is None:
+    if path == "/attention" and not has_attention_model():
         return ("The Attention page explains the bundled tabular transformer; it has no counterpart for your "
                 "model. The Text page explains text classifiers.")
     if path == "/surrogate" and not ws.is_classifier:
