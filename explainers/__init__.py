@@ -11,6 +11,8 @@ from importlib import import_module
 from .metrics import (
     RankAgreement,
     agreement_rate,
+    compare_ranks,
+    default_k,
     jaccard_at_k,
     kendall_tau_b,
     rank_agreement,
@@ -55,7 +57,7 @@ __all__ = [
     "AgreementReport", "AttentionMap", "Explanation", "Fidelity", "GlobalImportance", "LimeExplainer",
     "ModelSummary", "Predicate", "RankAgreement", "Rule", "ShapExplainer", "Simplification", "Surrogate",
     "SurrogateCurve", "TreeRuleSurrogate", "agreement_rate", "comprehensiveness", "conjunction_mask",
-    "is_linear_model", "is_tree_model", "jaccard_at_k", "kendall_tau_b", "masked_output", "predicate_mask",
+    "is_linear_model", "is_tree_model", "compare_ranks", "default_k", "jaccard_at_k", "kendall_tau_b", "masked_output", "predicate_mask",
     "rank_agreement", "rule_text", "sign_agreement", "simplify_top_k", "simplify_top_k_all", "spearman",
     "sufficiency", "summary_sentence", "top_k", "top_k_overlap", "tree_surrogate_curve", "weighted_r2",
 ]

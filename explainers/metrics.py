@@ -1,9 +1,15 @@
 """Agreement and fidelity metrics between explanations (plain functions, as captum.metrics).
 
-Definitions follow ``shared/METHODS.md`` §4.3: Spearman's ρ on average ranks,
-Kendall's τ-b (scipy's default), top-k overlap and Jaccard@k on ``|score|``.
+The one home of Candor's rank metrics, for tabular and text explanations alike (docs/methods.md,
+"Agreement"): Spearman's ρ on average ranks, Kendall's τ-b (scipy's default), and top-k overlap and
+Jaccard@k on ``|score|`` (which features matter, whatever their sign; a caller that wants signed
+ranks must say so in its own name). :func:`compare_ranks` is the one report of all three, used for
+explanation-vs-explanation and attention-vs-attribution agreement.
 """
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
@@ -12,11 +18,13 @@ __all__ = [
     "spearman",
     "kendall_tau_b",
     "top_k",
+    "default_k",
     "top_k_overlap",
     "jaccard_at_k",
     "sign_agreement",
     "agreement_rate",
     "RankAgreement",
+    "compare_ranks",
     "rank_agreement",
 ]
 
@@ -74,8 +82,25 @@ def top_k(scores, k: int) -> np.ndarray:
     return order[: min(k, s.size)]
 
 
+def default_k(n: int) -> int:
+    """``min(5, ceil(0.2 n))``, at least 1: the top-k size for ``n`` ranked items (DeYoung et al. 2020 use k = 5)."""
+    return max(1, min(5, math.ceil(0.2 * n)))
+
+
 def top_k_overlap(a, b, k: int) -> float:
-    """``|Top_k(|a|) ∩ Top_k(|b|)| / k``, in [0, 1]."""
+    """``|Top_k(|a|) ∩ Top_k(|b|)| / k``, in [0, 1], on magnitudes (the sign of a score is ignored).
+
+    Parameters
+    ----------
+    a, b : array-like of shape (n,)
+    k : int >= 1
+        Clipped to ``n``. Ties are broken by lower index (:func:`top_k`).
+
+    Raises
+    ------
+    ValueError
+        If the lengths differ, ``n < 2`` or ``k < 1``.
+    """
     a, b = _pair(a, b)
     if k <= 0:
         raise ValueError(f"k must be >= 1, got {k}")
@@ -121,21 +146,22 @@ def agreement_rate(y_surrogate, y_model) -> float:
     return float(np.mean(s == m))
 
 
-from dataclasses import dataclass  # noqa: E402
-
-
 @dataclass(frozen=True)
 class RankAgreement:
-    """Agreement between two attribution vectors over the same features.
+    """Rank agreement between two score vectors over the same items (features, words, tokens).
 
     Parameters
     ----------
     spearman, kendall_tau_b : float
-        On ``|attribution|`` ranks, in [-1, 1].
-    top_k_overlap : float in [0, 1]
+        On ``|score|`` ranks, in [-1, 1]; ``nan`` when a vector is constant or has fewer than 2 items.
+    top_k_overlap, jaccard_at_k : float in [0, 1]
+        On ``|score|``, ties broken by lower index.
     sign_agreement : float in [0, 1]
+        Share of items with equal sign among those where both are non-zero; ``nan`` when not
+        defined (no such item, or one side is attention, which has no sign).
     k : int
     methods : (str, str)
+        What the two vectors are, e.g. ``("shap", "lime")``; empty strings when unnamed.
     """
 
     spearman: float
@@ -143,17 +169,63 @@ class RankAgreement:
     top_k_overlap: float
     sign_agreement: float
     k: int
-    methods: tuple[str, str]
+    methods: tuple[str, str] = ("", "")
+    jaccard_at_k: float = float("nan")
+
+
+def compare_ranks(a, b, k: int | None = None, *, signed: bool = False,
+                  methods: tuple[str, str] = ("", "")) -> RankAgreement:
+    """Spearman, Kendall τ-b, top-k overlap and Jaccard@k of ``|a|`` and ``|b|``.
+
+    Parameters
+    ----------
+    a, b : array-like of shape (n,)
+        Scores over the same items; only magnitudes are ranked.
+    k : int, optional
+        Top-k size, clipped to ``n``; default :func:`default_k` ``(n)``.
+    signed : bool, default=False
+        Also report :func:`sign_agreement` of the signed values (two attributions); otherwise it is ``nan``.
+    methods : (str, str), optional
+
+    Returns
+    -------
+    RankAgreement
+        Correlations are ``nan`` for ``n < 2`` or a constant vector (no ranking to compare).
+
+    Raises
+    ------
+    ValueError
+        If the lengths differ, ``n == 0`` or ``k < 1``.
+    """
+    va, vb = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    if va.shape != vb.shape or va.size == 0:
+        raise ValueError(f"need two non-empty score vectors of equal length, got {va.size} and {vb.size}")
+    k = default_k(va.size) if k is None else k
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    k = min(k, va.size)
+    ma, mb = np.abs(va), np.abs(vb)
+    if va.size < 2 or np.ptp(ma) == 0 or np.ptp(mb) == 0:
+        rho = tau = float("nan")
+    else:
+        rho = float(stats.spearmanr(ma, mb).statistic)
+        tau = float(stats.kendalltau(ma, mb).statistic)
+    ta, tb = set(top_k(ma, k).tolist()), set(top_k(mb, k).tolist())
+    sign = sign_agreement(va, vb) if signed and va.size >= 2 else float("nan")
+    return RankAgreement(rho, tau, len(ta & tb) / k, sign, k, tuple(methods), len(ta & tb) / len(ta | tb))
 
 
 def rank_agreement(a, b, k: int = 5) -> RankAgreement:
     """Compare two :class:`~explainers.types.Explanation` objects of the same row.
 
     Ranks compare ``|values|`` (which features matter), sign agreement compares
-    direction. Raises ``ValueError`` if the feature names differ.
+    direction (:func:`compare_ranks` with ``signed=True``).
+
+    Raises
+    ------
+    ValueError
+        If the feature names differ.
     """
     if tuple(a.feature_names) != tuple(b.feature_names):
         raise ValueError("the two explanations cover different features")
-    va, vb = np.abs(a.values), np.abs(b.values)
-    return RankAgreement(spearman(va, vb), kendall_tau_b(va, vb), top_k_overlap(va, vb, k),
-                         sign_agreement(a.values, b.values), k, (a.method, b.method))
+    return compare_ranks(a.values, b.values, k, signed=True, methods=(a.method, b.method))

@@ -355,6 +355,9 @@ class AgreementReport:
     attribution_method : str
     query : str
         Which attention row was compared, e.g. ``"CLS row"``.
+    kendall : ndarray of shape (n_layers, n_heads)
+        Kendall's τ-b (scipy's default) between the head's attention and ``|attribution|``;
+        ``nan`` where a vector is constant.
     """
 
     per_head: np.ndarray
@@ -362,6 +365,7 @@ class AgreementReport:
     k: int
     attribution_method: str
     query: str
+    kendall: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,7 @@ imported lazily); no dash, flask or plotly. Public API:
 * Lopardo et al. (2024): :class:`LopardoClassifier`, :func:`train_lopardo`,
   :func:`closed_form_gradient`, :func:`lopardo_scores`.
 """
-from explainers.text._agreement import (
-    compare_attention_attribution,
-    default_k,
-    rank_metrics,
-    top_k_overlap,
-)
+from explainers.text._agreement import compare_attention_attribution
 from explainers.text._attention import (
     attention_scores,
     cls_row,
@@ -81,11 +76,11 @@ __all__ = [
     "MERGE_RULE", "PruningCurve", "RoleAccumulator", "SimpleVocab", "TextAgreementReport",
     "TextAttention", "TextClassifier", "TextEncoding", "ZeroShotSentimentModel", "analyze_heads",
     "attention_scores", "closed_form_gradient", "cls_row", "compare_attention_attribution",
-    "default_k", "detached_attention", "encode_batch", "encode_text", "evaluate_accuracy", "explained_output",
+    "detached_attention", "encode_batch", "encode_text", "evaluate_accuracy", "explained_output",
     "extract_attention", "gradient_x_input", "head_gates", "head_roles", "importance_order",
     "integrated_gradients", "lime_text", "load_minilm_sentiment", "load_text_classifier",
     "lopardo_scores", "mean_over_queries", "merge_attention", "merge_token_scores",
-    "minilm_model_dir", "normalize_per_layer", "rank_metrics", "rarest_position",
+    "minilm_model_dir", "normalize_per_layer", "rarest_position",
     "read_conllu", "read_labelled_sentences", "rollout", "shap_text", "sinusoidal_positions",
-    "top_k_overlap", "train_lopardo",
+    "train_lopardo",
 ]

@@ -144,22 +144,18 @@ class TextAgreementReport(AgreementReport):
     """Per layer and head agreement between attention and an attribution.
 
     Extends :class:`explainers.types.AgreementReport` (``per_head`` is
-    Spearman's rho, ``top_k_overlap``) with Kendall's tau-b (METHODS §4.3).
+    Spearman's rho, ``kendall``, ``top_k_overlap``) with what was compared.
 
     Parameters
     ----------
-    kendall : ndarray of shape (n_layers, n_heads)
-        Kendall tau-b (scipy ``kendalltau`` default) between the head's
-        per-word attention and ``|attribution|``; NaN when a vector is constant.
     aggregate : str
         Per-token attention aggregate compared: ``"cls"`` or ``"mean"``.
     level : str
-        ``"word"`` (pieces merged per METHODS §4.1) or ``"token"``.
+        ``"word"`` (pieces merged, docs/methods.md) or ``"token"``.
     n_items : int
         Number of content words (or tokens) compared.
     """
 
-    kendall: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     aggregate: str = "cls"
     level: str = "word"
     n_items: int = 0

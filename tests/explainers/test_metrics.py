@@ -42,3 +42,64 @@ def test_agreement_rate_and_errors():
         metrics.agreement_rate([0, 1], [0, 1, 1])
     with pytest.raises(ValueError, match="differ in length"):
         metrics.spearman([1, 2], [1, 2, 3])
+
+
+def test_top_k_overlap_is_on_magnitudes_everywhere():
+    """The review's counter-example: the old text metric ranked signed values and said 0.0 here."""
+    a, b = [-3.0, 1.0, 2.0], [3.0, 1.0, 2.0]
+    assert metrics.top_k_overlap(a, b, 1) == 1.0
+    assert metrics.compare_ranks(a, b, 1).top_k_overlap == 1.0
+
+
+def _brute_force_tau_b(x, y):
+    """Kendall's tau-b by counting every pair (Kendall 1945), independent of scipy."""
+    n = len(x)
+    conc = disc = tx = ty = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            dx, dy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+            if dx == 0 and dy == 0:
+                continue
+            if dx == 0:
+                tx += 1
+            elif dy == 0:
+                ty += 1
+            elif dx == dy:
+                conc += 1
+            else:
+                disc += 1
+    return (conc - disc) / math.sqrt((conc + disc + tx) * (conc + disc + ty))
+
+
+def _average_ranks(v):
+    v = np.asarray(v, float)
+    return np.array([np.sum(v < x) + (np.sum(v == x) + 1) / 2 for x in v])
+
+
+def test_compare_ranks_matches_brute_force_on_real_attributions(bc):
+    """Spearman (Pearson of average ranks), tau-b (pair counting) and top-k (sorting by hand) on the
+    |coefficient x value| attributions of a logistic regression for two breast-cancer rows."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    X, y, train, _ = bc
+    Xs = StandardScaler().fit_transform(X)
+    coef = LogisticRegression(max_iter=2000).fit(Xs[train], y.iloc[train]).coef_[0]
+    a, b = coef * Xs[0], coef * Xs[1]
+    r = metrics.compare_ranks(a, b, 5, signed=True)
+    ra, rb = _average_ranks(np.abs(a)), _average_ranks(np.abs(b))
+    assert r.spearman == pytest.approx(np.corrcoef(ra, rb)[0, 1], abs=1e-12)
+    assert r.kendall_tau_b == pytest.approx(_brute_force_tau_b(np.abs(a), np.abs(b)), abs=1e-12)
+    top_a = set(sorted(range(30), key=lambda i: -abs(a[i]))[:5])
+    top_b = set(sorted(range(30), key=lambda i: -abs(b[i]))[:5])
+    assert r.top_k_overlap == len(top_a & top_b) / 5
+    assert r.jaccard_at_k == len(top_a & top_b) / len(top_a | top_b)
+    assert r.sign_agreement == pytest.approx(np.mean(np.sign(a) == np.sign(b)))
+
+
+def test_compare_ranks_defaults():
+    assert [metrics.default_k(n) for n in (1, 4, 10, 30)] == [1, 1, 2, 5]
+    one = metrics.compare_ranks([2.0], [1.0])
+    assert math.isnan(one.spearman) and one.top_k_overlap == 1.0 and math.isnan(one.sign_agreement)
+    with pytest.raises(ValueError, match="equal length"):
+        metrics.compare_ranks([1, 2], [1, 2, 3])

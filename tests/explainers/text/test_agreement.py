@@ -2,25 +2,27 @@
 import numpy as np
 import pytest
 
-from explainers.text import (
-    compare_attention_attribution,
-    default_k,
-    extract_attention,
-    gradient_x_input,
-    rank_metrics,
-)
+import explainers.text
+from explainers.metrics import compare_ranks, default_k
+from explainers.text import compare_attention_attribution, extract_attention, gradient_x_input
 
 
 def test_t14_rank_metrics():
-    m = rank_metrics([4, 3, 2, 1], [4, 2, 3, 1], k=2)
-    assert m["spearman"] == pytest.approx(0.8)
-    assert m["kendall"] == pytest.approx(4 / 6)
-    assert m["top_k_overlap"] == pytest.approx(0.5)
-    assert m["jaccard"] == pytest.approx(1 / 3)
-    same = rank_metrics([4, 3, 2, 1], [4, 3, 2, 1], k=2)
-    assert (same["spearman"], same["kendall"], same["top_k_overlap"]) == pytest.approx((1, 1, 1))
-    rev = rank_metrics([4, 3, 2, 1], [1, 2, 3, 4])
-    assert (rev["spearman"], rev["kendall"]) == pytest.approx((-1, -1))
+    m = compare_ranks([4, 3, 2, 1], [4, 2, 3, 1], k=2)
+    assert m.spearman == pytest.approx(0.8)
+    assert m.kendall_tau_b == pytest.approx(4 / 6)
+    assert m.top_k_overlap == pytest.approx(0.5)
+    assert m.jaccard_at_k == pytest.approx(1 / 3)
+    same = compare_ranks([4, 3, 2, 1], [4, 3, 2, 1], k=2)
+    assert (same.spearman, same.kendall_tau_b, same.top_k_overlap) == pytest.approx((1, 1, 1))
+    rev = compare_ranks([4, 3, 2, 1], [1, 2, 3, 4])
+    assert (rev.spearman, rev.kendall_tau_b) == pytest.approx((-1, -1))
+
+
+def test_text_has_no_second_rank_metric():
+    """One top_k_overlap (on |score|) for tabular and text: the text package no longer defines its own."""
+    for name in ("top_k_overlap", "rank_metrics", "default_k"):
+        assert not hasattr(explainers.text, name)
 
 
 def test_default_k():
@@ -35,10 +37,12 @@ def test_per_head_agreement_on_minilm(minilm):
     assert rep.per_head.shape == rep.kendall.shape == rep.top_k_overlap.shape == (6, 12)
     assert rep.n_items == len(attn.encoding.words) and rep.k == default_k(rep.n_items)
     assert np.all(np.abs(rep.per_head) <= 1) and np.all((rep.top_k_overlap >= 0) & (rep.top_k_overlap <= 1))
-    # the report's numbers are those of rank_metrics on the merged scores
-    m = rank_metrics(attn.attention.weights[5, 0, 0] @ _word_matrix(attn), np.abs(expl.values), rep.k)
-    assert rep.per_head[5, 0] == pytest.approx(m["spearman"])
-    assert rep.kendall[5, 0] == pytest.approx(m["kendall"])
+    # the report's numbers are scipy's on the merged scores (an independent computation)
+    from scipy import stats
+
+    head, target = attn.attention.weights[5, 0, 0] @ _word_matrix(attn), np.abs(expl.values)
+    assert rep.per_head[5, 0] == pytest.approx(stats.spearmanr(head, target).statistic)
+    assert rep.kendall[5, 0] == pytest.approx(stats.kendalltau(head, target).statistic)
     tok = compare_attention_attribution(attn, expl, aggregate="mean", level="token")
     assert tok.n_items == attn.encoding.n_tokens - attn.encoding.n_special
 
