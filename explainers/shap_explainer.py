@@ -186,8 +186,13 @@ class ShapExplainer:
             return out[:, 1:]
         return out
 
-    def _values3(self, X: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        """Values (n_rows, n_features, n_outputs) and base values (n_outputs,)."""
+    def _values3(self, X: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int]:
+        """Values (n_rows, n_features, n_outputs), base values (n_outputs,) and the rows recomputed.
+
+        The explainer's ``params`` never change after ``__init__``: what one call did (rows whose
+        Tree SHAP was redone) is returned with that call's result, never accumulated on ``self``.
+        """
+        recomputed = 0
         if self.algorithm == "permutation":
             bg, n_perm = self.background.to_numpy(dtype=float), n_permutations(len(self.adapter.feature_names))
             pairs = [permutation_shap(self.adapter.outputs, row, bg, n_perm=n_perm, seed=self.seed)
@@ -205,15 +210,15 @@ class ShapExplainer:
         if self._groups is not None:
             vals = group_signed_sum(vals, self._groups, len(self.adapter.feature_names))
         if self.algorithm == "tree" and len(self.feature_names) == X.shape[1]:
-            vals = self._repair_tree_rows(X, vals, base)
-        return vals, base
+            vals, recomputed = self._repair_tree_rows(X, vals, base)
+        return vals, base, recomputed
 
-    def _repair_tree_rows(self, X: pd.DataFrame, vals: np.ndarray, base: np.ndarray) -> np.ndarray:
+    def _repair_tree_rows(self, X: pd.DataFrame, vals: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, int]:
         """Recompute rows where Tree SHAP is not additive with permutation SHAP (exactly additive).
 
         shap 0.51's tree traversal disagrees with scikit-learn's on a few random
         forests (gaps of one tree's vote, e.g. 1/30); those rows are redone in the
-        raw space and counted in ``params["tree_rows_recomputed"]``.
+        raw space; their count is returned (the result's ``params["tree_rows_recomputed"]``).
         """
         gap = np.abs(base + vals.sum(axis=1) - self._explained_outputs(X)).max(axis=1)
         bad = np.flatnonzero(gap > 1e-6)
@@ -225,8 +230,7 @@ class ShapExplainer:
             for i in bad:
                 v, b = permutation_shap(f, X.to_numpy(dtype=float)[i], bg, n_perm=n_perm, seed=self.seed)
                 vals[i] = v  # additive around the background mean, which equals the tree base value
-            self.params["tree_rows_recomputed"] = self.params.get("tree_rows_recomputed", 0) + int(bad.size)
-        return vals
+        return vals, int(bad.size)
 
     def explain_outputs(self, X: pd.DataFrame) -> OutputAttributions:
         """Attributions of every row of ``X`` for every explained output.
@@ -236,9 +240,9 @@ class ShapExplainer:
         OutputAttributions
             ``values`` of shape (n_rows, n_features, n_outputs), output names are the class labels.
         """
-        vals, base = self._values3(X)
+        vals, base, recomputed = self._values3(X)
         return OutputAttributions(self.feature_names, vals, base, self.output_names, self.output_space,
-                                  self._units, self.source, dict(self.params))
+                                  self._units, self.source, {**self.params, "tree_rows_recomputed": recomputed})
 
     def explain_many(self, X: pd.DataFrame) -> GlobalImportance:
         """Attributions for every row of ``X`` for the target output.
@@ -252,7 +256,7 @@ class ShapExplainer:
         GlobalImportance
             ``values`` of shape (n_rows, n_features) in ``output_space`` units.
         """
-        vals, base = self._values3(X)
+        vals, base, _ = self._values3(X)
         fv = self._tree.transform(X) if self._tree is not None and len(self.feature_names) != X.shape[1] else X
         return GlobalImportance(self.feature_names, vals[:, :, self.target_index], np.asarray(fv, dtype=float),
                                 float(base[self.target_index]), self.output_space, self.target_name, self.source)
@@ -272,10 +276,12 @@ class ShapExplainer:
         """
         if len(x) != 1:
             raise ValueError(f"explain takes one row, got {len(x)}")
-        vals, base = self._values3(x)
-        return self.from_row(x, vals[0, :, self.target_index], float(base[self.target_index]))
+        vals, base, recomputed = self._values3(x)
+        return self.from_row(x, vals[0, :, self.target_index], float(base[self.target_index]),
+                             tree_rows_recomputed=recomputed)
 
-    def from_row(self, x: pd.DataFrame, values: np.ndarray, base_value: float) -> Explanation:
+    def from_row(self, x: pd.DataFrame, values: np.ndarray, base_value: float, *,
+                 tree_rows_recomputed: int = 0) -> Explanation:
         """Wrap precomputed attributions of the one-row frame ``x`` as an :class:`Explanation`."""
         fv = x.to_numpy(dtype=float)[0]
         if len(self.feature_names) != fv.size:
@@ -285,5 +291,6 @@ class ShapExplainer:
             method="shap", feature_names=self.feature_names, values=values, base_value=base_value,
             prediction=float(self._explained_outputs(x)[0, self.target_index]), feature_values=fv,
             output_space=self.output_space, target=self.target_name, source=self.source,
-            params={**self.params, "units": self.units, "feature_labels": labels},
+            params={**self.params, "units": self.units, "feature_labels": labels,
+                    "tree_rows_recomputed": tree_rows_recomputed},
         )

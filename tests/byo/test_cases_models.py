@@ -211,8 +211,13 @@ def test_rows_where_tree_shap_disagrees_with_sklearn_are_recomputed():
     pipe = _pipe(["job"], ["age", "hours"], RandomForestClassifier(30, random_state=0)).fit(X, frame.income)
     a, Z = adapter_for(pipe, X)
     e = ShapExplainer(a, background=Z)
+    before = dict(e.params)
     out = e.explain_outputs(Z)
-    assert e.params["tree_rows_recomputed"] > 0
+    assert out.params["tree_rows_recomputed"] > 0
+    # a result's parameters never depend on call history: the explainer's own are unchanged, and a
+    # second identical call reports the same count, not twice it
+    assert e.params == before and "tree_rows_recomputed" not in e.params
+    assert e.explain_outputs(Z).params["tree_rows_recomputed"] == out.params["tree_rows_recomputed"]
     np.testing.assert_allclose(out.base_values + out.values.sum(axis=1), pipe.predict_proba(X), atol=1e-6)
 
 
