@@ -12,20 +12,29 @@ and on the Model & data page), never silent:
   (COMPAS: ``decile_score`` -> ``decile_score.1``);
 - a header row that looks like data (mostly numbers) is an error: the file has
   no header and its first row would silently become column names.
+
+Before a table is read, its size is checked cheaply (:func:`table_shape`: a CSV's header and its
+line count, streamed; a Parquet file's metadata) against ``CANDOR_MAX_CELLS`` rows x columns and
+``CANDOR_MAX_TABLE_MB`` of estimated memory (:mod:`app.limits`), so that an oversized file is
+refused with its numbers instead of filling the server's memory.
 """
 from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
 import pandas as pd
 
+from . import limits
 from .errors import CandorError, first_line
 
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".test")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 SNIFF_BYTES = 1 << 16
+SAMPLE_ROWS = 1000
+CHUNK = 1 << 20
 
 
 def _numeric(text: str) -> bool:
@@ -65,7 +74,7 @@ def _read_csv(path: Path, notes: list[str]) -> pd.DataFrame:
     kwargs = dict(sep=sep, skipinitialspace=spaced, encoding=encoding)
     try:
         df = pd.read_csv(io.StringIO(text), **kwargs)
-        data_lines = sum(1 for ln in text.split("\n") if ln.strip()) - 1
+        data_lines = sum(1 for _ in re.finditer(r"^[^\S\n]*\S", text, re.M)) - 1  # non-blank lines, no list
         if len(df) < data_lines and '"' in text:
             literal = pd.read_csv(io.StringIO(text), quoting=csv.QUOTE_NONE, **kwargs)
             if len(literal) == data_lines:
@@ -101,12 +110,15 @@ def read_table(path: str | Path, notes: list[str] | None = None) -> pd.DataFrame
     Raises
     ------
     CandorError
-        Missing file, unknown suffix, unreadable content, no header, no rows.
+        Missing file, unknown suffix, unreadable content, no header, no rows, or over the size limits
+        (:func:`check_size`).
     """
     path, notes = Path(path), notes if notes is not None else []
     if not path.is_file():
         raise CandorError(f"data file not found: {path}")
     suffix = path.suffix.lower()
+    if suffix in PARQUET_SUFFIXES + CSV_SUFFIXES:
+        check_size(path)
     if suffix in PARQUET_SUFFIXES:
         try:
             df = pd.read_parquet(path)
@@ -122,3 +134,103 @@ def read_table(path: str | Path, notes: list[str] | None = None) -> pd.DataFrame
     if df.empty:
         raise CandorError(f"{path.name}: the table has no rows")
     return df
+
+
+def _head_text(path: Path) -> str:
+    with open(path, "rb") as fh:
+        head = fh.read(SNIFF_BYTES)
+    try:
+        return head.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return head[:err.start].decode("utf-8") if err.start > len(head) - 4 else head.decode("latin-1")
+
+
+def _csv_shape(path: Path) -> tuple[int, int, str]:
+    head = _head_text(path)
+    sep, spaced = _sniff(head)
+    header = next(csv.reader(io.StringIO(head.split("\n", 1)[0]), delimiter=sep, skipinitialspace=spaced), [])
+    lines, last = 0, b"\n"
+    with open(path, "rb") as fh:
+        while chunk := fh.read(CHUNK):
+            lines, last = lines + chunk.count(b"\n"), chunk[-1:]
+    lines += last != b"\n"
+    return max(lines - 1, 0), len(header), sep
+
+
+def _parquet_meta(path: Path):
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(path).metadata
+    except Exception as exc:  # pyarrow raises its own error types
+        raise CandorError(f"{path.name}: not a readable Parquet file ({first_line(exc)})") from None
+
+
+def table_shape(path: str | Path) -> tuple[int, int]:
+    """Rows and columns of a table file without loading it (a CSV's line count is an upper bound on its rows).
+
+    Parameters
+    ----------
+    path : str or Path
+        A CSV-like or Parquet file.
+
+    Returns
+    -------
+    (int, int)
+        Data rows (lines after the header) and columns (fields of the header, or the Parquet schema's).
+
+    Raises
+    ------
+    CandorError
+        Unreadable Parquet metadata, or an unsupported suffix.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in PARQUET_SUFFIXES:
+        meta = _parquet_meta(path)
+        return meta.num_rows, meta.num_columns
+    if suffix in CSV_SUFFIXES:
+        rows, columns, _ = _csv_shape(path)
+        return rows, columns
+    raise CandorError(f"{path.name}: unsupported data file type {path.suffix or '(none)'}")
+
+
+def estimated_bytes(path: str | Path) -> int:
+    """Memory, in bytes, that reading the table is expected to take (an estimate, refused above the limit).
+
+    A CSV: its first :data:`SAMPLE_ROWS` rows are parsed and their pandas memory (strings included)
+    scaled to the line count, plus three times the file's size (the bytes, the decoded text and the
+    parser's buffers are held while reading). A Parquet file: the larger of twice its uncompressed
+    size and 8 bytes per cell.
+    """
+    path = Path(path)
+    if path.suffix.lower() in PARQUET_SUFFIXES:
+        meta = _parquet_meta(path)
+        raw = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        return max(2 * raw, 8 * meta.num_rows * meta.num_columns)
+    rows, _, sep = _csv_shape(path)
+    size = path.stat().st_size
+    try:
+        sample = pd.read_csv(path, sep=sep, nrows=SAMPLE_ROWS, encoding_errors="replace", engine="c")
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeDecodeError):
+        return 4 * size  # read_table names the problem
+    per_row = sample.memory_usage(deep=True).sum() / max(len(sample), 1)
+    return int(per_row * rows) + 3 * size
+
+
+def check_size(path: str | Path) -> None:
+    """Refuse a table over ``CANDOR_MAX_CELLS`` rows x columns or ``CANDOR_MAX_TABLE_MB`` of estimated memory.
+
+    Raises
+    ------
+    CandorError
+        Naming the file, its numbers, the limit and the variable that raises it.
+    """
+    path = Path(path)
+    rows, columns = table_shape(path)
+    limits.check_cells(rows, columns, path.name)
+    need, limit = estimated_bytes(path), limits.mib("CANDOR_MAX_TABLE_MB")
+    if need > limit:
+        raise CandorError(f"{path.name}: {rows:,} rows x {columns:,} columns would take about {need / 2**20:,.0f} MiB "
+                          f"of memory, over the limit of {limit / 2**20:,.0f} MiB (CANDOR_MAX_TABLE_MB; an operator "
+                          "can raise it)")

@@ -29,8 +29,9 @@ def _text(current) -> str:
 
 def _spec(dataset, text_col, label_col) -> dict:
     """The dataset description with the chosen columns (columns of another file fall back to the defaults)."""
-    spec = dict(dataset or services.BUILTIN)
-    columns = spec.get("columns") or []
+    spec = dict(dataset) if isinstance(dataset, dict) else dict(services.BUILTIN) if dataset is None else {}
+    spec.setdefault("id", None)  # a malformed store from the browser: the service says the upload is gone
+    columns = spec.get("columns") if isinstance(spec.get("columns"), list) else []
     if spec["id"] != "builtin" and text_col in columns:
         spec.update(text_column=text_col, label_column=label_col if label_col in columns else None)
     return spec
@@ -51,8 +52,11 @@ def pick_text(index, dataset, text_col, label_col):
     if index is None:
         raise PreventUpdate
     spec = _spec(dataset, text_col, label_col)
-    text = services.dataset_text(spec, index)
-    return {"text": text, "origin": f"text {index} of {spec['name']}"}, text
+    try:
+        text = services.dataset_text(spec, index)
+    except CandorError:  # the dataset note (list_texts) already says what is wrong with the dataset
+        raise PreventUpdate from None
+    return {"text": text, "origin": f"text {index} of {spec.get('name') or 'the dataset'}"}, text
 
 
 @callback(Output(ids.TEXT_DATASET, "data", allow_duplicate=True), Output(ids.TEXT_UPLOAD_STATUS, "children"),
@@ -82,10 +86,10 @@ def use_builtin(_clicks):
           Output(ids.TEXT_LABEL_COLUMN, "disabled"), Input(ids.TEXT_DATASET, "data"))
 def show_columns(dataset):
     """Column pickers of the dataset (disabled for the built-in examples)."""
-    spec = dataset or services.BUILTIN
-    columns = spec.get("columns") or [spec["text_column"], spec["label_column"]]
+    spec = _spec(dataset, None, None)
+    columns = spec.get("columns") or [spec.get("text_column"), spec.get("label_column")]
     builtin = spec["id"] == "builtin"
-    return columns, spec["text_column"], builtin, columns, spec.get("label_column"), builtin
+    return columns, spec.get("text_column"), builtin, columns, spec.get("label_column"), builtin
 
 
 @callback(Output(ids.TEXT_ROW, "options"), Output(ids.TEXT_ROW, "value"), Output(ids.TEXT_DATASET_NOTE, "children"),

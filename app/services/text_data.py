@@ -1,14 +1,12 @@
 """Text page datasets: built-in examples, uploaded CSV and CoNLL-U files, the head-analysis job.
 
-Uploads are written once to ``TEXT_DIR/uploads`` under their content hash (size-limited); the
-browser keeps only the hash, the file name and column names, never the file.
+Uploads are written once to ``TEXT_DIR/uploads`` under a random id recorded in that folder's index
+(:mod:`app.uploads`: size limit, quota, retention); the browser keeps only the id, the file name and
+column names, never the file. An id from the browser is looked up in the index (a CSV id only as a
+CSV of texts, a CoNLL-U id only as CoNLL-U), never joined into a path.
 """
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -16,6 +14,7 @@ from typing import Callable
 
 import numpy as np
 
+from .. import uploads as _store
 from ..errors import CandorError
 from . import text as _text
 from .text import CACHE_VERSION, EXAMPLES, job_loaded, result_cache
@@ -25,7 +24,6 @@ CSV_LIMIT_BYTES = 2_000_000
 CONLLU_LIMIT_BYTES = 5_000_000
 MAX_LISTED = 500
 MAX_ANALYSIS_TEXTS = 1000
-MAX_KEPT_UPLOADS = 50
 BUILTIN = {"id": "builtin", "name": "built-in examples", "text_column": "text", "label_column": "label"}
 _TEXT_NAMES = ("text", "sentence", "review", "content", "body", "comment", "document")
 _LABEL_NAMES = ("label", "labels", "sentiment", "target", "class", "y")
@@ -37,35 +35,28 @@ def _uploads() -> Path:
     return folder
 
 
-def _decode(contents: str, filename: str, limit: int) -> bytes:
-    try:
-        data = base64.b64decode(contents.split(",", 1)[1], validate=False)
-    except (IndexError, binascii.Error, AttributeError) as err:
-        raise CandorError(f"{filename}: the upload could not be decoded ({err})") from err
-    if len(data) > limit:
-        raise CandorError(f"{filename} is {len(data) / 1e6:.1f} MB; the limit is {limit / 1e6:.0f} MB")
-    if not data.strip():
+def _save(contents: str, filename: str, kind: str, suffixes: tuple[str, ...], limit: int) -> _store.Record:
+    if not isinstance(contents, str) or "," not in contents:
+        raise CandorError(f"{filename}: the upload could not be decoded (not a data URL)")
+    rec = _store.save(filename, contents, kind=kind, suffixes=suffixes, limit=limit, folder=_uploads())
+    if not rec.path.read_bytes().strip():
+        _store.remove(rec.id, _uploads())
         raise CandorError(f"{filename} is empty")
-    return data
+    return rec
 
 
-def _store(data: bytes, filename: str, suffix: str) -> str:
-    digest = hashlib.sha256(data).hexdigest()[:20]
-    folder = _uploads()
-    (folder / f"{digest}.{suffix}").write_bytes(data)
-    (folder / f"{digest}.json").write_text(json.dumps({"name": filename}))
-    kept = sorted(folder.glob(f"*.{suffix}"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in kept[MAX_KEPT_UPLOADS:]:
-        old.unlink(missing_ok=True)
-    return digest
+def _lookup(upload_id, kind: str) -> _store.Record:
+    """The stored upload behind an id from the browser (through the index; never joined into a path)."""
+    return _store.lookup(upload_id, (kind,), _uploads())
 
 
-def _read_csv(digest: str, name: str):
+def _read_csv(dataset_id, name: str):
     import pandas as pd
 
-    path = _uploads() / f"{digest}.csv"
-    if not path.is_file():
-        raise CandorError(f"{name} is no longer on the server; upload it again")
+    try:
+        path = _lookup(dataset_id, "text-csv").path
+    except CandorError:
+        raise CandorError(f"{name or 'that file'} is no longer on the server; upload it again") from None
     try:
         return pd.read_csv(path, dtype=str, keep_default_na=False, encoding_errors="replace")
     except (ValueError, pd.errors.ParserError) as err:
@@ -97,10 +88,15 @@ def save_csv_upload(contents: str, filename: str) -> dict:
     CandorError
         Naming the file when it is too large, empty, not a CSV or has no rows.
     """
-    data = _decode(contents, filename, CSV_LIMIT_BYTES)
-    digest = _store(data, filename, "csv")
-    frame = _read_csv(digest, filename)
+    rec = _save(contents, filename, "text-csv", (".csv", ".tsv", ".txt"), CSV_LIMIT_BYTES)
+    digest = rec.id
+    try:
+        frame = _read_csv(digest, filename)
+    except CandorError:
+        _store.remove(digest, _uploads())
+        raise
     if frame.empty or not len(frame.columns):
+        _store.remove(digest, _uploads())
         raise CandorError(f"{filename}: no rows under the header")
     columns = [str(c) for c in frame.columns]
     text_col = _guess(columns, _TEXT_NAMES) or max(columns, key=lambda c: frame[c].str.len().mean())
@@ -122,9 +118,13 @@ def save_conllu_upload(contents: str, filename: str) -> dict:
     CandorError
         Naming the file and line when it is not valid CoNLL-U.
     """
-    data = _decode(contents, filename, CONLLU_LIMIT_BYTES)
-    digest = _store(data, filename, "conllu")
-    trees = read_trees(digest, filename)
+    rec = _save(contents, filename, "conllu", (".conllu", ".conll", ".txt"), CONLLU_LIMIT_BYTES)
+    try:
+        trees = read_trees(rec.id, filename)
+    except CandorError:
+        _store.remove(rec.id, _uploads())
+        raise
+    digest = rec.id
     return dict(id=digest, name=filename, n_sentences=len(trees))
 
 
@@ -150,9 +150,10 @@ def read_trees(digest: str, name: str) -> list:
     """
     from explainers.text import read_conllu
 
-    path = _uploads() / f"{digest}.conllu"
-    if not path.is_file():
-        raise CandorError(f"{name} is no longer on the server; upload it again")
+    try:
+        path = _lookup(digest, "conllu").path
+    except CandorError:
+        raise CandorError(f"{name or 'that file'} is no longer on the server; upload it again") from None
     try:
         trees = read_conllu(path, max_sentences=MAX_ANALYSIS_TEXTS)
     except (ValueError, UnicodeDecodeError) as err:
@@ -252,8 +253,10 @@ def dataset(spec: dict | None) -> TextDataset:
         (:func:`app.services.text_loader.model_labels`).
     """
     spec = spec or BUILTIN
-    return _dataset(spec["id"], spec.get("name", ""), spec.get("text_column") or "text", spec.get("label_column"),
-                    model_labels())
+    fields = [spec.get(k) if isinstance(spec, dict) else None for k in ("id", "name", "text_column", "label_column")]
+    if not isinstance(fields[0], str) or not all(f is None or isinstance(f, str) for f in fields):
+        raise CandorError("that dataset is no longer on the server; upload it again")
+    return _dataset(fields[0], fields[1] or "", fields[2] or "text", fields[3], model_labels())
 
 
 def dataset_options(spec: dict | None) -> list[dict]:
@@ -342,6 +345,8 @@ def head_analysis(spec: dict | None, conllu: dict | None = None,
 
     spec = spec or BUILTIN
     loaded = job_loaded()
+    if conllu is not None and not isinstance(conllu, dict):
+        raise CandorError("that CoNLL-U upload is no longer on the server; upload it again")
     source = (f"conllu:{conllu['id']}" if conllu else
               f"{spec['id']}:{spec.get('text_column')}:{spec.get('label_column')}")
     key = f"{CACHE_VERSION}|heads|{loaded.info.tag}|{source}|max={MAX_ANALYSIS_TEXTS}|seeds=0"
@@ -352,7 +357,7 @@ def head_analysis(spec: dict | None, conllu: dict | None = None,
     model = loaded.model
     kw = dict(batch_size=16, random_seeds=(0,), progress=progress)
     if conllu:
-        trees = read_trees(conllu["id"], conllu["name"])
+        trees = read_trees(conllu.get("id"), str(conllu.get("name", "")))
         result = analyze_heads(model, trees=trees, **kw)
         view = HeadAnalysisView(result, f"{conllu['name']}: {len(trees)} sentences (CoNLL-U word forms, gold heads)",
                                 None, True)

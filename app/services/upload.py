@@ -1,25 +1,29 @@
 """Upload page services: store the user's files server-side, list the data's columns, install the pair.
 
-Files go to :func:`app.uploads.upload_dir` once; the browser keeps only the
-stored name (a token). Models must be skops files (never unpickled). Installing
-a pair replaces the workspace of every page in every process of the server
-(:mod:`app.services.selection`).
+Files go to :func:`app.uploads.upload_dir` once; the browser keeps only the stored file's id
+(a token), which is looked up in the folder's index (:func:`app.uploads.lookup`), never joined
+into a path. Models must be skops files (never unpickled). Installing a pair replaces the
+workspace of every page in every process of the server (:mod:`app.services.selection`); the
+pair in use is never deleted by the upload quota or the retention rule.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import limits, uploads
 from ..errors import CandorError
 from ..loading import load_skops
-from ..tables import read_table
-from ..uploads import safe_name, store_upload, upload_dir
+from ..tables import read_table, table_shape
+from ..uploads import safe_name, store_upload
+from . import selection
 from .selection import Selection, as_uploaded, install
 
 
 @dataclass(frozen=True)
 class Stored:
-    """One stored upload: ``token`` (its name in the upload folder), display name, size, data columns and notes."""
+    """One stored upload: ``token`` (its id in the upload folder's index), display name, size, data columns and notes."""
 
     token: str
     name: str
@@ -28,13 +32,26 @@ class Stored:
     notes: tuple[str, ...] = ()
 
 
+def _selected_paths() -> list[str]:
+    """Files the selection of this process and of the launch's selection file name (the pair in use)."""
+    chosen = [selection.current()]
+    try:
+        chosen.append(Selection(**json.loads(selection.state_file().read_text())))
+    except FileNotFoundError:
+        pass
+    return [p for s in chosen for p in (s.model, s.data) if p]
+
+
+uploads.in_use_hooks.append(_selected_paths)
+
+
 def receive(filename: str, contents: str, kind: str) -> Stored:
     """Store an upload from ``dcc.Upload`` (base64 ``contents``); read a data file's header and rows.
 
     Raises
     ------
     CandorError
-        Wrong type, too large, unreadable table (the message names the file).
+        Wrong type, too large (bytes, cells or memory), unreadable table, quota full (the message names the file).
     """
     path = store_upload(filename, contents, kind=kind)
     notes: list[str] = []
@@ -44,19 +61,44 @@ def receive(filename: str, contents: str, kind: str) -> Stored:
             return Stored(path.name, safe_name(filename), path.stat().st_size)
         df = read_table(path, notes)
     except CandorError as err:
-        path.unlink(missing_ok=True)
+        uploads.remove(path.name)
         raise CandorError(as_uploaded(str(err), path.name)) from None
+    except MemoryError:
+        uploads.remove(path.name)
+        raise CandorError(f"{safe_name(filename)}: reading the table needs more memory than this server allows "
+                          "(CANDOR_MAX_MEMORY_MB)") from None
     return Stored(path.name, safe_name(filename), path.stat().st_size, tuple(map(str, df.columns)),
                   tuple(as_uploaded(n, path.name) for n in notes))
 
 
-def resolve(token: str) -> Path:
-    """The stored file behind a token from the browser; it must name a file directly inside the upload folder."""
-    folder = upload_dir()
-    path = (folder / safe_name(token)).resolve()
-    if path.parent != folder or not path.is_file():
-        raise CandorError("that upload is no longer on the server; upload the file again")
-    return path
+def resolve(token, kind: str) -> Path:
+    """The stored file behind a token from the browser, through the upload index (never joined into a path).
+
+    Raises
+    ------
+    CandorError
+        "that upload is no longer on the server" for an unknown token, or one of another kind.
+    """
+    return uploads.lookup(token, (kind,)).path
+
+
+def check_explanation_cost(rows: int, features: int, name: str) -> None:
+    """Refuse a pair whose model calls would exceed ``CANDOR_MAX_CELLS`` model-input cells.
+
+    Loading predicts every row once (``rows x features`` input cells); explaining one row asks the
+    model for LIME's perturbed rows or SHAP's background rows at once (``max(LIME_SAMPLES,
+    BACKGROUND_SIZE) x features``). Larger calls are split into batches by the model adapter.
+
+    Raises
+    ------
+    CandorError
+        Naming the numbers, the limit and the variable that raises it.
+    """
+    limits.check_cells(rows, features, name)
+    from .tabular import BACKGROUND_SIZE, LIME_SAMPLES
+
+    per_row = max(LIME_SAMPLES, BACKGROUND_SIZE)
+    limits.check_cells(per_row, features, f"{name}: explaining one row (LIME/SHAP model input)")
 
 
 def activate(model_token: str, data_token: str, target: str) -> str:
@@ -65,12 +107,19 @@ def activate(model_token: str, data_token: str, target: str) -> str:
     Raises
     ------
     CandorError
-        As :func:`app.loading.load_user_workspace` (names the file, column or dtype).
+        As :func:`app.loading.load_user_workspace` (names the file, column or dtype), or when the table or the
+        cost of explaining it is over the limits (:mod:`app.limits`).
     """
     if not (model_token and data_token and target):
         raise CandorError("upload a model and a data file and choose the target column first")
-    ws = install(Selection(model=str(resolve(model_token)), data=str(resolve(data_token)), target=target,
-                           uploaded=True))
+    model, data = resolve(model_token, "model"), resolve(data_token, "data")
+    rows, columns = table_shape(data)
+    check_explanation_cost(rows, max(columns - 1, 1), as_uploaded(data.name, data.name))
+    try:
+        ws = install(Selection(model=str(model), data=str(data), target=target, uploaded=True))
+    except MemoryError:
+        raise CandorError(f"{as_uploaded(data.name, data.name)}: loading this pair needs more memory than this "
+                          "server allows (CANDOR_MAX_MEMORY_MB)") from None
     what = f"class {ws.positive_class!r}" if ws.is_classifier else f"predicted {ws.target!r}"
     return (f"Now explaining {ws.name}: {len(ws.X)} rows x {ws.X.shape[1]} features, {ws.task}, {what} "
             f"({ws.output_label})." + "".join(f" {n}." for n in ws.notes))

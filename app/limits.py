@@ -1,0 +1,98 @@
+"""Resource limits of one Candor server, each from an environment variable, read when used.
+
+==================================  =======  =========================================================
+variable                            default  what it bounds
+==================================  =======  =========================================================
+``CANDOR_MAX_UPLOAD_MB``            50       one uploaded file (the request body may be 4/3 of it + 1 MiB)
+``CANDOR_UPLOAD_QUOTA_MB``          500      all files in one upload folder together
+``CANDOR_UPLOAD_RETENTION_HOURS``   24       age after which an upload not in use is deleted
+``CANDOR_MAX_CELLS``                20e6     rows x columns of a table, and rows x features of model input
+``CANDOR_MAX_TABLE_MB``             2048     estimated memory of a loaded table
+``CANDOR_MAX_MEMORY_MB``            16384    a process's private writable memory (RLIMIT_DATA); 0: no limit
+``CANDOR_MODEL_TIMEOUT_S``          120      one model call (checked between batches of rows)
+``CANDOR_MAX_JOBS``                 4        background jobs running at once on the server
+``CANDOR_MAX_JOBS_PER_USER``        2        background jobs running at once for one user
+==================================  =======  =========================================================
+
+A value that is not a positive number is an error that names the variable (the server refuses to start).
+"""
+from __future__ import annotations
+
+import logging
+import os
+
+from .errors import CandorError
+
+log = logging.getLogger(__name__)
+_DEFAULTS = {"CANDOR_MAX_UPLOAD_MB": 50, "CANDOR_UPLOAD_QUOTA_MB": 500, "CANDOR_UPLOAD_RETENTION_HOURS": 24,
+             "CANDOR_MAX_CELLS": 20_000_000, "CANDOR_MAX_TABLE_MB": 2048, "CANDOR_MAX_MEMORY_MB": 16384,
+             "CANDOR_MODEL_TIMEOUT_S": 120, "CANDOR_MAX_JOBS": 4, "CANDOR_MAX_JOBS_PER_USER": 2}
+_ZERO_OK = {"CANDOR_MAX_MEMORY_MB", "CANDOR_MODEL_TIMEOUT_S"}
+
+
+def setting(name: str) -> float:
+    """The value of limit ``name`` (one of the variables above), from the environment or its default.
+
+    Raises
+    ------
+    CandorError
+        If the variable is set to something that is not a positive number (0 is allowed where it means "off").
+    """
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return float(_DEFAULTS[name])
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not (value > 0 or (value == 0 and name in _ZERO_OK)):
+        raise CandorError(f"{name}={raw!r} is not a positive number")
+    return value
+
+
+def mib(name: str) -> int:
+    """A ``*_MB`` limit in bytes."""
+    return int(setting(name) * 2**20)
+
+
+def max_request_bytes() -> int:
+    """The largest request body the server reads: one upload as base64 (4/3 of its bytes) in Dash's JSON, + 1 MiB."""
+    return -(-mib("CANDOR_MAX_UPLOAD_MB") * 4 // 3) + 2**20
+
+
+def check_cells(rows: int, columns: int, what: str) -> None:
+    """Refuse ``rows x columns`` cells over ``CANDOR_MAX_CELLS``.
+
+    Raises
+    ------
+    CandorError
+        Naming ``what``, the numbers, the limit and how to raise it.
+    """
+    limit = int(setting("CANDOR_MAX_CELLS"))
+    if rows * columns > limit:
+        raise CandorError(f"{what}: {rows:,} rows x {columns:,} columns = {rows * columns:,} cells is over the limit "
+                          f"of {limit:,} cells (CANDOR_MAX_CELLS; an operator can raise it)")
+
+
+def apply_memory_ceiling() -> int | None:
+    """Cap this process's private writable memory at ``CANDOR_MAX_MEMORY_MB`` (RLIMIT_DATA); returns the bytes.
+
+    RLIMIT_DATA (Linux 4.7+) counts heap and private anonymous mappings, the memory an oversized table or
+    model input takes, but not the shared libraries or the address-space reservations (torch, OpenBLAS)
+    that make RLIMIT_AS unusable. Past the ceiling an allocation fails (``MemoryError`` in NumPy and
+    pandas), the request fails and the process keeps serving, instead of the kernel's OOM killer ending
+    it. Forked workers and background jobs inherit the cap. A lower hard limit already set is kept.
+    """
+    import resource
+
+    limit = mib("CANDOR_MAX_MEMORY_MB")
+    if not limit:
+        return None
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    if soft != resource.RLIM_INFINITY and soft <= limit:
+        return soft
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
+    log.info("candor: memory ceiling %d MiB (RLIMIT_DATA)", limit // 2**20)
+    return limit
