@@ -38,7 +38,7 @@ from .types import (
 
 _LAZY = {
     "LimeExplainer": ".lime_explainer", "weighted_r2": ".lime_explainer",
-    "ShapExplainer": ".shap_explainer", "is_linear_model": ".shap_explainer", "is_tree_model": ".shap_explainer",
+    "ShapExplainer": ".shap_explainer", "is_linear_model": ".model_kinds", "is_tree_model": ".model_kinds",
     "comprehensiveness": ".simplify", "masked_output": ".simplify", "simplify_top_k": ".simplify",
     "simplify_top_k_all": ".simplify", "sufficiency": ".simplify", "summary_sentence": ".simplify",
     "TreeRuleSurrogate": ".surrogate", "tree_surrogate_curve": ".surrogate",

@@ -28,6 +28,7 @@ import pandas as pd
 
 from ._codec import TabularCodec
 from ._grouping import feature_groups
+from .model_kinds import is_tree_model
 
 __all__ = ["ModelAdapter", "OneVsRest", "OutputView", "TreeView", "OutputAttributions"]
 
@@ -185,7 +186,6 @@ class ModelAdapter:
 
     def tree_view(self) -> TreeView | None:
         """The tree ensemble to explain exactly, if the model is one or a Pipeline ending in one."""
-        from .shap_explainer import is_tree_model
 
         m = self.model
         if is_tree_model(m):

@@ -19,28 +19,12 @@ from ._codec import TabularCodec
 from ._grouping import group_signed_sum
 from ._permutation import n_permutations, permutation_shap
 from .model_adapter import ModelAdapter, OutputAttributions, OutputView
+from .model_kinds import is_linear_model, is_tree_model
 from .types import Explanation, GlobalImportance
 
-__all__ = ["ShapExplainer", "is_tree_model", "is_linear_model", "estimate_cost"]
+__all__ = ["ShapExplainer", "estimate_cost"]
 
-_TREE_NAMES = (
-    "GradientBoostingClassifier", "GradientBoostingRegressor", "RandomForestClassifier",
-    "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor",
-    "DecisionTreeClassifier", "DecisionTreeRegressor", "XGBClassifier", "XGBRegressor",
-    "LGBMClassifier", "LGBMRegressor", "CatBoostClassifier", "CatBoostRegressor",
-)
-_LINEAR_NAMES = ("LogisticRegression", "LinearRegression", "Ridge", "Lasso", "ElasticNet", "SGDClassifier")
 KMEANS_K = 20
-
-
-def is_tree_model(model) -> bool:
-    """True for the tree ensembles that ``shap.TreeExplainer`` explains exactly."""
-    return type(model).__name__ in _TREE_NAMES
-
-
-def is_linear_model(model) -> bool:
-    """True for scikit-learn linear models with ``coef_``."""
-    return type(model).__name__ in _LINEAR_NAMES
 
 
 def permutation_evals(n_features: int) -> int:
