@@ -4,6 +4,7 @@ Chain: a click on a ``study-submit`` button -> (browser) the response time
 since the step rendered goes into ``TIMING`` -> (server) the answer is stored
 and ``REFRESH`` bumps -> the current step is rendered again from the database.
 """
+import flask
 from dash import ALL, Input, Output, State, callback, clientside_callback, no_update
 from dash.exceptions import PreventUpdate
 
@@ -58,6 +59,6 @@ def render_step(token, _refresh, study_id):
 def submit_step(timing, values, answer_ids, token, study_id, refresh):
     if not timing:
         raise PreventUpdate
-    answers = {i["field"]: v for i, v in zip(answer_ids, values)}
-    new_token, error = submit_answer(study_id, token, timing, answers)
+    answers = {i.get("field") if isinstance(i, dict) else None: v for i, v in zip(answer_ids or [], values or [])}
+    new_token, error = submit_answer(study_id, token, timing, answers, client=flask.request.remote_addr)
     return (new_token if new_token != token else no_update), (refresh or 0) + (0 if error else 1), error

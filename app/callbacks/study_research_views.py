@@ -13,6 +13,8 @@ from dash import dcc, html
 from app.components import card, fmt
 from app.study import analysis, export, runtime
 
+from .study_service import pin_status
+
 MEASURES = {
     "agreement": "Agreement (final = model)", "switch": "Switch to model", "over_reliance": "Over-reliance",
     "under_reliance": "Under-reliance", "team_accuracy": "Team accuracy", "forward_accuracy": "Forward prediction",
@@ -31,13 +33,15 @@ def dashboard(study_id: str) -> html.Div:
     if study is None:
         return html.P("No such study.")
     eng = runtime.engine()
+    changed = pin_status(study)
+    pinned = [dbc.Alert(changed, color="warning", id="study-pin-warning")] if changed else []
     people = pd.DataFrame(export.table_rows(eng, "participants", study_id))
     trials = pd.DataFrame(export.table_rows(eng, "trial_log", study_id))
     answers = pd.DataFrame(export.table_rows(eng, "questionnaire_responses", study_id))
     if people.empty:
-        return html.P("No participants yet.")
+        return html.Div(pinned + [html.P("No participants yet.")])
     enrol = (people.groupby(["condition", "stratum", "status"]).size().unstack("status", fill_value=0).reset_index())
-    parts = [card("Enrolment and completion", _table(enrol),
+    parts = pinned + [card("Enrolment and completion", _table(enrol),
                   source="Counts from the participants table; allocation by seeded permuted blocks (METHODS §5.4).")]
     if not trials.empty and not answers.empty:
         s = analysis.summary_by_condition(trials, answers)

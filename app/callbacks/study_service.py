@@ -7,17 +7,29 @@ label (P(positive) >= 0.5, as in the navbar); the descriptive explanation is
 ``top_k:K`` operator (default 3). The logged fidelity is the share of
 |attribution| the shown explanation keeps (``mass_retained``: 1.0 for the full
 SHAP explanation) with the simplification's complexity counts.
+
+A study is *pinned* when it is first served (the first consent, or the first
+trial rendered): every stimulus's view under every condition is computed once
+from the live workspace and stored in the database with the workspace's
+fingerprint (:mod:`app.study.pins`). Participants are served the stored views,
+so an upload or a model/class switch during the study changes nothing they see
+or what is logged; the researcher page says when the live model differs.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
+import plotly.graph_objects as go
 
 from app import figures, services
-from app.errors import CandorError
-from app.study.schema import Study
+from app.errors import CandorError, first_line
+from app.study import answers as checks
+from app.study import flow, limits, pins, runtime, store
+from app.study.schema import Study, StudyError
 from app.study.store import TrialContext
 
 DEFAULT_TOP_K = 3
@@ -43,12 +55,39 @@ def _top_k(operators: tuple[str, ...]) -> int:
     return DEFAULT_TOP_K
 
 
-def stimulus_view(study: Study, item_id: str, condition_id: str) -> StimulusView:
-    """Build the view of ``item_id`` under ``condition_id``; raises :class:`CandorError`."""
-    ws = services.workspace()
-    if tuple(study.model.outputs) != tuple(ws.classes):
-        raise CandorError(f"study {study.id!r} lists outputs {list(study.model.outputs)} but the loaded model's "
-                          f"classes are {list(ws.classes)}")
+def workspace_fingerprint(study: Study, ws=None) -> str:
+    """SHA-256 (hex) of what the study's advice depends on in the workspace ``ws`` (default: live).
+
+    Covers the class names, the feature names, the stimulus rows' values and true
+    labels, and the model's output on those rows (rounded to 12 digits), so a new
+    upload, a refitted model or a class switch changes it.
+
+    Raises
+    ------
+    CandorError
+        If a stimulus row is outside the loaded table or the model fails on it.
+    """
+    ws = ws or services.workspace()
+    rows = [s.row for s in study.stimuli if s.row is not None]
+    n = len(ws.X)
+    bad = [r for r in rows if not 0 <= r < n]
+    if bad:
+        raise CandorError(f"study {study.id!r} names rows {bad[:5]} but the loaded table has {n} rows (0..{n - 1})")
+    h = hashlib.sha256(json.dumps({"classes": [str(c) for c in ws.classes], "positive": str(ws.positive_class),
+                                   "features": [str(c) for c in ws.X.columns]}).encode())
+    if rows:
+        x = ws.X.iloc[rows]
+        try:
+            out = np.asarray(ws.output(x), dtype=float)
+        except Exception as exc:  # the user's model: one line, not a traceback
+            raise CandorError(f"the model failed on the study's rows: {first_line(exc)}") from exc
+        for part in (np.asarray(x, dtype=float), np.asarray(ws.y)[rows].astype(float), np.round(out, 12)):
+            h.update(np.ascontiguousarray(part).tobytes())
+    return h.hexdigest()
+
+
+def _compute_view(study: Study, item_id: str, condition_id: str, ws) -> dict:
+    """The JSON view of ``item_id`` under ``condition_id`` from workspace ``ws``; raises CandorError."""
     stim = study.stimulus(item_id)
     if stim.row is None:
         raise CandorError("text stimuli need a text-model service; this server explains tabular rows only")
@@ -56,50 +95,102 @@ def stimulus_view(study: Study, item_id: str, condition_id: str) -> StimulusView
     expl = services.shap_row(row)
     pred = ws.positive_class if expl.prediction >= 0.5 else next(c for c in ws.classes if c != ws.positive_class)
     truth = ws.classes[int(ws.y[row])]
-    x = ws.X.iloc[row]
-    features = tuple((str(name), f"{float(v):.4g}") for name, v in x.items())
+    features = [[str(name), f"{float(v):.4g}"] for name, v in ws.X.iloc[row].items()]
     cond = study.condition(condition_id)
-    base = dict(model_prediction=pred, truth=truth)
+    view = dict(features=features, kind=cond.explanation, figure=None, statement=None,
+                context=asdict(TrialContext(model_prediction=pred, truth=truth)))
     if cond.explanation == "none":
-        return StimulusView(features, None, TrialContext(**base), "none", None, None)
+        return view
     d = len(expl.feature_names)
     k = d if cond.explanation == "descriptive" else min(_top_k(cond.operators), d)
     sim = services.persuasive(row, k).simplification
     ops = ([f"{name}(" + ", ".join(f"{key}={val}" for key, val in params.items()) + ")" for name, params in sim.operators]
            if cond.explanation == "persuasive" else None)
-    ctx = TrialContext(**base, explanation_id=f"row{row}:shap" + (f":top_k={k}" if ops else ""),
-                       explanation_parent_id=f"row{row}:shap" if ops else None, operators=ops,
-                       fidelity_metric="mass_retained", fidelity=float(sim.fidelity_after["mass_retained"]),
-                       complexity={key: float(v) for key, v in sim.complexity_after.items()})
+    view["context"] = asdict(TrialContext(
+        model_prediction=pred, truth=truth, explanation_id=f"row{row}:shap" + (f":top_k={k}" if ops else ""),
+        explanation_parent_id=f"row{row}:shap" if ops else None, operators=ops,
+        fidelity_metric="mass_retained", fidelity=float(sim.fidelity_after["mass_retained"]),
+        complexity={key: float(v) for key, v in sim.complexity_after.items()}))
     if cond.explanation == "descriptive":
         fig = figures.attribution_bar(expl, max_display=10, title="Why the model predicts this")
-        return StimulusView(features, None, ctx, "descriptive", fig, None)
-    fig = figures.attribution_bar(expl, max_display=k, values=np.asarray(sim.values), title="Why the model predicts this")
-    return StimulusView(features, None, ctx, "persuasive", fig, sim.statement)
+    else:
+        fig = figures.attribution_bar(expl, max_display=k, values=np.asarray(sim.values),
+                                      title="Why the model predicts this")
+        view["statement"] = sim.statement
+    view["figure"] = json.loads(fig.to_json())
+    return view
 
 
-def warm(study: Study, participant) -> None:
-    """Compute the participant's stimulus views ahead of their trials (memoized in services)."""
-    from app.study.store import trial_plan
-
-    for _block, condition, item in trial_plan(participant):
-        try:
-            stimulus_view(study, item, condition)
-        except CandorError:
-            return
+_pin_lock = threading.Lock()
 
 
-def _client_time(ms) -> "datetime | None":
-    from datetime import datetime, timezone
+def pin_study(study: Study) -> pins.Pin:
+    """Pin ``study`` to the live workspace if it is not pinned yet; return its pin.
 
-    try:
-        return datetime.fromtimestamp(float(ms) / 1000, tz=timezone.utc).replace(tzinfo=None)
-    except (TypeError, ValueError, OverflowError, OSError):
+    Raises
+    ------
+    CandorError
+        If the study's outputs are not the loaded model's classes, a stimulus
+        cannot be shown, or the workspace was switched while pinning.
+    """
+    eng = runtime.engine()
+    pin = pins.get_pin(eng, study.id)
+    if pin is not None:
+        return pin
+    with _pin_lock:  # one pinning per process; other workers race on the insert (first writer wins)
+        pin = pins.get_pin(eng, study.id)
+        if pin is not None:
+            return pin
+        ws = services.workspace()
+        if tuple(study.model.outputs) != tuple(ws.classes):
+            raise CandorError(f"study {study.id!r} lists outputs {list(study.model.outputs)} but the loaded "
+                              f"model's classes are {list(ws.classes)}")
+        fp = workspace_fingerprint(study, ws)
+        views = {(s.id, c.id): _compute_view(study, s.id, c.id, ws) for s in study.stimuli for c in study.conditions}
+        if services.workspace() is not ws or workspace_fingerprint(study, ws) != fp:
+            raise CandorError("the model was switched while the study's stimuli were prepared; please reload")
+        return pins.store_pin(eng, study.id, fp, str(ws.name), views)
+
+
+def pin_status(study: Study) -> str | None:
+    """A warning for the researcher when the live workspace differs from the study's pin, else None."""
+    pin = pins.get_pin(runtime.engine(), study.id)
+    if pin is None:
         return None
+    try:
+        live = workspace_fingerprint(study)
+    except (CandorError, RuntimeError) as err:  # RuntimeError: no workspace loaded
+        live = f"unavailable ({err})"
+    if live == pin.fingerprint:
+        return None
+    return (f"The live model differs from the one this study was pinned to on {pin.created_at:%Y-%m-%d %H:%M} UTC "
+            f"({pin.model_name}, fingerprint {pin.fingerprint[:12]}; live: {live[:40]}). Participants keep seeing "
+            "the pinned advice and explanations; the analyst pages show the live model.")
 
 
-def submit_answer(study_id: str, token: str | None, timing: dict, answers: dict) -> tuple[str | None, str]:
-    """Record one submission from the browser.
+def stimulus_view(study: Study, item_id: str, condition_id: str) -> StimulusView:
+    """The pinned view of ``item_id`` under ``condition_id`` (pinning the study first if needed).
+
+    Raises
+    ------
+    CandorError
+        If the study cannot be pinned (see :func:`pin_study`) or has no such view.
+    """
+    eng = runtime.engine()
+    view = pins.pinned_view(eng, study.id, item_id, condition_id)
+    if view is None:
+        pin_study(study)
+        view = pins.pinned_view(eng, study.id, item_id, condition_id)
+    if view is None:
+        raise CandorError(f"stimulus {item_id!r} under condition {condition_id!r} was not pinned for this study")
+    figure = go.Figure(view["figure"]) if view.get("figure") else None
+    return StimulusView(tuple(tuple(f) for f in view["features"]), None, TrialContext(**view["context"]),
+                        view["kind"], figure, view.get("statement"))
+
+
+def submit_answer(study_id: str, token: str | None, timing: dict, answers: dict,
+                  client: str | None = None) -> tuple[str | None, str]:
+    """Check and record one submission from the browser; nothing is stored when it is refused.
 
     Parameters
     ----------
@@ -108,58 +199,58 @@ def submit_answer(study_id: str, token: str | None, timing: dict, answers: dict)
         The participant's resume token (None before consent).
     timing : dict
         ``step`` (index or ``"consent"``), ``phase``, ``rt_ms`` (``performance.now()``
-        from render to click), ``client_ts`` (ms since the epoch).
+        from render to click), ``client_ts`` (ms since the epoch), ``nonce``.
     answers : dict
-        Field name to value, from the ``study-answer`` inputs on screen.
+        Field name to value, from the ``study-answer`` inputs on screen; checked
+        by :mod:`app.study.answers` against the step shown.
+    client : str or None, default=None
+        The requester's address, for the enrolment rate limit.
 
     Returns
     -------
     token : str or None
         The (possibly new) resume token.
     error : str
-        A message for the participant, or "".
+        A message for the participant (what to fix), or "".
     """
-    from app.study import flow, runtime, store
-
-    study = runtime.get_study(study_id)
+    try:
+        study = runtime.get_study(study_id)
+    except StudyError as err:
+        return token, f"This study is unavailable: its file has {len(err.errors)} error(s)."
     if study is None:
         return token, "This study does not exist."
     eng = runtime.engine()
-    if timing.get("step") == "consent":
-        if store.participant_by_token(eng, study.id, token) is not None:
-            return token, ""
-        if "yes" not in (answers.get("consent") or []):
-            return token, "Please tick the consent box to take part."
-        stratum = answers.get("stratum") or ""
-        if study.randomisation.stratify_by and stratum not in study.randomisation.strata:
-            return token, "Please answer the question above."
-        participant, new_token = store.enrol(eng, study, stratum=stratum)
-        threading.Thread(target=warm, args=(study, participant), daemon=True).start()
-        return new_token, ""
-    p = store.participant_by_token(eng, study.id, token)
-    if p is None:
-        return token, "This link is not valid for this study."
     try:
-        step_index, phase = int(timing.get("step")), timing.get("phase") or None
-    except (TypeError, ValueError):
-        return token, "This submission could not be read; please reload the page."
-    all_steps = flow.steps(study, p)
-    step = all_steps[step_index] if 0 <= step_index < len(all_steps) else None
-    response, context = answers.get("response"), None
-    if step is not None and step.kind == "questionnaire":
-        response = {k[2:]: v for k, v in answers.items() if k.startswith("q:")}
-        if any(v is None for v in response.values()):
-            return token, "Please answer every statement."
-    elif step is not None and step.kind != "instructions" and response is None:
-        return token, "Please choose an answer."
-    if step is not None and step.kind == "trial":
-        item = store.trial_plan(p)[step.trial_index][2]
-        context = stimulus_view(study, item, p.condition_order[step.block_index]).context
-    rt = timing.get("rt_ms")
-    try:
-        flow.submit(eng, study, p, step_index, phase=phase if step and step.kind == "trial" else None,
-                    response=response, context=context, rt_ms=float(rt) if rt is not None else None,
-                    confidence=answers.get("confidence") if phase == "final" else None, client_timestamp=_client_time(timing.get("client_ts")))
-    except ValueError as err:
+        t = checks.check_timing(timing)
+        if t.step == "consent":
+            if store.participant_by_token(eng, study.id, token) is not None:
+                return token, ""
+            consented, stratum = checks.check_consent(study, answers)
+            if not consented:
+                return token, "Please tick the consent box to take part."
+            pin_study(study)
+            _participant, new_token = store.enrol(eng, study, stratum=stratum, client=client,
+                                                  limits=limits.limits_from_env())
+            return new_token, ""
+        p = store.participant_by_token(eng, study.id, token)
+        if p is None:
+            return token, "This link is not valid for this study."
+        all_steps = flow.steps(study, p)
+        if not t.step < len(all_steps):
+            return token, checks.RELOAD
+        step = all_steps[t.step]
+        phase = t.phase if step.kind == "trial" else None
+        if step.kind == "trial" and phase not in flow.trial_phases(study):
+            return token, checks.RELOAD
+        a = checks.check_answers(study, step, phase, answers)
+        context = None
+        if step.kind == "trial":
+            item = store.trial_plan(p)[step.trial_index][2]
+            context = stimulus_view(study, item, p.condition_order[step.block_index]).context
+        flow.submit(eng, study, p, t.step, phase=phase, response=a.response, context=context, rt_ms=t.rt_ms,
+                    confidence=a.confidence, client_timestamp=t.client_timestamp)
+    except (checks.AnswerError, limits.EnrolmentRefused, CandorError) as err:
         return token, str(err)
+    except ValueError as err:
+        return token, first_line(err)
     return token, ""

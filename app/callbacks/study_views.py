@@ -54,6 +54,20 @@ def _features_table(view) -> dbc.Table:
     return dbc.Table(html.Tbody(rows), size="sm", bordered=False, striped=True, className="study-features")
 
 
+def _plain(v: float) -> float | int:
+    return int(v) if float(v).is_integer() else v
+
+
+def _confidence_slider(study: Study) -> list:
+    """The confidence question on the study's ``confidence_scale`` (default 0-100), 100 steps."""
+    lo, hi = study.confidence_scale
+    mid = _plain((lo + hi) / 2)
+    step = _plain((hi - lo) / 100)
+    return [html.P(f"How confident are you ({lo:g}-{hi:g})?", className="mt-3 mb-1"),
+            dcc.Slider(id=ids.answer("confidence"), min=_plain(lo), max=_plain(hi), step=step, value=mid,
+                       marks={_plain(v): f"{v:g}" for v in (lo, mid, hi)})]
+
+
 def trial(study: Study, participant, step_index: int, step: flow.Step, phase: str) -> html.Div:
     view = stimulus_view(study, store.trial_plan(participant)[step.trial_index][2],
                          participant.condition_order[step.block_index])
@@ -67,9 +81,7 @@ def trial(study: Study, participant, step_index: int, step: flow.Step, phase: st
             parts.append(dcc.Graph(figure=view.figure, config={"displaylogo": False, "staticPlot": True}))
     parts += [html.P(PHASE_PROMPT[phase], className="mt-3 mb-1 fw-semibold"), _radio("response", study.model.outputs)]
     if phase == "final":
-        parts += [html.P("How confident are you (0-100)?", className="mt-3 mb-1"),
-                  dcc.Slider(id=ids.answer("confidence"), min=0, max=100, step=1, value=50,
-                             marks={0: "0", 50: "50", 100: "100"})]
+        parts += _confidence_slider(study)
     return html.Div(parts + [_button(step_index, phase, "Submit")])
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -15,7 +16,12 @@ ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 TOP_KEYS = {
     "id", "title", "consent_version", "consent_text", "instructions", "model", "stimuli",
     "conditions", "design", "randomisation", "tasks", "attention_checks", "questionnaires",
+    "confidence_scale", "max_participants",
 }
+#: Longest text a study may show (consent, instructions, prompts, item text), in characters.
+MAX_STUDY_TEXT = 20_000
+#: Longest answer option or model output (stored in 64-character columns).
+MAX_OPTION = 64
 REQUIRED_TOP = ("id", "model", "stimuli", "conditions", "tasks")
 
 
@@ -52,11 +58,22 @@ class _Checker:
             return False
         return True
 
-    def text(self, value, path, what="a non-empty string") -> bool:
+    def text(self, value, path, what="a non-empty string", limit: int = MAX_STUDY_TEXT) -> bool:
         if not isinstance(value, str) or not value.strip():
             self.err(path, f"expected {what}, got {value!r}")
             return False
+        if len(value) > limit:
+            self.err(path, f"expected at most {limit} characters, got {len(value)}")
+            return False
         return True
+
+    def options(self, values: list, path, what: str) -> None:
+        for i, o in enumerate(values):
+            if isinstance(o, (dict, list)) or o is None:
+                self.err(path + (i,), f"expected a {what} (text or number), got {type(o).__name__}")
+            elif len(str(o)) > MAX_OPTION:
+                self.err(path + (i,), f"expected a {what} of at most {MAX_OPTION} characters, got {len(str(o))}")
+        self.unique([str(o) for o in values], [path + (i,) for i in range(len(values))], what)
 
     def unique(self, values: list, paths: list, what: str) -> None:
         seen = set()
@@ -81,7 +98,7 @@ def check_study(loc: Located) -> list[Error]:
             c.text(d[k], (k,))
     if "consent_version" in d:
         c.text(str(d["consent_version"]) if isinstance(d["consent_version"], (int, float)) else d["consent_version"],
-               ("consent_version",), "a consent version string")
+               ("consent_version",), "a consent version string", limit=64)
     outputs = _model(c, d.get("model"))
     n_items, n_wrong_free = _stimuli(c, d.get("stimuli"), outputs)
     n_cond = _conditions(c, d.get("conditions"))
@@ -95,7 +112,28 @@ def check_study(loc: Located) -> list[Error]:
     _tasks(c, d.get("tasks"))
     _attention(c, d.get("attention_checks"), n_items)
     _questionnaires(c, d.get("questionnaires"))
+    _confidence_scale(c, d.get("confidence_scale"))
+    mp = d.get("max_participants")
+    if mp is not None and c.typed(mp, int, ("max_participants",), "an integer") and not 1 <= mp <= 10**6:
+        c.err(("max_participants",), f"expected 1..1000000 participants, got {mp}")
     return c.errors
+
+
+def _confidence_scale(c: _Checker, cs) -> None:
+    """``confidence_scale: [low, high]``: two finite numbers, low < high (default [0, 100])."""
+    p = ("confidence_scale",)
+    if cs is None or not c.typed(cs, list, p, "a list [low, high]"):
+        return
+    if len(cs) != 2:
+        c.err(p, f"expected [low, high], got {len(cs)} values")
+        return
+    ok = True
+    for i, x in enumerate(cs):
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or abs(x) > 1e9:
+            c.err(p + (i,), f"expected a finite number (|x| <= 1e9), got {x!r}")
+            ok = False
+    if ok and not cs[0] < cs[1]:
+        c.err(p, f"expected low < high, got {cs}")
 
 
 def _model(c: _Checker, m) -> list:
@@ -112,7 +150,7 @@ def _model(c: _Checker, m) -> list:
         return []
     if len(out) < 2:
         c.err(p + ("outputs",), f"expected at least 2 answer options, got {len(out)}")
-    c.unique([str(o) for o in out], [p + ("outputs", i) for i in range(len(out))], "output")
+    c.options(out, p + ("outputs",), "model output")
     return [str(o) for o in out]
 
 
@@ -130,7 +168,10 @@ def _stimuli(c: _Checker, s, outputs: list) -> tuple[int, int]:
         if not c.typed(vals, list, p + (key,), f"a list of {key}"):
             return 0, 0
         for i, v in enumerate(vals):
-            c.typed(v, kind, p + (key, i), what)
+            if c.typed(v, kind, p + (key, i), what) and kind is int and v < 0:
+                c.err(p + (key, i), f"expected a row number >= 0, got {v}")
+            elif kind is str and isinstance(v, str):
+                c.text(v, p + (key, i))
         if key == "rows":
             c.unique(vals, [p + (key, i) for i in range(len(vals))], "row")
         if not vals:
@@ -150,8 +191,8 @@ def _stimuli(c: _Checker, s, outputs: list) -> tuple[int, int]:
             ids.append((x["id"], q + ("id",)))
         if ("row" in x) == ("text" in x):
             c.err(q, "expected exactly one of 'row' or 'text'")
-        if "row" in x:
-            c.typed(x["row"], int, q + ("row",), "an integer row id")
+        if "row" in x and c.typed(x["row"], int, q + ("row",), "an integer row id") and x["row"] < 0:
+            c.err(q + ("row",), f"expected a row number >= 0, got {x['row']}")
         if "text" in x:
             c.text(x["text"], q + ("text",))
         if "truth" in x and outputs and str(x["truth"]) not in outputs:
@@ -196,15 +237,17 @@ def _randomisation(c: _Checker, r, units: int, n_wrong_free: int) -> None:
     if not c.typed(r, dict, p, "a mapping"):
         return
     c.keys(r, p, {"seed", "block_sizes", "stratify_by", "strata", "no_wrong_first"})
-    if "seed" in r:
-        c.typed(r["seed"], int, p + ("seed",), "an integer seed")
+    if "seed" in r and c.typed(r["seed"], int, p + ("seed",), "an integer seed") and not 0 <= r["seed"] < 2**63:
+        c.err(p + ("seed",), f"expected a seed in 0..2**63-1, got {r['seed']}")
     bs = r.get("block_sizes")
     if bs is not None and c.typed(bs, list, p + ("block_sizes",), "a list of block sizes"):
         if not bs:
             c.err(p + ("block_sizes",), "expected at least one block size")
         for i, b in enumerate(bs):
-            if c.typed(b, int, p + ("block_sizes", i), "an integer") and units and (b <= 0 or b % units):
-                c.err(p + ("block_sizes", i), f"block size must be a positive multiple of {units} (arms or sequences), got {b}")
+            if c.typed(b, int, p + ("block_sizes", i), "an integer") and (b <= 0 or b > 1000 or (units and b % units)):
+                c.err(p + ("block_sizes", i),
+                      f"block size must be a positive multiple of {units or 1} (arms or sequences), "
+                      f"at most 1000, got {b}")
     if ("stratify_by" in r) != ("strata" in r):
         c.err(p, "'stratify_by' and 'strata' must be given together")
     if "stratify_by" in r:
@@ -255,6 +298,7 @@ def _attention(c: _Checker, checks, n_items: int) -> None:
         if opts is not None and c.typed(opts, list, q + ("options",), "a list of options"):
             if len(opts) < 2:
                 c.err(q + ("options",), f"expected at least 2 options, got {len(opts)}")
+            c.options(opts, q + ("options",), "option")
             if "correct" in a and str(a["correct"]) not in [str(o) for o in opts]:
                 c.err(q + ("correct",), f"expected one of the options {opts}, got {a['correct']!r}")
     c.unique([v for v, _ in ids], [q for _, q in ids], "attention check id")

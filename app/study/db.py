@@ -18,6 +18,7 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
 __all__ = ["DEFAULT_SQLITE_PATH", "resolve_url", "make_engine", "migrate", "open_database"]
@@ -52,8 +53,8 @@ def make_engine(url: str | None = None) -> Engine:
     """Create an engine for ``url`` (see :func:`resolve_url`) without migrating."""
     url = resolve_url(url)
     if url.startswith("sqlite"):
-        path = url.split("///", 1)[-1]
-        if path and path != ":memory:":
+        path = make_url(url).database  # percent-decoded, as SQLAlchemy will open it
+        if path and path != ":memory:" and not path.startswith("file:"):
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(url, connect_args={"timeout": 10})
         event.listen(engine, "connect", _sqlite_pragmas)
@@ -103,8 +104,10 @@ def migrate(engine: Engine, revision: str = "head", *, attempts: int = 5) -> Non
         Retries on a locked SQLite file (concurrent start-up).
     """
     cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS))
-    cfg.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False))
+    # Alembic's Config is a ConfigParser: a '%' in a value starts an interpolation, so a URL-encoded
+    # password or path would crash here. The migration runs on the connection handed over in
+    # ``attributes`` (env.py), so the URL is not given to the ConfigParser at all.
+    cfg.set_main_option("script_location", str(MIGRATIONS).replace("%", "%%"))
     for attempt in range(attempts):
         try:
             with engine.begin() as conn:

@@ -145,8 +145,19 @@ def export_csv(engine: Engine, out_dir: str | Path, *, study_id: str | None = No
     return paths
 
 
+#: Largest cell :func:`read_csv` accepts (the csv module's default, 128 KiB, is smaller than texts a
+#: study may hold: item wording, the study file itself).
+FIELD_SIZE_LIMIT = 2**31 - 1
+
+
 def read_csv(path: str | Path, table) -> list[dict[str, Any]]:
-    """Read a CSV written by :func:`export_csv` back into database values."""
+    """Read a CSV written by :func:`export_csv` back into database values.
+
+    Any stored text reads back, including commas, quotes, newlines and cells of
+    any length up to :data:`FIELD_SIZE_LIMIT` characters.
+    """
+    if csv.field_size_limit() < FIELD_SIZE_LIMIT:
+        csv.field_size_limit(FIELD_SIZE_LIMIT)  # process-wide; only ever raised
     table = _table(table)
     kinds = {c.name: _kind(c) for c in table.columns}
     with Path(path).open(newline="", encoding="utf-8") as fh:

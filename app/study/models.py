@@ -1,7 +1,10 @@
 """SQLAlchemy 2.x models of study mode (schema managed by Alembic migrations).
 
 Tables: ``studies``, ``participants``, ``trial_log`` (append-only, one row per
-trial phase, METHODS §5.3) and ``questionnaire_responses``. Uniqueness
+trial phase, METHODS §5.3) and ``questionnaire_responses``; ``study_pins`` and
+``pinned_stimuli`` (the model fingerprint and the advice and explanation of every
+stimulus, fixed when the study is first served) and ``enrolment_log`` (recent
+enrolments per keyed client address, for the rate limit shared by all workers). Uniqueness
 constraints make submissions idempotent: a response sent twice for the same
 ``(participant, trial_index, phase)`` or ``(participant, block_index,
 questionnaire, item)`` is stored once. Timestamps are naive UTC datetimes.
@@ -14,7 +17,8 @@ from datetime import datetime
 from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-__all__ = ["Base", "StudyRow", "Participant", "TrialLog", "QuestionnaireResponse", "TABLES"]
+__all__ = ["Base", "StudyRow", "Participant", "TrialLog", "QuestionnaireResponse", "StudyPin", "PinnedStimulus",
+           "EnrolmentLog", "TABLES"]
 
 
 class Base(DeclarativeBase):
@@ -129,6 +133,45 @@ class QuestionnaireResponse(Base):
     response: Mapped[int] = mapped_column(Integer)
     client_timestamp: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     server_timestamp: Mapped[datetime] = mapped_column(DateTime)
+
+
+class StudyPin(Base):
+    """The workspace a study was pinned to when first served (one row per study).
+
+    ``fingerprint`` is the SHA-256 of the model's classes, the stimulus rows and
+    the model's output on them (:func:`app.callbacks.study_service.workspace_fingerprint`).
+    """
+
+    __tablename__ = "study_pins"
+    study_id: Mapped[str] = mapped_column(ForeignKey("studies.id"), primary_key=True)
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    model_name: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class PinnedStimulus(Base):
+    """What one stimulus shows under one condition, computed once when the study was pinned.
+
+    ``view`` is JSON: the feature table, the advice and logged context
+    (:class:`app.study.store.TrialContext` fields), the explanation kind, the
+    statement and the figure (Plotly JSON).
+    """
+
+    __tablename__ = "pinned_stimuli"
+    study_id: Mapped[str] = mapped_column(ForeignKey("studies.id"), primary_key=True)
+    item_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    condition_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    view: Mapped[dict] = mapped_column(JSON)
+
+
+class EnrolmentLog(Base):
+    """One recent enrolment: study, keyed hash of the client address, time (rate limit)."""
+
+    __tablename__ = "enrolment_log"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    study_id: Mapped[str] = mapped_column(String(64), index=True)
+    client_key: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime, index=True)
 
 
 #: Export order: parents first.

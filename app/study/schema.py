@@ -132,6 +132,8 @@ class Study:
     tasks: tuple[str, ...]
     attention_checks: tuple[AttentionCheck, ...] = ()
     questionnaires: tuple[Questionnaire, ...] = ()
+    confidence_scale: tuple[float, float] = (0.0, 100.0)
+    max_participants: int | None = None
     source_text: str = field(default="", repr=False, compare=False)
 
     @property
@@ -241,7 +243,8 @@ def _build(loc: Located, text: str) -> Study:
         model=model, stimuli=_build_stimuli(d["stimuli"]), conditions=conditions, design=design,
         randomisation=rand, tasks=tuple(d["tasks"]), attention_checks=checks,
         questionnaires=tuple(_build_questionnaire(q) for q in d.get("questionnaires") or ()),
-        source_text=text,
+        confidence_scale=tuple(float(x) for x in d.get("confidence_scale") or (0, 100)),
+        max_participants=d.get("max_participants"), source_text=text,
     )
 
 

@@ -15,16 +15,20 @@ References
 from __future__ import annotations
 
 import hashlib
+import math
 import secrets
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import Engine, func, select, update
+from sqlalchemy import Connection, Engine, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from . import limits as _limits
+from .answers import MAX_TEXT
 from .models import Participant, QuestionnaireResponse, StudyRow, TrialLog
 from .randomisation import allocate, item_sets, stimulus_order, williams_design
 from .schema import Study
@@ -116,7 +120,18 @@ def _arms(study: Study) -> list:
     return list(study.condition_ids)
 
 
-def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20) -> tuple[Participant, str]:
+@contextmanager
+def _begin(bind: Engine | Connection):
+    """A transaction on ``bind``: a new one for an Engine, the caller's for a Connection."""
+    if isinstance(bind, Connection):
+        yield bind
+    else:
+        with bind.begin() as conn:
+            yield conn
+
+
+def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20, client: str | None = None,
+          limits: _limits.EnrolLimits | None = None) -> tuple[Participant, str]:
     """Enrol a consenting participant: allocate, order stimuli, issue a resume token.
 
     Parameters
@@ -130,6 +145,11 @@ def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20
         when the study is stratified.
     attempts : int, default=20
         Retries when a concurrent enrolment took the same allocation slot.
+    client : str or None, default=None
+        The requester's address; with ``limits``, enrolments per minute from it are limited.
+    limits : EnrolLimits or None, default=None
+        Rates per client and per study (:mod:`app.study.limits`); the study's
+        ``max_participants`` applies always.
 
     Returns
     -------
@@ -137,6 +157,13 @@ def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20
         The stored row (detached).
     token : str
         The resume token for the browser (only its hash is stored).
+
+    Raises
+    ------
+    ValueError
+        On a stratum the study does not declare.
+    app.study.limits.EnrolmentRefused
+        When the study is full or an enrolment rate is exceeded (nothing is stored).
     """
     r = study.randomisation
     if r.stratify_by and stratum not in r.strata:
@@ -145,10 +172,13 @@ def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20
         stratum = ""
     wrong = {s.id for s in study.stimuli if s.model_correct is False}
     ids = [s.id for s in study.stimuli]
+    key = _limits.client_key(study, client) if limits is not None else None
     for _ in range(attempts):
         token = secrets.token_urlsafe(24)
         try:
             with Session(engine, expire_on_commit=False) as s, s.begin():
+                now = utcnow()
+                _limits.check_and_log(s.connection(), study, now, key=key, limits=limits)
                 pos = s.scalar(select(func.coalesce(func.max(Participant.alloc_position), -1) + 1)
                                .where(Participant.study_id == study.id, Participant.stratum == stratum))
                 a = allocate(_arms(study), r.block_sizes, r.seed, stratum, pos)
@@ -167,7 +197,7 @@ def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20
                     session_id=secrets.token_hex(8), consent_version=study.consent_version, stratum=stratum,
                     condition=">".join(cond_order), condition_order=cond_order, assignment_seed=a.seed,
                     alloc_position=a.position, alloc_block_index=a.block_index, alloc_block_size=a.block_size,
-                    stimulus_order=blocks, progress=0, status="active", created_at=utcnow(),
+                    stimulus_order=blocks, progress=0, status="active", created_at=now,
                 )
                 s.add(p)
             return p, token
@@ -191,8 +221,8 @@ def trial_plan(participant: Participant) -> list[tuple[int, str, str]]:
             for b, items in enumerate(participant.stimulus_order) for item in items]
 
 
-def _insert_ignore(engine: Engine, table, rows: list[dict], keys: list[str]) -> int:
-    dialect = engine.dialect.name
+def _insert_ignore(bind: Engine | Connection, table, rows: list[dict], keys: list[str]) -> int:
+    dialect = bind.dialect.name
     if dialect == "postgresql":
         stmt = postgresql.insert(table).on_conflict_do_nothing(index_elements=keys)
     elif dialect == "sqlite":
@@ -200,17 +230,19 @@ def _insert_ignore(engine: Engine, table, rows: list[dict], keys: list[str]) -> 
     else:  # pragma: no cover - other back ends are not supported
         raise ValueError(f"study mode supports sqlite and postgresql, got {dialect!r}")
     stmt = stmt.returning(table.c.id)  # rowcount is unreliable for ON CONFLICT on some drivers
-    with engine.begin() as conn:
+    with _begin(bind) as conn:
         return sum(len(conn.execute(stmt, row).all()) for row in rows)
 
 
-def record_trial(engine: Engine, study: Study, participant: Participant, *, trial_index: int, phase: str,
+def record_trial(engine: Engine | Connection, study: Study, participant: Participant, *, trial_index: int, phase: str,
                  response: str, context: TrialContext = TrialContext(), rt_ms: float | None = None,
                  confidence: float | None = None, client_timestamp: datetime | None = None) -> bool:
     """Append one trial phase to the log; a repeat of the same key is ignored.
 
     Parameters
     ----------
+    engine : Engine or Connection
+        With a Connection, the row is written in the caller's transaction.
     trial_index : int
         0-based index into :func:`trial_plan` (for ``attention``: the check's
         ``after_trial`` minus 1 is not needed; the check is located by position).
@@ -227,6 +259,13 @@ def record_trial(engine: Engine, study: Study, participant: Participant, *, tria
     -------
     bool
         True if stored now, False if an identical key was already stored.
+
+    Raises
+    ------
+    ValueError
+        On an unknown phase or trial, a response that is not one of the offered
+        options (model outputs, or the attention check's options), or a
+        confidence that is not finite or outside ``study.confidence_scale``.
     """
     plan = trial_plan(participant)
     if phase not in PHASES:
@@ -234,6 +273,13 @@ def record_trial(engine: Engine, study: Study, participant: Participant, *, tria
     if not 0 <= trial_index < len(plan):
         raise ValueError(f"trial_index must be in 0..{len(plan) - 1}, got {trial_index}")
     block_index, condition, item_id = plan[trial_index]
+    if confidence is not None:
+        lo, hi = study.confidence_scale
+        if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) \
+                or not math.isfinite(confidence) or not lo <= confidence <= hi:
+            raise ValueError(f"confidence must be a finite number in {lo:g}..{hi:g}, got {str(confidence)[:40]!r}")
+    if len(str(response)) > MAX_TEXT:
+        raise ValueError(f"response is longer than {MAX_TEXT} characters")
     row: dict[str, Any] = dict(
         study_id=study.id, participant_id=participant.id, session_id=participant.session_id,
         consent_version=participant.consent_version, condition=condition,
@@ -246,10 +292,12 @@ def record_trial(engine: Engine, study: Study, participant: Participant, *, tria
         check = next((a for a in study.attention_checks if a.after_trial == trial_index + 1), None)
         if check is None:
             raise ValueError(f"no attention check after trial {trial_index + 1}")
+        if str(response) not in check.options:
+            raise ValueError(f"response must be one of {list(check.options)}, got {str(response)[:80]!r}")
         row.update(item_id=check.id, attention_check_passed=str(response) == check.correct)
     else:
         if str(response) not in study.model.outputs:
-            raise ValueError(f"response must be one of {list(study.model.outputs)}, got {response!r}")
+            raise ValueError(f"response must be one of {list(study.model.outputs)}, got {str(response)[:80]!r}")
         target = context.model_prediction if phase == "forward" else context.truth
         row.update(
             item_id=item_id, truth=context.truth, model_prediction=context.model_prediction,
@@ -261,7 +309,7 @@ def record_trial(engine: Engine, study: Study, participant: Participant, *, tria
     return _insert_ignore(engine, TrialLog.__table__, [row], ["participant_id", "trial_index", "phase"]) == 1
 
 
-def record_questionnaire(engine: Engine, study: Study, participant: Participant, questionnaire_id: str,
+def record_questionnaire(engine: Engine | Connection, study: Study, participant: Participant, questionnaire_id: str,
                          answers: dict[str, int], *, block_index: int = 0,
                          client_timestamp: datetime | None = None) -> int:
     """Store the answers to one questionnaire; return how many rows were new.
@@ -295,18 +343,21 @@ def record_questionnaire(engine: Engine, study: Study, participant: Participant,
     return _insert_ignore(engine, QuestionnaireResponse.__table__, rows, keys)
 
 
-def advance(engine: Engine, participant_id: str, step: int) -> int:
-    """Move a participant's progress forward to ``step`` (never back); return it."""
-    with engine.begin() as conn:
+def advance(engine: Engine | Connection, participant_id: str, step: int) -> int:
+    """Move a participant's progress forward to ``step`` (never back); return it.
+
+    With a Connection, the update is part of the caller's transaction.
+    """
+    with _begin(engine) as conn:
         conn.execute(update(Participant).where(Participant.id == participant_id, Participant.progress < step)
                      .values(progress=step))
         return conn.scalar(select(Participant.progress).where(Participant.id == participant_id))
 
 
-def complete(engine: Engine, participant_id: str) -> str:
+def complete(engine: Engine | Connection, participant_id: str) -> str:
     """Mark a participant complete (once) and return their completion code."""
     code = secrets.token_hex(5).upper()
-    with engine.begin() as conn:
+    with _begin(engine) as conn:
         conn.execute(update(Participant).where(Participant.id == participant_id, Participant.completion_code.is_(None))
                      .values(completion_code=code, status="completed", completed_at=utcnow()))
         return conn.scalar(select(Participant.completion_code).where(Participant.id == participant_id))

@@ -34,7 +34,21 @@ def test_migrations_create_tables_and_are_idempotent(engine):
     assert {"studies", "participants", "trial_log", "questionnaire_responses", "alembic_version_study"} <= names
     migrate(engine)  # second run is a no-op
     with engine.connect() as conn:
-        assert conn.scalar(text("SELECT version_num FROM alembic_version_study")) == "0001_initial"
+        assert conn.scalar(text("SELECT version_num FROM alembic_version_study")) == _head()
+
+
+def _head() -> str:
+    """The single head of the migration chain (a second head would be a broken chain)."""
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    from app.study.db import MIGRATIONS
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    heads = ScriptDirectory.from_config(cfg).get_heads()
+    assert len(heads) == 1, heads
+    return heads[0]
 
 
 def test_enrolment_follows_the_logged_allocation_list(engine, study):
