@@ -18,13 +18,15 @@ from .loading_torch import TorchOptions, add_torch_arguments
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m app", description="Serve the Candor dashboard.")
     p.add_argument("--model", help="fitted scikit-learn estimator or Pipeline (.skops; .joblib/.pkl with "
-                                   "--trust-pickle) or PyTorch tabular model (.pt/.pth/.torchscript/.safetensors)")
+                                   "--trust-model-code) or PyTorch tabular model (a state dict .pt/.pth/.safetensors "
+                                   "with --torch-class; TorchScript with --trust-model-code)")
     p.add_argument("--data", help="CSV/TSV or Parquet with the model's feature columns and the target column")
     p.add_argument("--target", help="name of the target column in --data")
     p.add_argument("--target-class", help="class the pages explain against the rest (a multiclass model; default "
                                           "the last class; the navbar's class picker switches it)")
-    p.add_argument("--trust-pickle", action="store_true",
-                   help="allow .joblib/.pkl models: unpickling EXECUTES CODE from the file; only for files you trust")
+    p.add_argument("--trust-model-code", "--trust-pickle", dest="trust_pickle", action="store_true",
+                   help="the model file may RUN CODE: allow .joblib/.pkl, TorchScript, and skops types outside "
+                        "Candor's reviewed list; only for files you trust (never for uploads)")
     add_torch_arguments(p)
     p.add_argument("--text-model", help="a Hugging Face *ForSequenceClassification folder (save_pretrained, with "
                                         "its tokenizer) for the Text page, instead of the bundled MiniLM")
@@ -91,8 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.update(CANDOR_MODEL=args.model, CANDOR_DATA=args.data, CANDOR_TARGET=args.target,
                           CANDOR_TRUST_PICKLE="1" if args.trust_pickle else "0", **torch_options.to_env())
         if args.trust_pickle:
-            print("candor: warning: --trust-pickle loads the model with pickle, which executes code from the file",
-                  file=sys.stderr)
+            print("candor: warning: --trust-model-code (--trust-pickle) lets the model file run code (pickle, "
+                  "TorchScript, any skops type)", file=sys.stderr)
     try:
         _check_port_free(args.host, args.port)
         from .server import create_app

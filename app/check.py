@@ -30,13 +30,16 @@ from .loading_torch import TorchOptions, add_torch_arguments, is_torch_model
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m app check", description="Load a model and data and explain one row.")
     p.add_argument("--model", required=True, help="fitted scikit-learn estimator or Pipeline (.skops; "
-                                                   ".joblib/.pkl with --trust-pickle), a PyTorch tabular model "
-                                                   "(.pt/.pth/.torchscript/.safetensors), or a Hugging Face folder")
+                                                   ".joblib/.pkl with --trust-model-code), a PyTorch tabular model "
+                                                   "(state dict .pt/.pth/.safetensors with --torch-class; "
+                                                   "TorchScript with --trust-model-code), or a Hugging Face folder")
     p.add_argument("--data", required=True, help="CSV/TSV or Parquet with the feature columns and the target")
     p.add_argument("--target", required=True, help="target column in --data")
     p.add_argument("--text-column", help="explain a text model whose single input is this column")
     p.add_argument("--row", type=int, help="row to explain (default: the first held-out row)")
-    p.add_argument("--trust-pickle", action="store_true", help="allow .joblib/.pkl (unpickling executes code)")
+    p.add_argument("--trust-model-code", "--trust-pickle", dest="trust_pickle", action="store_true",
+                   help="the model file may RUN CODE: allow .joblib/.pkl, TorchScript and skops types outside "
+                        "Candor's reviewed list; only for files you trust")
     add_torch_arguments(p)
     return p
 

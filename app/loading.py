@@ -1,8 +1,10 @@
 """Load a model and its data into a :class:`Workspace`: the bundled sample or the user's files.
 
-Loading is strict and explicit: skops files are opened with a trusted-types list
-(scikit-learn's own classes only), pickle/joblib only when the caller passes
-``trust_pickle=True`` (the CLI's ``--trust-pickle`` flag), and every problem is a
+Loading is strict and explicit: skops files are opened with a reviewed list of types
+(scikit-learn estimator classes and a few helper types, :mod:`app.model_safety`) after their
+unpacked size is checked; anything that can run code from the file (other skops types,
+pickle/joblib, TorchScript) only when the caller passes ``trust_pickle=True`` (the CLI's
+``--trust-model-code``, alias ``--trust-pickle``), never for an upload; and every problem is a
 :class:`~app.errors.CandorError` whose message names the file, column or type.
 
 :func:`load_pair` accepts any scikit-learn estimator or Pipeline (classifier with
@@ -11,7 +13,7 @@ table of any column types (see :class:`explainers._codec.TabularCodec`);
 :func:`load_user_workspace` narrows it to what the dashboard pages show: one output (a class
 against the rest, in probabilities, margins or labels; or a regressor's prediction).
 
-PyTorch models (TorchScript, or a state dict + a named class) load through
+PyTorch models (a state dict + a named class; TorchScript only with ``trust_pickle``) load through
 :mod:`app.loading_torch`, never by unpickling; ``torch_options`` or a
 ``<model file>.json`` sidecar give their classes and outputs.
 """
@@ -30,6 +32,7 @@ from explainers.model_adapter import ModelAdapter, OneVsRest, OutputView
 
 from .errors import CandorError
 from .loading_torch import TORCH_SUFFIXES, TorchOptions, check_numeric_columns, is_torch_model, load_torch_model
+from .model_safety import load_skops
 from .columns import encode_target, feature_columns
 from .probe import probe
 from .tables import read_table
@@ -39,10 +42,6 @@ SAMPLE_MODEL = SAMPLE_DIR / "breast_cancer_gb.skops"
 SAMPLE_META = SAMPLE_DIR / "breast_cancer_gb.json"
 TRANSFORMER_WEIGHTS = SAMPLE_DIR / "tabular_transformer.safetensors"
 TRANSFORMER_META = SAMPLE_DIR / "tabular_transformer.json"
-TRUSTED_PREFIXES = ("sklearn.", "numpy.", "scipy.")
-TRUSTED_TYPES = ("functools.partial",)
-"""Also trusted: a partial binds arguments to a function that must itself pass the prefix check
-(HistGradientBoosting with ``categorical_features="from_dtype"`` stores ``partial(check_array, ...)``)."""
 MODEL_SUFFIXES = (".skops", ".joblib", ".pkl", ".pickle") + TORCH_SUFFIXES
 
 
@@ -131,36 +130,15 @@ class Workspace:
         return self.model.predict_proba(X)[:, 1]
 
 
-def load_skops(path: Path):
-    """Load a skops file, trusting only scikit-learn, numpy and scipy types.
-
-    Raises
-    ------
-    CandorError
-        If the file is not a valid skops archive or holds any other type.
-    """
-    import skops.io as sio
-
-    try:
-        untrusted = sio.get_untrusted_types(file=path)
-    except Exception as exc:  # skops raises zipfile/json errors on non-skops files
-        raise CandorError(f"{path.name}: not a readable skops file ({type(exc).__name__}: {exc})") from None
-    refused = [t for t in untrusted if not t.startswith(TRUSTED_PREFIXES) and t not in TRUSTED_TYPES]
-    if refused:
-        raise CandorError(f"{path.name}: refusing to load types outside scikit-learn/numpy/scipy: {', '.join(refused)}")
-    try:
-        return sio.load(path, trusted=untrusted)
-    except Exception as exc:
-        raise CandorError(f"{path.name}: skops could not rebuild the model ({type(exc).__name__}: {exc})") from None
-
-
 def load_model(path: str | Path, *, trust_pickle: bool = False, torch_options: TorchOptions | None = None):
     """Load a fitted scikit-learn estimator or Pipeline, or a PyTorch tabular model, from ``path``.
 
     Parameters
     ----------
     trust_pickle : bool, default=False
-        Allow ``.joblib``/``.pkl`` (never a pickled PyTorch model).
+        The file may run code (the CLI's ``--trust-model-code`` / ``--trust-pickle``): allow
+        ``.joblib``/``.pkl``, TorchScript, and skops types outside the reviewed list (never a
+        pickled PyTorch model).
     torch_options : TorchOptions, optional
         Classes, output, class and kwargs of a PyTorch model (see :mod:`app.loading_torch`).
 
@@ -179,7 +157,7 @@ def load_model(path: str | Path, *, trust_pickle: bool = False, torch_options: T
         raise CandorError(f"{path.name}: unsupported model file type {suffix or '(none)'}; "
                           f"expected one of {', '.join(MODEL_SUFFIXES)}")
     if suffix in TORCH_SUFFIXES:
-        return load_torch_model(path, torch_options)
+        return load_torch_model(path, torch_options, trust_code=trust_pickle)
     if torch_options is not None and torch_options.given():
         flags = {"model_class": "--torch-class", "kwargs": "--torch-kwargs", "classes": "--classes",
                  "output": "--torch-output", "feature_names": "feature_names"}
@@ -187,10 +165,10 @@ def load_model(path: str | Path, *, trust_pickle: bool = False, torch_options: T
                           f"{'applies' if len(torch_options.given()) == 1 else 'apply'} to PyTorch models only "
                           f"({', '.join(TORCH_SUFFIXES)}), not to a {suffix} file")
     if suffix == ".skops":
-        model = load_skops(path)
+        model = load_skops(path, trust_code=trust_pickle)
     elif not trust_pickle:
         raise CandorError(f"{path.name}: {suffix} files run code when loaded; pass --trust-pickle only if you trust "
-                          "this file, or save the model with skops")
+                          "this file (--trust-model-code is the same flag), or save the model with skops")
     else:
         import joblib
 

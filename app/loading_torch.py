@@ -1,21 +1,24 @@
-"""Load a PyTorch tabular model without unpickling code: TorchScript, or a state dict plus a named class.
+"""Load a PyTorch tabular model: a state dict plus a named class; TorchScript only for a file you trust.
 
 Two kinds of file are accepted, both read on the CPU:
 
-- a **TorchScript archive** (``.pt``/``.pth``/``.torchscript``, written by
-  ``torch.jit.script(model).save(path)`` or ``torch.jit.trace``): read with
-  ``torch.jit.load(path, map_location="cpu")``; its code is TorchScript, run by
-  torch's interpreter, and it needs no class;
 - a **state dict** (``.pt``/``.pth`` written by ``torch.save(model.state_dict(), path)``,
   read with ``torch.load(path, map_location="cpu", weights_only=True)``, or
   ``.safetensors`` read with ``safetensors.torch.load_file``) **plus a model class**
-  named ``package.module:ClassName``. That class is the trusted code: the user
-  names it explicitly, it must be importable here (the working directory is on
-  the path of ``python -m app``), it is built with keyword arguments from a JSON
-  object, and the weights are loaded with ``load_state_dict(strict=True)``.
+  named ``package.module:ClassName``. The file holds tensors only; the class is the
+  trusted code: the user names it explicitly, it must be importable here (the working
+  directory is on the path of ``python -m app``), it is built with keyword arguments from a
+  JSON object, and the weights are loaded with ``load_state_dict(strict=True)``. This is the default.
+- a **TorchScript archive** (``.pt``/``.pth``/``.torchscript``, written by
+  ``torch.jit.script(model).save(path)`` or ``torch.jit.trace``): a *program*, read with
+  ``torch.jit.load(path, map_location="cpu")``. Its code runs in torch's interpreter when it is
+  loaded and called, and can read and write any file (``torch.from_file(..., shared=True)``,
+  ``torch.save``), so it is loaded only with ``trust_code=True`` (the CLI's
+  ``--trust-model-code``, alias ``--trust-pickle``), and never uploaded.
 
 A whole pickled model (``torch.save(model)``) is refused, since unpickling it would
-run code from the file; ``--trust-pickle`` does not change that.
+run code from the file; ``--trust-pickle`` does not change that. A zip-based file is first
+checked against the unpacked-size limit of :func:`app.model_safety.check_archive`.
 
 Which classes and outputs the model has come from :class:`TorchOptions`: the CLI
 options ``--torch-class``, ``--torch-kwargs``, ``--classes``, ``--torch-output``
@@ -174,11 +177,12 @@ def read_sidecar(path: Path) -> TorchOptions:
 
 
 def _is_torchscript(path: Path) -> bool:
-    """TorchScript archives are zip files holding a ``code/`` folder (plain ``torch.save`` zips do not)."""
+    """TorchScript archives are zip files holding a ``code/`` folder or ``constants.pkl`` (``torch.save`` zips do not;
+    ``constants.pkl`` is what ``torch.load`` itself looks for before handing a file to ``torch.jit.load``)."""
     if not zipfile.is_zipfile(path):
         return False
     with zipfile.ZipFile(path) as z:
-        return any("/code/" in n or n.startswith("code/") for n in z.namelist())
+        return any("/code/" in n or n.startswith("code/") or n.endswith("constants.pkl") for n in z.namelist())
 
 
 def _read_state_dict(path: Path) -> Mapping:
@@ -201,8 +205,7 @@ def _read_state_dict(path: Path) -> Mapping:
                               f"state dict; {why.group(1) if why else first_line(exc)})") from None
         raise CandorError(f"{path.name}: holds pickled Python objects ({found.group(1)}), "
                           "e.g. a whole model saved with torch.save(model); Candor never unpickles code. Save "
-                          "torch.jit.script(model).save(path) (TorchScript), or torch.save(model.state_dict(), "
-                          "path) and name the class with --torch-class") from None
+                          "torch.save(model.state_dict(), path) and name the class with --torch-class") from None
     for key in ("state_dict", "model_state_dict"):  # common training checkpoints
         if isinstance(obj, Mapping) and isinstance(obj.get(key), Mapping):
             obj = obj[key]
@@ -262,8 +265,8 @@ def _build(path: Path, opts: TorchOptions):
     return module
 
 
-def load_torch_model(path: Path, options: TorchOptions | None = None):
-    """Load a TorchScript archive or a state dict + class as a :class:`~explainers.torch_model.TorchTabularModel`.
+def load_torch_model(path: Path, options: TorchOptions | None = None, *, trust_code: bool = False):
+    """Load a state dict + class, or a trusted TorchScript archive, as a :class:`~explainers.torch_model.TorchTabularModel`.
 
     Parameters
     ----------
@@ -271,23 +274,34 @@ def load_torch_model(path: Path, options: TorchOptions | None = None):
         ``.pt``/``.pth``/``.torchscript``/``.safetensors``.
     options : TorchOptions, optional
         Override ``<path>.json`` key by key.
+    trust_code : bool, default=False
+        Allow a TorchScript archive, whose program runs when loaded (``--trust-model-code``).
 
     Raises
     ------
     CandorError
-        Naming the file and the problem: a pickle with code, a state dict without
-        a class, a class that cannot be imported or built, keys or shapes that do
-        not match, outputs that do not fit the classes.
+        Naming the file and the problem: a TorchScript archive without ``trust_code``, a pickle
+        with code, a zip that unpacks to more than the limit, a state dict without a class, a
+        class that cannot be imported or built, keys or shapes that do not match, outputs that
+        do not fit the classes.
     """
     import torch
 
     from explainers.torch_model import TorchTabularModel
 
+    from .model_safety import check_archive
+
     opts = (options or TorchOptions()).over(read_sidecar(path))
+    if zipfile.is_zipfile(path):
+        check_archive(path)
     if _is_torchscript(path):
         if opts.model_class is not None or opts.kwargs is not None:
             raise CandorError(f"{path.name} is a TorchScript archive, which carries its own code: a model class "
                               "and kwargs apply only to state dicts; remove them")
+        if not trust_code:
+            raise CandorError(f"{path.name} is a TorchScript archive: a program that runs when loaded and can read "
+                              "or write any file; pass --trust-model-code only if you trust this file, or save "
+                              "torch.save(model.state_dict(), path) and name the class with --torch-class")
         try:
             with warnings.catch_warnings():  # torch 2.13 deprecates TorchScript; the archive still loads
                 warnings.simplefilter("ignore", DeprecationWarning)

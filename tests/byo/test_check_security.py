@@ -69,8 +69,8 @@ class Drifting(LogisticRegression):
 def test_skops_refuses_types_outside_the_trusted_list(tmp_path):
     X = pd.DataFrame({"x": [0.0, 1, 2, 3]})
     sio.dump(Custom().fit(X, [0, 1, 0, 1]), tmp_path / "m.skops")
-    with pytest.raises(CandorError, match=r"m.skops: refusing to load types outside scikit-learn/numpy/scipy: "
-                                          r"tests.byo.test_check_security.Custom"):
+    with pytest.raises(CandorError, match=r"m.skops: refusing to load types that are not on Candor's reviewed list "
+                                          r".*: tests.byo.test_check_security.Custom;"):
         load_model(tmp_path / "m.skops")
 
 
@@ -150,6 +150,6 @@ def test_a_partial_of_a_scikit_learn_function_loads_and_a_partial_of_anything_el
     np.testing.assert_array_equal(loaded.predict_proba(X), hgb.predict_proba(X))
     evil = make_pipeline(FunctionTransformer(functools.partial(os.getcwd)), LogisticRegression())
     sio.dump(evil, tmp_path / "evil.skops")
-    with pytest.raises(CandorError, match=r"evil.skops: refusing to load types outside scikit-learn/numpy/scipy: "
-                                          r"posix.getcwd"):
+    with pytest.raises(CandorError, match=r"evil.skops: refusing to load types that are not on Candor's reviewed "
+                                          r"list .*: posix.getcwd;"):
         load_model(tmp_path / "evil.skops")

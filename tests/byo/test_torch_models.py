@@ -124,7 +124,8 @@ def test_models_learned_something(files):
                                             ("bc_weights.pt", TorchOptions(MLP, {"n_features": 30, "n_outputs": 2},
                                                                            ("malignant", "benign")))])
 def test_probabilities_are_the_softmax_of_the_module_logits(files, model, options):
-    ws = load_pair(files.dir / model, files.dir / "bc.csv", "diagnosis", torch_options=options)
+    ws = load_pair(files.dir / model, files.dir / "bc.csv", "diagnosis", torch_options=options,
+                   trust_pickle=options is None)  # TorchScript runs code: only with the trust flag
     a = ws.adapter
     assert isinstance(a.model, TorchTabularModel) and a.task == "binary" and a.kind == "probability"
     assert a.class_names == ("malignant", "benign") and a.model.n_features_in_ == 30
@@ -135,7 +136,7 @@ def test_probabilities_are_the_softmax_of_the_module_logits(files, model, option
 
 
 def test_one_logit_is_a_sigmoid_over_two_columns(files):
-    ws = load_pair(files.dir / "bc_one_logit.pt", files.dir / "bc.csv", "diagnosis",
+    ws = load_pair(files.dir / "bc_one_logit.pt", files.dir / "bc.csv", "diagnosis", trust_pickle=True,
                    torch_options=TorchOptions(classes=("malignant", "benign")))
     z = _logits(files.one, files.bc_X)
     assert z.ndim == 1
@@ -145,19 +146,19 @@ def test_one_logit_is_a_sigmoid_over_two_columns(files):
 
 
 def test_probability_outputs_are_taken_as_they_are_and_logits_are_not_probabilities(files):
-    ws = load_pair(files.dir / "bc_softmax.pt", files.dir / "bc.csv", "diagnosis",
+    ws = load_pair(files.dir / "bc_softmax.pt", files.dir / "bc.csv", "diagnosis", trust_pickle=True,
                    torch_options=TorchOptions(classes=("malignant", "benign"), output="probabilities"))
     with torch.no_grad():
         direct = SoftmaxMLP(files.bc)(torch.tensor(files.bc_X.to_numpy(), dtype=torch.float32)).double().numpy()
     np.testing.assert_array_equal(ws.adapter.outputs(ws.X), direct)
     with pytest.raises(CandorError, match=r"bc.pt: .*output='probabilities' but the module's outputs are not "
                                           r"probabilities .*are they logits\?"):
-        load_pair(files.dir / "bc.pt", files.dir / "bc.csv", "diagnosis",
+        load_pair(files.dir / "bc.pt", files.dir / "bc.csv", "diagnosis", trust_pickle=True,
                   torch_options=TorchOptions(output="probabilities"))
 
 
 def test_regressor_without_classes_has_no_predict_proba(files):
-    ws = load_pair(files.dir / "diabetes.pt", files.dir / "diabetes.csv", "progression")
+    ws = load_pair(files.dir / "diabetes.pt", files.dir / "diabetes.csv", "progression", trust_pickle=True)
     m = ws.adapter.model
     assert ws.task == "regression" and not hasattr(m, "predict_proba") and not hasattr(m, "classes_")
     np.testing.assert_array_equal(ws.adapter.outputs(ws.X)[:, 0], _logits(files.db, files.db_X))
@@ -190,7 +191,7 @@ def test_wine_dashboard_workspace_is_one_class_against_the_rest(files):
 def test_explaining_leaves_every_parameter_byte_identical(files):
     from explainers.gradients import integrated_gradients
 
-    ws = load_pair(files.dir / "bc.pt", files.dir / "bc.csv", "diagnosis")
+    ws = load_pair(files.dir / "bc.pt", files.dir / "bc.csv", "diagnosis", trust_pickle=True)
     a = ws.adapter
     before = {k: v.clone() for k, v in a.model.module.state_dict().items()}
     fp = a.model.parameter_fingerprint()
@@ -209,7 +210,7 @@ def test_explaining_leaves_every_parameter_byte_identical(files):
 
 def test_check_subprocess_explains_a_torchscript_file_from_its_sidecar(files):
     out = subprocess.run([sys.executable, "-m", "app", "check", "--model", str(files.dir / "bc.pt"),
-                          "--data", str(files.dir / "bc.csv"), "--target", "diagnosis"],
+                          "--data", str(files.dir / "bc.csv"), "--target", "diagnosis", "--trust-model-code"],
                          capture_output=True, text=True, cwd=ROOT, timeout=180)
     assert out.returncode == 0, out.stderr
     assert "Deprecation" not in out.stderr  # torch 2.13's TorchScript deprecation is not the user's problem
@@ -273,13 +274,13 @@ KW = '{"n_features": 30, "n_outputs": 2}'
      "bc_weights.pt: cannot import module 'nope.nets' of class nope.nets:MLP (ModuleNotFoundError"),
     (["--model", "bc_weights.pt", "--torch-class", MLP, "--torch-kwargs", "[30]"],
      "--torch-kwargs must be a JSON object, got list"),
-    (["--model", "bc.pt", "--data", "cat.csv"], "cat.csv: the PyTorch model bc.pt takes numbers only, but column "
+    (["--model", "bc.pt", "--data", "cat.csv", "--trust-model-code"], "cat.csv: the PyTorch model bc.pt takes numbers only, but column "
                                                 "'mean radius' (category, dtype str) is not numeric"),
-    (["--model", "bc.pt", "--data", "nan.csv"], "bc.pt: the model outputs NaN for 3 rows of nan.csv, each with "
+    (["--model", "bc.pt", "--data", "nan.csv", "--trust-model-code"], "bc.pt: the model outputs NaN for 3 rows of nan.csv, each with "
                                                 "missing values (in 'mean texture'; first row 3)"),
-    (["--model", "bc.pt", "--data", "narrow.csv"], "narrow.csv: the model expects 30 features, the table has 29 "
+    (["--model", "bc.pt", "--data", "narrow.csv", "--trust-model-code"], "narrow.csv: the model expects 30 features, the table has 29 "
                                                    "columns besides 'diagnosis'"),
-    (["--model", "bc.pt", "--classes", "a,b,c"], "bc.pt: the module gives 2 outputs per row for 3 classes (a, b, c)"),
+    (["--model", "bc.pt", "--classes", "a,b,c", "--trust-model-code"], "bc.pt: the module gives 2 outputs per row for 3 classes (a, b, c)"),
     (["--model", "bc.pt", "--torch-class", MLP], "bc.pt is a TorchScript archive, which carries its own code"),
     (["--model", "garbage.pt"], "garbage.pt: not a PyTorch file Candor can read"),
     (["--model", "typo.pt"], "typo.pt.json: unknown keys clases"),
@@ -287,8 +288,8 @@ KW = '{"n_features": 30, "n_outputs": 2}'
                                                                       "models only"),
 ])
 def test_torch_refusals_are_one_line_exit_2(files, bad_tables, capsys, argv, message):
-    flags = [a for a in argv if a == "--trust-pickle"]
-    pairs = [a for a in argv if a != "--trust-pickle"]
+    flags = [a for a in argv if a in ("--trust-pickle", "--trust-model-code")]
+    pairs = [a for a in argv if a not in flags]
     opts = {"--data": "bc.csv", "--target": "diagnosis"} | dict(zip(pairs[::2], pairs[1::2]))
     code = check([x for k, v in opts.items() for x in (k, str(bad_tables / v) if k in ("--model", "--data") else v)]
                  + flags)
