@@ -1,5 +1,6 @@
 """Command line: ``python -m app`` serves the bundled sample; ``--model/--data/--target`` serve yours;
-``python -m app study validate FILE`` checks a study file; ``python -m app check --model M --data D
+``python -m app study validate FILE`` checks a study file; ``python -m app users add NAME --role ROLE`` and
+``python -m app users revoke NAME`` manage logins (:mod:`accounts`); ``python -m app check --model M --data D
 --target T`` loads your pair and explains one row without serving.
 
 Every input problem prints one line, ``candor: error: ...``, and exits with
@@ -69,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
         from .study.cli import main as study_main
 
         return study_main(argv[1:])
+    if argv[:1] == ["users"]:
+        from accounts.cli import main as users_main
+
+        return users_main(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
     given = [args.model, args.data, args.target]
@@ -95,6 +100,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.trust_pickle:
             print("candor: warning: --trust-model-code (--trust-pickle) lets the model file run code (pickle, "
                   "TorchScript, any skops type)", file=sys.stderr)
+    from accounts.binding import check_bind
+    from accounts.users import AccountsError
+
+    try:  # beyond this machine only with a login; the Host header must then name this server
+        os.environ["CANDOR_BIND_HOSTS"] = ",".join(check_bind([args.host]))
+    except AccountsError as err:
+        parser.exit(2, f"candor: error: {err}\n")
     try:
         _check_port_free(args.host, args.port)
         from .server import create_app

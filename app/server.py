@@ -113,6 +113,11 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     from .layout import shell
 
     app.layout = shell
+    from . import access
+    from .startup import setup_dash_now
+
+    setup_dash_now(app)  # before any request: Dash's lazy first-request set-up races in a fresh worker
+    access.install(app)  # Host allowlist, cross-site POSTs, login and roles, before every other hook
     app.server.before_request(services.first_request.set)
     app.server.before_request(selection.sync)  # another worker may have switched model, data or class
     app.server.add_url_rule("/_candor/ready", "candor_ready", _ready)

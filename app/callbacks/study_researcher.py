@@ -1,19 +1,25 @@
-"""Researcher-page callbacks. Every data callback refuses a request without a valid login cookie."""
+"""Researcher-page callbacks. Every data callback refuses a request whose user lacks the researcher role.
+
+The password field logs in the ``researcher`` account of ``CANDOR_RESEARCHER_PASSWORD`` (rate-limited
+like ``/login``); accounts of a users file log in at ``/login``. Both make the same server-side session.
+"""
 import flask
 from dash import Input, Output, State, callback, ctx, no_update
 from dash.exceptions import PreventUpdate
 
+from accounts.users import RESEARCHER_ACCOUNT
+from app import access
 from app.components import error_alert
 from app.study import auth, ids, runtime
 
 from .study_research_views import dashboard, export_zip
 
-LOGIN_REQUIRED = "Login required: enter the researcher password."
+LOGIN_REQUIRED = "Login required: enter the researcher password, or log in as a researcher at /login."
 
 
 def logged_in() -> bool:
-    """Whether the current request carries a valid researcher session cookie."""
-    return auth.verify(flask.request.cookies.get(auth.COOKIE))
+    """Whether the current request's user holds the researcher role (a researcher session, or the local user)."""
+    return flask.has_request_context() and access.has_role("researcher")
 
 
 @callback(Output(ids.AUTH_STATE, "data"), Output(ids.LOGIN_MESSAGE, "children"),
@@ -22,17 +28,21 @@ def logged_in() -> bool:
 def log_in(_n, password, state):
     if not auth.password_configured():
         return no_update, error_alert("Researcher login is disabled: set CANDOR_RESEARCHER_PASSWORD on the server.")
-    if not auth.check_password(password):
+    try:
+        user = access.attempt_login(RESEARCHER_ACCOUNT, password)
+    except access.TooManyAttempts:
+        ctx.response.callback_response.status_code = 429
+        return no_update, error_alert("Too many failed logins: wait a minute and try again.")
+    if user is None:
         return no_update, error_alert("Wrong password.")
-    ctx.response.set_cookie(auth.COOKIE, auth.issue(), max_age=auth.MAX_AGE_S, httponly=True, samesite="Strict",
-                            secure=flask.request.is_secure)
+    access.start_session(ctx.response, user, samesite="Strict")
     return (state or 0) + 1, ""
 
 
 @callback(Output(ids.AUTH_STATE, "data", allow_duplicate=True), Input(ids.LOGOUT_BUTTON, "n_clicks"),
           State(ids.AUTH_STATE, "data"), prevent_initial_call=True)
 def log_out(_n, state):
-    ctx.response.delete_cookie(auth.COOKIE)
+    access.end_session(ctx.response)  # the server forgets the session: a copied cookie stops working too
     return (state or 0) + 1
 
 

@@ -1,4 +1,4 @@
-"""Researcher pages (login required): enrolment, completion, results and exports of each study."""
+"""Researcher pages (researcher role required): enrolment, completion, results and exports of each study."""
 import dash
 import dash_bootstrap_components as dbc
 from dash import dcc, html
@@ -18,6 +18,9 @@ def layout(**_):
     return html.Div([
         html.H2("Studies"),
         login, html.Div(id=ids.LOGIN_MESSAGE, className="mb-2"),
+        html.P(["The password field logs in the researcher account of CANDOR_RESEARCHER_PASSWORD; other "
+                "researcher accounts ", html.A("log in here", href="/login?next=/study-admin"), "."],
+               className="text-muted small"),
         dcc.Store(id=ids.AUTH_STATE, data=0),
         dcc.Dropdown(id=ids.STUDY_SELECT, placeholder="Choose a study", className="mb-3"),
         html.Div(id=ids.DASHBOARD),

@@ -4,6 +4,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from app import ids
+from app.access import has_role
 from app.components import card
 from app.uploads import MAX_MODEL_BYTES
 
@@ -16,7 +17,8 @@ MAX_BYTES = MAX_MODEL_BYTES
 
 def _drop(component_id: str, text: str) -> dcc.Upload:
     return dcc.Upload(id=component_id, children=html.Div([text, html.Span(" (drop or click)", className="text-muted")]),
-                      max_size=MAX_BYTES, multiple=False, className="upload-box border rounded p-3 mb-2")
+                      max_size=MAX_BYTES, multiple=False, className="upload-box border rounded p-3 mb-2",
+                      disabled=not has_role("analyst"))
 
 
 def layout(**_):
@@ -26,6 +28,10 @@ def layout(**_):
                "from the command line) and a table with its feature columns and the target. Files stay on the "
                f"server; at most {MAX_BYTES // 2**20} MiB each. The model you load is explained for everyone using "
                "this server.", className="text-muted small"),
+        html.Div() if has_role("analyst") else dbc.Alert(
+            "Uploading a model, switching it or going back to the sample needs the analyst role; ask an analyst "
+            "or log in as one.", color="secondary", className="py-2 small"),
+        html.Fieldset(disabled=not has_role("analyst"), className="border-0 p-0 m-0", children=[
         card("1. Model (.skops)", [_drop(ids.UPLOAD_MODEL, "Model file"), html.Div(id=ids.UPLOAD_MODEL_STATUS)]),
         card("2. Data (.csv, .tsv, .parquet)", [_drop(ids.UPLOAD_DATA, "Data file"),
                                                 html.Div(id=ids.UPLOAD_DATA_STATUS)]),
@@ -36,5 +42,6 @@ def layout(**_):
         card("Or go back", [dbc.Button("Explain the bundled sample again", id=ids.UPLOAD_SAMPLE, color="secondary",
                                        outline=True, n_clicks=0),
                             html.Div(id=ids.UPLOAD_SAMPLE_RESULT, className="mt-2")]),
+        ]),
         dcc.Store(id=ids.UPLOAD_MODEL_TOKEN), dcc.Store(id=ids.UPLOAD_DATA_TOKEN),
     ])

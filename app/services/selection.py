@@ -145,9 +145,12 @@ def install(selection: Selection, ws: Workspace | None = None) -> Workspace:
     Raises
     ------
     CandorError
-        If the selection cannot be loaded; nothing changes then.
+        If the selection cannot be loaded, or the request's user lacks the analyst role; nothing changes then.
     """
     global _current, _seen_mtime
+    from ..access import require_role
+
+    require_role("analyst", "changing the model, the data or the class (for every user)")
     selection = replace(selection, generation=uuid.uuid4().hex,  # as every process will read it back:
                         torch=json.loads(json.dumps(selection.torch)) if selection.torch else None)
     ws = ws or selection.load()

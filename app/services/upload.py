@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import limits, uploads
+from ..access import require_role
 from ..errors import CandorError
 from ..loading import load_skops
 from ..tables import read_table, table_shape
@@ -53,6 +54,7 @@ def receive(filename: str, contents: str, kind: str) -> Stored:
     CandorError
         Wrong type, too large (bytes, cells or memory), unreadable table, quota full (the message names the file).
     """
+    require_role("analyst", "uploading a file")
     path = store_upload(filename, contents, kind=kind)
     notes: list[str] = []
     try:

@@ -1,64 +1,48 @@
-"""Researcher login: a password from the environment and a signed, expiring cookie.
+"""Researcher login for ``/study-admin``: server-side sessions of the ``researcher`` role.
 
-``CANDOR_RESEARCHER_PASSWORD`` enables the researcher pages (without it every
-request is refused). The session cookie is an :mod:`itsdangerous` timestamped
-signature keyed by ``CANDOR_SECRET_KEY`` (set it when running several gunicorn
-workers; otherwise a key is created once in ``instance/secret_key``). Nothing
-here imports dash or flask; the callbacks read and set the cookie.
+``CANDOR_RESEARCHER_PASSWORD`` is a shorthand for one account, ``researcher`` (role ``researcher``),
+that logs in with the password field of the researcher page; accounts of a users file
+(``CANDOR_USERS_FILE``) log in at ``/login``. Either way the cookie holds only a random session id;
+the session lives in :mod:`accounts.sessions` (shared by every worker), ends on logout, on expiry or
+with ``python -m app users revoke NAME``. Nothing here imports dash or flask; the callbacks read
+and set the cookie.
 """
 
 from __future__ import annotations
 
-import hmac
-import os
-import secrets
-from pathlib import Path
+from accounts import sessions
+from accounts.roles import has_role
+from accounts.users import RESEARCHER_ACCOUNT, Users
 
-from itsdangerous import BadSignature, SignatureExpired, TimestampSigner
+__all__ = ["COOKIE", "MAX_AGE_S", "password_configured", "check_password", "issue", "verify", "revoke"]
 
-__all__ = ["COOKIE", "MAX_AGE_S", "password_configured", "check_password", "issue", "verify"]
-
-COOKIE = "candor_researcher"
-MAX_AGE_S = 8 * 3600
-_SALT = "candor-researcher-login"
-
-
-def _secret() -> bytes:
-    env = os.environ.get("CANDOR_SECRET_KEY")
-    if env:
-        return env.encode()
-    path = Path("instance") / "secret_key"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(secrets.token_hex(32))
-    except FileExistsError:
-        pass
-    return path.read_text().strip().encode()
+COOKIE = "candor_session"
+MAX_AGE_S = 8 * 3600  # default of CANDOR_SESSION_HOURS; the cookie's max_age is accounts.sessions.session_seconds()
+_users = Users()
 
 
 def password_configured() -> bool:
-    """Whether ``CANDOR_RESEARCHER_PASSWORD`` is set (researcher pages enabled)."""
-    return bool(os.environ.get("CANDOR_RESEARCHER_PASSWORD"))
+    """Whether researchers can log in (``CANDOR_RESEARCHER_PASSWORD`` or a users file)."""
+    return Users.login_configured()
 
 
 def check_password(candidate: str | None) -> bool:
-    """Constant-time comparison with ``CANDOR_RESEARCHER_PASSWORD``."""
-    expected = os.environ.get("CANDOR_RESEARCHER_PASSWORD", "")
-    return bool(expected) and hmac.compare_digest((candidate or "").encode(), expected.encode())
+    """Whether ``candidate`` is the password of the ``researcher`` account (constant time, not rate-limited)."""
+    return _users.check(RESEARCHER_ACCOUNT, candidate) is not None
 
 
-def issue() -> str:
-    """A signed session value for the cookie."""
-    return TimestampSigner(_secret(), salt=_SALT).sign(b"researcher").decode()
+def issue(user_name: str = RESEARCHER_ACCOUNT) -> str:
+    """Start a server-side session for ``user_name``; returns the cookie value."""
+    return sessions.create(user_name)
 
 
 def verify(value: str | None) -> bool:
-    """True if ``value`` is a valid, unexpired session and login is enabled."""
-    if not value or not password_configured():
-        return False
-    try:
-        return TimestampSigner(_secret(), salt=_SALT).unsign(value, max_age=MAX_AGE_S) == b"researcher"
-    except (BadSignature, SignatureExpired):
-        return False
+    """True if ``value`` is a live session of a user who holds the researcher role now."""
+    session = sessions.lookup(value)
+    user = _users.get(session.user_name) if session else None
+    return user is not None and has_role(user.role, "researcher")
+
+
+def revoke(value: str | None) -> None:
+    """End the session ``value`` (logout)."""
+    sessions.delete(value)

@@ -1,0 +1,29 @@
+"""Finish Dash's set-up before the server takes requests.
+
+Dash 4.4 sets itself up on the first request, in ``before_request`` hooks (``Dash._setup_server``:
+the callback map, scripts, cancel callbacks; Dash Pages' router: the page-content callback). Each
+hook marks itself done *before* it does the work, so the other first requests that a fresh gunicorn
+worker takes at the same moment skip it and are answered 500 (no callback, no layout). Running the
+hooks once here, in ``create_app`` (the gunicorn master with ``--preload``), makes them no-ops in
+every request of every worker.
+"""
+from __future__ import annotations
+
+import dash
+from dash import _callback
+
+
+def setup_dash_now(app: dash.Dash) -> None:
+    """Run Dash's first-request hooks now, in a request context of ``/``.
+
+    Dash moves the module-level ``@callback`` registrations into the first app set up; they are put
+    back afterwards so that another app created in the same process (tests) gets them too.
+    """
+    saved_map = {k: ({**v, "background": dict(v["background"])} if v.get("background") else dict(v))
+                 for k, v in _callback.GLOBAL_CALLBACK_MAP.items()}
+    saved_list = list(_callback.GLOBAL_CALLBACK_LIST)
+    with app.server.test_request_context("/"):
+        for hook in list(app.server.before_request_funcs.get(None, ())):
+            hook()
+    _callback.GLOBAL_CALLBACK_MAP.update(saved_map)
+    _callback.GLOBAL_CALLBACK_LIST[:] = saved_list
