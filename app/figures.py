@@ -2,6 +2,11 @@
 
 Colour convention: attributions pushing toward the explained class are red,
 against it blue (as SHAP's plots); attention is a sequential scale.
+
+Plotly draws a subset of HTML in every text it shows (``<br>``, ``<b>``, ``<sub>``, ``<span style>``,
+``<a href>``). Every string that comes from the user (feature names, levels, class labels, rule text,
+words, file names) goes through :func:`esc` where a figure is built, before our own markup is added
+around it; user strings never go into a ``hovertemplate`` (``%{...}`` would be read as a variable).
 """
 from __future__ import annotations
 
@@ -28,6 +33,28 @@ TEMPLATE = "candor"
 _BASE = dict(template=TEMPLATE, margin=dict(l=10, r=10, t=40, b=40), font=dict(size=12))
 
 
+def esc(text) -> str:
+    """User text as Plotly must draw it literally: ``&``, ``<`` and ``>`` as HTML entities.
+
+    Parameters
+    ----------
+    text : object
+        Any value; it is shown as ``str(text)``.
+
+    Returns
+    -------
+    str
+        ``'<a href="x">y</a>'`` becomes ``'&lt;a href="x"&gt;y&lt;/a&gt;'``, which Plotly draws as typed
+        (no link, no line break, no style). Distinct inputs stay distinct.
+    """
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def esc_all(texts) -> list[str]:
+    """:func:`esc` of every item of ``texts``, as a list."""
+    return [esc(t) for t in texts]
+
+
 def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
     fig.update_layout(title=dict(text=title, x=0.01, font=dict(size=14)), **_BASE, **kw)
     return fig
@@ -37,10 +64,10 @@ def importance_bar(g: GlobalImportance, max_display: int = 15) -> go.Figure:
     """Mean |SHAP| per feature, largest on top."""
     imp = g.importance
     order = top_k(imp, max_display)[::-1]
-    fig = go.Figure(go.Bar(x=imp[order], y=[g.feature_names[j] for j in order], orientation="h",
+    fig = go.Figure(go.Bar(x=imp[order], y=[esc(g.feature_names[j]) for j in order], orientation="h",
                            marker_color=GREY, hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
-    return _layout(fig, f"Global importance: mean |SHAP| ({g.output_space} of {g.target})",
-                   xaxis_title=f"mean |attribution| ({g.output_space})")
+    return _layout(fig, f"Global importance: mean |SHAP| ({g.output_space} of {esc(g.target)})",
+                   xaxis_title=f"mean |attribution| ({esc(g.output_space)})")
 
 
 def beeswarm(g: GlobalImportance, max_display: int = 12, seed: int = 0) -> go.Figure:
@@ -55,10 +82,10 @@ def beeswarm(g: GlobalImportance, max_display: int = 12, seed: int = 0) -> go.Fi
             x=g.values[:, j], y=pos + rng.uniform(-0.3, 0.3, len(col)), mode="markers",
             marker=dict(size=4, color=pct, colorscale="RdBu_r", cmin=0, cmax=1, showscale=pos == 0,
                         colorbar=dict(title="value<br>pct", thickness=10)),
-            name=g.feature_names[j], showlegend=False,
-            hovertemplate=f"{g.feature_names[j]}<br>SHAP %{{x:.4f}}<extra></extra>"))
-    fig.update_yaxes(tickvals=list(range(len(order))), ticktext=[g.feature_names[j] for j in order])
-    return _layout(fig, f"SHAP values of {len(g.values)} rows (beeswarm)", xaxis_title=f"SHAP value ({g.output_space})")
+            name=esc(g.feature_names[j]), showlegend=False,
+            hovertemplate="%{fullData.name}<br>SHAP %{x:.4f}<extra></extra>"))
+    fig.update_yaxes(tickvals=list(range(len(order))), ticktext=[esc(g.feature_names[j]) for j in order])
+    return _layout(fig, f"SHAP values of {len(g.values)} rows (beeswarm)", xaxis_title=f"SHAP value ({esc(g.output_space)})")
 
 
 def waterfall(e: Explanation, max_display: int = 10, value_labels=None) -> go.Figure:
@@ -70,7 +97,7 @@ def waterfall(e: Explanation, max_display: int = 10, value_labels=None) -> go.Fi
     order = top_k(e.values, max_display)
     rest = np.setdiff1d(np.arange(e.values.size), order)
     shown = value_labels if value_labels is not None else [f"{v:.4g}" for v in e.feature_values]
-    labels = [f"{e.feature_names[j]} = {shown[j]}" for j in order]
+    labels = [f"{esc(e.feature_names[j])} = {esc(shown[j])}" for j in order]
     vals = list(e.values[order])
     if rest.size:
         labels.append(f"{rest.size} other features")
@@ -83,7 +110,7 @@ def waterfall(e: Explanation, max_display: int = 10, value_labels=None) -> go.Fi
     fig.update_yaxes(autorange="reversed")
     return _layout(fig, f"SHAP: from base_value {e.base_value:.3f} to prediction {e.prediction:.3f} "
                         f"(additivity gap {e.additivity_gap:.1e})",
-                   xaxis_title=f"{e.output_space} of {e.target}")
+                   xaxis_title=f"{esc(e.output_space)} of {esc(e.target)}")
 
 
 def attribution_bar(e: Explanation, max_display: int = 10, title: str | None = None,
@@ -91,10 +118,10 @@ def attribution_bar(e: Explanation, max_display: int = 10, title: str | None = N
     """Signed attributions of the largest features, largest on top."""
     v = e.values if values is None else np.asarray(values)
     order = [j for j in top_k(v, max_display) if v[j] != 0][::-1]
-    fig = go.Figure(go.Bar(x=v[order], y=[e.feature_names[j] for j in order], orientation="h",
+    fig = go.Figure(go.Bar(x=v[order], y=[esc(e.feature_names[j]) for j in order], orientation="h",
                            marker_color=[POS if v[j] > 0 else NEG for j in order],
                            hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
-    return _layout(fig, title or f"{e.method.upper()} attributions", xaxis_title=f"attribution ({e.output_space})",
+    return _layout(fig, title or f"{e.method.upper()} attributions", xaxis_title=f"attribution ({esc(e.output_space)})",
                    height=max(260, 26 * len(order) + 90))
 
 
@@ -104,7 +131,7 @@ def attention_heatmaps(cls: np.ndarray, feature_names: tuple[str, ...]) -> go.Fi
     fig = make_subplots(rows=n_layers, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         subplot_titles=[f"layer {l}" for l in range(n_layers)])
     for l in range(n_layers):
-        fig.add_trace(go.Heatmap(z=cls[l], x=list(feature_names), y=[f"head {h}" for h in range(n_heads)],
+        fig.add_trace(go.Heatmap(z=cls[l], x=esc_all(feature_names), y=[f"head {h}" for h in range(n_heads)],
                                  coloraxis="coloraxis",
                                  hovertemplate="%{y}, %{x}: %{z:.3f}<extra></extra>"), row=l + 1, col=1)
     fig.update_layout(coloraxis=dict(colorscale="Viridis", colorbar=dict(title="attention")))
@@ -162,7 +189,7 @@ def frontier(f, selected: str | None = None) -> go.Figure:
 
 def confusion(detail) -> go.Figure:
     """Surrogate-vs-model confusion matrix on held-out rows (rows: model's label)."""
-    labels = [str(c) for c in detail.classes]
+    labels = esc_all(detail.classes)
     fig = go.Figure(go.Heatmap(z=detail.confusion, x=[f"surrogate: {c}" for c in labels],
                                y=[f"model: {c}" for c in labels], colorscale="Greys", showscale=False,
                                text=detail.confusion, texttemplate="%{text}",

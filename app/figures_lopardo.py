@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from app.figures import GREY, POS
+from app.figures import GREY, POS, esc
 from app.figures_text import _layout, word_strips
 
 _SIGNED = {"LIME", "G-avg", "G×I"}
@@ -34,7 +34,7 @@ def score_strips(words, scores: dict, label: str) -> go.Figure:
     """
     fig = word_strips(words, [(name, v, name in _SIGNED) for name, v in scores.items()],
                       text_format=".3g", hover_format=".4g")
-    return _layout(fig, f"Per-word explanations of the logit of {label} (each strip its own colour range)",
+    return _layout(fig, f"Per-word explanations of the logit of {esc(label)} (each strip its own colour range)",
                    height=55 * len(scores) + 170, margin=dict(l=80, r=10, t=40, b=100))
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.figures import GREY, NEG, POS, _layout
+from app.figures import GREY, NEG, POS, _layout, esc
 
 _TALL = dict(l=10, r=10, t=75, b=40)
 ROW_MEASURES = (("sufficiency", "sufficiency (0 is best)", "#ff7f0e"),
@@ -20,7 +20,11 @@ ROW_MEASURES = (("sufficiency", "sufficiency (0 is best)", "#ff7f0e"),
 
 
 def persuasive_items(s, title: str) -> go.Figure:
-    """One bar per shown item (feature or group), with the number or word the reader is shown."""
+    """One bar per shown item (feature or group), with the number or word the reader is shown.
+
+    ``title`` is Plotly markup written by the caller (user text in it escaped with :func:`app.figures.esc`);
+    item names are escaped here.
+    """
     items = list(s.items)[::-1]
     vmax = max((abs(it.value) for it in items), default=1.0) or 1.0
     m = len(items)
@@ -33,11 +37,11 @@ def persuasive_items(s, title: str) -> go.Figure:
         else:
             x.append(np.sign(it.value) * vmax * (m - rank + 1) / m)
             text.append(it.strength or ("up" if it.value > 0 else "down"))
-    fig = go.Figure(go.Bar(x=x, y=[it.name for it in items], orientation="h", text=text, textposition="auto",
+    fig = go.Figure(go.Bar(x=x, y=[esc(it.name) for it in items], orientation="h", text=text, textposition="auto",
                            marker_color=[POS if it.value > 0 else NEG for it in items],
                            customdata=[it.value for it in items],
                            hovertemplate="%{y}: shown %{text}<br>exact %{customdata:.4f}<extra></extra>"))
-    fig = _layout(fig, title, xaxis_title=f"attribution ({s.parent.output_space})" if all(
+    fig = _layout(fig, title, xaxis_title=f"attribution ({esc(s.parent.output_space)})" if all(
         it.shown is not None for it in items) else "direction and rank only (bar length = rank)",
                   height=max(260, 26 * m + 110))
     return fig.update_layout(margin=_TALL)
@@ -77,7 +81,7 @@ def global_tradeoff(g, k: int) -> go.Figure:
         fig.add_trace(go.Scatter(x=g.k, y=y, name=name, mode="lines", line_color=colour,
                                  hovertemplate=f"{name}<br>k = %{{x}}: %{{y:.3f}}<extra></extra>"))
     fig.add_vline(x=k, line_color="#666", line_dash="dash")
-    return _layout(fig, f"All rows: top-k fidelity averaged over {g.n_rows} held-out rows<br><sup>{g.source}; "
+    return _layout(fig, f"All rows: top-k fidelity averaged over {g.n_rows} held-out rows<br><sup>{esc(g.source)}; "
                         "dashed = current k</sup>",
                    xaxis_title="k (features shown = concepts named)", yaxis_title="mean fidelity measure",
                    legend=dict(orientation="h", y=-0.3)).update_layout(margin=_TALL)

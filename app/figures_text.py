@@ -2,6 +2,7 @@
 
 Layer, head and token are 0-based and in that axis order (STYLE B4). Attention uses a sequential
 scale, signed attributions the red (toward the explained class) / blue scale of :mod:`app.figures`.
+Words, tokens, class labels and dependency relations are user text: escaped with :func:`app.figures.esc`.
 """
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.figures import GREY, POS, TEMPLATE
+from app.figures import GREY, POS, TEMPLATE, esc, esc_all
 
 _BASE = dict(template=TEMPLATE, font=dict(size=12))
 
@@ -26,19 +27,19 @@ METRICS = {"spearman": "Spearman ρ", "kendall": "Kendall τ-b", "top_k": "top-k
 
 
 def _ticks(tokens) -> list[str]:
-    """Unique tick labels (plotly merges equal category names): ``"3 good"``."""
-    return [f"{i} {t}" for i, t in enumerate(tokens)]
+    """Unique tick labels (plotly merges equal category names), escaped: ``"3 good"``."""
+    return [f"{i} {esc(t)}" for i, t in enumerate(tokens)]
 
 
 def prediction_bar(labels, probabilities, source: str) -> go.Figure:
     """Class probabilities (softmax of the logits), predicted class highlighted."""
     probs = np.asarray(probabilities, float)
     colours = [POS if i == int(np.argmax(probs)) else GREY for i in range(probs.size)]
-    fig = go.Figure(go.Bar(x=probs, y=list(labels), orientation="h", marker_color=colours,
+    fig = go.Figure(go.Bar(x=probs, y=esc_all(labels), orientation="h", marker_color=colours,
                            text=[f"{p:.3f}" for p in probs], textposition="auto",
                            hovertemplate="P(%{y}) = %{x:.4f}<extra></extra>"))
     fig.update_xaxes(range=[0, 1])
-    return _layout(fig, f"Prediction: P(class) = softmax of the logits ({source})", height=200,
+    return _layout(fig, f"Prediction: P(class) = softmax of the logits ({esc(source)})", height=200,
                    xaxis_title="probability")
 
 
@@ -121,9 +122,9 @@ def word_strips(words, rows, *, text_format: str, hover_format: str) -> go.Figur
         bound = float(np.max(np.abs(v))) or 1.0
         kw = dict(zmin=-bound, zmax=bound, colorscale="RdBu_r") if signed else dict(zmin=0, zmax=bound,
                                                                                    colorscale="Viridis")
-        fig.add_trace(go.Heatmap(z=[v], x=ticks, y=[name], text=[[format(x, text_format) for x in v]],
+        fig.add_trace(go.Heatmap(z=[v], x=ticks, y=[esc(name)], text=[[format(x, text_format) for x in v]],
                                  texttemplate="%{text}", showscale=False,
-                                 hovertemplate=f"{name}<br>%{{x}}: %{{z:{hover_format}}}<extra></extra>", **kw),
+                                 hovertemplate=f"%{{y}}<br>%{{x}}: %{{z:{hover_format}}}<extra></extra>", **kw),
                       row=i + 1, col=1)
     fig.update_xaxes(tickangle=45)
     return fig
@@ -166,15 +167,16 @@ def agreement_heatmap(report, metric: str) -> go.Figure:
                                hovertemplate=f"%{{y}}, %{{x}}: {name} = %{{z:.3f}}<extra></extra>"))
     fig.update_yaxes(autorange="reversed")
     method = _METHOD_NAMES.get(report.attribution_method, report.attribution_method)
-    return _layout(fig, f"{name}: {report.query} attention of each head vs |{method}| "
+    return _layout(fig, f"{name}: {esc(report.query)} attention of each head vs |{esc(method)}| "
                         f"over {report.n_items} words", height=330)
 
 
 def _short(roles) -> str:
+    """Roles one per line, abbreviated; each escaped (a syntactic role names the file's relation)."""
     out = []
     for r in roles:
         r = r.replace("positional", "pos").replace("syntactic(", "syn(").replace("rare_word", "rare")
-        out.append(r)
+        out.append(esc(r))
     return "<br>".join(out)
 
 
@@ -191,9 +193,9 @@ def roles_view(roles) -> go.Figure:
     hover = [[(f"layer {l}, head {h}<br>confidence {conf[l, h]:.3f}<br>modal offset {int(roles.modal_offset[l, h]):+d} "
                f"({roles.modal_share[l, h]:.0%} of queries)<br>offset -1: {roles.share_prev[l, h]:.0%}, "
                f"+1: {roles.share_next[l, h]:.0%}<br>rare word: {roles.rare_share[l, h]:.0%}"
-               + (f"<br>{roles.syntactic_best[l][h]}: accuracy {roles.syntactic_accuracy[l, h]:.2f} vs baseline "
+               + (f"<br>{esc(roles.syntactic_best[l][h])}: accuracy {roles.syntactic_accuracy[l, h]:.2f} vs baseline "
                   f"{roles.syntactic_baseline[l, h]:.2f}" if roles.syntactic_best[l][h] else "")
-               + f"<br>roles: {', '.join(roles.labels[l][h]) or 'none'}") for h in range(H)] for l in range(L)]
+               + f"<br>roles: {esc(', '.join(roles.labels[l][h])) or 'none'}") for h in range(H)] for l in range(L)]
     fig = go.Figure(go.Heatmap(z=conf, x=[f"head {h}" for h in range(H)], y=[f"layer {l}" for l in range(L)],
                                zmin=0, zmax=1, colorscale="Blues", text=text, texttemplate="%{text}",
                                textfont=dict(size=9), customdata=hover, hovertemplate="%{customdata}<extra></extra>",

@@ -12,7 +12,7 @@ from dash import Input, Output, callback, html
 from dash.exceptions import PreventUpdate
 
 from app import figures, figures_persuasive, ids, services
-from app.components import card, empty_figure, error_alert, fmt, gilpin_badge, metric, metric_row
+from app.components import card, choice_names, empty_figure, error_alert, fmt, gilpin_badge, metric, metric_row
 from app.errors import CandorError
 
 _ROW = (("mass_retained", "Share of |attribution| shown", "{:.1%}"), ("sufficiency", "Sufficiency", None),
@@ -31,7 +31,7 @@ def render_persuasive(row, k, rounding="exact", grouping=None, sensitive=None):
     if row is None or k is None:
         raise PreventUpdate
     try:
-        view = services.persuasive(row, k, rounding, bool(grouping), sensitive or ())
+        view = services.persuasive(row, k, rounding, bool(grouping), choice_names(sensitive))
     except CandorError as err:
         return (error_alert(str(err)), None, None, None, None, *(empty_figure(str(err)),) * 3)
     s, e = view.simplification, view.simplification.parent

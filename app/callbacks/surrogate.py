@@ -3,7 +3,7 @@ from dash import Input, Output, State, callback, no_update
 from dash.exceptions import PreventUpdate
 
 from app import figures, ids, services
-from app.components import empty_figure, error_alert
+from app.components import choice_names, empty_figure, error_alert
 from app.errors import CandorError
 from app.surrogate_views import rules_by_neighborhood, surrogate_summary
 
@@ -26,7 +26,7 @@ def load_default_surrogate(_pathname):
                    (Output(ids.SURROGATE_PROGRESS, "label"), "fitting MUSE ...", "")])
 def fit_muse(n_clicks, foi, max_rules, max_width, max_nbhd, lambdas):
     try:
-        return services.fit_muse(services.muse_params(foi, max_rules, max_width, max_nbhd, lambdas)), None
+        return services.fit_muse(services.muse_params(choice_names(foi), max_rules, max_width, max_nbhd, lambdas)), None
     except CandorError as err:
         return no_update, error_alert(str(err))
 
@@ -40,7 +40,7 @@ def fit_muse(n_clicks, foi, max_rules, max_width, max_nbhd, lambdas):
 def compute_frontier(set_progress, _pathname, _n_clicks, foi, max_width, max_nbhd, lambdas):
     """MUSE, CART and flat surrogates at 2, 5, 10, 20 rules for the chosen features of interest."""
     try:
-        params = services.muse_params(foi, None, max_width, max_nbhd, lambdas)
+        params = services.muse_params(choice_names(foi), None, max_width, max_nbhd, lambdas)
     except CandorError:
         raise PreventUpdate  # the Fit MUSE callback shows the message
     params = {k: v for k, v in params.items() if k != "max_rules"}

@@ -14,7 +14,15 @@ from dash.exceptions import PreventUpdate
 
 from app import figures_text as ft
 from app import ids, services
-from app.components import empty_figure, error_alert, method_note
+from app.components import (
+    choice_name,
+    choice_options,
+    choice_value,
+    empty_figure,
+    error_alert,
+    labelled_options,
+    method_note,
+)
 from app.errors import CandorError
 from app.services import text as text_services
 
@@ -28,7 +36,11 @@ def _text(current) -> str:
 
 
 def _spec(dataset, text_col, label_col) -> dict:
-    """The dataset description with the chosen columns (columns of another file fall back to the defaults)."""
+    """The dataset description with the chosen columns (columns of another file fall back to the defaults).
+
+    ``text_col`` and ``label_col`` are the column pickers' values (:func:`app.components.choice_value`).
+    """
+    text_col, label_col = choice_name(text_col), choice_name(label_col)
     spec = dict(dataset) if isinstance(dataset, dict) else dict(services.BUILTIN) if dataset is None else {}
     spec.setdefault("id", None)  # a malformed store from the browser: the service says the upload is gone
     columns = spec.get("columns") if isinstance(spec.get("columns"), list) else []
@@ -89,7 +101,10 @@ def show_columns(dataset):
     spec = _spec(dataset, None, None)
     columns = spec.get("columns") or [spec.get("text_column"), spec.get("label_column")]
     builtin = spec["id"] == "builtin"
-    return columns, spec.get("text_column"), builtin, columns, spec.get("label_column"), builtin
+    options = choice_options(columns)
+    text_col, label_col = spec.get("text_column"), spec.get("label_column")
+    return (options, None if text_col is None else choice_value(text_col), builtin, options,
+            None if label_col is None else choice_value(label_col), builtin)
 
 
 @callback(Output(ids.TEXT_ROW, "options"), Output(ids.TEXT_ROW, "value"), Output(ids.TEXT_DATASET_NOTE, "children"),
@@ -103,7 +118,7 @@ def list_texts(text_col, label_col, dataset):
     except CandorError as err:
         return [], None, error_alert(str(err))
     shown = "" if len(ds.texts) <= 500 else " (the first 500 are listed)"
-    return services.dataset_options(spec), None, f"Dataset: {ds.name}: {ds.note}{shown}"
+    return labelled_options(services.dataset_options(spec)), None, f"Dataset: {ds.name}: {ds.note}{shown}"
 
 
 @callback(Output(ids.TEXT_NOTES, "children"), Output(ids.TEXT_PREDICTION, "figure"),

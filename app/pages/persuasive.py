@@ -4,7 +4,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from app import ids, services
-from app.components import graph
+from app.components import choice_options, graph
 
 dash.register_page(__name__, path="/persuasive", name="Persuasive", title="Candor · Persuasive", order=3)
 
@@ -30,7 +30,7 @@ def layout(**_):
                  dbc.Checklist(id=ids.GROUPING, options=[{"label": "merge features with |Spearman ρ| ≥ 0.8",
                                                           "value": "on"}], value=[], switch=True)], md=3),
         dbc.Col([dbc.Label("Sensitive features", html_for=ids.SENSITIVE),
-                 dcc.Dropdown(id=ids.SENSITIVE, options=columns, value=[], multi=True,
+                 dcc.Dropdown(id=ids.SENSITIVE, options=choice_options(columns), value=[], multi=True,
                               placeholder="e.g. race, sex")], md=3),
     ], className="mb-3")
     return html.Div([

@@ -4,7 +4,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from app import ids, services
-from app.components import graph
+from app.components import choice_options, graph
 
 dash.register_page(__name__, path="/surrogate", name="Surrogate", title="Candor · Surrogate", order=2)
 
@@ -22,7 +22,7 @@ def layout(**_):
         dbc.Row([
             dbc.Col([dbc.Label("Features of interest (neighborhood descriptors use only these; empty = all)",
                                html_for=ids.SURROGATE_FOI, className="small mb-0"),
-                     dcc.Dropdown(id=ids.SURROGATE_FOI, options=services.feature_names(), multi=True,
+                     dcc.Dropdown(id=ids.SURROGATE_FOI, options=choice_options(services.feature_names()), multi=True,
                                   placeholder="all features")], md=6),
             _budget("Max rules", ids.SURROGATE_MAX_RULES, b["max_rules"], 30),
             _budget("Max width", ids.SURROGATE_MAX_WIDTH, b["max_width"], 3),

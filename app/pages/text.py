@@ -8,7 +8,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from app import ids, services
-from app.components import card, empty_figure, graph, method_note
+from app.components import card, empty_figure, graph, labelled_options, method_note
 from app.errors import CandorError
 from app.services import text_loader
 
@@ -17,7 +17,7 @@ dash.register_page(__name__, path="/text", name="Text attention", title="Candor 
 
 def _builtin_options() -> list[dict]:
     try:
-        return services.dataset_options(services.BUILTIN)
+        return labelled_options(services.dataset_options(services.BUILTIN))
     except CandorError:  # the text model's folder is unreadable: the notes say why
         return []
 
