@@ -8,7 +8,7 @@ variable                            default  what it bounds
 ``CANDOR_UPLOAD_RETENTION_HOURS``   24       age after which an upload not in use is deleted
 ``CANDOR_MAX_CELLS``                20e6     rows x columns of a table, and rows x features of model input
 ``CANDOR_MAX_TABLE_MB``             2048     estimated memory of a loaded table
-``CANDOR_MAX_MEMORY_MB``            16384    a process's private writable memory (RLIMIT_DATA); 0: no limit
+``CANDOR_MAX_MEMORY_MB``            8192     a process's private writable memory (RLIMIT_DATA); 0: no limit
 ``CANDOR_MODEL_TIMEOUT_S``          120      one model call (checked between batches of rows)
 ``CANDOR_MAX_JOBS``                 4        background jobs running at once on the server
 ``CANDOR_MAX_JOBS_PER_USER``        2        background jobs running at once for one user
@@ -25,7 +25,7 @@ from .errors import CandorError
 
 log = logging.getLogger(__name__)
 _DEFAULTS = {"CANDOR_MAX_UPLOAD_MB": 50, "CANDOR_UPLOAD_QUOTA_MB": 500, "CANDOR_UPLOAD_RETENTION_HOURS": 24,
-             "CANDOR_MAX_CELLS": 20_000_000, "CANDOR_MAX_TABLE_MB": 2048, "CANDOR_MAX_MEMORY_MB": 16384,
+             "CANDOR_MAX_CELLS": 20_000_000, "CANDOR_MAX_TABLE_MB": 2048, "CANDOR_MAX_MEMORY_MB": 8192,
              "CANDOR_MODEL_TIMEOUT_S": 120, "CANDOR_MAX_JOBS": 4, "CANDOR_MAX_JOBS_PER_USER": 2}
 _ZERO_OK = {"CANDOR_MAX_MEMORY_MB", "CANDOR_MODEL_TIMEOUT_S"}
 
@@ -96,3 +96,20 @@ def apply_memory_ceiling() -> int | None:
     resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
     log.info("candor: memory ceiling %d MiB (RLIMIT_DATA)", limit // 2**20)
     return limit
+
+
+def apply_model_timeout() -> float | None:
+    """Give every model call ``CANDOR_MODEL_TIMEOUT_S`` seconds (0: none); past it the pages show a one-line error.
+
+    The deadline is checked between batches of rows (:mod:`explainers.model_adapter`): a call is
+    stopped at the first batch boundary after its time is up, and a single batch is never
+    interrupted. Returns the seconds, or None when off.
+    """
+    from explainers.model_adapter import ModelTimeout, set_model_timeout
+
+    class ModelTookTooLong(CandorError, ModelTimeout):
+        """A model call past ``CANDOR_MODEL_TIMEOUT_S``: a :class:`CandorError`, so every page shows it."""
+
+    seconds = setting("CANDOR_MODEL_TIMEOUT_S") or None
+    set_model_timeout(seconds, ModelTookTooLong)
+    return seconds

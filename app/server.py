@@ -13,7 +13,8 @@ from pathlib import Path
 
 import dash
 
-from . import services
+from . import limits, services
+from .jobs import LimitedJobs
 from .loading import Workspace
 from .loading_torch import TorchOptions
 from .services import selection
@@ -23,8 +24,10 @@ ROOT = Path(__file__).resolve().parent.parent
 _app: dash.Dash | None = None
 
 
-class _ForkAfterWarmManager(dash.DiskcacheManager):
-    """Dash's DiskcacheManager, but a job forks only once the warm-up thread is done.
+class _ForkAfterWarmManager(LimitedJobs, dash.DiskcacheManager):
+    """Dash's DiskcacheManager, but a job forks only once the warm-up thread is done, within the job limits.
+
+    :class:`app.jobs.LimitedJobs` refuses a job over ``CANDOR_MAX_JOBS`` / ``CANDOR_MAX_JOBS_PER_USER``.
 
     A background job runs in a forked copy of the server. A lock that another thread holds at the
     moment of the fork (an import in progress, a model loading) stays held forever in the copy, and
@@ -113,6 +116,11 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     from .layout import shell
 
     app.layout = shell
+    # request bodies over one upload (as base64 in Dash's JSON) are refused before they are read (413)
+    app.server.config["MAX_CONTENT_LENGTH"] = limits.max_request_bytes()
+    app.server.register_error_handler(413, _too_large)
+    limits.apply_memory_ceiling()
+    limits.apply_model_timeout()
     from . import access
     from .startup import setup_dash_now
 
@@ -123,6 +131,13 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     app.server.add_url_rule("/_candor/ready", "candor_ready", _ready)
     app.server.add_url_rule("/_candor/workspace", "candor_workspace", _workspace_info)
     return app
+
+
+def _too_large(_err):
+    """413: the request body is over the upload limit (the browser's upload boxes refuse such files first)."""
+    mb = limits.setting("CANDOR_MAX_UPLOAD_MB")
+    return (f"candor: error: the request is larger than the {mb:g} MiB upload limit (CANDOR_MAX_UPLOAD_MB)\n", 413,
+            {"Content-Type": "text/plain; charset=utf-8"})
 
 
 def _workspace_info():

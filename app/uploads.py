@@ -153,17 +153,18 @@ def _sweep(folder: Path, files: dict, incoming: int, kind: str | None) -> None:
             on_disk.pop(name).unlink(missing_ok=True)
             files.pop(name, None)
     total = sum(stat[n].st_size for n in on_disk)
-    for name in sorted(on_disk, key=lambda n: used[n]):
-        if total + incoming <= quota:
-            break
-        if name not in keep:
-            total -= stat[name].st_size
-            on_disk.pop(name).unlink(missing_ok=True)
-            files.pop(name, None)
-    if total + incoming > quota:
-        raise CandorError(f"the upload folder is full: {total / 2**20:.1f} MiB of its {quota / 2**20:.0f} MiB quota "
+    unused = [n for n in sorted(on_disk, key=lambda n: used[n]) if n not in keep]
+    if total - sum(stat[n].st_size for n in unused) + incoming > quota:  # refuse before deleting anything
+        held = total - sum(stat[n].st_size for n in unused)
+        raise CandorError(f"the upload folder is full: {held / 2**20:.1f} MiB of its {quota / 2**20:.1f} MiB quota "
                           f"(CANDOR_UPLOAD_QUOTA_MB) is held by uploads in use, and this {kind or 'file'} needs "
                           f"{incoming / 2**20:.1f} MiB more; load smaller files or ask the operator to raise the quota")
+    for name in unused:
+        if total + incoming <= quota:
+            break
+        total -= stat[name].st_size
+        on_disk.pop(name).unlink(missing_ok=True)
+        files.pop(name, None)
 
 
 def save(filename: str, content: bytes | str, *, kind: str, suffixes: tuple[str, ...], limit: int | None = None,

@@ -17,10 +17,18 @@ regression    ``raw``                  ``predict``: one column
 The task is decided once, here, from the fitted model. The adapter never fits
 or mutates the model: it only calls ``predict*`` / ``decision_function`` /
 ``transform``; :meth:`fingerprint` lets callers check that after each job.
+
+Every call of the model goes through :meth:`ModelAdapter.outputs` or :meth:`ModelAdapter.predict`,
+which pass the rows in batches of at most :data:`BATCH_CELLS` input cells (bounding the memory of one
+call) and, when :func:`set_model_timeout` set a deadline, check the time between batches: a call
+that has used up its time raises :class:`ModelTimeout` (or the error class the caller chose) before
+the next batch. Python cannot stop a running batch, so one batch that hangs is not interrupted; the
+deadline bounds how long a call goes on after its time is up by the duration of one batch.
 """
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +38,47 @@ from ._codec import TabularCodec
 from ._grouping import feature_groups
 from .model_kinds import is_tree_model
 
-__all__ = ["ModelAdapter", "OneVsRest", "OutputView", "TreeView", "OutputAttributions"]
+__all__ = ["ModelAdapter", "OneVsRest", "OutputView", "TreeView", "OutputAttributions", "ModelTimeout",
+           "set_model_timeout"]
+
+BATCH_CELLS = 2_000_000
+"""Most input cells (rows x features) passed to the model in one call."""
+
+
+class ModelTimeout(TimeoutError):
+    """A model call went past its deadline (:func:`set_model_timeout`)."""
+
+
+_deadline: dict = {"seconds": None, "error": ModelTimeout}
+
+
+def set_model_timeout(seconds: float | None, error: type[Exception] = ModelTimeout) -> None:
+    """Give every later model call at most ``seconds`` (None or 0: no deadline); raise ``error(message)`` past it.
+
+    Parameters
+    ----------
+    seconds : float or None
+        Wall-clock seconds per call of :meth:`ModelAdapter.outputs` / :meth:`ModelAdapter.predict`.
+    error : exception class, default ModelTimeout
+        What is raised, e.g. an application's own error type that its pages show as a message.
+    """
+    _deadline.update(seconds=float(seconds) if seconds else None, error=error)
+
+
+def _batched(call, X, n_features: int) -> np.ndarray:
+    """``call`` on ``X`` in batches of at most :data:`BATCH_CELLS` cells, checking the deadline between batches."""
+    n = len(X)
+    step = max(1, BATCH_CELLS // max(n_features, 1))
+    if n <= step:
+        return np.asarray(call(X))
+    seconds, start, parts = _deadline["seconds"], time.monotonic(), []
+    for lo in range(0, n, step):
+        if seconds is not None and lo and time.monotonic() - start > seconds:
+            raise _deadline["error"](f"the model took longer than {seconds:g} s on {lo:,} of {n:,} rows "
+                                     "(CANDOR_MODEL_TIMEOUT_S); the call was stopped")
+        part = X.iloc[lo:lo + step] if hasattr(X, "iloc") else X[lo:lo + step]
+        parts.append(np.asarray(call(part)))
+    return np.concatenate(parts, axis=0)
 
 _UNITS = {"probability": "probability of class {c!r}",
           "margin": "decision_function margin for class {c!r} (not a probability)",
@@ -155,7 +203,16 @@ class ModelAdapter:
         return X
 
     def outputs(self, Z) -> np.ndarray:
-        """Explained outputs of encoded rows, shape (n_rows, n_outputs)."""
+        """Explained outputs of encoded rows, shape (n_rows, n_outputs), in batches under the deadline.
+
+        Raises
+        ------
+        ModelTimeout
+            (or the class given to :func:`set_model_timeout`) when the call goes past its deadline.
+        """
+        return _batched(self._outputs, Z, len(self.codec.names))
+
+    def _outputs(self, Z) -> np.ndarray:
         X = self.raw(Z)
         if self.kind == "probability":
             out = self.model.predict_proba(X)
@@ -171,8 +228,8 @@ class ModelAdapter:
         return np.asarray(out, dtype=float)
 
     def predict(self, Z) -> np.ndarray:
-        """The model's own ``predict`` on encoded rows."""
-        return np.asarray(self.model.predict(self.raw(Z)))
+        """The model's own ``predict`` on encoded rows, in batches under the deadline (see :meth:`outputs`)."""
+        return _batched(lambda part: np.asarray(self.model.predict(self.raw(part))), Z, len(self.codec.names))
 
     def predict_proba(self, Z) -> np.ndarray:
         if self.kind != "probability":
