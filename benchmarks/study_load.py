@@ -582,7 +582,8 @@ def run(name: str, *, participants: int, pg_url: str | None, kill_at: float | No
         shutil.copy(STUDY_FILE, tmp / "studies" / f"{STUDY_ID}.yaml")
         with throwaway_database(tmp, pg_url) as (backend, url):
             env = {**os.environ, "DATABASE_URL": url, "CANDOR_STUDY_DIR": str(tmp / "studies"),
-                   "CANDOR_SECRET_KEY": secrets.token_hex(16), "CANDOR_CACHE_DIR": str(tmp / "cache")}
+                   "CANDOR_SECRET_KEY": secrets.token_hex(16), "CANDOR_CACHE_DIR": str(tmp / "cache"),
+                   "CANDOR_ENROL_PER_MINUTE": "1000"}  # every simulated participant comes from 127.0.0.1
             env.pop("CANDOR_RESEARCHER_PASSWORD", None)
             server = Server(env, free_port(), workers, threads, tmp / "gunicorn.log", warm=warm)
             try:
