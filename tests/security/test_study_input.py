@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from app.study import export, runtime, store
 from app.study.models import QuestionnaireResponse, TrialLog
 from app.study.schema import parse_study
-from tests.study.conftest import db_url, engine, example_text, study  # noqa: F401  (fixtures)
+from tests.study.conftest import db_url, engine, example_text  # noqa: F401  (fixtures)
 from tests.study.live_study import enrol_via_page, participant, serve_study, submit
 
 
