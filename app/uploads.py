@@ -180,7 +180,7 @@ def save(filename: str, content: bytes | str, *, kind: str, suffixes: tuple[str,
     kind : str
         What the file is for (``"model"``, ``"data"``, ``"text-csv"``, ``"conllu"``); :func:`lookup` checks it.
     suffixes : tuple of str
-        Accepted suffixes.
+        Accepted suffixes; empty: any (the kind, not the name, says what the file is).
     limit : int, optional
         Bytes; default ``CANDOR_MAX_UPLOAD_MB``.
     folder : Path, optional
@@ -193,7 +193,7 @@ def save(filename: str, content: bytes | str, *, kind: str, suffixes: tuple[str,
     """
     name = safe_name(filename)
     suffix = Path(name).suffix.lower()
-    if suffix not in suffixes:
+    if suffixes and suffix not in suffixes:
         extra = ("; PyTorch and pickle/joblib models load from the command line only (python -m app --model ...)"
                  if kind == "model" else "")
         raise CandorError(f"{name}: a {kind} upload must be one of {', '.join(suffixes)}{extra}")

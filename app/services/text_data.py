@@ -35,14 +35,15 @@ def _uploads() -> Path:
     return folder
 
 
-def _save(contents: str, filename: str, kind: str, suffixes: tuple[str, ...], limit: int) -> _store.Record:
+def _save(contents: str, filename: str, kind: str, limit: int) -> _store.Record:
     if not isinstance(contents, str) or "," not in contents:
         raise CandorError(f"{filename}: the upload could not be decoded (not a data URL)")
-    rec = _store.save(filename, contents, kind=kind, suffixes=suffixes, limit=limit, folder=_uploads())
-    if not rec.path.read_bytes().strip():
-        _store.remove(rec.id, _uploads())
+    data = _store.decode(contents, filename, max(limit, _store.MAX_DATA_BYTES))
+    if len(data) > limit:
+        raise CandorError(f"{filename} is {len(data) / 1e6:.1f} MB; the limit is {limit / 1e6:.0f} MB")
+    if not data.strip():
         raise CandorError(f"{filename} is empty")
-    return rec
+    return _store.save(filename, data, kind=kind, suffixes=(), limit=limit, folder=_uploads())
 
 
 def _lookup(upload_id, kind: str) -> _store.Record:
@@ -88,7 +89,7 @@ def save_csv_upload(contents: str, filename: str) -> dict:
     CandorError
         Naming the file when it is too large, empty, not a CSV or has no rows.
     """
-    rec = _save(contents, filename, "text-csv", (".csv", ".tsv", ".txt"), CSV_LIMIT_BYTES)
+    rec = _save(contents, filename, "text-csv", CSV_LIMIT_BYTES)
     digest = rec.id
     try:
         frame = _read_csv(digest, filename)
@@ -118,7 +119,7 @@ def save_conllu_upload(contents: str, filename: str) -> dict:
     CandorError
         Naming the file and line when it is not valid CoNLL-U.
     """
-    rec = _save(contents, filename, "conllu", (".conllu", ".conll", ".txt"), CONLLU_LIMIT_BYTES)
+    rec = _save(contents, filename, "conllu", CONLLU_LIMIT_BYTES)
     try:
         trees = read_trees(rec.id, filename)
     except CandorError:
