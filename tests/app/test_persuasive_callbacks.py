@@ -49,7 +49,7 @@ def test_rounding_control_changes_what_is_shown(sample_workspace, rounding):
 
 def test_grouping_merges_correlated_features_into_named_items(sample_workspace):
     *_, cost, _, shown, tradeoff = persuasive.render_persuasive(3, 3, "exact", ["on"], [])
-    assert any("& related" in y for y in shown.data[0].y)
+    assert any("&amp; related" in y for y in shown.data[0].y)  # drawn as "& related" (user text escaped)
     assert len(shown.data[0].y) == 3 and max(tradeoff.data[0].x) < 30
 
 

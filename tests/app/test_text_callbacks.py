@@ -67,7 +67,7 @@ def test_aggregates_align_attention_with_ig_and_gradient_x_input(text_app):
     names = [d.y[0] for d in fig.data]
     assert names[:3] == ["attention: CLS row, layer 5, mean over heads",
                          "attention: mean over queries, layer 5, mean over heads",
-                         "attention: rollout CLS row, all layers (Abnar & Zuidema)"]
+                         "attention: rollout CLS row, all layers (Abnar &amp; Zuidema)"]  # Plotly draws "&"
     assert names[3].startswith("Integrated Gradients (log-odds of negative; 50 steps")
     assert names[4] == "gradient x input (log-odds of negative)"
     for d in fig.data[:3]:
@@ -161,7 +161,8 @@ def test_missing_column_names_file_and_column(text_app):
     with pytest.raises(CandorError, match="one.csv: no column 'review'; columns are sentence"):
         services.dataset({**info, "text_column": "review"})
     options, _, note = cb.list_texts("review", None, info)  # a column of the previous file: back to the default
-    assert options == [{"label": "0: Fine.", "value": 0}] and "1 texts from column 'sentence'" in note
+    assert [(o["label"].children, o["value"]) for o in options] == [("0: Fine.", 0)]
+    assert "1 texts from column 'sentence'" in note
 
 
 def test_head_analysis_job_on_the_built_in_examples(text_app):
