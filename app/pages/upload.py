@@ -3,7 +3,7 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from app import ids
+from app import ids, limits
 from app.access import has_role
 from app.components import card
 from app.uploads import MAX_MODEL_BYTES
@@ -26,8 +26,9 @@ def layout(**_):
         html.H2("Your model"),
         html.P("Upload a fitted scikit-learn model saved with skops (pickle files are refused; PyTorch models load "
                "from the command line) and a table with its feature columns and the target. Files stay on the "
-               f"server; at most {MAX_BYTES // 2**20} MiB each. The model you load is explained for everyone using "
-               "this server.", className="text-muted small"),
+               f"server; at most {MAX_BYTES // 2**20} MiB each (the browser does not send a larger file) and at most "
+               f"{int(limits.setting('CANDOR_MAX_CELLS')):,} cells (rows x columns) per table. The model you load is "
+               "explained for everyone using this server.", className="text-muted small"),
         html.Div() if has_role("analyst") else dbc.Alert(
             "Uploading a model, switching it or going back to the sample needs the analyst role; ask an analyst "
             "or log in as one.", color="secondary", className="py-2 small"),
