@@ -346,3 +346,36 @@ def test_background_jobs_are_limited_per_user_and_in_total(tmp_path, monkeypatch
         for _, pid in started:
             if pid:
                 manager.terminate_job(pid)
+
+
+WIDE_PAIR_SCRIPT = """
+import resource, sys
+import numpy as np, pandas as pd, skops.io as sio
+from sklearn.linear_model import LogisticRegression
+from app import limits, services
+from app.loading import load_user_workspace
+
+d = sys.argv[1]
+print("ceiling", limits.apply_memory_ceiling())
+rng = np.random.default_rng(0)
+X = pd.DataFrame(rng.normal(size=(150, 10000)), columns=[f"f{i}" for i in range(10000)])
+y = np.where(X.f0 > 0, "a", "b")
+sio.dump(LogisticRegression(max_iter=50).fit(X, y), f"{d}/w.skops")
+X.assign(y=y).to_csv(f"{d}/w.csv", index=False)
+services.init(load_user_workspace(f"{d}/w.skops", f"{d}/w.csv", "y"), warm="sync")
+print("still explaining", len(services.shap_row(0).feature_names))
+print("peak MiB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+"""
+
+
+def test_a_10000_column_pair_no_longer_crashes_the_process(tmp_path):
+    """Attack (the incident's first half, at full width): a 10,000-column pair made the surrogate's item-pair
+    matrix (tens of thousands of items squared) segfault OpenBLAS or wake the OOM killer while the pages were
+    precomputed; under the memory ceiling that allocation fails as a MemoryError, the process stays under the
+    ceiling and keeps explaining the pair."""
+    out = subprocess.run([sys.executable, "-c", WIDE_PAIR_SCRIPT, str(tmp_path)], cwd=ROOT, capture_output=True,
+                         text=True, timeout=600, env={**os.environ, "CANDOR_MAX_MEMORY_MB": "8192"})
+    assert out.returncode == 0, (out.returncode, out.stderr[-3000:])
+    lines = out.stdout.splitlines()
+    assert lines[0] == f"ceiling {8192 * 2**20}" and lines[1] == "still explaining 10000"
+    assert int(lines[2].split()[-1]) < 8192
