@@ -29,7 +29,7 @@ def render_summary(_pathname):
           Input(ids.DATA_TABLE, "page_current"), Input(ids.DATA_TABLE, "page_size"))
 def render_table_page(page_current, page_size):
     records, page_count = services.data_page(page_current or 0, page_size or 12)
-    columns = [{"name": c, "id": c} for c in records[0]] if records else []
+    columns = services.data_columns() if records else []
     return records, columns, page_count
 
 

@@ -24,6 +24,7 @@ from .selection import class_choices, select_class
 from .tabular import (
     LocalView,
     check_row,
+    data_columns,
     data_page,
     default_row,
     global_importance,
@@ -37,7 +38,7 @@ from .tabular import (
 )
 
 __all__ = [
-    "AttentionView", "LocalView", "PersuasiveView", "attention_view", "check_row", "data_page", "default_row",
+    "AttentionView", "LocalView", "PersuasiveView", "attention_view", "check_row", "data_columns", "data_page", "default_row",
     "first_request", "global_importance", "has_attention_model", "init", "lime_row", "local_view",
     "model_summary", "persuasive", "persuasive_global", "GlobalCurve", "random_row", "row_count", "row_status", "shap_row", "workspace",
     "MuseView", "default_muse_key", "feature_names", "fit_frontier", "fit_muse", "frontier", "muse_params",

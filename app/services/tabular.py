@@ -239,13 +239,28 @@ def model_summary() -> ex.ModelSummary:
                            source=ws.source + "".join(f"; {n}" for n in ws.notes))
 
 
+def data_columns() -> list[dict]:
+    """The data table's columns, ``{"name": shown, "id": key}``, in display order.
+
+    Keys are ours (``id``, ``_split``, ``_truth``, ``_output``, ``c0``, ``c1``, ...), never a user's
+    column name: a column named ``id``, ``split`` or like the target would otherwise overwrite the
+    row number the table links by (``row_id``) or another column.
+    """
+    ws = workspace()
+    names = map(str, (ws.raw if ws.raw is not None else ws.X).columns)
+    return ([{"name": "id", "id": "id"}, {"name": "split", "id": "_split"}, {"name": ws.target, "id": "_truth"},
+             {"name": ws.output_label, "id": "_output"}]
+            + [{"name": n, "id": f"c{j}"} for j, n in enumerate(names)])
+
+
 def data_page(page: int, page_size: int) -> tuple[list[dict], int]:
     """One page of the data table as records (only these rows reach the browser).
 
     Returns
     -------
     records : list of dict
-        ``id`` (row number), ``split``, the true label, P(positive class) and the features.
+        Keyed as :func:`data_columns` says: ``id`` (row number), ``_split``, ``_truth`` (the true
+        label), ``_output`` (P(positive class), margin or prediction) and ``c<j>`` (feature j).
     page_count : int
     """
     ws = workspace()
@@ -260,27 +275,27 @@ def data_page(page: int, page_size: int) -> tuple[list[dict], int]:
     shown = _display(ws.raw.iloc[rows] if ws.raw is not None else chunk)
     for i, r in enumerate(rows):
         truth = _true_label(int(r)) if ws.is_classifier else round(float(ws.y[r]), 4)
-        rec = {"id": int(r), "split": "held-out" if is_test[i] else "train", ws.target: truth,
-               ws.output_label: round(float(out[i]), 3 if ws.output_kind == "probability" else 4)}
-        rec.update(shown[i])
+        rec = {"id": int(r), "_split": "held-out" if is_test[i] else "train", "_truth": truth,
+               "_output": round(float(out[i]), 3 if ws.output_kind == "probability" else 4)}
+        rec.update({f"c{j}": v for j, v in enumerate(shown[i])})
         records.append(rec)
     return records, page_count
 
 
-def _display(frame: pd.DataFrame) -> list[dict]:
-    """JSON-safe records of raw rows: numbers rounded, missing values as "(missing)", the rest as text."""
+def _display(frame: pd.DataFrame) -> list[list]:
+    """JSON-safe rows of raw values, in column order: numbers rounded, missing values as "(missing)", the rest as text."""
     from explainers._codec import MISSING
 
-    cols = {}
-    for j, name in enumerate(map(str, frame.columns)):
+    cols = []
+    for j in range(frame.shape[1]):
         s = frame.iloc[:, j]
         if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
             vals = [MISSING if pd.isna(v) else round(float(v), 4) for v in s.astype(object)]
         else:
             vals = [MISSING if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) or v is pd.NaT
                     else ("(empty string)" if v == "" else str(v)) for v in s.astype(object)]
-        cols[name] = vals
-    return [{k: v[i] for k, v in cols.items()} for i in range(len(frame))]
+        cols.append(vals)
+    return [[c[i] for c in cols] for i in range(len(frame))]
 
 
 def global_importance() -> ex.GlobalImportance:

@@ -12,7 +12,7 @@ from .instruments import INSTRUMENTS
 TASKS = ("forward_prediction", "decision_with_advice")
 EXPLANATIONS = ("none", "descriptive", "persuasive")
 DESIGNS = ("between", "within")
-ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+ID_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}\Z")
 TOP_KEYS = {
     "id", "title", "consent_version", "consent_text", "instructions", "model", "stimuli",
     "conditions", "design", "randomisation", "tasks", "attention_checks", "questionnaires",

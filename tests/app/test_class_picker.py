@@ -13,6 +13,7 @@ from app.layout import class_picker
 from app.services import _core, selection
 from app.services.selection import Selection
 from tests.byo.conftest import write_pair
+from tests.table_records import by_name
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +96,8 @@ def test_binary_sample_has_no_picker(sample_workspace):
 def test_table_and_row_status_show_the_real_class_not_the_rest(wine_selected):
     model, X, ws = wine_selected
     records, _ = services.data_page(0, 3)
-    assert [r["cultivar"] for r in records] == ["barolo", "barolo", "barolo"]  # wine rows 0-2 are cultivar 0
+    named = by_name(records)
+    assert [r["cultivar"] for r in named] == ["barolo", "barolo", "barolo"]  # wine rows 0-2 are cultivar 0
     assert " · true barolo · P(grignolino) " in services.row_status(0)
 
 

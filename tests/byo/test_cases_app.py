@@ -18,6 +18,7 @@ from app.loading import load_user_workspace
 from app.services import _core
 
 from .conftest import write_pair
+from tests.table_records import by_name
 
 
 @pytest.fixture
@@ -40,7 +41,8 @@ def test_case9_nullable_int_with_pd_na_in_table_and_figures(tmp_path, rng, insta
     assert str(ws.raw.visits.dtype) == "Int64" and np.isnan(ws.X.visits[5])
     install(ws)
     records, pages = services.data_page(0, 12)
-    assert len(records) == 12 and pages == 10 and records[5]["visits"] == "(missing)"
+    named = by_name(records)
+    assert len(records) == 12 and pages == 10 and named[5]["visits"] == "(missing)"
     json.dumps(records)  # nothing the browser cannot take
     expl = services.shap_row(5)
     assert expl.params["feature_labels"][0] == "(missing)" and expl.additivity_gap < 1e-9
@@ -61,7 +63,8 @@ def test_case10_20k_rows_never_reach_the_browser_whole(tmp_path, rng, install):
     ws = load_user_workspace(*write_pair(tmp_path, model, frame), "churn")
     install(ws)
     records, pages = services.data_page(3, 12)
-    assert len(records) == 12 and pages == 1667 and records[0]["id"] == 36 and records[0]["plan"] in {"basic", "pro", "team"}
+    named = by_name(records)
+    assert len(records) == 12 and pages == 1667 and named[0]["id"] == 36 and named[0]["plan"] in {"basic", "pro", "team"}
     assert len(json.dumps(records)) < 5000
     g = services.global_importance()
     assert g.values.shape == (5000, 5) and "seeded sample of 5000 of 20000 rows" in g.source
@@ -137,7 +140,8 @@ def test_svc_margins_are_served_in_margin_units_and_persuasive_is_not_offered(tm
     lime = services.lime_row(r)
     assert lime.prediction == pytest.approx(margin) and "margin" in lime.params["units"]
     records, _ = services.data_page(0, 5)
-    assert records[0]["margin of pos"] == pytest.approx(round(svc.decision_function(X.iloc[[0]])[0], 4))
+    named = by_name(records)
+    assert named[0]["margin of pos"] == pytest.approx(round(svc.decision_function(X.iloc[[0]])[0], 4))
     assert services.why_not("/persuasive").startswith("The persuasive layer measures")
     assert services.why_not("/surrogate") is None
 
@@ -166,6 +170,27 @@ def test_regressor_is_served_with_r2_and_without_label_pages(tmp_path, install):
     e = services.shap_row(r)
     assert e.prediction == pytest.approx(pred) and e.additivity_gap < 1e-6
     records, _ = services.data_page(0, 3)
-    assert records[0]["progression"] == pytest.approx(data.target.iloc[0]) and "predicted progression" in records[0]
+    named = by_name(records)
+    assert named[0]["progression"] == pytest.approx(data.target.iloc[0]) and "predicted progression" in named[0]
     assert "regressor" in services.why_not("/surrogate") and services.why_not("/persuasive") is not None
     json.dumps(records)  # what reaches the browser serialises
+
+
+def test_columns_named_like_the_tables_own_keys_keep_their_values(tmp_path, rng, install):
+    """A feature named ``id`` or ``split`` and a target named like the output column used to overwrite the
+    row number the table links by (``row_id``) and the split: every cell now keeps the user's value."""
+    n = 200
+    frame = pd.DataFrame({"id": rng.normal(size=n), "split": rng.choice(["a", "b"], n), "x": rng.normal(size=n)})
+    frame["y"] = (frame["id"] + frame["x"] > 0).astype(int)
+    prep = ColumnTransformer([("cat", OneHotEncoder(), ["split"])], remainder="passthrough")
+    model = Pipeline([("prep", prep), ("lr", LogisticRegression())]).fit(frame.drop(columns="y"), frame.y)
+    install(load_user_workspace(*write_pair(tmp_path, model, frame), "y"))
+    records, _ = services.data_page(1, 5)
+    assert [r["id"] for r in records] == [5, 6, 7, 8, 9]  # the row number, never the feature
+    columns = services.data_columns()
+    names = [c["name"] for c in columns]
+    assert names.count("id") == 2 and names.count("split") == 2 and len({c["id"] for c in columns}) == len(columns)
+    feature_id = next(c["id"] for c in columns if c["name"] == "id" and c["id"] != "id")
+    feature_split = next(c["id"] for c in columns if c["name"] == "split" and c["id"] != "_split")
+    assert [r[feature_id] for r in records] == [round(v, 4) for v in frame["id"].iloc[5:10]]
+    assert [r[feature_split] for r in records] == list(frame["split"].iloc[5:10])

@@ -206,3 +206,22 @@ def test_t7_rule_agreement_per_triple():
     assert support.tolist() == [2, 2, 1]
     agree2, support2 = rule_agreement(rs, X.iloc[[2, 3]], y[[2, 3]])
     assert np.isnan(agree2[0]) and agree2[1] == 1.0 and support2.tolist() == [0, 1, 0]
+
+
+def test_pairs_are_counted_among_a_bounded_number_of_items():
+    """A wide table must not build a pair table of every frequent item (it crashed the server at 10,000
+    columns); with the cap, pairs come from the most frequent items only, counted exactly."""
+    from explainers.muse._items import Item, mine_itemsets
+
+    rng = np.random.default_rng(0)
+    I = rng.random((60, 300)) < np.linspace(0.2, 0.9, 300)  # item j's frequency grows with j
+    items = [Item(f"f{j}", (Predicate(f"f{j}", ">", 0.0),)) for j in range(300)]
+    got = mine_itemsets(I, items, min_support=0.1, max_width=2, max_items_len3=10, max_pair_items=20)
+    pairs = [k for k, _ in got if len(k) == 2]
+    top20 = set(np.argsort(-I.mean(axis=0), kind="stable")[:20].tolist())
+    assert pairs and all(set(k) <= top20 for k in pairs)
+    # every pair of the top-20 items that is frequent is found, with its exact support
+    want = {(i, j): (I[:, i] & I[:, j]).mean() for i in sorted(top20) for j in sorted(top20) if i < j}
+    want = {k: v for k, v in want.items() if v >= 0.1}
+    assert {k: v for k, v in got if len(k) == 2} == pytest.approx(want)
+    assert len([k for k, _ in got if len(k) == 1]) == int((I.mean(axis=0) >= 0.1).sum())
