@@ -105,6 +105,10 @@ def add_user(path: str | os.PathLike, name: str, role: str, password: str) -> bo
     line = f"{name}:{role}:{hash_password(password)}"
     kept = [ln for ln in lines if ln.split(":", 1)[0].strip() != name]
     new = len(kept) == len(lines)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise AccountsError(f"cannot create the folder of {path}: {exc.strerror or exc}") from None
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:

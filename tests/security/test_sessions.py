@@ -122,3 +122,19 @@ def test_password_guessing_is_rate_limited(dash_app, isolated, monkeypatch):
     assert [t.status_code for t in tries[:5]] == [200] * 5 and "Wrong password" in tries[0].get_data(as_text=True)
     assert tries[5].status_code == 429
     assert _researcher_login(dash_app, researcher, PASSWORD).status_code == 429
+
+
+def test_users_add_creates_the_users_files_folder(tmp_path):
+    """The README's `users add ... --file instance/users` on a fresh clone (no instance/ yet) wrote a
+    traceback; now the folder is created and the line holds an scrypt hash, never the password."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    target = tmp_path / "new" / "users"
+    out = subprocess.run([sys.executable, "-m", "app", "users", "add", "alice", "--role", "analyst", "--file",
+                          str(target)], input="s3cret-pass\n", capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2], timeout=120)
+    assert out.returncode == 0, out.stderr
+    line = target.read_text().strip()
+    assert line.startswith("alice:analyst:scrypt$") and "s3cret-pass" not in line
