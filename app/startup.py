@@ -12,18 +12,29 @@ from __future__ import annotations
 import dash
 from dash import _callback
 
+_INLINE_SCRIPTS: list[str] = []
+"""Every clientside callback's code registered in this process, given to each app set up."""
+
 
 def setup_dash_now(app: dash.Dash) -> None:
     """Run Dash's first-request hooks now, in a request context of ``/``.
 
-    Dash moves the module-level ``@callback`` registrations into the first app set up; they are put
-    back afterwards so that another app created in the same process (tests) gets them too.
+    Dash moves the module-level ``@callback`` registrations and the clientside callbacks' inline
+    scripts into the first app set up; every app created in the same process (tests) gets them too.
     """
     saved_map = {k: ({**v, "background": dict(v["background"])} if v.get("background") else dict(v))
                  for k, v in _callback.GLOBAL_CALLBACK_MAP.items()}
     saved_list = list(_callback.GLOBAL_CALLBACK_LIST)
+    _INLINE_SCRIPTS.extend(s for s in _callback.GLOBAL_INLINE_SCRIPTS if s not in _INLINE_SCRIPTS)
     with app.server.test_request_context("/"):
         for hook in list(app.server.before_request_funcs.get(None, ())):
             hook()
     _callback.GLOBAL_CALLBACK_MAP.update(saved_map)
     _callback.GLOBAL_CALLBACK_LIST[:] = saved_list
+    # clientside callbacks' code: Dash moves it into the first app that renders a page, so a second app
+    # in the process (tests) served none and every clientside callback failed ("reading 'apply'")
+    for script in [*app._inline_scripts, *_callback.GLOBAL_INLINE_SCRIPTS]:  # incl. the set-up's own (pages)
+        if script not in _INLINE_SCRIPTS:
+            _INLINE_SCRIPTS.append(script)
+    _callback.GLOBAL_INLINE_SCRIPTS.clear()
+    app._inline_scripts[:] = list(_INLINE_SCRIPTS)

@@ -68,3 +68,14 @@ def shared_data():
     if folder is None:
         pytest.skip("shared/data not found (set CANDOR_SHARED_DATA to its folder)")
     return folder
+
+
+@pytest.fixture(autouse=True)
+def _own_launch_selection_file(tmp_path_factory, monkeypatch):
+    """Each test gets its own launch selection file (``CANDOR_STATE_DIR``).
+
+    ``selection.install`` writes the launch's file and every request syncs with it, so a test that
+    switched the model (an upload, a class switch) would otherwise switch the in-process server of
+    every later test too.
+    """
+    monkeypatch.setenv("CANDOR_STATE_DIR", str(tmp_path_factory.mktemp("state")))

@@ -162,3 +162,13 @@ def test_slow_model_does_not_stall_other_users(tmp_path, slow_model):
             assert max(took.values()) < 5.0, took
             assert in_flight >= 8, "the explanations were not slow enough to test anything"
             assert [f.result() for f in slow] == [200] * SLOW
+
+
+def test_every_app_in_a_process_serves_the_clientside_callbacks():
+    """Setting Dash up eagerly moved the clientside callbacks' code into the first app only; a second app
+    in the same process served pages whose clientside callbacks all failed ("reading 'apply'")."""
+    from app.server import create_app
+
+    pages = [create_app(warm=False).server.test_client().get("/").data for _ in range(2)]
+    counts = [p.count(b"_dashprivate_clientside_funcs") for p in pages]
+    assert counts[0] > 0 and counts[0] == counts[1]

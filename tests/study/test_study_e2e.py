@@ -83,7 +83,11 @@ def _answer_and_submit(driver, *, double=False):
         driver.execute_script("arguments[0].click();", group.find_elements(By.CSS_SELECTOR, "input")[0])
     button = driver.find_element(By.CSS_SELECTOR, "#study-body button.btn-primary")
     driver.execute_script("arguments[0].click();" * (2 if double else 1), button)
-    _wait(lambda: _body(driver) not in ("", before))
+    try:
+        _wait(lambda: _body(driver) not in ("", before))
+    except TimeoutError:
+        console = [e["message"][:300] for e in driver.get_log("browser")][-5:]
+        raise TimeoutError(f"the page did not move on; it shows: {_body(driver)[:300]!r}; console: {console}") from None
 
 
 @pytest.mark.e2e
@@ -118,7 +122,8 @@ def test_participant_flow_resumes_after_reload(live_once):
             steps += 1
             assert steps < 40
         code = driver.find_element(By.ID, "study-completion-code").text
-        assert severe_console_errors(driver) == []
+        errors = severe_console_errors(driver)
+        assert errors == [], "\n".join(e[:400] for e in errors)
         assert len(code) == 10 and reloaded
     eng = runtime.engine()
     with eng.connect() as conn:
