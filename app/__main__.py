@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return check_main(argv[1:])
     if argv[:1] == ["study"]:
-        from .study.cli import main as study_main
+        from study.cli import main as study_main
 
         return study_main(argv[1:])
     if argv[:1] == ["users"]:

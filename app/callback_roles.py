@@ -14,7 +14,7 @@ import json
 from accounts.roles import role_rank
 
 from . import ids
-from .study import ids as study_ids
+from study import ids as study_ids
 
 PARTICIPANT = "participant"
 

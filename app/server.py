@@ -102,9 +102,8 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     chosen = selection_from_env() if workspace is None else Selection(generation="explicit")
     selection.start(chosen, warm=warm)
     services.init(workspace or chosen.load(), warm=warm)
-    from .study import runtime as study_runtime
-
-    study_runtime.init()  # apply the study database's migrations before serving
+    # the study database is opened (and migrated) on first use by study mode (study.runtime.engine),
+    # so a launch that never runs a study creates no database file
     app = dash.Dash(
         __name__, use_pages=True, pages_folder=str(ROOT / "app" / "pages"), assets_folder=str(ROOT / "assets"),
         title="Candor", update_title=None,

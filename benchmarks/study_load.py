@@ -148,7 +148,7 @@ def throwaway_database(tmp: Path, pg_url: str | None):
     from sqlalchemy import create_engine, text
     from sqlalchemy.engine import make_url
 
-    from app.study.db import resolve_url
+    from study.db import resolve_url
 
     base = make_url(resolve_url(pg_url))
     name = "candor_bench_" + uuid.uuid4().hex[:12]
@@ -434,7 +434,7 @@ class Participant(threading.Thread):
 # --------------------------------------------------------------------------- checks on the database
 
 def responses_per_participant(study, participant) -> int:
-    from app.study import flow
+    from study import flow
 
     n = 0
     for s in flow.steps(study, participant):
@@ -459,8 +459,8 @@ def database_state(url: str, study) -> dict:
     from sqlalchemy import func, select
     from sqlalchemy.orm import Session
 
-    from app.study.db import make_engine
-    from app.study.models import Participant, QuestionnaireResponse, TrialLog
+    from study.db import make_engine
+    from study.models import Participant, QuestionnaireResponse, TrialLog
 
     eng = make_engine(url)
     try:
@@ -492,10 +492,10 @@ def verify_acked(url: str, study, subs: list[Submission]) -> tuple[int, int, lis
     from sqlalchemy import select
     from sqlalchemy.orm import Session
 
-    from app.study import flow
-    from app.study.db import make_engine
-    from app.study.models import Participant, QuestionnaireResponse, TrialLog
-    from app.study.store import hash_token
+    from study import flow
+    from study.db import make_engine
+    from study.models import Participant, QuestionnaireResponse, TrialLog
+    from study.store import hash_token
 
     eng = make_engine(url)
     acked = found = 0
@@ -573,7 +573,7 @@ def run(name: str, *, participants: int, pg_url: str | None, kill_at: float | No
     ``kill_at``: the share of the expected responses acknowledged at which the server is
     SIGKILLed and restarted (None: no kill).
     """
-    from app.study.schema import load_study
+    from study.schema import load_study
 
     study = load_study(STUDY_FILE)
     tmp = Path(tempfile.mkdtemp(prefix="candor-study-load-"))
@@ -632,7 +632,7 @@ def run(name: str, *, participants: int, pg_url: str | None, kill_at: float | No
                 if keep_log:
                     shutil.copy(server.log, keep_log)
             db = database_state(url, study)
-        from app.study.store import hash_token
+        from study.store import hash_token
 
         tokens = {hash_token(t) for t in ledger.tokens.values()}
         expected = sum(responses_per_participant(study, p) for h, (p, _) in db["per_participant"].items()
@@ -655,7 +655,7 @@ def run(name: str, *, participants: int, pg_url: str | None, kill_at: float | No
 # --------------------------------------------------------------------------- report
 
 def report(clean: RunResult, killed: RunResult | None, args) -> dict:
-    from app.study.schema import load_study
+    from study.schema import load_study
 
     study_rows = expected_rows(load_study(STUDY_FILE))
     print(f"study_load: {clean.participants} participants at once, study {STUDY_ID} ({study_rows} responses each), "

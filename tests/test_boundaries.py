@@ -83,3 +83,24 @@ def test_explainers_has_no_import_cycle():
     for m in sorted(graph):
         if m not in done:
             visit(m, [m])
+
+
+def test_study_imports_no_web_stack_and_nothing_from_app():
+    """study/ is the Dash-free study domain beside app/: importing every module of it loads no dash,
+    flask or plotly and no module of app/, and no file of it (migrations included) imports one of
+    them, even lazily inside a function."""
+    import study
+
+    modules = [m.name for m in pkgutil.walk_packages(study.__path__, "study.")]
+    code = ("import importlib, sys\n"
+            f"for m in {modules!r}: importlib.import_module(m)\n"
+            f"print(','.join(sorted(k for k in sys.modules if k.split('.')[0] in {FORBIDDEN + ('app',)!r})))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert {"study.runtime", "study.store", "study.auth", "study.cli"} <= set(modules)
+    assert out.stdout.strip() == ""
+    files = sorted((ROOT / "study").rglob("*.py"))
+    assert ROOT / "study" / "migrations" / "env.py" in files
+    for path in files:
+        for package in FORBIDDEN + ("app",):
+            found = _module_imports(path, package)
+            assert not found, f"{path.relative_to(ROOT)} imports {sorted(found)}; study/ stays Dash-free and below app/"

@@ -8,7 +8,7 @@ import flask
 from dash import ALL, Input, Output, State, callback, clientside_callback, no_update
 from dash.exceptions import PreventUpdate
 
-from app.study import ids
+from study import ids
 
 from .study_service import submit_answer
 from .study_views import render

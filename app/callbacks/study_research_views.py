@@ -11,7 +11,7 @@ import pandas as pd
 from dash import dcc, html
 
 from app.components import card, fmt
-from app.study import analysis, export, runtime
+from study import analysis, export, runtime
 
 from .study_service import pin_status
 
@@ -62,7 +62,7 @@ def dashboard(study_id: str) -> html.Div:
 
 
 def export_zip(study_id: str, fmt_name: str) -> dict:
-    """A ``dcc.Download`` payload: a zip of one file per table (see :mod:`app.study.export`)."""
+    """A ``dcc.Download`` payload: a zip of one file per table (see :mod:`study.export`)."""
     writer = export.export_parquet if fmt_name == "parquet" else export.export_csv
     buf = io.BytesIO()
     with tempfile.TemporaryDirectory() as tmp:

@@ -10,7 +10,7 @@ from dash.exceptions import PreventUpdate
 from accounts.users import RESEARCHER_ACCOUNT
 from app import access
 from app.components import error_alert
-from app.study import auth, ids, runtime
+from study import auth, ids, runtime
 
 from .study_research_views import dashboard, export_zip
 

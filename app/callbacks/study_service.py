@@ -11,7 +11,7 @@ SHAP explanation) with the simplification's complexity counts.
 A study is *pinned* when it is first served (the first consent, or the first
 trial rendered): every stimulus's view under every condition is computed once
 from the live workspace and stored in the database with the workspace's
-fingerprint (:mod:`app.study.pins`). Participants are served the stored views,
+fingerprint (:mod:`study.pins`). Participants are served the stored views,
 so an upload or a model/class switch during the study changes nothing they see
 or what is logged; the researcher page says when the live model differs.
 """
@@ -27,10 +27,10 @@ import plotly.graph_objects as go
 
 from app import figures, services
 from app.errors import CandorError, first_line
-from app.study import answers as checks
-from app.study import flow, limits, pins, runtime, store
-from app.study.schema import Study, StudyError
-from app.study.store import TrialContext
+from study import answers as checks
+from study import flow, limits, pins, runtime, store
+from study.schema import Study, StudyError
+from study.store import TrialContext
 
 DEFAULT_TOP_K = 3
 
@@ -202,7 +202,7 @@ def submit_answer(study_id: str, token: str | None, timing: dict, answers: dict,
         from render to click), ``client_ts`` (ms since the epoch), ``nonce``.
     answers : dict
         Field name to value, from the ``study-answer`` inputs on screen; checked
-        by :mod:`app.study.answers` against the step shown.
+        by :mod:`study.answers` against the step shown.
     client : str or None, default=None
         The requester's address, for the enrolment rate limit.
 

@@ -1,7 +1,7 @@
 """Components of the participant flow, one builder per step kind.
 
 Everything the browser needs to answer is in pattern-matching IDs from
-:mod:`app.study.ids`; the server recomputes the step, the item and the advice
+:mod:`study.ids`; the server recomputes the step, the item and the advice
 on every request, so the page holds no state worth tampering with.
 """
 from __future__ import annotations
@@ -10,8 +10,8 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from app.errors import CandorError
-from app.study import flow, ids, runtime, store
-from app.study.schema import Study, StudyError
+from study import flow, ids, runtime, store
+from study.schema import Study, StudyError
 
 from .study_service import stimulus_view
 

@@ -4,7 +4,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from app.callbacks import study_researcher as _callbacks  # noqa: F401  (registers this page's callbacks)
-from app.study import ids
+from study import ids
 
 dash.register_page(__name__, path="/study-admin", name="Studies", title="Candor · Studies")
 

@@ -8,7 +8,7 @@ import dash
 from dash import dcc, html
 
 from app.callbacks import study as _study_callbacks  # noqa: F401  (registers this page's callbacks)
-from app.study import ids
+from study import ids
 
 dash.register_page(__name__, path_template="/study/<study_id>", name="Study", title="Study")
 

@@ -126,7 +126,7 @@ def test_upload_refusals_name_the_file(tmp_path, name, content, kind, message):
 
 
 def test_exported_csv_cells_are_safe_from_formula_injection():
-    from app.study.export import escape_text
+    from study.export import escape_text
 
     assert [escape_text(v) for v in ("=HYPERLINK(\"x\")", "+1", "-2", "@SUM(A1)", "plain")] == \
         ["'=HYPERLINK(\"x\")", "'+1", "'-2", "'@SUM(A1)", "plain"]

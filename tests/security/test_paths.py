@@ -121,8 +121,8 @@ def test_upload_tokens_resolve_only_through_the_index(dirs):
 def test_study_ids_match_whole_strings_only():
     """A study id reaches the file system as ``studies/<id>.yaml``: one with a trailing newline, a slash
     or dots is no study (``$`` used to accept ``"abc\\n"``)."""
-    from app.study import runtime
-    from app.study.schema import ID_RE
+    from study import runtime
+    from study.schema import ID_RE
 
     assert ID_RE.match("trust-pilot_2") and not ID_RE.match("abc\n") and not ID_RE.match("../abc")
     assert runtime.get_study("abc\n") is None and runtime.get_study("../../etc/passwd") is None

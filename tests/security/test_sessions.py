@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-from app.study import auth
+from study import auth
 from tests.e2e.serving import ROOT
 from tests.security.access_support import dash_app, dash_post, isolated, key_of, login, users_file  # noqa: F401
 

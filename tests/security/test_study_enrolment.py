@@ -8,10 +8,10 @@ import threading
 import pytest
 from sqlalchemy import func, select
 
-from app.study import runtime, store
-from app.study.db import open_database
-from app.study.models import Participant
-from app.study.schema import parse_study
+from study import runtime, store
+from study.db import open_database
+from study.models import Participant
+from study.schema import parse_study
 from tests.study.conftest import db_url, example_text, study  # noqa: F401  (fixtures)
 from tests.study.live_study import DATA, serve_study, submit
 
@@ -35,7 +35,7 @@ def test_enrolment_rate_is_limited_on_the_page(db_url, tmp_path, monkeypatch):  
 def test_rate_limit_is_shared_by_two_workers(db_url, study):  # noqa: F811
     """Two engines (two gunicorn workers) enrolling at once from one address cannot exceed the
     per-client limit between them; another address and the per-study limit are counted apart."""
-    from app.study import limits
+    from study import limits
 
     a, b = open_database(db_url), open_database(db_url)
     store.register_study(a, study)
@@ -77,7 +77,7 @@ def test_participant_cap(db_url, tmp_path, monkeypatch):  # noqa: F811
 @pytest.mark.parametrize("value", ["0", "-3", "ten", "1e3"])
 def test_bad_limit_setting_is_named(value, monkeypatch, example_text):  # noqa: F811
     """A misconfigured limit is refused with a message naming the variable, not silently replaced."""
-    from app.study import limits
+    from study import limits
 
     monkeypatch.setenv("CANDOR_ENROL_PER_MINUTE", value)
     with pytest.raises(ValueError, match="CANDOR_ENROL_PER_MINUTE must be a whole number"):

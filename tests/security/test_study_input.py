@@ -12,9 +12,9 @@ import math
 import pytest
 from sqlalchemy import func, select
 
-from app.study import export, runtime, store
-from app.study.models import QuestionnaireResponse, TrialLog
-from app.study.schema import parse_study
+from study import export, runtime, store
+from study.models import QuestionnaireResponse, TrialLog
+from study.schema import parse_study
 from tests.study.conftest import db_url, engine, example_text  # noqa: F401  (fixtures)
 from tests.study.live_study import enrol_via_page, participant, serve_study, submit
 
@@ -101,7 +101,7 @@ def test_likert_answer_must_be_on_its_scale_and_fields_known(served, bad):
     complete form with an extra field. Each is refused; nothing is stored."""
     token = enrol_via_page()
     p = participant(token)
-    from app.study import flow
+    from study import flow
 
     steps = flow.steps(served, p)
     qi = next(i for i, s in enumerate(steps) if s.kind == "questionnaire")
@@ -135,7 +135,7 @@ def test_timings_must_be_finite_and_sane(served, timing_field, value):
 def test_study_validate_checks_declared_ranges(example_text):  # noqa: F811
     """A study file declaring an impossible confidence range, a negative row, an over-long
     option or a cap of 0 is refused by ``study validate`` with the line of each error."""
-    from app.study.schema import validate_text
+    from study.schema import validate_text
 
     bad = (example_text.replace("  - {id: r12, row: 12,", "  - {id: r12, row: -12,")
            .replace("options: [red, blue, green]", "options: [red, blue, " + "g" * 65 + "]")

@@ -11,10 +11,10 @@ import pytest
 from sqlalchemy import inspect, select
 
 from app import services
-from app.study import flow, runtime, store
-from app.study.db import make_engine, open_database
-from app.study.models import TrialLog
-from app.study.simulate import stimulus_context
+from study import flow, runtime, store
+from study.db import make_engine, open_database
+from study.models import TrialLog
+from study.simulate import stimulus_context
 from tests.study.conftest import db_url, engine, study  # noqa: F401  (fixtures)
 from tests.study.live_study import enrol_via_page, participant, serve_study, submit
 

@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from app.study.db import open_database, resolve_url
-from app.study.schema import load_study
+from study.db import open_database, resolve_url
+from study.schema import load_study
 
 DATA = Path(__file__).parent / "data"
 PG_URL = os.environ.get("CANDOR_TEST_POSTGRES_URL")

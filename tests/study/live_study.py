@@ -7,7 +7,7 @@ import shutil
 import time
 from pathlib import Path
 
-from app.study import runtime, store
+from study import runtime, store
 
 DATA = Path(__file__).parent / "data"
 STUDY = "trust-pilot"

@@ -7,9 +7,9 @@ import math
 import pandas as pd
 import pytest
 
-from app.study import analysis, export, store
-from app.study.instruments import JIAN2000, score
-from app.study.simulate import run_participant
+from study import analysis, export, store
+from study.instruments import JIAN2000, score
+from study.simulate import run_participant
 
 
 def test_t15a_agreement_and_switch():

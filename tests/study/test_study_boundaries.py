@@ -7,9 +7,9 @@ import sys
 
 
 def test_study_package_is_dash_free():
-    code = ("import sys; import app.study.schema, app.study.cli, app.study.store, app.study.analysis, "
-            "app.study.export, app.study.simulate, app.study.flow, app.study.runtime, app.study.auth, app.study.ids; "
+    code = ("import sys; import study.schema, study.cli, study.store, study.analysis, "
+            "study.export, study.simulate, study.flow, study.runtime, study.auth, study.ids; "
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in {'dash', 'dash_bootstrap_components', 'flask', 'plotly'} "
-            "or (m.startswith('app.') and not m.startswith('app.study'))); print(bad)")
+            "or (m.startswith('app.') and not m.startswith('study'))); print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -13,9 +13,9 @@ import threading
 
 from sqlalchemy import func, select, text
 
-from app.study import store
-from app.study.db import open_database
-from app.study.models import StudyRow
+from study import store
+from study.db import open_database
+from study.models import StudyRow
 
 
 def test_concurrent_registration_of_one_study_all_succeed(engine, study):

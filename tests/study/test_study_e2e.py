@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from app.study import auth, runtime
-from app.study.models import Participant, QuestionnaireResponse, TrialLog
+from study import auth, runtime
+from study.models import Participant, QuestionnaireResponse, TrialLog
 
 DATA = Path(__file__).parent / "data"
 STUDY = "trust-pilot"
@@ -146,7 +146,7 @@ def _dash_post(client, output, outputs, inputs, state=(), cookie=None):
 
 
 def test_researcher_pages_refuse_without_login(live, dash_app):
-    from app.study.simulate import run_participant
+    from study.simulate import run_participant
 
     study = runtime.get_study(STUDY)
     run_participant(runtime.engine(), study, seed=3, stratum="low")

@@ -6,10 +6,10 @@ import csv
 
 import pytest
 
-from app.study import export, store
-from app.study.db import open_database
-from app.study.models import TABLES
-from app.study.simulate import run_participant
+from study import export, store
+from study.db import open_database
+from study.models import TABLES
+from study.simulate import run_participant
 
 
 @pytest.fixture

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from app.study import flow, store
-from app.study.models import TrialLog
-from app.study.schema import parse_study
-from app.study.simulate import stimulus_context
+from study import flow, store
+from study.models import TrialLog
+from study.schema import parse_study
+from study.simulate import stimulus_context
 
 
 def _reload(engine, study, token):

@@ -7,7 +7,7 @@ from itertools import combinations
 
 import pytest
 
-from app.study.randomisation import (
+from study.randomisation import (
     allocate, allocation_sequence, block, derive_seed, item_sets, stimulus_order, williams_design,
 )
 

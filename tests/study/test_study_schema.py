@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.study.cli import main
-from app.study.schema import load_study, parse_study, validate_text, StudyError
+from study.cli import main
+from study.schema import load_study, parse_study, validate_text, StudyError
 
 
 def _line_of(text: str, needle: str) -> int:

@@ -9,11 +9,11 @@ import pytest
 from sqlalchemy import func, inspect, select, text
 from sqlalchemy.exc import DBAPIError
 
-from app.study import store
-from app.study.db import migrate, open_database, resolve_url
-from app.study.models import Participant, QuestionnaireResponse, TrialLog
-from app.study.randomisation import allocation_sequence
-from app.study.simulate import run_participant, stimulus_context
+from study import store
+from study.db import migrate, open_database, resolve_url
+from study.models import Participant, QuestionnaireResponse, TrialLog
+from study.randomisation import allocation_sequence
+from study.simulate import run_participant, stimulus_context
 
 
 def _count(engine, model):
@@ -42,7 +42,7 @@ def _head() -> str:
     from alembic.config import Config
     from alembic.script import ScriptDirectory
 
-    from app.study.db import MIGRATIONS
+    from study.db import MIGRATIONS
 
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
@@ -160,7 +160,7 @@ def test_progress_only_moves_forward_and_completion_is_stable(engine, study):
 
 
 def test_within_subject_enrolment(engine, example_text):
-    from app.study.schema import parse_study
+    from study.schema import parse_study
     within = parse_study(example_text.replace("design: between", "design: within")
                          .replace("block_sizes: [3, 6]", "block_sizes: [6]"))
     store.register_study(engine, within)

@@ -5,7 +5,7 @@ persuasive explanation), the tasks per trial, attention checks and the
 questionnaires (METHODS §5). Built-in instruments (Jian et al. 2000 trust scale,
 Hoffman et al. 2018 explanation-satisfaction scale) carry item *labels* only; the
 study file supplies the exact item text and an ``instrument_version`` (see
-:mod:`app.study.instruments` and ``docs/study-mode.md``).
+:mod:`study.instruments` and ``docs/study-mode.md``).
 
 References
 ----------

@@ -1,11 +1,11 @@
-"""Alembic environment for study mode (run programmatically by app.study.db.migrate)."""
+"""Alembic environment for study mode (run programmatically by study.db.migrate)."""
 
 from __future__ import annotations
 
 from alembic import context
 from sqlalchemy import create_engine
 
-from app.study.models import Base
+from study.models import Base
 
 config = context.config
 target_metadata = Base.metadata

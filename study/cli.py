@@ -3,7 +3,7 @@
 Wire it from ``app/__main__.py`` with::
 
     if sys.argv[1:2] == ["study"]:
-        from app.study.cli import main
+        from study.cli import main
         raise SystemExit(main(sys.argv[2:]))
 """
 

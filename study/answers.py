@@ -169,7 +169,7 @@ def check_consent(study: Study, answers) -> tuple[bool, str]:
 
 
 def check_answers(study: Study, step, phase: str | None, answers) -> Answer:
-    """Check the answers sent for ``step`` (a :class:`app.study.flow.Step`) and ``phase``.
+    """Check the answers sent for ``step`` (a :class:`study.flow.Step`) and ``phase``.
 
     Parameters
     ----------

@@ -148,7 +148,7 @@ def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20
     client : str or None, default=None
         The requester's address; with ``limits``, enrolments per minute from it are limited.
     limits : EnrolLimits or None, default=None
-        Rates per client and per study (:mod:`app.study.limits`); the study's
+        Rates per client and per study (:mod:`study.limits`); the study's
         ``max_participants`` applies always.
 
     Returns
@@ -162,7 +162,7 @@ def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20
     ------
     ValueError
         On a stratum the study does not declare.
-    app.study.limits.EnrolmentRefused
+    study.limits.EnrolmentRefused
         When the study is full or an enrolment rate is exceeded (nothing is stored).
     """
     r = study.randomisation

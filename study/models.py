@@ -74,7 +74,7 @@ class TrialLog(Base):
     ``phase`` is ``forward`` (forward prediction), ``initial``/``final`` (decision
     with advice, Yin et al. 2019) or ``attention``. ``correct`` is the response
     against the model output for ``forward`` and against ``truth`` otherwise.
-    Derived ``agree``/``switched`` are computed by :mod:`app.study.analysis`.
+    Derived ``agree``/``switched`` are computed by :mod:`study.analysis`.
     """
 
     __tablename__ = "trial_log"
@@ -153,7 +153,7 @@ class PinnedStimulus(Base):
     """What one stimulus shows under one condition, computed once when the study was pinned.
 
     ``view`` is JSON: the feature table, the advice and logged context
-    (:class:`app.study.store.TrialContext` fields), the explanation kind, the
+    (:class:`study.store.TrialContext` fields), the explanation kind, the
     statement and the figure (Plotly JSON).
     """
 

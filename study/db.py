@@ -3,9 +3,10 @@
 A SQLite file by default (``instance/candor-study.sqlite3``, WAL mode, busy
 timeout 10 s, foreign keys on); PostgreSQL when ``DATABASE_URL`` says so
 (``postgres://``/``postgresql://`` URLs are routed to the psycopg 3 driver).
-:func:`migrate` applies the Alembic migrations in ``app/study/migrations`` to
-head at start-up; on PostgreSQL it holds an advisory lock so that several
-gunicorn workers starting together migrate once.
+:func:`migrate` applies the Alembic migrations in ``study/migrations`` to
+head when study mode first uses the database (:func:`study.runtime.engine`);
+on PostgreSQL it holds an advisory lock so that several gunicorn workers
+opening it together migrate once.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The participant flow as a server-side state machine (no dash).
 
-After consent (which enrols, :func:`app.study.store.enrol`), a participant walks
+After consent (which enrols, :func:`study.store.enrol`), a participant walks
 a fixed list of steps: instructions, one step per trial (attention checks after
 the trials the study names), the questionnaires (once, or after every block in a
 within-subject study) and the completion code. ``participants.progress`` counts

@@ -1,9 +1,12 @@
 """Process-wide study-mode state: the database engine and the study files.
 
 Study files live in ``CANDOR_STUDY_DIR`` (default ``studies/``) as
-``<study_id>.yaml``. :func:`engine` opens ``DATABASE_URL`` (or the default
-SQLite file) and applies the migrations once per process; call :func:`init` at
-start-up to do it eagerly (e.g. from ``create_app``).
+``<study_id>.yaml``. The database is opened on first use: the first call of
+:func:`engine` (from a study or researcher request, or :func:`get_study`) opens
+``DATABASE_URL`` (or the default SQLite file) and applies the migrations once
+per process, under a lock so that concurrent first requests migrate once; a
+launch that never runs a study creates no database file. :func:`init` opens it
+eagerly (tests, benchmarks).
 """
 
 from __future__ import annotations
@@ -31,7 +34,17 @@ def study_dir() -> Path:
 
 
 def engine() -> Engine:
-    """The migrated engine (created on first use)."""
+    """The migrated engine, opened and migrated on the first call in this process.
+
+    Threads that call it together wait on one lock; one of them migrates. Several processes
+    (gunicorn workers) migrating one database at once are serialised by :func:`.db.migrate`
+    (a PostgreSQL advisory lock; retries on a locked SQLite file).
+
+    Raises
+    ------
+    sqlalchemy.exc.SQLAlchemyError
+        If the database cannot be opened or migrated; the next call tries again.
+    """
     global _engine
     if _engine is None:
         with _lock:
@@ -64,7 +77,7 @@ def get_study(study_id: str) -> Study | None:
 
     Raises
     ------
-    app.study.schema.StudyError
+    study.schema.StudyError
         If the file exists but is invalid.
     """
     if not isinstance(study_id, str) or not ID_RE.match(study_id):
