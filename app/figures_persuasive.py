@@ -74,15 +74,19 @@ def row_tradeoff(curve, current) -> go.Figure:
 def global_tradeoff(g, k: int) -> go.Figure:
     """Top-k sufficiency, comprehensiveness, Spearman ρ and mass averaged over held-out rows."""
     fig = make_subplots(rows=1, cols=1)
-    for y, name, colour in ((g.sufficiency, "sufficiency (0 is best)", "#ff7f0e"),
-                            (g.comprehensiveness, "comprehensiveness", POS),
-                            (g.spearman, "Spearman ρ", "#2ca02c"),
-                            (g.mass_retained, "share of |attribution| shown", GREY)):
-        fig.add_trace(go.Scatter(x=g.k, y=y, name=name, mode="lines", line_color=colour,
-                                 hovertemplate=f"{name}<br>k = %{{x}}: %{{y:.3f}}<extra></extra>"))
+    for key, name, colour in (("sufficiency", "sufficiency (0 is best)", "#ff7f0e"),
+                              ("comprehensiveness", "comprehensiveness", POS),
+                              ("spearman", "Spearman ρ", "#2ca02c"),
+                              ("mass_retained", "share of |attribution| shown", GREY)):
+        se = g.std_error[key]
+        fig.add_trace(go.Scatter(x=g.k, y=getattr(g, key), name=name, mode="lines", line_color=colour,
+                                 error_y=dict(type="data", array=se, thickness=1, width=0, color=colour),
+                                 customdata=se,
+                                 hovertemplate=f"{name}<br>k = %{{x}}: %{{y:.3f}} ± %{{customdata:.3f}} "
+                                               "(standard error over rows)<extra></extra>"))
     fig.add_vline(x=k, line_color="#666", line_dash="dash")
     return _layout(fig, f"All rows: top-k fidelity averaged over {g.n_rows} held-out rows<br><sup>{esc(g.source)}; "
-                        "dashed = current k</sup>",
+                        "bars = ± 1 standard error over rows; dashed = current k</sup>",
                    xaxis_title="k (features shown = concepts named)", yaxis_title="mean fidelity measure",
                    legend=dict(orientation="h", y=-0.3)).update_layout(margin=_TALL)
 

@@ -46,7 +46,7 @@ from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.model_selection import train_test_split
 
 import explainers as ex
-from explainers.persuasive import predicted_sign
+import explainers.persuasive as xp
 
 KS = (1, 3, 5, 10)
 N_ROWS = 100
@@ -76,46 +76,37 @@ def compas_case():
     return model, X, train, test
 
 
-def measure(model, X: pd.DataFrame, train, test) -> dict:
-    """Mean sufficiency, comprehensiveness and Spearman ρ per k over the first N_ROWS held-out rows."""
+def measure(model, X: pd.DataFrame, train, test) -> tuple[dict, dict]:
+    """Mean sufficiency, comprehensiveness and Spearman ρ per k over the first N_ROWS held-out rows, with
+    their standard errors (the product's own chain: :func:`explainers.persuasive.average_curve`)."""
     shap = ex.ShapExplainer(model, background=X.iloc[train], target_index=1, background_size=BACKGROUND, seed=0)
     bg = X.iloc[train].sample(n=min(BACKGROUND, len(train)), random_state=0).to_numpy(dtype=float)
     rows = test[:N_ROWS]
     g = shap.explain_many(X.iloc[rows])
     f = lambda a: model.predict_proba(pd.DataFrame(a, columns=X.columns))[:, 1]  # noqa: E731
-    med = np.median(X.iloc[train].to_numpy(dtype=float), axis=0)
-    out = {"sufficiency": {}, "comprehensiveness": {}, "spearman": {}}
-    counts = {}
-    per = {k: ([], [], []) for k in KS}
-    for i, r in enumerate(rows):
-        e = shap.from_row(X.iloc[[r]], g.values[i], g.base_value)
-        sign = predicted_sign(e)
-        for k, s in zip(KS, ex.simplify_top_k_all(e, KS, predict_fn=f, background=bg, reference=med,
-                                                  class_names=("0", "1"))):
-            per[k][0].append(sign * s.fidelity_after["sufficiency"])
-            per[k][1].append(sign * s.fidelity_after["comprehensiveness"])
-            per[k][2].append(ex.spearman(np.abs(e.values), np.abs(s.values)))
-    for k, (su, co, rho) in per.items():
-        rho = np.asarray(rho, float)
-        out["sufficiency"][str(k)] = float(np.mean(su))
-        out["comprehensiveness"][str(k)] = float(np.mean(co))
-        out["spearman"][str(k)] = float(np.nanmean(rho)) if np.isfinite(rho).any() else float("nan")
-        counts[str(k)] = int(np.isfinite(rho).sum())
-    return out, counts
+    train_rows = X.iloc[train].to_numpy(dtype=float)
+    ref = xp.reference_values(train_rows)
+    expls = [shap.from_row(X.iloc[[r]], g.values[i], g.base_value) for i, r in enumerate(rows)]
+    ctxs = [xp.make_context(f, train_rows, bg, X.iloc[r].to_numpy(dtype=float), ("0", "1"), num_samples=0,
+                            full=False, reference=ref) for r in rows]
+    avg = xp.average_curve(expls, ctxs, measures=("sufficiency", "comprehensiveness", "spearman"))
+    out = {m: {str(k): float(avg.measures[m][k]) for k in KS} for m in avg.measures}
+    se = {m: {str(k): float(avg.std_error[m][k]) for k in KS} for m in avg.std_error}
+    return out, se
 
 
 def main() -> None:
     results = {}
     for name, case in (("breast_cancer", breast_cancer_case), ("compas", compas_case)):
         model, X, train, test = case()
-        res, counts = measure(model, X, train, test)
+        res, se = measure(model, X, train, test)
         results[name] = res
         print(f"\n{name}: {X.shape[1]} features, {min(N_ROWS, len(test))} held-out rows, P(class 1) explained")
-        print(f"{'k':>3} {'sufficiency':>12} {'comprehensiveness':>18} {'spearman':>9} {'(rows)':>7}")
+        print(f"{'k':>3} {'sufficiency ± se':>18} {'comprehensiveness ± se':>24} {'spearman ± se':>16}")
         for k in KS:
             kk = str(k)
-            print(f"{k:>3} {res['sufficiency'][kk]:>12.4f} {res['comprehensiveness'][kk]:>18.4f} "
-                  f"{res['spearman'][kk]:>9.3f} {counts[kk]:>7d}")
+            cells = [f"{res[m][kk]:.4f} ± {se[m][kk]:.4f}" for m in ("sufficiency", "comprehensiveness", "spearman")]
+            print(f"{k:>3} {cells[0]:>18} {cells[1]:>24} {cells[2]:>16}")
     print(json.dumps(results, sort_keys=True))
 
 

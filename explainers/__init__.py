@@ -39,8 +39,7 @@ from .types import (
 _LAZY = {
     "LimeExplainer": ".lime_explainer", "weighted_r2": ".lime_explainer",
     "ShapExplainer": ".shap_explainer", "is_linear_model": ".model_kinds", "is_tree_model": ".model_kinds",
-    "comprehensiveness": ".simplify", "masked_output": ".simplify", "simplify_top_k": ".simplify",
-    "simplify_top_k_all": ".simplify", "sufficiency": ".simplify", "summary_sentence": ".simplify",
+    "comprehensiveness": ".persuasive", "masked_output": ".persuasive", "sufficiency": ".persuasive",
     "TreeRuleSurrogate": ".surrogate", "tree_surrogate_curve": ".surrogate",
 }
 
@@ -58,6 +57,6 @@ __all__ = [
     "ModelSummary", "Predicate", "RankAgreement", "Rule", "ShapExplainer", "Simplification", "Surrogate",
     "SurrogateCurve", "TreeRuleSurrogate", "agreement_rate", "comprehensiveness", "conjunction_mask",
     "is_linear_model", "is_tree_model", "compare_ranks", "default_k", "jaccard_at_k", "kendall_tau_b", "masked_output", "predicate_mask",
-    "rank_agreement", "rule_text", "sign_agreement", "simplify_top_k", "simplify_top_k_all", "spearman",
-    "sufficiency", "summary_sentence", "top_k", "top_k_overlap", "tree_surrogate_curve", "weighted_r2",
+    "rank_agreement", "rule_text", "sign_agreement", "spearman",
+    "sufficiency", "top_k", "top_k_overlap", "tree_surrogate_curve", "weighted_r2",
 ]

@@ -269,10 +269,11 @@ class SurrogateCurve:
 
 @dataclass(frozen=True)
 class Simplification:
-    """A persuasive view of a descriptive explanation, with what it cost.
+    """A persuasive view of a descriptive explanation, with what it cost: the one simplification type of
+    the attribution operators (:mod:`explainers.persuasive`).
 
     The persuasive layer never stands alone (Herman 2017, arXiv 1711.07414):
-    ``parent`` is the descriptive object it was derived from.
+    ``parent`` is the descriptive object it was derived from, ``previous`` the step before.
 
     Parameters
     ----------
@@ -286,11 +287,17 @@ class Simplification:
     values : ndarray of shape (n_features,)
         The simplified attributions (zeros for dropped features).
     statement : str
-        Plain-language sentence rendered from ``kept``.
+        Plain-language text rendered from what is shown.
     fidelity_before, fidelity_after : dict of str to float
         Fidelity measures of the parent and of the simplification.
     complexity_before, complexity_after : dict of str to int
-        Complexity proxies (items, words, numbers) of both.
+        Complexity proxies (items, words, numbers, chunks) of both.
+    items : tuple of Item
+        What the reader sees, most important first.
+    previous : Simplification or None
+        The step this one was derived from (None for the identity view).
+    sentences : tuple
+        Verified sentences (:class:`~explainers.persuasive.SentenceCheck`) after the summary step.
     """
 
     parent: Explanation
@@ -303,6 +310,9 @@ class Simplification:
     fidelity_after: dict
     complexity_before: dict
     complexity_after: dict
+    items: tuple = ()
+    previous: "Simplification | None" = None
+    sentences: tuple = ()
 
     def to_dict(self) -> dict:
         return _jsonable(self)

@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-import explainers as ex
 import explainers.persuasive as xp
 
 from ..errors import CandorError
@@ -30,6 +29,8 @@ GLOBAL_ROWS = 40
 NEIGHBORHOOD = 500
 CURVE_MEASURES = ("mass_retained", "spearman", "sufficiency", "comprehensiveness", "r2_restricted")
 """What the row's tradeoff plots for every k (``app.figures_persuasive.ROW_MEASURES``); the rest only for the choice."""
+GLOBAL_MEASURES = ("sufficiency", "comprehensiveness", "spearman", "mass_retained")
+"""What the page's global view averages over held-out rows, each with its standard error."""
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class PersuasiveView:
     ``simplification`` the current choice with every measure and its verified sentences.
     """
 
-    simplification: xp.PersuasiveSimplification
+    simplification: xp.Simplification
     curve: tuple[xp.CurvePoint, ...]
     guardrail: tuple[xp.GuardrailNote, ...]
     dropped: tuple[xp.DroppedFeature, ...]
@@ -53,7 +54,10 @@ class PersuasiveView:
 
 @dataclass(frozen=True)
 class GlobalCurve:
-    """Top-k measures averaged over held-out rows: arrays of shape (n_features + 1,) indexed by k."""
+    """Top-k measures averaged over held-out rows: arrays of shape (n_features + 1,) indexed by k.
+
+    ``std_error`` holds each measure's standard error over the rows (same keys as the fields).
+    """
 
     k: np.ndarray
     sufficiency: np.ndarray
@@ -62,6 +66,7 @@ class GlobalCurve:
     mass_retained: np.ndarray
     n_rows: int
     source: str
+    std_error: dict
 
 
 def _train() -> np.ndarray:
@@ -80,31 +85,17 @@ def _categorical() -> dict[int, tuple[str, ...]]:
             for j in codec.categorical}
 
 
-def _make_reference() -> np.ndarray:
-    """Training medians (NaN ignored); the most frequent code for categorical columns."""
-    train = _train()
-    with np.errstate(all="ignore"):
-        ref = np.array([np.nanmedian(c) if np.isfinite(c).any() else 0.0 for c in train.T])
-    for j in _categorical():
-        vals, counts = np.unique(train[:, j][np.isfinite(train[:, j])], return_counts=True)
-        ref[j] = vals[np.argmax(counts)] if vals.size else 0.0
-    return ref
-
-
 _groups = lazy("persuasive_groups", lambda: xp.correlated_groups(workspace().X.iloc[workspace().train_idx]))
-_medians = lazy("persuasive_medians", _make_reference)
+_medians = lazy("persuasive_medians", lambda: xp.reference_values(_train(), _categorical()))
 
 
 @row_cache(maxsize=64)
 def _row_context(row: int) -> xp.Context:
     ws = workspace()
-    bg = background().to_numpy(dtype=float)
-    train, cats = _train(), _categorical()
-    nb = xp.make_neighborhood(predict_positive, ws.X.iloc[row].to_numpy(dtype=float), np.nanstd(train, axis=0),
-                              num_samples=NEIGHBORHOOD, seed=0,
-                              categorical={j: train[:, j][np.isfinite(train[:, j])] for j in cats})
-    return xp.Context(predict_positive, bg, _medians(), _medians(), (ws.classes[0], ws.classes[1]), nb, True, cats,
-                      codec=ws.adapter.codec if ws.adapter is not None else None)
+    return xp.make_context(predict_positive, _train(), background().to_numpy(dtype=float),
+                           ws.X.iloc[row].to_numpy(dtype=float), (ws.classes[0], ws.classes[1]),
+                           num_samples=NEIGHBORHOOD, seed=0, categories=_categorical(), reference=_medians(),
+                           codec=ws.adapter.codec if ws.adapter is not None else None)
 
 
 def _context(row: int, full: bool) -> xp.Context:
@@ -173,25 +164,17 @@ def persuasive(row, k: int, rounding: str = "exact", grouping: bool = False, sen
 def _make_global() -> GlobalCurve:
     require("/persuasive")  # not warmed (minutes of model calls) for nothing
     ws = workspace()
-    rows = ws.test_idx[:GLOBAL_ROWS]
-    d = ws.X.shape[1]
+    rows = [int(r) for r in ws.test_idx[:GLOBAL_ROWS]]
     bg = background().to_numpy(dtype=float)
-    meds = _medians()
-    suff, comp, rho, mass = (np.zeros((len(rows), d + 1)) for _ in range(4))
-    for i, r in enumerate(rows):
-        e = shap_row(int(r))
-        all_k = ex.simplify_top_k_all(e, range(d + 1), predict_fn=predict_positive, background=bg, reference=meds,
-                                      class_names=(ws.classes[0], ws.classes[1]))
-        sign = xp.predicted_sign(e)  # ERASER measures are for the predicted class
-        for k, s in enumerate(all_k):
-            suff[i, k], comp[i, k] = sign * s.fidelity_after["sufficiency"], sign * s.fidelity_after["comprehensiveness"]
-            mass[i, k] = s.fidelity_after["mass_retained"]
-            rho[i, k] = ex.spearman(np.abs(e.values), np.abs(s.values)) if k else np.nan
-    rho_mean = np.full(d + 1, np.nan)
-    rho_mean[1:] = np.nanmean(rho[:, 1:], axis=0)  # k = 0 shows nothing: no ranking to correlate
-    return GlobalCurve(np.arange(d + 1), suff.mean(0), comp.mean(0), rho_mean, mass.mean(0), len(rows),
-                      f"top-k of SHAP, averaged over the first {len(rows)} held-out rows; dropped features "
-                      f"take the {len(bg)} background rows' values")
+    contexts = [xp.make_context(predict_positive, _train(), bg, ws.X.iloc[r].to_numpy(dtype=float),
+                                (ws.classes[0], ws.classes[1]), num_samples=0, full=False,
+                                categories=_categorical(), reference=_medians()) for r in rows]
+    avg = xp.average_curve([shap_row(r) for r in rows], contexts, measures=GLOBAL_MEASURES)
+    m, se = avg.measures, avg.std_error
+    return GlobalCurve(avg.k, m["sufficiency"], m["comprehensiveness"], m["spearman"], m["mass_retained"],
+                       avg.n_rows, f"top-k of SHAP (the page's chain, exact values), averaged over the first "
+                       f"{avg.n_rows} held-out rows; dropped features take the {len(bg)} background rows' values",
+                       {k: se[k] for k in GLOBAL_MEASURES})
 
 
 _global = lazy("persuasive_global", _make_global, warm=True)

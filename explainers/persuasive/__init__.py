@@ -17,20 +17,26 @@ to the recorded operator chain (METHODS §2.2–2.4):
 :func:`simplify` runs the product's chain for one k; :func:`tradeoff_curve`
 gives the chain's cheap measures for every k at once (one batched model call).
 
-The older :func:`explainers.simplify_top_k` stays as a fast batched top-k.
+:func:`make_context` is the one way a row's :class:`Context` is built (the dashboard's services
+use it); :func:`average_curve` averages :func:`tradeoff_curve` over rows (the page's global view).
+ERASER's value function (:func:`masked_output`, :func:`sufficiency`, :func:`comprehensiveness`)
+lives in :mod:`._masking`.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 import numpy as np
 
-from ._attribution import (Context, Item, PersuasiveSimplification, chain, describe, direction_only, group_features,
+from ..types import Simplification
+from ._attribution import (Context, Item, chain, describe, direction_only, group_features,
                            per_feature_values, predicted_class, predicted_sign, render_lines, round_half_away, round_values, strength,
                            top_k_items)
 from ._groups import correlated_groups, group_attributions, one_hot_groups
 from ._guard import DroppedFeature, GilpinLabel, GuardrailNote, gilpin_label, guardrail, what_was_dropped
+from ._masking import comprehensiveness, masked_output, masked_outputs, sufficiency
 from ._language import KINDS, ClaimCheck, Sentence, SentenceCheck, compose, partition_of, summarize, verify_sentence
 from ._measures import (CHEAP_MEASURES, Neighborhood, aopc, attribution_fidelity, attribution_fidelity_many, complexity,
                         curve_auc, deletion_curve, explanation_order, importance_order, insertion_curve,
@@ -39,27 +45,53 @@ from ._rules import (Phrase, RuleSimplification, ShownRule, as_rules, nice_numbe
                      round_thresholds, rule_predictions)
 
 __all__ = [
-    "aopc", "as_rules", "attribution_fidelity", "attribution_fidelity_many", "chain", "CHEAP_MEASURES", "CurvePoint", "ClaimCheck", "complexity", "compose", "Context",
+    "aopc", "average_curve", "AverageCurve", "comprehensiveness", "masked_output", "masked_outputs", "reference_values",
+    "sufficiency", "as_rules", "attribution_fidelity", "attribution_fidelity_many", "chain", "CHEAP_MEASURES", "CurvePoint", "ClaimCheck", "complexity", "compose", "Context",
     "correlated_groups", "curve_auc", "deletion_curve", "describe", "direction_only", "DroppedFeature",
     "explanation_order", "gilpin_label", "GilpinLabel", "group_attributions", "group_features", "guardrail",
     "GuardrailNote", "importance_order", "insertion_curve", "Item", "KINDS", "make_context", "make_neighborhood",
     "Neighborhood", "nice_number", "one_hot_groups", "partition_of", "per_feature_values",
-    "PersuasiveSimplification", "Phrase", "plain_language", "predicted_sign", "prune_rules", "render_lines",
+    "Simplification", "Phrase", "plain_language", "predicted_sign", "prune_rules", "render_lines",
     "restricted_r2", "round_half_away", "round_thresholds", "round_values", "rule_predictions",
     "RuleSimplification", "Sentence", "SentenceCheck", "ShownRule", "simplify", "strength", "summarize",
     "top_k_items", "tradeoff_curve", "verify_sentence", "what_was_dropped",
 ]
 
 
+def reference_values(train: np.ndarray, categorical=()) -> np.ndarray:
+    """Typical values of each feature: training medians (missing values ignored), the most frequent code
+    of a categorical column; 0 for a column with no value at all.
+
+    Parameters
+    ----------
+    train : ndarray of shape (n_train, n_features)
+    categorical : iterable of int
+        Columns holding category codes.
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+    """
+    train = np.asarray(train, float)
+    with np.errstate(all="ignore"):
+        ref = np.array([np.nanmedian(c) if np.isfinite(c).any() else 0.0 for c in train.T])
+    for j in categorical:
+        vals, counts = np.unique(train[:, j][np.isfinite(train[:, j])], return_counts=True)
+        ref[j] = vals[np.argmax(counts)] if vals.size else 0.0
+    return ref
+
+
 def make_context(predict_fn, train: np.ndarray, background: np.ndarray, x: np.ndarray, class_names: tuple[str, str],
-                 *, num_samples: int = 1000, seed: int = 0, full: bool = True) -> Context:
-    """A :class:`Context` for one row: training medians as baseline and reference, a seeded neighborhood.
+                 *, num_samples: int = 1000, seed: int = 0, full: bool = True, categories=None, codec=None,
+                 reference: np.ndarray | None = None) -> Context:
+    """The :class:`Context` of one row: training medians as baseline and reference, a seeded neighborhood.
 
     Parameters
     ----------
     predict_fn : callable
         ndarray (n, n_features) -> ndarray (n,), P(``class_names[1]``).
     train : ndarray of shape (n_train, n_features)
+        Encoded training rows (NaN for missing values).
     background : ndarray of shape (n_background, n_features)
     x : ndarray of shape (n_features,)
     class_names : (negative, positive)
@@ -68,16 +100,30 @@ def make_context(predict_fn, train: np.ndarray, background: np.ndarray, x: np.nd
     seed : int, default=0
     full : bool, default=True
         Also compute AOPC and deletion/insertion AUC for every step.
+    categories : mapping of int to tuple of str, optional
+        Level names by code of categorical columns: their reference is the most frequent code and the
+        neighborhood draws them from the training values (LIME's binary representation).
+    codec : TabularCodec, optional
+        The user's encoding, for display.
+    reference : ndarray of shape (n_features,), optional
+        Precomputed :func:`reference_values` of ``train`` (a service caches it per workspace).
     """
     train = np.asarray(train, float)
-    med = np.median(train, axis=0)
-    nb = (make_neighborhood(predict_fn, x, train.std(axis=0), num_samples=num_samples, seed=seed)
-          if num_samples else None)
-    return Context(predict_fn, np.asarray(background, float), med, med, tuple(class_names), nb, full)
+    categories = dict(categories or {})
+    ref = reference_values(train, categories) if reference is None else np.asarray(reference, float)
+    nb = None
+    if num_samples:
+        with np.errstate(all="ignore"):
+            scale = np.nanstd(train, axis=0)
+        pools = {j: train[:, j][np.isfinite(train[:, j])] for j in categories}
+        nb = make_neighborhood(predict_fn, np.asarray(x, float), scale, num_samples=num_samples, seed=seed,
+                               categorical=pools)
+    return Context(predict_fn, np.asarray(background, float), ref, ref, tuple(class_names), nb, full, categories,
+                   codec=codec)
 
 
 def simplify(explanation, ctx: Context, *, k: int, rounding=None, groups: Mapping[str, Sequence[str]] | None = None,
-             sensitive: Sequence[str] = ()) -> PersuasiveSimplification:
+             sensitive: Sequence[str] = ()) -> Simplification:
     """The product's default chain: group (O3) → top-k (O1) → round / direction-only (O2/O4) → template (O9).
 
     Parameters
@@ -188,3 +234,69 @@ def tradeoff_curve(explanation, ctx: Context, *, rounding=None, groups: Mapping[
         cx = complexity([], [it.name for it in items], n_items=sum(1 for it in items if it.value != 0 or it.shown))
         out.append(CurvePoint(k, items, fid, {"n_items": cx["n_items"], "n_chunks": cx["n_chunks"]}))
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class AverageCurve:
+    """:func:`tradeoff_curve` measures averaged over rows, indexed by k (arrays of shape (n_k,)).
+
+    Parameters
+    ----------
+    k : ndarray of int
+    measures : dict of str to ndarray
+        Mean over rows of each measure at each k (``nan`` entries, e.g. Spearman at k = 0, are left
+        out of the mean; ``nan`` where every row is).
+    std_error : dict of str to ndarray
+        Standard error of each mean (sample standard deviation / sqrt(rows)).
+    n_rows : int
+    """
+
+    k: np.ndarray
+    measures: dict
+    std_error: dict
+    n_rows: int
+
+
+def average_curve(explanations: Sequence, contexts: Sequence[Context], *, measures: Sequence[str],
+                  rounding=None, groups: Mapping[str, Sequence[str]] | None = None) -> AverageCurve:
+    """Mean and standard error of :func:`tradeoff_curve`'s measures over rows (one batched call per row).
+
+    Parameters
+    ----------
+    explanations : sequence of Explanation
+        One per row, over the same features.
+    contexts : sequence of Context
+        One per row (:func:`make_context`; the neighborhood is only used for ``r2_restricted``).
+    measures : sequence of str
+        Keys of :data:`CHEAP_MEASURES`.
+    rounding, groups
+        As in :func:`simplify`.
+
+    Returns
+    -------
+    AverageCurve
+
+    Raises
+    ------
+    ValueError
+        If there are no rows, or the two sequences differ in length.
+    """
+    if not explanations or len(explanations) != len(contexts):
+        raise ValueError(f"need one context per explanation and at least one row; got {len(explanations)} "
+                         f"explanations and {len(contexts)} contexts")
+    table = {m: [] for m in measures}
+    for e, ctx in zip(explanations, contexts):
+        curve = tradeoff_curve(e, ctx, rounding=rounding, groups=groups, measures=measures)
+        for m in measures:
+            table[m].append([p.fidelity_after[m] for p in curve])
+    n = len(explanations)
+    means, errors = {}, {}
+    for m, rows in table.items():
+        a = np.asarray(rows, float)
+        counts = np.isfinite(a).sum(axis=0)
+        with warnings.catch_warnings():  # a column with no finite value (Spearman at k = 0) is nan, not a warning
+            warnings.simplefilter("ignore", RuntimeWarning)
+            means[m] = np.nanmean(a, axis=0)
+            sd = np.nanstd(a, axis=0, ddof=1)
+        errors[m] = np.where(counts > 1, sd / np.sqrt(np.maximum(counts, 1)), np.nan)
+    return AverageCurve(np.arange(len(table[measures[0]][0])), means, errors, n)

@@ -3,7 +3,7 @@
 Herman (2017, arXiv 1711.07414): the descriptive explanation comes first and
 persuasiveness is a separate, measured step. Every operator here takes an
 :class:`~explainers.types.Explanation` (the descriptive parent) or the result of
-another operator, returns a :class:`PersuasiveSimplification` whose ``parent``
+another operator, returns a :class:`Simplification` whose ``parent``
 is the descriptive explanation, appends ``(name, params)`` to ``operators``,
 links the step it came from in ``previous``, and records fidelity
 (:func:`~explainers.persuasive._measures.attribution_fidelity`) and complexity
@@ -21,7 +21,7 @@ from .._codec import MISSING, value_labels
 from ..types import Explanation, Simplification
 from ._measures import Neighborhood, PredictFn, attribution_fidelity, complexity
 
-__all__ = ["Item", "Context", "PersuasiveSimplification", "describe", "top_k_items", "round_values",
+__all__ = ["Item", "Context", "Simplification", "describe", "top_k_items", "round_values",
            "direction_only", "group_features", "strength", "round_half_away", "per_feature_values",
            "render_lines", "chain", "predicted_sign", "value_texts"]
 
@@ -94,25 +94,6 @@ class Context:
     full: bool = True
     categories: dict = field(default_factory=dict)
     codec: object = None
-
-
-@dataclass(frozen=True)
-class PersuasiveSimplification(Simplification):
-    """A :class:`~explainers.types.Simplification` with its displayed items and its chain.
-
-    Parameters
-    ----------
-    items : tuple of Item
-        What the reader sees, most important first.
-    previous : PersuasiveSimplification or None
-        The step this one was derived from (None for the identity view).
-    sentences : tuple
-        Verified sentences (:class:`~explainers.persuasive.SentenceCheck`) after O9.
-    """
-
-    items: tuple = ()
-    previous: "PersuasiveSimplification | None" = None
-    sentences: tuple = field(default=())
 
 
 def round_half_away(v: float, step: float) -> float:
@@ -225,33 +206,33 @@ def _complexity(e: Explanation, items: Sequence[Item], ctx: Context, statement: 
     return complexity(lines, [it.name for it in items], n_items=sum(1 for it in items if it.value != 0 or it.shown))
 
 
-def describe(e: Explanation, ctx: Context) -> PersuasiveSimplification:
+def describe(e: Explanation, ctx: Context) -> Simplification:
     """The identity view: every feature, exact values, no operator; fidelity after = before."""
     items = tuple(Item(n, (j,), float(v), float(v)) for j, (n, v) in
                   enumerate(zip(e.feature_names, e.values)))
     order = np.lexsort((np.arange(e.values.size), -np.abs(e.values)))
     items = tuple(items[j] for j in order)
     fid, cx = _measure(e, items, ctx), _complexity(e, items, ctx)
-    return PersuasiveSimplification(parent=e, operators=(), kept=tuple(e.feature_names), dropped=(),
+    return Simplification(parent=e, operators=(), kept=tuple(e.feature_names), dropped=(),
                                     values=e.values.copy(), statement="", fidelity_before=fid, fidelity_after=fid,
                                     complexity_before=cx, complexity_after=cx, items=items)
 
 
-def _start(obj, ctx: Context) -> PersuasiveSimplification:
-    if isinstance(obj, PersuasiveSimplification):
+def _start(obj, ctx: Context) -> Simplification:
+    if isinstance(obj, Simplification):
         return obj
     if isinstance(obj, Explanation):
         return describe(obj, ctx)
-    raise TypeError(f"expected an Explanation or a PersuasiveSimplification, got {type(obj).__name__}")
+    raise TypeError(f"expected an Explanation or a Simplification, got {type(obj).__name__}")
 
 
-def _step(prev: PersuasiveSimplification, name: str, params: dict, items: Sequence[Item], ctx: Context, *,
-          measure: bool = True, statement: str = "", sentences: tuple = ()) -> PersuasiveSimplification:
+def _step(prev: Simplification, name: str, params: dict, items: Sequence[Item], ctx: Context, *,
+          measure: bool = True, statement: str = "", sentences: tuple = ()) -> Simplification:
     e = prev.parent
     items = tuple(items)
     shown = {j for it in items for j in it.members}
     fid = _measure(e, items, ctx) if measure else dict(prev.fidelity_after)
-    return PersuasiveSimplification(
+    return Simplification(
         parent=e, operators=prev.operators + ((name, params),),
         kept=tuple(e.feature_names[j] for j in sorted(shown)),
         dropped=tuple(e.feature_names[j] for j in range(e.values.size) if j not in shown),
@@ -260,19 +241,19 @@ def _step(prev: PersuasiveSimplification, name: str, params: dict, items: Sequen
         complexity_after=_complexity(e, items, ctx, statement), items=items, previous=prev, sentences=sentences)
 
 
-def top_k_items(obj, k: int, ctx: Context) -> PersuasiveSimplification:
+def top_k_items(obj, k: int, ctx: Context) -> Simplification:
     """O1: keep the ``k`` items with the largest ``|value|`` (ties by first member index).
 
     Parameters
     ----------
-    obj : Explanation or PersuasiveSimplification
+    obj : Explanation or Simplification
     k : int
         ``0 <= k <= number of items``.
     ctx : Context
 
     Returns
     -------
-    PersuasiveSimplification
+    Simplification
         METHODS §7 T10: with ``k`` = all items every fidelity measure equals the parent's.
 
     Raises
@@ -293,7 +274,7 @@ def top_k_items(obj, k: int, ctx: Context) -> PersuasiveSimplification:
     return _step(prev, "top_k", {"k": int(k)}, [prev.items[i] for i in order[:int(k)]], ctx)
 
 
-def round_values(obj, step, ctx: Context) -> PersuasiveSimplification:
+def round_values(obj, step, ctx: Context) -> Simplification:
     """O2: round each shown value to a multiple of ``step``, or to a qualitative strength.
 
     Parameters
@@ -323,7 +304,7 @@ def round_values(obj, step, ctx: Context) -> PersuasiveSimplification:
     return _step(prev, "round", {"step": s}, items, ctx)
 
 
-def direction_only(obj, ctx: Context) -> PersuasiveSimplification:
+def direction_only(obj, ctx: Context) -> Simplification:
     """O4: show only each item's sign and rank (no numbers)."""
     prev = _start(obj, ctx)
     items = [replace(it, shown=None, strength=None) for it in prev.items]
@@ -331,7 +312,7 @@ def direction_only(obj, ctx: Context) -> PersuasiveSimplification:
 
 
 def group_features(obj, groups: Mapping[str, Sequence[str]], ctx: Context, *,
-                   sensitive: Sequence[str] = ()) -> PersuasiveSimplification:
+                   sensitive: Sequence[str] = ()) -> Simplification:
     """O3: merge the items of each group into one named item whose value is the signed sum.
 
     Parameters
@@ -347,7 +328,7 @@ def group_features(obj, groups: Mapping[str, Sequence[str]], ctx: Context, *,
 
     Returns
     -------
-    PersuasiveSimplification
+    Simplification
         Completeness is kept exactly: the sum of shown values does not change.
     """
     prev = _start(obj, ctx)
@@ -373,7 +354,7 @@ def group_features(obj, groups: Mapping[str, Sequence[str]], ctx: Context, *,
     return _step(prev, "group", {"groups": {k: list(v) for k, v in groups.items()}}, items, ctx)
 
 
-def chain(s: PersuasiveSimplification) -> list[PersuasiveSimplification]:
+def chain(s: Simplification) -> list[Simplification]:
     """The steps from the identity view to ``s``, in application order."""
     steps = []
     while s is not None:

@@ -16,7 +16,6 @@ from typing import Sequence
 import numpy as np
 
 from ..types import Explanation, Simplification, Surrogate
-from ._attribution import PersuasiveSimplification
 from ._rules import RuleSimplification
 
 __all__ = ["GuardrailNote", "DroppedFeature", "guardrail", "what_was_dropped", "GilpinLabel", "gilpin_label"]

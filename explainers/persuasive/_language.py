@@ -18,8 +18,8 @@ from typing import Sequence
 import numpy as np
 
 from .._codec import date_text
-from ..types import Explanation
-from ._attribution import Context, Item, PersuasiveSimplification, _start, _step, strength
+from ..types import Explanation, Simplification
+from ._attribution import Context, Item, _start, _step, strength
 
 __all__ = ["Sentence", "ClaimCheck", "SentenceCheck", "compose", "verify_sentence", "summarize", "KINDS"]
 
@@ -120,7 +120,7 @@ def _make(kind: str, **slots) -> Sentence:
     return Sentence(kind, tuple(sorted(slots.items())), _render(kind, slots))
 
 
-def compose(s: PersuasiveSimplification, ctx: Context) -> list[Sentence]:
+def compose(s: Simplification, ctx: Context) -> list[Sentence]:
     """Every sentence the template produces for a simplification (before verification).
 
     One ``prediction`` sentence, one ``item`` sentence per shown item (rank,
@@ -259,7 +259,7 @@ def verify_sentence(sentence: Sentence, explanation: Explanation, *, partition: 
     return SentenceCheck(sentence, tuple(checks))
 
 
-def partition_of(s: PersuasiveSimplification) -> list[tuple[int, ...]]:
+def partition_of(s: Simplification) -> list[tuple[int, ...]]:
     """Every item's members, shown or hidden: the shown items, then the hidden items of the last
     step that still covered every feature (so a hidden group ranks as one item), then singletons."""
     d = s.parent.values.size
@@ -273,12 +273,12 @@ def partition_of(s: PersuasiveSimplification) -> list[tuple[int, ...]]:
     return shown + hidden + [(j,) for j in range(d) if j not in used]
 
 
-def summarize(obj, ctx: Context) -> PersuasiveSimplification:
+def summarize(obj, ctx: Context) -> Simplification:
     """O9: render the shown items as sentences and keep only those the verifier accepts.
 
     Returns
     -------
-    PersuasiveSimplification
+    Simplification
         ``statement`` joins the accepted sentences; ``sentences`` holds every
         :class:`SentenceCheck` (withheld ones included, for the details panel);
         fidelity is that of the step it renders.

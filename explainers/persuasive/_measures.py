@@ -13,18 +13,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
 from ..metrics import kendall_tau_b, spearman, top_k_overlap
-from ..simplify import _masked_outputs
+from ._masking import PredictFn, masked_outputs as _masked_outputs
 
 __all__ = ["PredictFn", "Neighborhood", "explanation_order", "importance_order", "deletion_curve",
            "insertion_curve", "curve_auc", "aopc", "make_neighborhood", "restricted_r2",
            "attribution_fidelity", "attribution_fidelity_many", "CHEAP_MEASURES", "complexity", "NUMBER"]
 
-PredictFn = Callable[[np.ndarray], np.ndarray]
 NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)?(?:e-?\d+)?%?")
 
 
@@ -226,8 +225,8 @@ def attribution_fidelity_many(parent_values, shown_values, shown_features, *, pr
     """The cheap §2.3 measures of many displayed vectors of one parent, with one call of ``predict_fn``.
 
     What a sweep (e.g. every k of a top-k tradeoff curve) needs: the masked
-    inputs of every vector are stacked into a single batch, as
-    :func:`explainers.simplify_top_k_all` does for plain top-k. Each value is
+    inputs of every vector are stacked into a single batch
+    (:func:`~explainers.persuasive.masked_outputs`). Each value is
     computed by the same code as :func:`attribution_fidelity` (which calls this
     function for its one vector), so the two agree exactly wherever
     ``predict_fn`` scores each row independently of the rest of its batch
