@@ -12,8 +12,8 @@ import argparse
 import os
 import sys
 
-from .errors import CandorError
-from .loading_torch import TorchOptions, add_torch_arguments
+from workspace.errors import CandorError
+from workspace.torch_files import TorchOptions, add_torch_arguments
 
 
 def _parser() -> argparse.ArgumentParser:

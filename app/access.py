@@ -29,7 +29,7 @@ from accounts.binding import LOOPBACK_NAMES, host_of
 from accounts.roles import has_role as _role_allows
 from accounts.users import AccountsError, User, Users
 
-from .errors import CandorError
+from workspace.errors import CandorError
 
 COOKIE = "candor_session"
 LOCAL_USER = "local"

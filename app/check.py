@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import CandorError, first_line
-from .loading_torch import TorchOptions, add_torch_arguments, is_torch_model
+from workspace.errors import CandorError, first_line
+from workspace.torch_files import TorchOptions, add_torch_arguments, is_torch_model
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -63,7 +63,7 @@ def run_tabular(args, out) -> None:
     from explainers._codec import conjunction_text
     from explainers.surrogate import TreeRuleSurrogate
 
-    from .loading import load_pair
+    from workspace.workspace import load_pair
 
     ws = load_pair(args.model, args.data, args.target, trust_pickle=args.trust_pickle,
                    torch_options=TorchOptions.from_args(args))
@@ -153,7 +153,7 @@ def _lime(ex, ws, a, k):
 
 
 def _texts(args, out):
-    from .tables import read_table
+    from workspace.tables import read_table
 
     notes: list[str] = []
     df = read_table(args.data, notes)
@@ -200,7 +200,7 @@ def run_hf_folder(args, out) -> None:
 
 
 def run_text(args, out) -> None:
-    from .loading import load_model
+    from workspace.model_files import load_model
 
     if Path(args.model).is_dir():
         return run_hf_folder(args, out)

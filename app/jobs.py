@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 
-from . import limits
+from workspace import limits
 
 log = logging.getLogger(__name__)
 REGISTRY = "candor-running-jobs"

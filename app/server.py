@@ -1,6 +1,6 @@
 """Build the Dash app. ``server`` is the WSGI entry point (``gunicorn app.server:server``).
 
-The workspace comes from :func:`app.loading.load_sample_workspace` unless the
+The workspace comes from :func:`workspace.workspace.load_sample_workspace` unless the
 environment names the user's files (``CANDOR_MODEL``, ``CANDOR_DATA``,
 ``CANDOR_TARGET``, ``CANDOR_TRUST_PICKLE=1``, ``CANDOR_CLASS``, and ``CANDOR_TORCH_*`` for a
 PyTorch model), which is how ``python -m app`` hands them to gunicorn as well.
@@ -13,10 +13,11 @@ from pathlib import Path
 
 import dash
 
-from . import limits, services
+from workspace import limits
+from . import services
 from .jobs import LimitedJobs
-from .loading import Workspace
-from .loading_torch import TorchOptions
+from workspace.workspace import Workspace
+from workspace.torch_files import TorchOptions
 from .services import selection
 from .services.selection import LAUNCH_UID, Selection
 

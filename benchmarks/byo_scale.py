@@ -12,7 +12,7 @@ as Parquet.
 
 Measured, each on the same process (peak RSS is the process's high-water mark):
 
-- ``load_s``: :func:`app.loading.load_user_workspace` (read Parquet, encode, probe the model on
+- ``load_s``: :func:`workspace.workspace.load_user_workspace` (read Parquet, encode, probe the model on
   50,000 rows);
 - ``shap_estimate``: the cost line ``check`` prints before explaining (model rows per explained row,
   memory);
@@ -67,7 +67,7 @@ def main(argv=None) -> None:
     from sklearn.preprocessing import OneHotEncoder
 
     from app import services
-    from app.loading import load_user_workspace
+    from workspace.workspace import load_user_workspace
 
     t0 = time.perf_counter()
     frame = _table(args.rows, args.cols)

@@ -56,7 +56,7 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 def breast_cancer_case():
     """(model, X, train_idx, test_idx) of the bundled sample."""
-    from app.loading import load_sample_workspace
+    from workspace.workspace import load_sample_workspace
 
     ws = load_sample_workspace()
     return ws.model, ws.X, np.asarray(ws.train_idx), np.asarray(ws.test_idx)

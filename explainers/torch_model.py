@@ -15,7 +15,7 @@ process (the server or the CLI), not to this class.
 
 How a model file becomes a module (TorchScript via ``torch.jit.load``, a state
 dict via ``torch.load(weights_only=True)`` or ``safetensors``) is the app's job:
-see :mod:`app.loading_torch`.
+see :mod:`workspace.torch_files`.
 
 References
 ----------

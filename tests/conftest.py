@@ -38,7 +38,7 @@ def scaled_logistic(bc):
 def sample_workspace():
     """The bundled sample (built by ``python -m sample_models``), installed in the services."""
     from app import services
-    from app.loading import load_sample_workspace
+    from workspace.workspace import load_sample_workspace
 
     ws = load_sample_workspace()
     services.init(ws, warm=False)

@@ -7,7 +7,7 @@ from dash.exceptions import PreventUpdate
 from app import figures, ids, services
 from app.components import empty_figure, error_alert, gilpin_badge, method_note
 from explainers.persuasive import gilpin_label
-from app.errors import CandorError
+from workspace.errors import CandorError
 
 
 @callback(Output(ids.ATTN_HEATMAP, "figure"), Output(ids.ATTN_AGREEMENT, "figure"), Output(ids.ATTN_IG, "figure"),

@@ -5,7 +5,7 @@ from dash.exceptions import PreventUpdate
 from app import figures, ids, services
 from app.components import card, empty_figure, error_alert, fmt, gilpin_badge, method_note, metric, metric_row
 from explainers.persuasive import gilpin_label
-from app.errors import CandorError
+from workspace.errors import CandorError
 
 
 @callback(Output(ids.GLOBAL_BAR, "figure"), Output(ids.GLOBAL_BEESWARM, "figure"), Output(ids.GLOBAL_NOTE, "children"),

@@ -13,7 +13,7 @@ from dash.exceptions import PreventUpdate
 
 from app import figures, figures_persuasive, ids, services
 from app.components import card, choice_names, empty_figure, error_alert, fmt, gilpin_badge, metric, metric_row
-from app.errors import CandorError
+from workspace.errors import CandorError
 
 _ROW = (("mass_retained", "Share of |attribution| shown", "{:.1%}"), ("sufficiency", "Sufficiency", None),
         ("comprehensiveness", "Comprehensiveness", None), ("aopc_comprehensiveness", "AOPC comprehensiveness", None),

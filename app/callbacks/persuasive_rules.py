@@ -5,7 +5,7 @@ from dash.exceptions import PreventUpdate
 
 from app import ids
 from app.components import card, empty_figure, error_alert, fmt, metric, metric_row
-from app.errors import CandorError
+from workspace.errors import CandorError
 from app.figures_persuasive import rule_tradeoff
 from app.services import persuasive_rules
 

@@ -5,7 +5,7 @@ from dash import Input, Output, callback, clientside_callback
 from dash.exceptions import PreventUpdate
 
 from app import ids, services
-from app.errors import CandorError
+from workspace.errors import CandorError
 
 
 @callback(Output(ids.ROW_INPUT, "value"), Input(ids.ROW_RANDOM, "n_clicks"), prevent_initial_call=True)

@@ -26,7 +26,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app import figures, services
-from app.errors import CandorError, first_line
+from workspace.errors import CandorError, first_line
 from study import answers as checks
 from study import flow, limits, pins, runtime, store
 from study.schema import Study, StudyError

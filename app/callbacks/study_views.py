@@ -9,7 +9,7 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from app.errors import CandorError
+from workspace.errors import CandorError
 from study import flow, ids, runtime, store
 from study.schema import Study, StudyError
 

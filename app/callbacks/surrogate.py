@@ -4,7 +4,7 @@ from dash.exceptions import PreventUpdate
 
 from app import figures, ids, services
 from app.components import choice_names, empty_figure, error_alert
-from app.errors import CandorError
+from workspace.errors import CandorError
 from app.surrogate_views import rules_by_neighborhood, surrogate_summary
 
 

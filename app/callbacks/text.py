@@ -23,7 +23,7 @@ from app.components import (
     labelled_options,
     method_note,
 )
-from app.errors import CandorError
+from workspace.errors import CandorError
 from app.services import text as text_services
 
 _LATER = {"lime": "LIME", "shap": "SHAP", "ig": "Integrated Gradients"}

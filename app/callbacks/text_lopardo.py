@@ -13,7 +13,7 @@ from app import figures_lopardo as fl
 from app import ids
 from app.callbacks.text import _spec
 from app.components import empty_figure, error_alert, method_note
-from app.errors import CandorError
+from workspace.errors import CandorError
 from app.services import text_lopardo as lop
 
 

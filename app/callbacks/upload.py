@@ -5,7 +5,7 @@ from dash.exceptions import PreventUpdate
 
 from app import ids
 from app.components import error_alert
-from app.errors import CandorError
+from workspace.errors import CandorError
 from app.services import upload as service
 
 

@@ -9,7 +9,7 @@ from dash import dcc, html
 
 from app import ids, services
 from app.components import card, empty_figure, graph, labelled_options, method_note
-from app.errors import CandorError
+from workspace.errors import CandorError
 from app.services import text_loader
 
 dash.register_page(__name__, path="/text", name="Text attention", title="Candor · Text attention", order=5)

@@ -3,10 +3,11 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from app import ids, limits
+from workspace import limits
+from app import ids
 from app.access import has_role
 from app.components import card
-from app.uploads import MAX_MODEL_BYTES
+from workspace.uploads import MAX_MODEL_BYTES
 
 dash.register_page(__name__, path="/upload", name="Your model", title="Candor · Your model", order=90)
 

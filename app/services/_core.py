@@ -12,7 +12,7 @@ import time
 from functools import lru_cache
 from typing import Callable
 
-from ..loading import Workspace
+from workspace.workspace import Workspace
 
 _ws: Workspace | None = None
 _factories: dict[str, Callable[[], object]] = {}

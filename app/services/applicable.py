@@ -4,7 +4,7 @@ The navbar shows only pages that apply; a page opened by its URL anyway says why
 """
 from __future__ import annotations
 
-from ..errors import CandorError
+from workspace.errors import CandorError
 from ._core import workspace
 from .attention import has_attention_model
 

@@ -8,7 +8,7 @@ import numpy as np
 
 import explainers as ex
 
-from ..errors import CandorError
+from workspace.errors import CandorError
 from ._core import lazy, row_cache, workspace
 from .tabular import background, check_row
 

@@ -16,7 +16,7 @@ import numpy as np
 
 import explainers.persuasive as xp
 
-from ..errors import CandorError
+from workspace.errors import CandorError
 from .applicable import require
 from ._core import lazy, row_cache, workspace
 from .tabular import background, check_row, predict_positive, shap_row

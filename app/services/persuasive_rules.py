@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from explainers.persuasive import RuleSimplification, plain_language, prune_rules, round_thresholds
 
-from ..errors import CandorError
+from workspace.errors import CandorError
 from ._core import row_cache
 from .surrogates import _default_frontier as _frontier_key
 from .surrogates import _split, frontier

@@ -9,7 +9,7 @@ every request first calls :func:`sync`, which costs one ``stat`` when nothing
 changed and otherwise loads the selected workspace in this process too.
 
 The file names the model and data by their paths on the server (uploads are
-stored server-side, :mod:`app.uploads`), never their contents.
+stored server-side, :mod:`workspace.uploads`), never their contents.
 """
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ import uuid
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from ..errors import CandorError
-from ..loading import Workspace, load_sample_workspace, load_user_workspace, one_vs_rest
-from ..loading_torch import TorchOptions
+from workspace.errors import CandorError
+from workspace.workspace import Workspace, load_sample_workspace, load_user_workspace, one_vs_rest
+from workspace.torch_files import TorchOptions
 from ._core import init, workspace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +47,7 @@ class Selection:
     trust_pickle : bool
         Whether the operator allowed pickle files on the command line.
     torch : dict or None
-        :class:`app.loading_torch.TorchOptions` of a PyTorch model, as a JSON object.
+        :class:`workspace.torch_files.TorchOptions` of a PyTorch model, as a JSON object.
     uploaded : bool
         The files came through the upload page: messages show the names the user uploaded,
         not the stored names (``<12 hex>-name``).
@@ -70,7 +70,7 @@ class Selection:
         Raises
         ------
         CandorError
-            As :func:`app.loading.load_user_workspace`.
+            As :func:`workspace.workspace.load_user_workspace`.
         """
         if not self.model:
             return load_sample_workspace()
@@ -88,7 +88,7 @@ class Selection:
         return ws
 
     def torch_options(self) -> TorchOptions | None:
-        """:attr:`torch` as :class:`~app.loading_torch.TorchOptions` (JSON lists back to tuples), or ``None``."""
+        """:attr:`torch` as :class:`~workspace.torch_files.TorchOptions` (JSON lists back to tuples), or ``None``."""
         if not self.torch:
             return None
         t = dict(self.torch)

@@ -21,7 +21,7 @@ from explainers._codec import conjunction_text
 from explainers.muse import (TwoLevelDecisionSet, agreement_detail, evaluate_rule_set, rule_agreement,
                              surrogate_frontier)
 
-from ..errors import CandorError
+from workspace.errors import CandorError
 from .applicable import require
 from ._core import lazy, workspace
 from .tabular import display_codec, model_labels

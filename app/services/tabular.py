@@ -20,7 +20,7 @@ import explainers as ex
 from explainers._codec import value_labels
 from explainers.metrics import RankAgreement
 
-from ..errors import CandorError, first_line
+from workspace.errors import CandorError, first_line
 from ._core import is_ready, lazy, row_cache, workspace
 
 BACKGROUND_SIZE = 100

@@ -3,7 +3,7 @@
 The model is the bundled all-MiniLM-L6-v2 with a zero-shot sentiment head, or the user's Hugging Face
 classifier folder named by ``CANDOR_TEXT_MODEL`` (:mod:`app.services.text_loader`). It loads lazily,
 warmed only after the server's first request; a folder that cannot be loaded gives a
-:class:`~app.errors.CandorError` on the Text page (other pages are unaffected). Fast views (attention,
+:class:`~workspace.errors.CandorError` on the Text page (other pages are unaffected). Fast views (attention,
 gradient x input and, for texts of at most :data:`IG_SYNC_MAX_TOKENS` tokens, Integrated Gradients) are
 computed in the request and memoized per text; the slow attributions (IG on longer texts, LIME, SHAP)
 run in a background job (a forked process) that writes them to an on-disk cache shared by every
@@ -22,7 +22,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import CandorError
+from workspace.errors import CandorError
 from ._core import row_cache
 from .text_loader import ModelInfo, current_model, job_loaded, model_info, text_model  # noqa: F401
 

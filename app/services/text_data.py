@@ -1,7 +1,7 @@
 """Text page datasets: built-in examples, uploaded CSV and CoNLL-U files, the head-analysis job.
 
 Uploads are written once to ``TEXT_DIR/uploads`` under a random id recorded in that folder's index
-(:mod:`app.uploads`: size limit, quota, retention); the browser keeps only the id, the file name and
+(:mod:`workspace.uploads`: size limit, quota, retention); the browser keeps only the id, the file name and
 column names, never the file. An id from the browser is looked up in the index (a CSV id only as a
 CSV of texts, a CoNLL-U id only as CoNLL-U), never joined into a path.
 """
@@ -14,8 +14,8 @@ from typing import Callable
 
 import numpy as np
 
-from .. import uploads as _store
-from ..errors import CandorError
+from workspace import uploads as _store
+from workspace.errors import CandorError
 from . import text as _text
 from .text import CACHE_VERSION, EXAMPLES, job_loaded, result_cache
 from .text_loader import model_labels

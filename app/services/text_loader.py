@@ -5,7 +5,7 @@ zero-shot sentiment head (:func:`explainers.text.load_minilm_sentiment`). With
 ``CANDOR_TEXT_MODEL=/path/to/folder`` it explains that folder's Hugging Face
 ``*ForSequenceClassification`` model (:func:`explainers.text.load_text_classifier`, local files only,
 nothing downloaded): its layers, heads and labels replace MiniLM's everywhere on the page. Problems
-with the folder become one :class:`~app.errors.CandorError` naming the folder and what is wrong.
+with the folder become one :class:`~workspace.errors.CandorError` naming the folder and what is wrong.
 
 torch and transformers are imported only when a model is loaded (see :func:`app.services.text._load_model`).
 """
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import CandorError, first_line
+from workspace.errors import CandorError, first_line
 from ._core import lazy
 
 MODEL_ENV = "CANDOR_TEXT_MODEL"

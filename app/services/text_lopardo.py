@@ -28,7 +28,7 @@ from scipy import stats
 
 from explainers.text import LopardoClassifier, SimpleVocab, closed_form_gradient, lopardo_scores, train_lopardo
 
-from ..errors import CandorError
+from workspace.errors import CandorError
 from . import text as _text
 from .text import CACHE_VERSION, check_text
 from .text_data import BUILTIN, dataset

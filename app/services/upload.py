@@ -1,7 +1,7 @@
 """Upload page services: store the user's files server-side, list the data's columns, install the pair.
 
-Files go to :func:`app.uploads.upload_dir` once; the browser keeps only the stored file's id
-(a token), which is looked up in the folder's index (:func:`app.uploads.lookup`), never joined
+Files go to :func:`workspace.uploads.upload_dir` once; the browser keeps only the stored file's id
+(a token), which is looked up in the folder's index (:func:`workspace.uploads.lookup`), never joined
 into a path. Models must be skops files (never unpickled). Installing a pair replaces the
 workspace of every page in every process of the server (:mod:`app.services.selection`); the
 pair in use is never deleted by the upload quota or the retention rule.
@@ -12,12 +12,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import limits, uploads
+from workspace import limits, uploads
 from ..access import require_role
-from ..errors import CandorError
-from ..loading import load_skops
-from ..tables import read_table, table_shape
-from ..uploads import safe_name, store_upload
+from workspace.errors import CandorError
+from workspace.model_safety import load_skops
+from workspace.tables import read_table, table_shape
+from workspace.uploads import safe_name, store_upload
 from . import selection
 from .selection import Selection, as_uploaded, install
 
@@ -109,8 +109,8 @@ def activate(model_token: str, data_token: str, target: str) -> str:
     Raises
     ------
     CandorError
-        As :func:`app.loading.load_user_workspace` (names the file, column or dtype), or when the table or the
-        cost of explaining it is over the limits (:mod:`app.limits`).
+        As :func:`workspace.workspace.load_user_workspace` (names the file, column or dtype), or when the table or the
+        cost of explaining it is over the limits (:mod:`workspace.limits`).
     """
     if not (model_token and data_token and target):
         raise CandorError("upload a model and a data file and choose the target column first")

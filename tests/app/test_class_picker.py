@@ -103,7 +103,7 @@ def test_table_and_row_status_show_the_real_class_not_the_rest(wine_selected):
 
 def test_a_switch_during_a_computation_is_said_and_never_called_a_mutation(wine_selected):
     """Another request choosing a class while this one computes: the fingerprint compares the same model."""
-    from app.errors import CandorError
+    from workspace.errors import CandorError
     from app.services import tabular
 
     def switches_meanwhile():

@@ -9,8 +9,8 @@ import pytest
 import skops.io as sio
 from sklearn.linear_model import LogisticRegression
 
-from app.errors import CandorError
-from app.loading import load_user_workspace
+from workspace.errors import CandorError
+from workspace.workspace import load_user_workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 

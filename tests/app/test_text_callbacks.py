@@ -8,7 +8,7 @@ from dash.exceptions import PreventUpdate
 
 from app import services
 from app.callbacks import text as cb
-from app.errors import CandorError
+from workspace.errors import CandorError
 
 SENTENCE = "The staff were rude and the food was cold."
 

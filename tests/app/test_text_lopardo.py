@@ -12,7 +12,7 @@ import torch
 
 from app import services
 from app.callbacks import text_lopardo as cb
-from app.errors import CandorError
+from workspace.errors import CandorError
 
 SENTENCE = "The staff were rude and the food was cold."
 

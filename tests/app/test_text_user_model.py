@@ -17,7 +17,7 @@ from dash.exceptions import PreventUpdate
 from app import services
 from app.callbacks import text as cb
 from app.callbacks import text_lopardo as lop_cb
-from app.errors import CandorError
+from workspace.errors import CandorError
 from app.services import text_loader, text_lopardo
 
 SENTENCE = "The staff were rude and the food was cold."

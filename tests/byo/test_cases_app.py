@@ -13,8 +13,8 @@ from sklearn.metrics import roc_auc_score
 from sklearn.preprocessing import OneHotEncoder
 
 from app import figures, services
-from app.errors import CandorError
-from app.loading import load_user_workspace
+from workspace.errors import CandorError
+from workspace.workspace import load_user_workspace
 from app.services import _core
 
 from .conftest import write_pair

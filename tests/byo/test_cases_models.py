@@ -9,8 +9,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.svm import SVC
 
-from app.errors import CandorError
-from app.loading import load_pair, load_user_workspace
+from workspace.errors import CandorError
+from workspace.workspace import load_pair, load_user_workspace
 from explainers import LimeExplainer, ShapExplainer
 
 from .conftest import adapter_for, write_pair

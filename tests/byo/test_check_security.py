@@ -11,9 +11,10 @@ import skops.io as sio
 from sklearn.linear_model import LogisticRegression
 
 from app.check import main as check
-from app.errors import CandorError
-from app.loading import load_model, load_pair
-from app.uploads import safe_name, store_upload
+from workspace.errors import CandorError
+from workspace.model_files import load_model
+from workspace.workspace import load_pair
+from workspace.uploads import safe_name, store_upload
 
 from .conftest import write_pair
 

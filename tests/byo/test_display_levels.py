@@ -176,7 +176,7 @@ def colour_ws(tmp_path_factory):
     model = Pipeline([("prep", ColumnTransformer([("c", OneHotEncoder(), ["colour"])], remainder="passthrough")),
                       ("tree", DecisionTreeClassifier(max_depth=3, random_state=0))])
     model.fit(frame[["colour", "size"]], frame.buy)
-    from app.loading import load_user_workspace
+    from workspace.workspace import load_user_workspace
 
     tmp = tmp_path_factory.mktemp("colour")
     ws = load_user_workspace(*write_pair(tmp, model, frame), "buy")

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.dummy import DummyClassifier, DummyRegressor
 
-from app.errors import CandorError
-from app.loading import load_pair
+from workspace.errors import CandorError
+from workspace.workspace import load_pair
 from explainers import LimeExplainer, ShapExplainer
 
 NAMES = st.text(alphabet=string.ascii_letters + "[]<>:. _-éü∑0", min_size=1, max_size=8)

@@ -80,7 +80,7 @@ def test_adult_train_and_test_with_dotted_labels(capsys, adult):
 
 
 def test_imdb_sentences_with_nel_and_unbalanced_quotes(tmp_path, capsys, shared_data):
-    from app.tables import read_table
+    from workspace.tables import read_table
 
     path = shared_data / "sentiment_sentences" / "imdb_labelled.txt"
     notes = []

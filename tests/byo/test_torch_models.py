@@ -2,7 +2,7 @@
 
 Small MLPs (``tests/byo/torch_modules.py``) are trained for a few hundred full-batch
 Adam steps on scikit-learn's breast cancer (binary), wine (3 classes) and diabetes
-(regression) tables, saved to files, and loaded back through ``app.loading``.
+(regression) tables, saved to files, and loaded back through ``workspace.workspace``.
 """
 import dataclasses
 import json
@@ -20,10 +20,10 @@ from sklearn.datasets import load_breast_cancer, load_diabetes, load_wine
 from sklearn.linear_model import LogisticRegression
 
 from app.check import main as check
-from app.errors import CandorError
-from app.loading import load_pair, load_user_workspace
-from app.loading_torch import TorchOptions
-from app.uploads import store_upload
+from workspace.errors import CandorError
+from workspace.workspace import load_pair, load_user_workspace
+from workspace.torch_files import TorchOptions
+from workspace.uploads import store_upload
 from explainers import LimeExplainer, ShapExplainer
 from explainers.model_adapter import OneVsRest
 from explainers.torch_model import TorchTabularModel

@@ -16,7 +16,7 @@ import flask
 import pytest
 
 from accounts.users import User
-from app.errors import CandorError
+from workspace.errors import CandorError
 from tests.e2e.serving import ROOT, free_port
 from tests.security.access_support import dash_app, dash_post, isolated, key_of, login, users_file  # noqa: F401
 

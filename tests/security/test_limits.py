@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 import requests
 
-from app.errors import CandorError
+from workspace.errors import CandorError
 from tests.e2e.serving import ROOT, free_port
 
 SERVER_ENV = {"CANDOR_MAX_UPLOAD_MB": "8", "CANDOR_MAX_CELLS": "1000000", "CANDOR_MAX_MEMORY_MB": "6144",
@@ -168,7 +168,7 @@ def test_memory_ceiling_turns_an_oversized_allocation_into_an_error(tmp_path):
     """Attack: an allocation past the machine's memory went to the OOM killer (segfaults in OpenBLAS, a dead
     server); under the ceiling it is a MemoryError the request reports, and the process keeps working."""
     code = ("import numpy as np, torch\n"
-            "from app import limits\n"
+            "from workspace import limits\n"
             "print('ceiling', limits.apply_memory_ceiling())\n"
             "try:\n"
             "    a = np.ones(3 * 2**30 // 8)\n"
@@ -186,7 +186,7 @@ def test_tables_over_the_cell_or_memory_limit_are_refused_before_loading(tmp_pat
     """Attack: read_table loaded any table within the byte limit, whatever its rows x columns or memory; now a CSV's
     header and line count and a Parquet file's metadata are checked first, and the message gives the numbers."""
     from app.services.upload import check_explanation_cost
-    from app.tables import read_table, table_shape
+    from workspace.tables import read_table, table_shape
 
     frame = pd.DataFrame(rng.integers(0, 9, size=(5000, 40)), columns=[f"c{i}" for i in range(40)])
     frame.to_csv(tmp_path / "t.csv", index=False)
@@ -216,7 +216,7 @@ def test_upload_quota_deletes_the_oldest_unused_upload_first_and_never_one_in_us
     """Attack: uploads were never deleted (452 MB in 13 s fills the disk); now the folder stays under
     CANDOR_UPLOAD_QUOTA_MB by deleting the least recently used uploads, never the pair in use, and an upload that
     cannot fit beside the uploads in use is refused with the numbers."""
-    from app import uploads
+    from workspace import uploads
     from app.services import selection
 
     monkeypatch.setenv("CANDOR_UPLOAD_DIR", str(tmp_path / "up"))
@@ -244,7 +244,7 @@ def test_upload_quota_deletes_the_oldest_unused_upload_first_and_never_one_in_us
 def test_uploads_past_the_retention_time_are_deleted_unless_in_use(tmp_path, monkeypatch):
     """Attack: uploads stayed forever; now one not used for CANDOR_UPLOAD_RETENTION_HOURS is deleted at the next
     upload (or sweep), except the pair in use."""
-    from app import uploads
+    from workspace import uploads
     from app.services import selection
 
     monkeypatch.setenv("CANDOR_UPLOAD_DIR", str(tmp_path / "up"))
@@ -266,7 +266,7 @@ def test_model_calls_stop_at_their_deadline_with_a_message():
     goes through the adapter in batches and stops at the first batch after CANDOR_MODEL_TIMEOUT_S, with a message
     the pages show (a CandorError)."""
     import explainers.model_adapter as ma
-    from app import limits
+    from workspace import limits
     from explainers._codec import TabularCodec
 
     class Slow:
@@ -352,8 +352,9 @@ WIDE_PAIR_SCRIPT = """
 import resource, sys
 import numpy as np, pandas as pd, skops.io as sio
 from sklearn.linear_model import LogisticRegression
-from app import limits, services
-from app.loading import load_user_workspace
+from workspace import limits
+from app import services
+from workspace.workspace import load_user_workspace
 
 d = sys.argv[1]
 print("ceiling", limits.apply_memory_ceiling())

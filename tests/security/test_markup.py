@@ -107,7 +107,7 @@ def assert_escaped(fig, must_show=()):
 def hostile_workspace(tmp_path_factory):
     """The hostile model and table saved with skops and CSV, loaded as ``python -m app`` would, installed."""
     from app import services
-    from app.loading import load_user_workspace
+    from workspace.workspace import load_user_workspace
     from app.services import _core
 
     folder = tmp_path_factory.mktemp("markup")
@@ -201,7 +201,7 @@ dash.Dash(__name__, use_pages=True, pages_folder="")
 import app.figures  # the plotly template
 from plotly.utils import PlotlyJSONEncoder
 from app import services
-from app.loading import load_user_workspace
+from workspace.workspace import load_user_workspace
 services.init(load_user_workspace(sys.argv[1], sys.argv[2], "y"), warm=False)
 import app.pages.persuasive, app.pages.surrogate
 print(json.dumps([json.loads(json.dumps(p.layout(), cls=PlotlyJSONEncoder))

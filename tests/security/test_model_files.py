@@ -24,9 +24,10 @@ import skops.io as sio
 import torch
 from sklearn.linear_model import LogisticRegression
 
-from app.errors import CandorError
-from app.loading import load_model, load_pair
-from app.loading_torch import TorchOptions
+from workspace.errors import CandorError
+from workspace.model_files import load_model
+from workspace.workspace import load_pair
+from workspace.torch_files import TorchOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNSTRING = "numpy.testing._private.utils.runstring"  # def runstring(astr, dict): exec(astr, dict)
@@ -239,8 +240,9 @@ def _stream_member(path: Path, src: bytes, member: str, n_bytes: int) -> Path:
 PEAK = textwrap.dedent("""
     import re, sys
     import psutil
-    from app.errors import CandorError
-    from app.loading import SAMPLE_MODEL, load_model
+    from workspace.errors import CandorError
+    from workspace.model_files import load_model
+    from workspace.workspace import SAMPLE_MODEL
     hwm = lambda: int(re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1)) * 1024
     load_model(SAMPLE_MODEL)  # imports and first-use caches happen here, not in the measurement
     peak0, rss0 = hwm(), psutil.Process().memory_info().rss
@@ -378,7 +380,7 @@ def test_every_estimator_family_loads_and_the_same_model_with_a_hidden_call_does
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
     from sklearn.svm import SVC
 
-    from app.loading import SAMPLE_MODEL
+    from workspace.workspace import SAMPLE_MODEL
 
     assert type(load_model(SAMPLE_MODEL)).__name__ == "GradientBoostingClassifier"
     marker = tmp_path / "marker"

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from app import services, uploads
+from workspace import uploads
+from app import services
 from app.callbacks import text as text_cb
-from app.errors import CandorError
+from workspace.errors import CandorError
 from app.services import _core, selection, text as text_services, text_data
 from app.services import upload as upload_service
 

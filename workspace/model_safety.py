@@ -373,8 +373,8 @@ def load_skops(path: Path, *, trust_code: bool = False):
     ------
     CandorError
         If the archive would unpack to more than ``CANDOR_MAX_MODEL_UNPACKED_MB`` (or inflates
-        suspiciously, see :func:`app.model_safety.check_archive`), is not a valid skops archive, holds a
-        type that is not on :func:`app.model_safety.allowed_types` (named) without ``trust_code``, or
+        suspiciously, see :func:`workspace.model_safety.check_archive`), is not a valid skops archive, holds a
+        type that is not on :func:`workspace.model_safety.allowed_types` (named) without ``trust_code``, or
         holds a tree whose node arrays are out of range.
     """
     import skops.io as sio

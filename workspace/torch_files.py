@@ -18,7 +18,7 @@ Two kinds of file are accepted, both read on the CPU:
 
 A whole pickled model (``torch.save(model)``) is refused, since unpickling it would
 run code from the file; ``--trust-pickle`` does not change that. A zip-based file is first
-checked against the unpacked-size limit of :func:`app.model_safety.check_archive`.
+checked against the unpacked-size limit of :func:`workspace.model_safety.check_archive`.
 
 Which classes and outputs the model has come from :class:`TorchOptions`: the CLI
 options ``--torch-class``, ``--torch-kwargs``, ``--classes``, ``--torch-output``

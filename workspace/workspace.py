@@ -1,11 +1,11 @@
 """Load a model and its data into a :class:`Workspace`: the bundled sample or the user's files.
 
 Loading is strict and explicit: skops files are opened with a reviewed list of types
-(scikit-learn estimator classes and a few helper types, :mod:`app.model_safety`) after their
+(scikit-learn estimator classes and a few helper types, :mod:`workspace.model_safety`) after their
 unpacked size is checked; anything that can run code from the file (other skops types,
 pickle/joblib, TorchScript) only when the caller passes ``trust_pickle=True`` (the CLI's
 ``--trust-model-code``, alias ``--trust-pickle``), never for an upload; and every problem is a
-:class:`~app.errors.CandorError` whose message names the file, column or type.
+:class:`~workspace.errors.CandorError` whose message names the file, column or type.
 
 :func:`load_pair` accepts any scikit-learn estimator or Pipeline (classifier with
 probabilities, margins or labels only; regressor; binary or multiclass) on a
@@ -14,7 +14,7 @@ table of any column types (see :class:`explainers._codec.TabularCodec`);
 against the rest, in probabilities, margins or labels; or a regressor's prediction).
 
 PyTorch models (a state dict + a named class; TorchScript only with ``trust_pickle``) load through
-:mod:`app.loading_torch`, never by unpickling; ``torch_options`` or a
+:mod:`workspace.torch_files`, never by unpickling; ``torch_options`` or a
 ``<model file>.json`` sidecar give their classes and outputs.
 """
 from __future__ import annotations
@@ -31,10 +31,11 @@ from explainers._codec import TabularCodec
 from explainers.model_adapter import ModelAdapter, OneVsRest, OutputView
 
 from .errors import CandorError
-from .loading_torch import TORCH_SUFFIXES, TorchOptions, check_numeric_columns, is_torch_model, load_torch_model
-from .model_safety import load_skops
 from .columns import encode_target, feature_columns
-from .probe import probe
+from .model_files import load_model
+from .model_safety import load_skops
+from .torch_files import TorchOptions, check_numeric_columns, is_torch_model
+from .smoke import probe
 from .tables import read_table
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_models" / "artifacts"
@@ -42,7 +43,6 @@ SAMPLE_MODEL = SAMPLE_DIR / "breast_cancer_gb.skops"
 SAMPLE_META = SAMPLE_DIR / "breast_cancer_gb.json"
 TRANSFORMER_WEIGHTS = SAMPLE_DIR / "tabular_transformer.safetensors"
 TRANSFORMER_META = SAMPLE_DIR / "tabular_transformer.json"
-MODEL_SUFFIXES = (".skops", ".joblib", ".pkl", ".pickle") + TORCH_SUFFIXES
 
 
 @dataclass
@@ -128,57 +128,6 @@ class Workspace:
         if hasattr(self.model, "output"):
             return self.model.output(X)
         return self.model.predict_proba(X)[:, 1]
-
-
-def load_model(path: str | Path, *, trust_pickle: bool = False, torch_options: TorchOptions | None = None):
-    """Load a fitted scikit-learn estimator or Pipeline, or a PyTorch tabular model, from ``path``.
-
-    Parameters
-    ----------
-    trust_pickle : bool, default=False
-        The file may run code (the CLI's ``--trust-model-code`` / ``--trust-pickle``): allow
-        ``.joblib``/``.pkl``, TorchScript, and skops types outside the reviewed list (never a
-        pickled PyTorch model).
-    torch_options : TorchOptions, optional
-        Classes, output, class and kwargs of a PyTorch model (see :mod:`app.loading_torch`).
-
-    Raises
-    ------
-    CandorError
-        For a missing file, an unknown suffix, a pickle without ``trust_pickle``,
-        PyTorch options with a scikit-learn file, any PyTorch loading problem,
-        or an object without ``predict``.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise CandorError(f"model file not found: {path}")
-    suffix = path.suffix.lower()
-    if suffix not in MODEL_SUFFIXES:
-        raise CandorError(f"{path.name}: unsupported model file type {suffix or '(none)'}; "
-                          f"expected one of {', '.join(MODEL_SUFFIXES)}")
-    if suffix in TORCH_SUFFIXES:
-        return load_torch_model(path, torch_options, trust_code=trust_pickle)
-    if torch_options is not None and torch_options.given():
-        flags = {"model_class": "--torch-class", "kwargs": "--torch-kwargs", "classes": "--classes",
-                 "output": "--torch-output", "feature_names": "feature_names"}
-        raise CandorError(f"{path.name}: {', '.join(flags[g] for g in torch_options.given())} "
-                          f"{'applies' if len(torch_options.given()) == 1 else 'apply'} to PyTorch models only "
-                          f"({', '.join(TORCH_SUFFIXES)}), not to a {suffix} file")
-    if suffix == ".skops":
-        model = load_skops(path, trust_code=trust_pickle)
-    elif not trust_pickle:
-        raise CandorError(f"{path.name}: {suffix} files run code when loaded; pass --trust-pickle only if you trust "
-                          "this file (--trust-model-code is the same flag), or save the model with skops")
-    else:
-        import joblib
-
-        try:
-            model = joblib.load(path)
-        except Exception as exc:
-            raise CandorError(f"{path.name}: could not unpickle ({type(exc).__name__}: {exc})") from None
-    if not hasattr(model, "predict"):
-        raise CandorError(f"{path.name}: {type(model).__name__} has no predict method; expected a fitted estimator")
-    return model
 
 
 def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, trust_pickle: bool = False,
@@ -276,7 +225,7 @@ def load_user_workspace(model_path: str | Path, data_path: str | Path, target: s
         The class every page explains; default ``CANDOR_CLASS`` or the last
         class (the positive class of a binary model).
     torch_options : TorchOptions, optional
-        For a PyTorch model (see :mod:`app.loading_torch`).
+        For a PyTorch model (see :mod:`workspace.torch_files`).
 
     Raises
     ------

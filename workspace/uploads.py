@@ -8,7 +8,7 @@ owner's display name. An id is never joined into a path: one that is not in the 
 an absolute path, another folder's file, an upload of another kind, a deleted one) is "no longer
 on the server".
 
-Limits (:mod:`app.limits`): one file at most ``CANDOR_MAX_UPLOAD_MB``; the folder at most
+Limits (:mod:`workspace.limits`): one file at most ``CANDOR_MAX_UPLOAD_MB``; the folder at most
 ``CANDOR_UPLOAD_QUOTA_MB`` (oldest unused uploads are deleted first to make room, never one in
 use); uploads not in use are deleted after ``CANDOR_UPLOAD_RETENTION_HOURS``. Only data suffixes
 and ``.skops`` are accepted for the model page: uploads are never unpickled.
@@ -37,7 +37,7 @@ DATA_SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".pq")
 MAX_MODEL_BYTES = limits.mib("CANDOR_MAX_UPLOAD_MB")
 MAX_DATA_BYTES = limits.mib("CANDOR_MAX_UPLOAD_MB")
 """The upload page's dcc.Upload enforces the same limits in the browser (base64 through Dash's JSON); the
-server refuses larger request bodies before reading them (``MAX_CONTENT_LENGTH``, :func:`app.limits.max_request_bytes`)."""
+server refuses larger request bodies before reading them (``MAX_CONTENT_LENGTH``, :func:`workspace.limits.max_request_bytes`)."""
 GONE = "that upload is no longer on the server; upload the file again"
 INDEX, LOCK = "index.json", ".index.lock"
 _ID = re.compile(r"[0-9a-f]{32}-[\w.\-]{1,120}", re.ASCII)

@@ -15,7 +15,7 @@ and on the Model & data page), never silent:
 
 Before a table is read, its size is checked cheaply (:func:`table_shape`: a CSV's header and its
 line count, streamed; a Parquet file's metadata) against ``CANDOR_MAX_CELLS`` rows x columns and
-``CANDOR_MAX_TABLE_MB`` of estimated memory (:mod:`app.limits`), so that an oversized file is
+``CANDOR_MAX_TABLE_MB`` of estimated memory (:mod:`workspace.limits`), so that an oversized file is
 refused with its numbers instead of filling the server's memory.
 """
 from __future__ import annotations
