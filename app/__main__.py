@@ -9,10 +9,11 @@ status 2; no traceback.
 from __future__ import annotations
 
 import argparse
-import os
+import dataclasses
 import sys
 
 from workspace.errors import CandorError
+from workspace.settings import Settings
 from workspace.torch_files import TorchOptions, add_torch_arguments
 
 
@@ -80,38 +81,32 @@ def main(argv: list[str] | None = None) -> int:
     if any(given) and not all(given):
         parser.exit(2, "candor: error: --model, --data and --target go together\n")
     try:
-        torch_options = TorchOptions.from_args(args)
+        torch_given = TorchOptions.from_args(args).given()
     except CandorError as err:
         parser.exit(2, f"candor: error: {err}\n")
-    if torch_options.given() and not args.model:
+    if torch_given and not args.model:
         parser.exit(2, "candor: error: --torch-class, --torch-kwargs, --classes and --torch-output go with --model\n")
     if args.target_class and not args.model:
         parser.exit(2, "candor: error: --target-class goes with --model\n")
-    if args.target_class:
-        os.environ["CANDOR_CLASS"] = args.target_class
-    if args.text_model:
-        if not os.path.isfile(os.path.join(args.text_model, "config.json")):
-            parser.exit(2, f"candor: error: --text-model {args.text_model}: no config.json there; expected a "
-                           "folder written by save_pretrained (model and tokenizer)\n")
-        os.environ["CANDOR_TEXT_MODEL"] = os.path.abspath(args.text_model)
-    if args.model:
-        os.environ.update(CANDOR_MODEL=args.model, CANDOR_DATA=args.data, CANDOR_TARGET=args.target,
-                          CANDOR_TRUST_PICKLE="1" if args.trust_pickle else "0", **torch_options.to_env())
-        if args.trust_pickle:
-            print("candor: warning: --trust-model-code (--trust-pickle) lets the model file run code (pickle, "
-                  "TorchScript, any skops type)", file=sys.stderr)
+    try:  # the flags over the environment, read and checked once, handed to the server (not via os.environ)
+        settings = Settings.from_args(args)
+    except CandorError as err:
+        parser.exit(2, f"candor: error: {err}\n")
+    if settings.model and settings.trust_pickle:
+        print("candor: warning: --trust-model-code (--trust-pickle) lets the model file run code (pickle, "
+              "TorchScript, any skops type)", file=sys.stderr)
     from accounts.binding import check_bind
     from accounts.users import AccountsError
 
     try:  # beyond this machine only with a login; the Host header must then name this server
-        os.environ["CANDOR_BIND_HOSTS"] = ",".join(check_bind([args.host]))
+        settings = dataclasses.replace(settings, bind_hosts=tuple(check_bind([args.host])))
     except AccountsError as err:
         parser.exit(2, f"candor: error: {err}\n")
     try:
         _check_port_free(args.host, args.port)
         from .server import create_app
 
-        app = create_app()
+        app = create_app(settings=settings)
     except CandorError as err:
         print(f"candor: error: {err}", file=sys.stderr)
         return 2

@@ -29,6 +29,7 @@ from accounts.binding import LOOPBACK_NAMES, host_of
 from accounts.roles import has_role as _role_allows
 from accounts.users import AccountsError, User, Users
 
+from workspace import settings
 from workspace.errors import CandorError
 
 COOKIE = "candor_session"
@@ -44,11 +45,8 @@ _users = Users()
 
 def allowed_hosts() -> frozenset[str]:
     """Host names this server answers (``CANDOR_ALLOWED_HOSTS``, or loopback names and the bound host)."""
-    given = os.environ.get("CANDOR_ALLOWED_HOSTS")
-    if given:
-        names = given.split(",")
-    else:
-        names = [*LOOPBACK_NAMES, *os.environ.get("CANDOR_BIND_HOSTS", "").split(",")]
+    given = settings.current()
+    names = given.allowed_hosts or [*LOOPBACK_NAMES, *given.bind_hosts]
     return frozenset(host_of(n) for n in names if n.strip() and host_of(n) not in ("0.0.0.0", "::"))
 
 

@@ -1,9 +1,9 @@
 """Build the Dash app. ``server`` is the WSGI entry point (``gunicorn app.server:server``).
 
-The workspace comes from :func:`workspace.workspace.load_sample_workspace` unless the
-environment names the user's files (``CANDOR_MODEL``, ``CANDOR_DATA``,
-``CANDOR_TARGET``, ``CANDOR_TRUST_PICKLE=1``, ``CANDOR_CLASS``, and ``CANDOR_TORCH_*`` for a
-PyTorch model), which is how ``python -m app`` hands them to gunicorn as well.
+The workspace comes from :func:`workspace.workspace.load_sample_workspace` unless the settings
+(:class:`workspace.settings.Settings`) name the user's files: ``python -m app`` passes the ones it
+parsed from its flags; gunicorn's ``server`` reads ``Settings.from_env()`` (``CANDOR_MODEL``,
+``CANDOR_DATA``, ``CANDOR_TARGET``, ``CANDOR_TRUST_PICKLE=1``, ``CANDOR_CLASS``, ``CANDOR_TORCH_*``).
 """
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ import dash
 from workspace import limits
 from . import services
 from .jobs import LimitedJobs
+from workspace import settings as _settings
+from workspace.settings import Settings
 from workspace.workspace import Workspace
-from workspace.torch_files import TorchOptions
 from .services import selection
 from .services.selection import LAUNCH_UID, Selection
 
@@ -40,16 +41,16 @@ class _ForkAfterWarmManager(LimitedJobs, dash.DiskcacheManager):
         return super().call_job_fn(key, job_fn, args, context)
 
 
-def background_manager() -> dash.DiskcacheManager:
+def background_manager(cache_dir: Path) -> dash.DiskcacheManager:
     """Runs ``background=True`` callbacks (long jobs with progress and cancel) in worker processes.
 
-    Results are cached on disk under ``CANDOR_CACHE_DIR`` (default ``.cache/background``), keyed
+    Results are cached on disk under ``<cache_dir>/background`` (``CANDOR_CACHE_DIR``, default ``.cache``), keyed
     by this launch and by the current selection (model, data, class), so neither a restart nor a
     switch to another model or class ever serves stale results (STYLE B3 rule 4).
     """
     import diskcache
 
-    folder = Path(os.environ.get("CANDOR_CACHE_DIR", ROOT / ".cache" / "background"))
+    folder = Path(cache_dir) / "background"
     folder.mkdir(parents=True, exist_ok=True)
     return _ForkAfterWarmManager(diskcache.Cache(str(folder)), cache_by=[_cache_key], expire=3600)
 
@@ -58,31 +59,19 @@ def _cache_key() -> str:
     return f"{LAUNCH_UID}-{selection.current().generation}"
 
 
-def selection_from_env() -> Selection:
-    """The selection named by the ``CANDOR_*`` variables, or the bundled sample."""
-    model = os.environ.get("CANDOR_MODEL")
-    if not model:
+def selection_from_settings(settings: Settings) -> Selection:
+    """The selection the settings name (``--model``/``CANDOR_MODEL`` ...), or the bundled sample."""
+    if not settings.model:
         return Selection()
-    torch = TorchOptions.from_env()
-    return Selection(model=model, data=os.environ["CANDOR_DATA"], target=os.environ["CANDOR_TARGET"],
-                     target_class=os.environ.get("CANDOR_CLASS") or None,
-                     trust_pickle=os.environ.get("CANDOR_TRUST_PICKLE") == "1",
+    torch = settings.torch
+    return Selection(model=str(settings.model), data=str(settings.data), target=settings.target,
+                     target_class=settings.target_class, trust_pickle=settings.trust_pickle,
                      torch=dataclasses.asdict(torch) if torch.given() else None)
 
 
-def workspace_from_env() -> Workspace:
-    """The workspace named by the ``CANDOR_*`` variables, or the bundled sample.
-
-    Raises
-    ------
-    CandorError
-        If the named files cannot be loaded.
-    """
-    return selection_from_env().load()
-
-
-def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = None) -> dash.Dash:
-    """Create the Dash app over ``workspace`` (default: from the environment).
+def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = None,
+               settings: Settings | None = None) -> dash.Dash:
+    """Create the Dash app over ``workspace`` (default: the one ``settings`` name).
 
     Parameters
     ----------
@@ -91,16 +80,28 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
         ``True``: compute global SHAP, the surrogate and load the transformer
         in a background thread right away, so that first clicks are fast.
         ``"sync"``: do it before returning (gunicorn ``--preload``, so forked
-        workers inherit the results). Default: ``CANDOR_WARM`` or ``True``.
+        workers inherit the results). Default: ``settings.warm`` (``CANDOR_WARM``).
+    settings : Settings, optional
+        Given (``python -m app``, gunicorn's ``server``): installed for the whole process
+        (:func:`workspace.settings.current`). None: read from the environment for this call only,
+        and modules keep reading the environment (tests that set variables per test).
+
+    Raises
+    ------
+    CandorError
+        If a setting has a bad value (named) or the named files cannot be loaded.
     """
+    if settings is not None:
+        _settings.install(settings)
+    settings = settings or Settings.from_env()
     if warm is None:
-        warm = {"sync": "sync", "0": False}.get(os.environ.get("CANDOR_WARM", ""), True)
+        warm = settings.warm
     # one OpenMP thread per server process (HistGradientBoosting, LightGBM): request threads and
     # workers already share the cores, and oversubscribed OpenMP pools stall (as torch's, ENVIRONMENT-NOTES)
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="openmp")
-    chosen = selection_from_env() if workspace is None else Selection(generation="explicit")
+    chosen = selection_from_settings(settings) if workspace is None else Selection(generation="explicit")
     selection.start(chosen, warm=warm)
     services.init(workspace or chosen.load(), warm=warm)
     # the study database is opened (and migrated) on first use by study mode (study.runtime.engine),
@@ -110,7 +111,7 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
         title="Candor", update_title=None,
         # pages lay out what applies to the model (a regressor's Persuasive page is one sentence), so
         # a page's components may be absent from every layout: no start-up validation layout
-        suppress_callback_exceptions=True, background_callback_manager=background_manager(),
+        suppress_callback_exceptions=True, background_callback_manager=background_manager(settings.cache_dir),
     )
     from . import callbacks  # noqa: F401  (registers every page's callbacks)
     from .layout import shell
@@ -156,7 +157,7 @@ def get_app() -> dash.Dash:
     """The process-wide app, created on first use."""
     global _app
     if _app is None:
-        _app = create_app()
+        _app = create_app(settings=Settings.from_env())
     return _app
 
 

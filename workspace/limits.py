@@ -19,35 +19,22 @@ A value that is not a positive number is an error that names the variable (the s
 from __future__ import annotations
 
 import logging
-import os
 
 from .errors import CandorError
+from .settings import current
 
 log = logging.getLogger(__name__)
-_DEFAULTS = {"CANDOR_MAX_UPLOAD_MB": 50, "CANDOR_UPLOAD_QUOTA_MB": 500, "CANDOR_UPLOAD_RETENTION_HOURS": 24,
-             "CANDOR_MAX_CELLS": 20_000_000, "CANDOR_MAX_TABLE_MB": 2048, "CANDOR_MAX_MEMORY_MB": 8192,
-             "CANDOR_MODEL_TIMEOUT_S": 120, "CANDOR_MAX_JOBS": 4, "CANDOR_MAX_JOBS_PER_USER": 2}
-_ZERO_OK = {"CANDOR_MAX_MEMORY_MB", "CANDOR_MODEL_TIMEOUT_S"}
 
 
 def setting(name: str) -> float:
-    """The value of limit ``name`` (one of the variables above), from the environment or its default.
+    """The value of limit ``name`` (one of the variables above), from :func:`workspace.settings.current`.
 
     Raises
     ------
     CandorError
         If the variable is set to something that is not a positive number (0 is allowed where it means "off").
     """
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return float(_DEFAULTS[name])
-    try:
-        value = float(raw)
-    except ValueError:
-        value = float("nan")
-    if not (value > 0 or (value == 0 and name in _ZERO_OK)):
-        raise CandorError(f"{name}={raw!r} is not a positive number")
-    return value
+    return current().limit(name)
 
 
 def mib(name: str) -> int:

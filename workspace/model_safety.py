@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import zipfile
 from pathlib import Path
 
@@ -39,7 +38,6 @@ import numpy as np
 from .errors import CandorError
 
 MAX_UNPACKED_ENV = "CANDOR_MAX_MODEL_UNPACKED_MB"
-DEFAULT_MAX_UNPACKED_MB = 1024
 MAX_RATIO = 100
 """Largest uncompressed/compressed size of one zip member bigger than :data:`RATIO_FROM_BYTES`.
 skops writes members uncompressed (ratio 1); deflated float weights shrink about 1.1x and a JSON schema
@@ -112,16 +110,9 @@ def unpacked_limit() -> int:
     CandorError
         If the variable is set but not a positive whole number.
     """
-    text = os.environ.get(MAX_UNPACKED_ENV, "").strip()
-    if not text:
-        return DEFAULT_MAX_UNPACKED_MB * 2**20
-    try:
-        mb = int(text)
-    except ValueError:
-        mb = 0
-    if mb <= 0:
-        raise CandorError(f"{MAX_UNPACKED_ENV} must be a positive whole number of MiB, got {text!r}")
-    return mb * 2**20
+    from .settings import current
+
+    return current().max_model_unpacked_mb * 2**20
 
 
 def _mib(n: int) -> str:

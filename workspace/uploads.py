@@ -30,6 +30,7 @@ from typing import Callable, Iterable
 
 from . import limits
 from .errors import CandorError
+from .settings import current
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_SUFFIXES = (".skops",)
@@ -47,7 +48,7 @@ in_use_hooks: list[Callable[[], Iterable[str]]] = []
 
 def upload_dir() -> Path:
     """The folder uploads go to (created on first use)."""
-    folder = Path(os.environ.get("CANDOR_UPLOAD_DIR", ROOT / "instance" / "uploads")).resolve()
+    folder = Path(current().upload_dir).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 

@@ -20,7 +20,6 @@ PyTorch models (a state dict + a named class; TorchScript only with ``trust_pick
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -222,7 +221,7 @@ def load_user_workspace(model_path: str | Path, data_path: str | Path, target: s
     Parameters
     ----------
     target_class : str, optional
-        The class every page explains; default ``CANDOR_CLASS`` or the last
+        The class every page explains (``Settings.target_class``, ``--target-class``); default the last
         class (the positive class of a binary model).
     torch_options : TorchOptions, optional
         For a PyTorch model (see :mod:`workspace.torch_files`).
@@ -236,11 +235,11 @@ def load_user_workspace(model_path: str | Path, data_path: str | Path, target: s
                    torch_options=torch_options)
     a = ws.adapter
     if a.task == "regression":
-        if target_class or os.environ.get("CANDOR_CLASS"):
+        if target_class:
             raise CandorError(f"{Path(model_path).name}: {type(a.model).__name__} is a regressor; a target class "
                               "(--target-class, CANDOR_CLASS) applies to classifiers only")
         return one_vs_rest(ws, None)
-    return one_vs_rest(ws, target_class or os.environ.get("CANDOR_CLASS") or a.class_names[-1])
+    return one_vs_rest(ws, target_class or a.class_names[-1])
 
 
 def one_vs_rest(pair: Workspace, target_class: str | None) -> Workspace:

@@ -21,12 +21,12 @@ import uuid
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from workspace import settings
 from workspace.errors import CandorError
 from workspace.workspace import Workspace, load_sample_workspace, load_user_workspace, one_vs_rest
 from workspace.torch_files import TorchOptions
 from ._core import init, workspace
 
-ROOT = Path(__file__).resolve().parents[2]
 LAUNCH_UID = uuid.uuid4().hex
 """One id per server launch, shared by forked workers: keys the selection file and the job cache."""
 log = logging.getLogger(__name__)
@@ -113,7 +113,7 @@ _warm = False
 
 def state_file() -> Path:
     """This launch's selection file (``CANDOR_STATE_DIR``, default ``.cache/state``)."""
-    folder = Path(os.environ.get("CANDOR_STATE_DIR", ROOT / ".cache" / "state"))
+    folder = Path(settings.current().state_dir)
     return folder / f"selection-{LAUNCH_UID}.json"
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from explainers._codec import conjunction_text
 from explainers.muse import (TwoLevelDecisionSet, agreement_detail, evaluate_rule_set, rule_agreement,
                              surrogate_frontier)
 
+from workspace import settings
 from workspace.errors import CandorError
 from .applicable import require
 from ._core import lazy, workspace
@@ -30,11 +30,10 @@ DEFAULT_BUDGETS = {"max_rules": 10, "max_width": 3, "max_neighborhoods": 4}
 DEFAULT_LAMBDAS = "0.1, 0.1, 0.1, 1, auto"
 LAMBDA_NAMES = ("fewer predicates", "feature overlap", "rule overlap", "cover", "fidelity")
 FRONTIER_BUDGETS = (2, 5, 10, 20)
-_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _results():
-    folder = Path(os.environ.get("CANDOR_CACHE_DIR", _ROOT / ".cache")) / "results"
+    folder = Path(settings.current().cache_dir) / "results"
     return diskcache.Cache(str(folder))
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from workspace import settings
 from workspace.errors import CandorError, first_line
 from ._core import lazy
 
@@ -31,15 +32,14 @@ _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".json", ".txt", ".model")
 
 
 def configured_folder() -> Path | None:
-    """The folder named by :data:`MODEL_ENV`, or None for the bundled model.
+    """The folder of ``Settings.text_model`` (``--text-model``, :data:`MODEL_ENV`), or None for the bundled model.
 
     Returns
     -------
     pathlib.Path or None
         Expanded (``~``) but not checked; :func:`load` says what is wrong with it.
     """
-    raw = os.environ.get(MODEL_ENV, "").strip()
-    return Path(raw).expanduser() if raw else None
+    return settings.current().text_model
 
 
 @dataclass(frozen=True)

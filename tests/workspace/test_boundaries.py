@@ -17,7 +17,7 @@ def test_workspace_imports_no_web_stack_and_no_app():
             f"for m in {modules!r}: importlib.import_module(m)\n"
             f"print(','.join(sorted(k for k in sys.modules if k.split('.')[0] in {FORBIDDEN!r})))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
-    assert {"workspace.workspace", "workspace.model_files"} <= set(modules)
+    assert {"workspace.workspace", "workspace.model_files", "workspace.settings"} <= set(modules)
     assert out.stdout.strip() == ""
 
 
