@@ -23,7 +23,8 @@ def test_table_pages_are_served_not_the_whole_table(sample_workspace):
     data, columns, page_count = overview.render_table_page(2, 12)
     assert len(data) == 12 and page_count == 48
     assert [r["id"] for r in data] == list(range(24, 36))
-    assert columns[0]["id"] == "id" and {"split", "diagnosis", "P(malignant)"} <= {c["id"] for c in columns}
+    assert columns[0]["id"] == "id" and {"split", "diagnosis", "P(malignant)"} <= {c["name"] for c in columns}
+    assert all(set(r) == {c["id"] for c in columns} for r in data)  # every cell has a column, every column a cell
 
 
 def test_clicking_a_cell_selects_its_row():
