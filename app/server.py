@@ -41,7 +41,7 @@ class _ForkAfterWarmManager(LimitedJobs, dash.DiskcacheManager):
         return super().call_job_fn(key, job_fn, args, context)
 
 
-def background_manager(cache_dir: Path) -> dash.DiskcacheManager:
+def background_manager(cache_dir: Path | None = None) -> dash.DiskcacheManager:
     """Runs ``background=True`` callbacks (long jobs with progress and cancel) in worker processes.
 
     Results are cached on disk under ``<cache_dir>/background`` (``CANDOR_CACHE_DIR``, default ``.cache``), keyed
@@ -50,7 +50,7 @@ def background_manager(cache_dir: Path) -> dash.DiskcacheManager:
     """
     import diskcache
 
-    folder = Path(cache_dir) / "background"
+    folder = Path(_settings.current().cache_dir if cache_dir is None else cache_dir) / "background"
     folder.mkdir(parents=True, exist_ok=True)
     return _ForkAfterWarmManager(diskcache.Cache(str(folder)), cache_by=[_cache_key], expire=3600)
 
