@@ -2,10 +2,12 @@
 
 Integrated Gradients (Sundararajan, Taly, Yan 2017, "Axiomatic Attribution for
 Deep Networks", arXiv 1703.01365) through Captum, with the convergence delta
-(completeness gap) checked as ``shared/METHODS.md`` §1.3 asks; and SHAP's
+(completeness gap) checked as docs/methods.md, "Integrated Gradients" asks; and SHAP's
 GradientExplainer (expected gradients; Lundberg & Lee 2017, arXiv 1705.07874).
 """
 from __future__ import annotations
+
+from typing import Callable, NamedTuple
 
 import numpy as np
 import torch
@@ -52,6 +54,49 @@ class ClassLogOdds(nn.Module):
         return logits[:, self.target_index] - torch.logsumexp(others, dim=1)
 
 
+class Completed(NamedTuple):
+    """What :func:`until_complete` settled on."""
+
+    attributions: torch.Tensor
+    n_steps: int
+    delta: float
+    gap: float
+
+
+def until_complete(attribute: Callable[[int], tuple], change: float, n_steps: int, max_steps: int,
+                   tolerance: float = 0.01) -> Completed:
+    """The one Integrated Gradients step-doubling loop (tabular IG and text LayerIG both call it).
+
+    Runs ``attribute(n_steps)``, then doubles the steps while the completeness gap
+    ``|delta| / |f(x) - f(baseline)|`` exceeds ``tolerance`` and the doubled count stays within
+    ``max_steps`` (docs/methods.md, "Integrated Gradients" [D]). Pass ``max_steps=n_steps`` for a single run.
+
+    Parameters
+    ----------
+    attribute : callable
+        ``attribute(n_steps) -> (attributions, delta)``, e.g. Captum's ``attribute(...,
+        return_convergence_delta=True)``; ``delta`` holds one value (one input row).
+    change : float
+        ``f(x) - f(baseline)`` of the explained scalar; ``|change|`` below 1e-12 counts as 1e-12.
+    n_steps, max_steps : int
+    tolerance : float, default=0.01
+
+    Returns
+    -------
+    Completed
+        ``attributions`` of the last run, the ``n_steps`` it used, its ``delta``
+        (``sum(attributions) - change``) and ``gap = |delta| / max(|change|, 1e-12)``.
+    """
+    scale = max(abs(change), 1e-12)
+    steps = n_steps
+    while True:
+        attr, delta = attribute(steps)
+        delta = float(torch.as_tensor(delta).reshape(-1)[0])
+        if abs(delta) <= tolerance * scale or steps * 2 > max_steps:
+            return Completed(attr, steps, delta, abs(delta) / scale)
+        steps *= 2
+
+
 def _tensor(a) -> torch.Tensor:
     return torch.as_tensor(np.asarray(a, dtype=np.float32)).reshape(1, -1)
 
@@ -73,7 +118,7 @@ def integrated_gradients(forward: nn.Module, x, baseline, *, feature_names, targ
         Units of ``forward``'s output, recorded on the result.
     n_steps : int, default=50
         Quadrature points; doubled (up to ``max_steps``) while the completeness
-        gap exceeds 1 % of ``|f(x) - f(baseline)|`` (METHODS §1.3 [D]).
+        gap exceeds 1 % of ``|f(x) - f(baseline)|`` (docs/methods.md, "Integrated Gradients" [D]).
     method : str, default="gausslegendre"
         Captum's quadrature rule.
 
@@ -89,13 +134,9 @@ def integrated_gradients(forward: nn.Module, x, baseline, *, feature_names, targ
     with torch.no_grad():
         fx, fb = float(forward(xt)[0]), float(forward(bt)[0])
     ig = IntegratedGradients(forward)
-    steps = n_steps
-    while True:
-        attr, delta = ig.attribute(xt, baselines=bt, n_steps=steps, method=method, return_convergence_delta=True)
-        delta = float(delta[0])
-        if abs(delta) <= 0.01 * abs(fx - fb) or steps * 2 > max_steps:
-            break
-        steps *= 2
+    attr, steps, delta, _ = until_complete(
+        lambda n: ig.attribute(xt, baselines=bt, n_steps=n, method=method, return_convergence_delta=True),
+        fx - fb, n_steps, max_steps)
     return Explanation(
         method="integrated_gradients", feature_names=tuple(feature_names),
         values=attr.detach().numpy()[0].astype(float), base_value=fb, prediction=fx,
@@ -123,7 +164,7 @@ def gradient_shap(forward: nn.Module, x, background, *, feature_names, target: s
     Explanation
         ``base_value`` is the mean output over ``background``. Expected
         gradients are additive only in expectation, so ``additivity_gap`` is
-        reported, not asserted (METHODS §1.1).
+        reported, not asserted (docs/methods.md, "SHAP").
     """
     import shap
 

@@ -1,11 +1,11 @@
 """Token attributions for text classifiers: IG, gradient x input, LIME, SHAP.
 
 All methods explain the same scalar ``g`` of the same model and input
-(METHODS §1.3, §4.2): by default the log-odds of the target class,
+(docs/methods.md, "Integrated Gradients"): by default the log-odds of the target class,
 ``z_c - logsumexp(z_{-c})`` (``output="log_odds"``), or its logit
 (``output="logit"``). LIME explains the probability (its own convention).
 Results are :class:`explainers.types.Explanation` objects over *words*
-(pieces summed, METHODS §4.1); the per-token values, the number of excluded
+(pieces summed, docs/methods.md, "Attention"); the per-token values, the number of excluded
 special tokens and the truncation note are kept in ``params``.
 """
 from __future__ import annotations
@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import torch
 
+from explainers.gradients import until_complete
 from explainers.text._model import TextClassifier, detached_attention
 from explainers.text._tokens import encode_text, merge_token_scores
 from explainers.text._types import TextEncoding
@@ -110,14 +111,14 @@ def integrated_gradients(
     n_steps : int, default=50
     max_steps : int, default=400
         If ``|delta| > 0.01 |g(x) - g(x')|`` the steps are doubled up to this
-        (METHODS §1.3); set equal to ``n_steps`` to disable.
+        (docs/methods.md, "Integrated Gradients"); set equal to ``n_steps`` to disable.
     output : {"log_odds", "logit"}, default="log_odds"
     is_split_into_words : bool, default=False
     internal_batch_size : int, optional
         Passed to Captum; default all steps in one batch.
     detach_attention : bool, default=False
         Treat attention weights as constants in the backward pass (Jain &
-        Wallace 2019, METHODS §4.2); completeness then no longer holds.
+        Wallace 2019, docs/methods.md, "Integrated Gradients"); completeness then no longer holds.
 
     Returns
     -------
@@ -143,18 +144,17 @@ def integrated_gradients(
     lig = LayerIntegratedGradients(forward, model.word_embeddings)
     with torch.no_grad():
         g_x, g_b = forward(torch.cat([ids, base]), torch.cat([mask, mask])).tolist()
-    steps = n_steps
-    while True:
+
+    def attribute(steps):
         with detached_attention(model, detach_attention):
-            attr, delta = lig.attribute(
+            return lig.attribute(
                 ids, baselines=base, additional_forward_args=(mask,), n_steps=steps,
                 method="gausslegendre", internal_batch_size=internal_batch_size,
                 return_convergence_delta=True)
-        delta = float(delta.item())
-        gap = abs(delta) / max(abs(g_x - g_b), 1e-12)
-        if gap <= 0.01 or steps * 2 > max_steps or detach_attention:
-            break
-        steps *= 2
+
+    # detached attention breaks completeness, so doubling could not help: one run
+    attr, steps, delta, gap = until_complete(attribute, g_x - g_b, n_steps,
+                                             n_steps if detach_attention else max_steps)
     if gap > 0.01 and not detach_attention:
         warnings.warn(f"IG completeness gap {gap:.2%} > 1% at {steps} steps", RuntimeWarning)
     token_values = attr[0].sum(-1).detach().double().numpy()
@@ -182,7 +182,7 @@ def gradient_x_input(model: TextClassifier, text, target: int | None = None,
     Explanation
         ``values`` per word (sum over pieces); ``base_value`` is 0 (no
         completeness property); ``params["saliency_l1"]``, ``saliency_l2``
-        per token (METHODS §1.3).
+        per token (docs/methods.md, "Integrated Gradients").
     """
     enc, ids, mask, target = _prepare(model, text, target, is_split_into_words)
     store = {}
