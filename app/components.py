@@ -70,7 +70,7 @@ def empty_figure(message: str):
 
 # --- Persuasive (issue 4) ---
 def gilpin_badge(label) -> html.Span:
-    """The Gilpin et al. (2018) label of an explanation as a badge (METHODS §3)."""
+    """The Gilpin et al. (2018) label of an explanation as a badge (docs/methods.md, "Gilpin labels")."""
     return dbc.Badge(f"Gilpin: {label.text()}", color="warning" if label.persuasive else "secondary",
                      class_name="me-1 gilpin-badge", title=f"default fidelity metric: {label.default_metric}")
 

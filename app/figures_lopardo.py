@@ -1,7 +1,7 @@
 """Figures of the Lopardo et al. (2024) card of the Text page. Imports plotly, never dash.
 
 Lopardo, Precioso, Garreau, "Attention Meets Post-hoc Interpretability: A Mathematical Perspective",
-ICML 2024, arXiv 2402.03485 (METHODS §4.6): seven per-word explanations of a single-layer attention
+ICML 2024, arXiv 2402.03485 (docs/methods.md, "Lopardo et al. 2024"): seven per-word explanations of a single-layer attention
 classifier, aligned by word, and their rank agreement with α-avg.
 """
 from __future__ import annotations

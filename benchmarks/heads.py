@@ -5,7 +5,7 @@ Run ``python -m benchmarks.heads [--n-sentences 1000] [--random-seeds 0 1]``.
 Prints, per layer and head (0-based): confidence, argmax share at offsets
 -1/+1, rare-word share, best dependency relation with its accuracy against the
 positional baseline, gradient importance (Michel et al. 2019, l2-normalised
-per layer) and roles (Voita et al. 2019 rules of METHODS §4.7); then the
+per layer) and roles (Voita et al. 2019 rules of docs/methods.md, "Head roles and head importance"); then the
 pruning curve and the time taken. The last line is one JSON object with
 ``sentence_attention_ig_s``, ``head_analysis_s``, ``n_sentences`` and ``roles``.
 
@@ -25,9 +25,9 @@ from pathlib import Path
 
 import torch
 
+from explainers.attention.extract import extract_attention
 from explainers.text import (
     analyze_heads,
-    extract_attention,
     integrated_gradients,
     load_minilm_sentiment,
     read_conllu,

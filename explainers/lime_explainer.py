@@ -1,7 +1,7 @@
 """LIME attributions for tabular classifiers (Ribeiro, Singh, Guestrin 2016, arXiv 1602.04938).
 
 Wraps ``lime.lime_tabular.LimeTabularExplainer`` with the reference settings of
-``shared/METHODS.md`` §1.2 (quartile discretisation, kernel width 0.75·√d,
+docs/methods.md, "LIME" (quartile discretisation, kernel width 0.75·√d,
 ridge surrogate) and adds the product's held-out local R² on a fresh
 neighborhood drawn with ``seed + 1``.
 
@@ -28,7 +28,7 @@ MISSING_BIN = "(missing)"
 
 
 def weighted_r2(y: np.ndarray, y_hat: np.ndarray, weights: np.ndarray) -> float:
-    """Weighted coefficient of determination (METHODS §1.2).
+    """Weighted coefficient of determination (docs/methods.md, "LIME").
 
     ``1 - Σ w (y - ŷ)² / Σ w (y - ȳ_w)²`` with ``ȳ_w`` the weighted mean.
 

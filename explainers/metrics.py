@@ -69,7 +69,7 @@ def kendall_tau_b(a, b) -> float:
 
 
 def top_k(scores, k: int) -> np.ndarray:
-    """Indices of the ``k`` largest ``|scores|``, ties broken by lower index (METHODS §2.3).
+    """Indices of the ``k`` largest ``|scores|``, ties broken by lower index (docs/methods.md, "Persuasive layer").
 
     Returns
     -------

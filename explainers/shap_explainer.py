@@ -1,6 +1,6 @@
 """SHAP attributions for scikit-learn models (Lundberg & Lee 2017, arXiv 1705.07874).
 
-Backend dispatch follows ``shared/METHODS.md`` §1.1: exact interventional Tree
+Backend dispatch follows docs/methods.md, "SHAP": exact interventional Tree
 SHAP for tree ensembles (Lundberg et al. 2020, arXiv 1905.04610) — also the
 final tree of a Pipeline, explained in its transformed space and grouped back
 to raw columns by a signed sum per row — Linear SHAP for plain linear models,

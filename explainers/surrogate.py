@@ -2,8 +2,8 @@
 
 A first, honest baseline: the tree is fitted to the black box's *predictions*
 B(x), never to the ground truth, and each leaf becomes one readable rule. Its
-fidelity is the agreement rate with B on held-out rows (``shared/METHODS.md``
-§1.4.7, product baseline (a)). The tree and its leaves-as-rules come from
+fidelity is the agreement rate with B on held-out rows (docs/methods.md,
+"Rule surrogates: MUSE and CART", the CART baseline). The tree and its leaves-as-rules come from
 :class:`explainers.muse.CartSurrogate` (the frontier's CART, the one CART
 implementation in Candor); this module gives them the flat :class:`Rule` /
 :class:`Surrogate` types of ``python -m app check`` and the persuasive rules.
@@ -47,7 +47,7 @@ class TreeRuleSurrogate(ClassifierMixin, BaseEstimator):
     -----
     Predictions come from the rules, which partition every row without missing
     values; a row with NaN in a feature some rule tests fails that predicate and
-    gets the default label (METHODS convention, see :class:`CartSurrogate`).
+    gets the default label (the default-rule convention of docs/methods.md, "Rule surrogates: MUSE and CART"; see :class:`CartSurrogate`).
     """
 
     def __init__(self, max_leaf_nodes: int = 8, random_state: int = 0) -> None:

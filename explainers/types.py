@@ -148,7 +148,7 @@ class Explanation:
         return float(abs(self.base_value + self.values.sum() - self.prediction))
 
     def ranking(self) -> np.ndarray:
-        """Feature indices by decreasing ``|value|``; ties broken by index (METHODS §2.3)."""
+        """Feature indices by decreasing ``|value|``; ties broken by index (docs/methods.md, "Persuasive layer")."""
         return np.lexsort((np.arange(self.values.size), -np.abs(self.values)))
 
     def to_dict(self) -> dict:

@@ -1,4 +1,4 @@
-"""Study mode: user studies of explanation trust (METHODS §5).
+"""Study mode: user studies of explanation trust (docs/methods.md, "Study mode").
 
 A top-level package beside ``app/`` and Dash-free: nothing here imports ``dash``, ``flask``,
 ``plotly`` or anything from ``app/`` (tests/test_boundaries.py checks), so the CLI, the database

@@ -1,6 +1,6 @@
 """Behavioural and questionnaire measures of a study, by condition.
 
-Measures (METHODS §5.2):
+Measures (docs/methods.md, "Study mode"):
 
 - agreement fraction ``mean(final == model)`` and switch fraction
   ``#(initial != model and final == model) / #(initial != model)`` (Yin et al. 2019);
@@ -16,7 +16,7 @@ Measures (METHODS §5.2):
 Confidence intervals are **t-based on participant means** (the participant is
 the unit of analysis; ``mean ± t_{0.975, n-1} · sd / sqrt(n)``), and the
 trust–fidelity correlation uses the Fisher z interval. These are descriptive
-summaries; the confirmatory mixed-effects analysis of METHODS §5.4 is run on the
+summaries; the confirmatory mixed-effects analysis of docs/methods.md, "Study mode" is run on the
 exported trial log.
 
 References
@@ -79,7 +79,7 @@ def reliance(initial: Sequence, model: Sequence, final: Sequence, truth: Sequenc
 
     Examples
     --------
-    METHODS §7 T15(a):
+    docs/methods.md, "Tests with exact oracles", T15(a):
 
     >>> r = reliance(list("ABBA"), list("AAAB"), list("AABB"))
     >>> r.agreement, round(r.switch, 4)

@@ -1,6 +1,6 @@
 """Built-in questionnaire instruments: item *labels*, scale and scoring only.
 
-The exact item wording is **not** stored here. METHODS §5.1 requires that item
+The exact item wording is **not** stored here. docs/methods.md, "Study mode" requires that item
 text be copied from the cited source when a study is built, so a study file
 supplies the text of every item (keyed by the labels below) together with an
 ``instrument_version`` naming the edition it copied from. The labels are short
@@ -58,7 +58,7 @@ class Instrument:
 
 #: Jian et al. (2000) trust-in-automation scale: 12 items, 7-point agreement
 #: scale; the first five express distrust (reverse-coded as 8 - x for the total).
-#: Content per METHODS §5.1 [P]; order as in the published checklist [P].
+#: Content per docs/methods.md, "Study mode" [P]; order as in the published checklist [P].
 JIAN2000 = Instrument(
     key="jian2000",
     labels=(
@@ -75,7 +75,7 @@ JIAN2000 = Instrument(
 #: Hoffman et al. (2018) Explanation Satisfaction Scale, 5-point Likert; scored
 #: as the mean of the items shown. Versions differ (about 8 items in the report,
 #: 9 in the XAITK listing), so a study may use a subset of these labels and must
-#: name its ``instrument_version`` (METHODS §5.1, §6).
+#: name its ``instrument_version`` (docs/methods.md, "Study mode").
 HOFFMAN2018_SATISFACTION = Instrument(
     key="hoffman2018_satisfaction",
     labels=(

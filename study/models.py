@@ -1,7 +1,7 @@
 """SQLAlchemy 2.x models of study mode (schema managed by Alembic migrations).
 
 Tables: ``studies``, ``participants``, ``trial_log`` (append-only, one row per
-trial phase, METHODS §5.3) and ``questionnaire_responses``; ``study_pins`` and
+trial phase, docs/methods.md, "Study mode") and ``questionnaire_responses``; ``study_pins`` and
 ``pinned_stimuli`` (the model fingerprint and the advice and explanation of every
 stimulus, fixed when the study is first served) and ``enrolment_log`` (recent
 enrolments per keyed client address, for the rate limit shared by all workers). Uniqueness
@@ -69,7 +69,7 @@ class Participant(Base):
 
 
 class TrialLog(Base):
-    """Append-only per-trial log (METHODS §5.3), one row per trial phase.
+    """Append-only per-trial log (docs/methods.md, "Study mode"), one row per trial phase.
 
     ``phase`` is ``forward`` (forward prediction), ``initial``/``final`` (decision
     with advice, Yin et al. 2019) or ``attention``. ``correct`` is the response
@@ -112,7 +112,7 @@ class TrialLog(Base):
 
 
 class QuestionnaireResponse(Base):
-    """One questionnaire item answer, with the exact text shown (METHODS §5.1)."""
+    """One questionnaire item answer, with the exact text shown (docs/methods.md, "Study mode")."""
 
     __tablename__ = "questionnaire_responses"
     __table_args__ = (

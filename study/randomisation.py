@@ -2,7 +2,7 @@
 
 Everything here is a pure function of the study seed, so the allocation list
 can be regenerated and audited from the logged ``(seed, stratum, position)``
-(METHODS §5.4). Random numbers come from :class:`random.Random` seeded by
+(docs/methods.md, "Study mode"). Random numbers come from :class:`random.Random` seeded by
 :func:`derive_seed` (SHA-256 of the parts), whose ``shuffle``/``choice`` are
 stable across CPython 3 versions.
 
@@ -177,7 +177,7 @@ def item_sets(item_ids: Sequence[str], n_sets: int) -> list[tuple[str, ...]]:
 
     In a within-subject study period ``p`` always shows item set ``p``; since the
     Williams square puts every condition in every period equally often, each item
-    appears equally often in each condition (METHODS §5.4).
+    appears equally often in each condition (docs/methods.md, "Study mode").
     """
     if n_sets <= 0 or len(item_ids) % n_sets:
         raise ValueError(f"{len(item_ids)} stimuli do not split evenly into {n_sets} item sets")
@@ -199,7 +199,7 @@ def stimulus_order(item_ids: Sequence[str], seed: int, *, wrong_ids: frozenset[s
         Items the model gets wrong.
     no_wrong_first : int, default=2
         No item of ``wrong_ids`` among the first ``no_wrong_first`` positions
-        (METHODS §5.4: early trust is not set by an error).
+        (docs/methods.md, "Study mode": early trust is not set by an error).
 
     Returns
     -------

@@ -2,7 +2,7 @@
 
 A study names the model and its stimuli, the conditions (none / descriptive /
 persuasive explanation), the tasks per trial, attention checks and the
-questionnaires (METHODS §5). Built-in instruments (Jian et al. 2000 trust scale,
+questionnaires (docs/methods.md, "Study mode"). Built-in instruments (Jian et al. 2000 trust scale,
 Hoffman et al. 2018 explanation-satisfaction scale) carry item *labels* only; the
 study file supplies the exact item text and an ``instrument_version`` (see
 :mod:`study.instruments` and ``docs/study-mode.md``).
@@ -44,7 +44,7 @@ class Stimulus:
     """One item: a dataset row (``row``) or a text (``text``).
 
     ``truth`` is the true label when known; ``model_correct`` marks items the
-    model gets wrong (used for the trial-order constraint, METHODS §5.4).
+    model gets wrong (used for the trial-order constraint, docs/methods.md, "Study mode").
     """
 
     id: str
@@ -65,7 +65,7 @@ class Condition:
 
 @dataclass(frozen=True)
 class Randomisation:
-    """Permuted-block settings (METHODS §5.4).
+    """Permuted-block settings (docs/methods.md, "Study mode").
 
     ``block_sizes`` defaults to ``(k, 2k)`` for ``k`` arms (or Williams
     sequences). ``stratify_by`` names a participant question whose answer is one

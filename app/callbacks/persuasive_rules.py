@@ -37,6 +37,6 @@ def render_rules(choice, keep, round_sig, plain):
         metric("Coverage", f"{a['coverage']:.1%} vs {b['coverage']:.1%}", "rows some shown rule fires on"),
         metric("Predicates", f"{ca['numpreds']} vs {cb['numpreds']}"),
         metric("Rows whose label changed", str(len(s.changed_rows))),
-    ]), source="METHODS §2.3: O5 keeps the top rules by (coverage, precision) and recomputes the default label; "
+    ]), source="Persuasive layer after Herman 2017 (arXiv 1711.07414): O5 keeps the top rules by (coverage, precision) and recomputes the default label; "
                "O2 rounds thresholds; O8 phrases predicates (lossless phrases here); agreement re-measured after each")
     return shown, cost, rule_tradeoff(v, len(s.rules))

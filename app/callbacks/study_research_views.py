@@ -42,7 +42,7 @@ def dashboard(study_id: str) -> html.Div:
         return html.Div(pinned + [html.P("No participants yet.")])
     enrol = (people.groupby(["condition", "stratum", "status"]).size().unstack("status", fill_value=0).reset_index())
     parts = pinned + [card("Enrolment and completion", _table(enrol),
-                  source="Counts from the participants table; allocation by seeded permuted blocks (METHODS §5.4).")]
+                  source="Counts from the participants table; allocation by seeded permuted blocks, stratified when the study says so.")]
     if not trials.empty and not answers.empty:
         s = analysis.summary_by_condition(trials, answers)
         s["measure"] = s["measure"].map(lambda m: MEASURES.get(m, m))

@@ -77,6 +77,6 @@ def _summary(view) -> html.Div:
                     f"G×I = ⟨e_t, ∇f⟩ (closed form vs autograd: max difference {view.gradient_check:.1e}); "
                     f"LIME: lime 0.2.0.1, {lop.LIME_SAMPLES} samples, bow=False, removed words become [MASK], "
                     "regression on the logit"),
-        method_note("agreement: Spearman ρ between α-avg and |score| (METHODS §4.3, this product's choice); the "
+        method_note("agreement: Spearman ρ between α-avg and |score| (Candor's choice, not Lopardo et al. 2024's); the "
                     "paper's own numbers are not reproduced here and no number on this card is the paper's"),
     ])

@@ -177,7 +177,7 @@ def layout(**_):
         ]),
         card("Agreement of each head with the attribution", [
             _agreement_controls(), graph(ids.TEXT_AGREEMENT, 330), html.Div(id=ids.TEXT_AGREEMENT_NOTE),
-            method_note("rank agreement over content words (METHODS §4.3); attention is non-negative, so attributions "
+            method_note("rank agreement over content words (Spearman ρ, Kendall τ-b, top-k overlap); attention is non-negative, so attributions "
                         "are compared by |value|; top-k uses k = min(5, ⌈0.2 n⌉)"),
         ]),
         _heads_card(),

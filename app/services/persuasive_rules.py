@@ -1,4 +1,4 @@
-"""Persuasive page, rules: simplify a surrogate of the frontier and measure what it costs (METHODS §2.3 O5, O2, O8).
+"""Persuasive page, rules: simplify a surrogate of the frontier and measure what it costs (docs/methods.md, "Persuasive layer", O5, O2, O8).
 
 The descriptive parent is one surrogate of the Surrogate page's default frontier (MUSE, CART or
 the flat set at a rule budget); the persuasive operators keep the top-m rules by coverage, round

@@ -116,7 +116,8 @@ class TextView:
 
 @row_cache(maxsize=64)
 def _text_view(text: str, tag: str) -> TextView:
-    from explainers.text import extract_attention, gradient_x_input, integrated_gradients
+    from explainers.attention.extract import extract_attention
+    from explainers.text import gradient_x_input, integrated_gradients
 
     loaded = current_model()  # ``tag`` only keys the memo: results of another model are never served
     model = loaded.model
@@ -161,7 +162,7 @@ def text_view(text) -> TextView:
 
 
 def aggregates(text, layer: int = -1) -> list[tuple[str, np.ndarray]]:
-    """Per-word attention aggregates (METHODS §4.1, §4.5), display-normalised to sum to 1.
+    """Per-word attention aggregates (docs/methods.md, "Attention"), display-normalised to sum to 1.
 
     Parameters
     ----------
@@ -175,7 +176,7 @@ def aggregates(text, layer: int = -1) -> list[tuple[str, np.ndarray]]:
     list of (label, ndarray of shape (n_words,))
         Labels name the aggregate, layer and head aggregation.
     """
-    from explainers.text import attention_scores
+    from explainers.attention.aggregates import attention_scores
 
     attn = text_view(text).attention
     layer = check_layer(attn.attention.weights.shape[0], -1 if layer is None else layer)
@@ -299,7 +300,7 @@ def run_slow_attributions(text, progress: Callable[[int, int, str], None] | None
 
 
 def agreement(text, method: str, aggregate: str = "cls"):
-    """Agreement of every head's attention with ``|attribution|`` (METHODS §4.3), at word level.
+    """Agreement of every head's attention with ``|attribution|`` (docs/methods.md, "Agreement"), at word level.
 
     Parameters
     ----------
@@ -312,7 +313,7 @@ def agreement(text, method: str, aggregate: str = "cls"):
     explainers.text.TextAgreementReport or None
         None when the attribution has not been computed yet.
     """
-    from explainers.text import compare_attention_attribution
+    from explainers.attention.agreement import compare_attention_attribution
 
     expl = attribution(text, method)
     if expl is None:

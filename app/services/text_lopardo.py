@@ -1,12 +1,12 @@
 """Text page: the single-layer multi-head attention classifier of Lopardo et al. (2024), issue 5.
 
 Lopardo, Precioso, Garreau, "Attention Meets Post-hoc Interpretability: A Mathematical
-Perspective", ICML 2024, arXiv 2402.03485 (METHODS §4.6). The model is trained on CPU on the
+Perspective", ICML 2024, arXiv 2402.03485 (docs/methods.md, "Lopardo et al. 2024"). The model is trained on CPU on the
 labelled texts of the current dataset (the built-in examples or an uploaded CSV with a label
 column) in a background job (:func:`train`), and saved per dataset under ``TEXT_DIR/lopardo`` as a
 ``torch.save`` dict of tensors, lists and numbers (loaded back with ``weights_only=True``). For one
 text, :func:`lopardo_view` gives the seven per-word scores of the paper's Figure 1 (α-avg, α-max,
-LIME, G-avg, G-L1, G-L2, G×I) and their rank agreement with α-avg (METHODS §4.3 metrics, which are
+LIME, G-avg, G-L1, G-L2, G×I) and their rank agreement with α-avg (docs/methods.md, "Agreement" metrics, which are
 this product's choice and are not attributed to the paper).
 
 torch, scipy, lime and :mod:`explainers.text` are imported at module top: the training job runs in
@@ -206,7 +206,7 @@ def train(spec: dict | None, progress: Callable[[int, int], None] | None = None)
 
     References
     ----------
-    Lopardo, Precioso, Garreau (2024), arXiv 2402.03485, METHODS §4.6.
+    Lopardo, Precioso, Garreau (2024), arXiv 2402.03485, docs/methods.md, "Lopardo et al. 2024".
     """
     spec = spec or BUILTIN
     key = model_key(spec)
@@ -340,8 +340,8 @@ def lopardo_view(key: str | None, text) -> LopardoView | None:
     References
     ----------
     Lopardo, Precioso, Garreau (2024), arXiv 2402.03485: the model, the closed-form gradient and the
-    seven explainers of their Figure 1 (METHODS §4.6). The agreement metric (Spearman) is METHODS
-    §4.3's choice, not the paper's.
+    seven explainers of their Figure 1 (docs/methods.md, "Lopardo et al. 2024"). The agreement metric (Spearman, docs/methods.md, "Agreement") is
+    Candor's choice, not the paper's.
     """
     trained = trained_model(key)
     if trained is None:

@@ -1,8 +1,8 @@
-"""Candidate generation for MUSE: quantile binning and FP-growth itemsets (METHODS §1.4.2).
+"""Candidate generation for MUSE: quantile binning and FP-growth itemsets (docs/methods.md, "Rule surrogates: MUSE and CART").
 
 Items [D]. With ``binning="threshold"`` (default) every quantile edge ``e`` of a
 numeric feature gives two items, ``x <= e`` and ``x > e``, and a bin
-``e1 < x <= e2`` is the conjunction of two items; METHODS' one item per
+``e1 < x <= e2`` is the conjunction of two items; the paper's one item per
 ``(feature, bin)`` is ``binning="interval"`` (a middle bin is then one item
 rendered as two predicates). Categorical levels give ``x == level``. Widths
 and ``numpreds`` always count :class:`Predicate` objects, as a CART path does.

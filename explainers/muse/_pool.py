@@ -1,4 +1,4 @@
-"""Ground set ``V = ND x DL x C`` of candidate triples (METHODS §1.4.2).
+"""Ground set ``V = ND x DL x C`` of candidate triples (docs/methods.md, "Rule surrogates: MUSE and CART").
 
 Deviations, all named parameters of the estimators [D]:
 
@@ -7,11 +7,11 @@ Deviations, all named parameters of the estimators [D]:
   accuracy with the support exponent 1/2, which favours precise rules) with
   CN2-SD covering weights (so they describe different rows), among the 1000
   best by the unweighted measure, instead of by support; ``"support"`` is the
-  literal METHODS choice. With plain WRAcc (exponent 1) the pool on COMPAS
+  ranking by support as in BETA/MUSE [P]. With plain WRAcc (exponent 1) the pool on COMPAS
   held only broad, imprecise rules (measured held-out agreement 0.83 vs 0.91). Descriptors are always ranked
   by support.
 * each ``(q, s)`` pair keeps only its majority black-box label and needs joint
-  support ``>= min_support / 2`` (the optional pruning of §1.4.2 step 5).
+  support ``>= min_support / 2`` (an optional pruning of the ground set).
 * ``prune_majority_label=True`` (estimator default) drops triples that predict
   the overall majority black-box label: the default rule already gives that
   label, and BETA's cover term would otherwise spend the budget on rules that
@@ -101,7 +101,7 @@ def build_pool(I: np.ndarray, items: Sequence[Item], y: np.ndarray, n_classes: i
     max_width : int
         Predicates allowed in one descriptor or one decision rule.
     top_k : int
-        Descriptors and decision rules kept (``K`` of §1.4.2).
+        Descriptors and decision rules kept (``K``, docs/methods.md, "Rule surrogates: MUSE and CART").
     candidate_rank : {"wracc", "support"}
     dl_exclude_interest : bool
     flat : bool

@@ -1,4 +1,4 @@
-"""Approximate local search for the BETA/MUSE objective (METHODS §1.4.4-1.4.5).
+"""Approximate local search for the BETA/MUSE objective (docs/methods.md, "Rule surrogates: MUSE and CART").
 
 The faithful algorithm is Lee, Mirrokni, Nagarajan, Sviridenko (2009, "Non-monotone
 submodular maximization under matroid and knapsack constraints", STOC) as used by
@@ -8,7 +8,7 @@ parameters of :func:`local_search`:
 * moves are add (``|E| = 0``), delete, and exchange with ``|E| = 1``; larger
   exchanges are not tried (the paper allows ``|E| <= k = 3``);
 * each step evaluates *every* move of a kind at once and takes the best
-  improving one (best-improvement; METHODS' [D] default says first-improvement);
+  improving one (best-improvement; the earlier default was first-improvement);
 * a move is accepted when ``F_new > (1 + max(delta / n_r**4, 1e-9)) * F_old``;
 * coverage is kept incrementally: a per-row count of selected triples, and the
   gains of all candidates come from one ``(n_candidates, n_rows) @ (n_rows, m)``
@@ -43,7 +43,7 @@ def make_scales(kind: str, n_rows: int, n_cand: int, n_desc: int, max_rules: int
     ``"feasible"`` [D] divides fidelity, coverage and overlap by ``n_rows`` and
     the predicate terms by their largest value on a feasible set, so one wrongly
     covered row costs as much as one newly covered row gains. ``"spec"`` is the
-    literal METHODS §1.4.4 choice (``f_k / f_k^max`` with the safe bounds
+    literal reading of the BETA/MUSE bounds (``f_k / f_k^max`` with the safe bounds
     ``2 W n``, ``W |ND| n``, ``N n^2``, ``N``, ``N n``); with a few thousand
     candidates it makes the fidelity term about ``1/n`` as heavy as coverage.
     """

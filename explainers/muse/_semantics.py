@@ -1,7 +1,7 @@
 """Semantics of a two-level decision set: firing, conflict resolution, quantities.
 
-Implements METHODS §1.4.1 (conflict resolution and default rule, [D]) and the
-BETA/MUSE quantities of §1.4.3 ([P]; Lakkaraju et al. 2017, arXiv 1707.01154;
+Implements docs/methods.md, "Rule surrogates: MUSE and CART" (conflict resolution and default rule, [D]) and the
+BETA/MUSE quantities ([P]; Lakkaraju et al. 2017, arXiv 1707.01154;
 2019, doi 10.1145/3306618.3314229).
 """
 from __future__ import annotations
@@ -45,7 +45,7 @@ def priority_order(precision: np.ndarray, coverage: np.ndarray) -> np.ndarray:
 def resolve(
     fired: np.ndarray, labels: Sequence[Any], precision: np.ndarray, coverage: np.ndarray, default: Any
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Apply METHODS §1.4.1: default, unanimous label, or the best-precision triple.
+    """Apply docs/methods.md, "Rule surrogates: MUSE and CART": default, unanimous label, or the best-precision triple.
 
     Parameters
     ----------
@@ -88,7 +88,7 @@ def resolve(
 def default_label(fired: np.ndarray, y: np.ndarray, classes: Sequence[Any]) -> Any:
     """Majority black-box label of rows no triple covers (global majority if none).
 
-    Ties go to the lowest class in ``classes`` order (METHODS §0 convention).
+    Ties go to the lowest class in ``classes`` order (docs/methods.md, "Conventions" convention).
     """
     unc = ~fired.any(axis=0) if fired.shape[0] else np.ones(len(y), bool)
     pool = y[unc] if unc.any() else y
@@ -100,7 +100,7 @@ def quantities(
     rules: Sequence[TwoLevelRule], fired: np.ndarray, y: np.ndarray, pred: np.ndarray,
     ambiguous: np.ndarray, uncovered: np.ndarray,
 ) -> RuleSetQuantities:
-    """The §1.4.3 quantities plus agreement, ambiguity and default shares.
+    """The BETA/MUSE quantities plus agreement, ambiguity and default shares.
 
     Parameters
     ----------

@@ -3,7 +3,7 @@
 Everything here is plain data (tuples, Python scalars, read-only numpy arrays)
 so that the app can render it and put ``to_dict()`` payloads in a store.
 Sources: Lakkaraju, Kamar, Caruana, Leskovec 2017 (BETA, arXiv 1707.01154) and
-2019 (MUSE, AIES, doi 10.1145/3306618.3314229); METHODS §1.4.
+2019 (MUSE, AIES, doi 10.1145/3306618.3314229); docs/methods.md, "Rule surrogates: MUSE and CART".
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ class TwoLevelRule:
         ``support`` as a fraction of the training rows, in [0, 1].
     precision : float
         Share of covered training rows whose black-box label is ``label``
-        (the ``prec_i`` used to resolve conflicts, METHODS §1.4.1).
+        (the ``prec_i`` used to resolve conflicts, docs/methods.md, "Rule surrogates: MUSE and CART").
     """
 
     descriptor: tuple[Predicate, ...]
@@ -74,12 +74,12 @@ class TwoLevelRule:
 
 @dataclass(frozen=True)
 class RuleSetQuantities:
-    """The BETA/MUSE quantities of a rule set on one dataset (METHODS §1.4.3, [P]).
+    """The BETA/MUSE quantities of a rule set on one dataset (docs/methods.md, "Rule surrogates: MUSE and CART", [P]).
 
     Parameters
     ----------
     agreement : float
-        Share of rows where the rule set (with the §1.4.1 semantics) predicts
+        Share of rows where the rule set (with the labelling rules of docs/methods.md, "Rule surrogates: MUSE and CART") predicts
         the black-box label, in [0, 1].
     disagreement : int
         ``sum_i |{x in cov_i : B(x) != c_i}|`` (a row wrongly covered twice counts twice).
@@ -131,7 +131,7 @@ class TwoLevelRuleSet:
     ----------
     method : {"muse", "flat", "cart"}
     rules : tuple of TwoLevelRule
-        In conflict-resolution index order (METHODS §1.4.1, rule 4).
+        In conflict-resolution index order (docs/methods.md, "Rule surrogates: MUSE and CART", rule 4).
     default_label : int or str
         Label of rows no triple fires on.
     classes : tuple

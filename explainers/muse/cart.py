@@ -1,6 +1,6 @@
 """CART surrogate baseline: a decision tree on the black box's labels, leaves as rules.
 
-METHODS §1.4.7 product baseline (a): ``DecisionTreeClassifier`` trained on
+docs/methods.md, "Rule surrogates: MUSE and CART" product baseline (a): ``DecisionTreeClassifier`` trained on
 ``B(x)`` with ``max_leaf_nodes`` equal to the rule budget. Each leaf becomes one
 rule (empty descriptor); bounds on one feature along a path are merged, so a
 leaf's predicate count is what its rendered rule shows.
@@ -47,7 +47,7 @@ class CartSurrogate(ClassifierMixin, BaseEstimator):
     -----
     Categorical columns are one-hot encoded; a path ``level <= 0.5`` becomes
     the predicate ``feature in (other levels)``. Missing numeric values are
-    routed by the tree but fail every rule predicate (METHODS convention), so
+    routed by the tree but fail every rule predicate (the default-rule convention of docs/methods.md, "Rule surrogates: MUSE and CART"), so
     such rows fall to the default label when the rules are applied.
 
     References

@@ -3,7 +3,7 @@
 Source: Lakkaraju, Kamar, Caruana, Leskovec (2019), "Faithful and Customizable
 Explanations of Black Box Models", AIES, doi 10.1145/3306618.3314229, which
 re-uses the BETA formulation of arXiv 1707.01154 (2017). No reference
-implementation exists; this one follows ``shared/METHODS.md`` §1.4.
+implementation exists; this one follows docs/methods.md, "Rule surrogates: MUSE and CART".
 """
 from __future__ import annotations
 
@@ -66,8 +66,8 @@ class TwoLevelDecisionSet(ClassifierMixin, BaseEstimator):
     lambdas : tuple of 5 floats (5th may be None), default=(0.1, 0.1, 0.1, 1, None)
         Weights of (fewer predicates, feature overlap, rule overlap, cover,
         fidelity). A None fidelity weight is chosen from ``lambda_fidelity_grid``
-        by agreement on a validation split of the fit rows (METHODS §1.4.4 [D]).
-        The default deviates from METHODS' ``(1, 1, 1, 1, .)`` [D]: with the
+        by agreement on a validation split of the fit rows (docs/methods.md, "Rule surrogates: MUSE and CART" [D]).
+        The default deviates from all weights 1, ``(1, 1, 1, 1, .)`` [D]: with the
         ``"feasible"`` scaling one predicate would then cost as much as
         covering ``n_rows / (2 max_width max_rules)`` rows, and on breast
         cancer a 20-rule budget selected 2 rules (measured). The budgets are
@@ -79,14 +79,14 @@ class TwoLevelDecisionSet(ClassifierMixin, BaseEstimator):
         Quantile bins per numeric feature.
     binning : {"threshold", "interval"}, default="threshold"
         Items ``x <= e`` / ``x > e`` at each quantile edge, or one item per
-        bin as METHODS §1.4.2 writes it ([D], see ``explainers.muse._items``).
+        bin as docs/methods.md, "Rule surrogates: MUSE and CART" writes it ([D], see ``explainers.muse._items``).
     min_support : float, default=0.05
         FP-growth minimum support (fraction of rows).
     top_k : int, default=40
         Descriptors and decision rules kept in the candidate pool.
     candidate_rank : {"wracc", "support"}, default="wracc"
         How decision rules are ranked for the top-K cut ([D] deviation from
-        METHODS' "support"; see ``explainers.muse._pool``).
+        ranking by support; see ``explainers.muse._pool``).
     dl_exclude_interest_features : bool, default=False
     prune_majority_label : bool, default=True
         Leave the overall majority black-box label to the default rule: triples
@@ -296,7 +296,7 @@ class TwoLevelDecisionSet(ClassifierMixin, BaseEstimator):
         return Xf
 
     def predict(self, X) -> np.ndarray:
-        """Surrogate labels with the METHODS §1.4.1 semantics.
+        """Surrogate labels with the docs/methods.md, "Rule surrogates: MUSE and CART" semantics.
 
         Parameters
         ----------
@@ -316,7 +316,7 @@ class TwoLevelDecisionSet(ClassifierMixin, BaseEstimator):
         return np.asarray(pred.tolist(), dtype=self.classes_.dtype)
 
     def quantities(self, X, y_model) -> RuleSetQuantities:
-        """The §1.4.3 quantities, agreement, ambiguity and default shares on ``(X, y_model)``."""
+        """The BETA/MUSE quantities, agreement, ambiguity and default shares on ``(X, y_model)``."""
         Xf = self._frame(X)
         fired = fire_matrix(self.rules_, Xf)
         pred, amb, unc = self._resolve(fired)

@@ -1,6 +1,6 @@
 """Fidelity-complexity frontier of MUSE against CART and a flat decision set.
 
-METHODS §1.4.7: held-out agreement plotted against number of rules, predicates
+docs/methods.md, "Rule surrogates: MUSE and CART": held-out agreement plotted against number of rules, predicates
 and neighborhoods, one point per budget [P]; baselines on the same axes [D].
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _apply(rule_set: TwoLevelRuleSet, X):
 
 
 def predict_rule_set(rule_set: TwoLevelRuleSet, X) -> np.ndarray:
-    """Labels a fitted rule set gives to ``X`` (METHODS §1.4.1 semantics).
+    """Labels a fitted rule set gives to ``X`` (docs/methods.md, "Rule surrogates: MUSE and CART" semantics).
 
     Parameters
     ----------
@@ -48,7 +48,7 @@ def predict_rule_set(rule_set: TwoLevelRuleSet, X) -> np.ndarray:
 
 
 def evaluate_rule_set(rule_set: TwoLevelRuleSet, X, y_model) -> RuleSetQuantities:
-    """All §1.4.3 quantities of ``rule_set`` on ``(X, y_model)`` (e.g. held-out rows)."""
+    """All BETA/MUSE quantities of ``rule_set`` on ``(X, y_model)`` (e.g. held-out rows)."""
     fired, pred, amb, unc = _apply(rule_set, X)
     y = np.asarray([_py(v) for v in np.asarray(y_model)], dtype=object)
     return quantities(rule_set.rules, fired, y, pred, amb, unc)
@@ -115,7 +115,7 @@ def make_rule_set(triples: Sequence[tuple[Sequence[Predicate], Sequence[Predicat
     """Build a rule set from given ``(descriptor, rule, label)`` triples, measured on ``(X, y_model)``.
 
     Support, coverage and precision of each triple and the default label
-    (majority black-box label of uncovered rows, METHODS §1.4.1) come from
+    (majority black-box label of uncovered rows, docs/methods.md, "Rule surrogates: MUSE and CART") come from
     these rows, as :meth:`TwoLevelDecisionSet.fit` computes them. Use it for
     hand-written or pruned rule sets (e.g. the persuasive layer's O5).
 

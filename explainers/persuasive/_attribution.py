@@ -97,14 +97,14 @@ class Context:
 
 
 def round_half_away(v: float, step: float) -> float:
-    """``step * round_half_away_from_zero(v / step)`` (METHODS O2)."""
+    """``step * round_half_away_from_zero(v / step)`` (docs/methods.md, "Persuasive layer", O2)."""
     q = abs(v) / step
     r = math.floor(q + 0.5) * step
     return math.copysign(r, v) if r else 0.0
 
 
 def strength(share: float) -> str:
-    """Qualitative label of ``|φ| / max|φ|``: strong ≥ 0.5, moderate ≥ 0.2, else weak (METHODS O2)."""
+    """Qualitative label of ``|φ| / max|φ|``: strong ≥ 0.5, moderate ≥ 0.2, else weak (docs/methods.md, "Persuasive layer", O2)."""
     return next(label for cut, label in STRENGTHS if share >= cut)
 
 
@@ -254,7 +254,7 @@ def top_k_items(obj, k: int, ctx: Context) -> Simplification:
     Returns
     -------
     Simplification
-        METHODS §7 T10: with ``k`` = all items every fidelity measure equals the parent's.
+        docs/methods.md, "Tests with exact oracles", T10: with ``k`` = all items every fidelity measure equals the parent's.
 
     Raises
     ------

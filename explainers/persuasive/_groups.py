@@ -1,4 +1,4 @@
-"""Which features O3 merges: one-hot blocks and Spearman-correlated clusters (METHODS §2.3, O3)."""
+"""Which features O3 merges: one-hot blocks and Spearman-correlated clusters (docs/methods.md, "Persuasive layer", O3)."""
 from __future__ import annotations
 
 from typing import Mapping, Sequence

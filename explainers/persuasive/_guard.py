@@ -6,7 +6,7 @@ this raises trust in a biased model. The guardrail therefore reports, for a
 persuasive view, every sensitive feature that is hidden or merged while
 carrying more than ``max_share`` of total ``|attribution|``, and any hidden
 top-ranked feature. Gilpin et al. (2018, arXiv 1806.00069) label each
-explanation by what it explains (METHODS §3).
+explanation by what it explains (docs/methods.md, "Gilpin labels").
 """
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def guardrail(s: Simplification, sensitive: Sequence[str] = (), *, max_share: fl
         total ``|attribution|`` is reported.
     top_guard : int, default=1
         Hiding any of the ``top_guard`` highest-ranked features is reported
-        (METHODS §2.1 suggests 3; the issue asks for the first).
+        (the issue asks for the first; docs/methods.md, "Persuasive layer").
 
     Returns
     -------
@@ -108,10 +108,10 @@ def guardrail(s: Simplification, sensitive: Sequence[str] = (), *, max_share: fl
 
 @dataclass(frozen=True)
 class GilpinLabel:
-    """Gilpin et al. (2018) category of an explanation (METHODS §3).
+    """Gilpin et al. (2018) category of an explanation (docs/methods.md, "Gilpin labels").
 
     ``primary`` in {processing, representation, explanation_producing};
-    ``subtype`` from the §3 table; ``scope`` local or global; ``persuasive``
+    ``subtype`` from the table of docs/methods.md, "Gilpin labels"; ``scope`` local or global; ``persuasive``
     marks simplifications (which inherit the parent's label); ``modality``
     is ``"text"`` when the view is a templated sentence.
     """
@@ -148,7 +148,7 @@ def gilpin_label(obj) -> GilpinLabel:
     Raises
     ------
     ValueError
-        If the method is not in the §3 table.
+        If the method is not in that table.
 
     References
     ----------

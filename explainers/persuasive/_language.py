@@ -6,7 +6,7 @@ cannot diverge), derives the sentence's claims (class, numbers, direction,
 rank, level, magnitude words such as "mainly", strength) and checks each one
 against the parent :class:`~explainers.types.Explanation`, not against the
 simplification that produced it. :func:`summarize` keeps only sentences whose
-every claim holds (METHODS §2.3, O9 consistency check; Herman 2017,
+every claim holds (docs/methods.md, "Persuasive layer", O9 consistency check; Herman 2017,
 arXiv 1711.07414).
 """
 from __future__ import annotations

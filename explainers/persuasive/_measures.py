@@ -1,4 +1,4 @@
-"""Fidelity measures and complexity proxies of the persuasive layer (METHODS §2.3, §2.4).
+"""Fidelity measures and complexity proxies of the persuasive layer (docs/methods.md, "Persuasive layer" and "Persuasive measures").
 
 Deletion and insertion curves follow Petsiuk, Das, Saenko (2018, "RISE", arXiv
 1806.07421) for tabular data: features change one at a time to a baseline
@@ -28,7 +28,7 @@ NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)?(?:e-?\d+)?%?")
 
 
 def explanation_order(values) -> np.ndarray:
-    """Feature indices by descending signed attribution, ties (and zeros) by index (METHODS §2.3)."""
+    """Feature indices by descending signed attribution, ties (and zeros) by index (docs/methods.md, "Persuasive layer")."""
     v = np.asarray(values, dtype=float)
     return np.lexsort((np.arange(v.size), -v))
 
@@ -82,7 +82,7 @@ def insertion_curve(predict_fn: PredictFn, x, order, baseline) -> np.ndarray:
 def curve_auc(curve) -> float:
     """Trapezoidal area under a curve sampled at fractions ``0, 1/d, ..., 1`` of features changed.
 
-    METHODS §7 T11: deletion ``[6, 3, 1, 0]`` gives 7/3, insertion ``[0, 3, 5, 6]`` gives 11/3.
+    docs/methods.md, "Tests with exact oracles", T11: deletion ``[6, 3, 1, 0]`` gives 7/3, insertion ``[0, 3, 5, 6]`` gives 11/3.
     """
     c = np.asarray(curve, dtype=float)
     if c.size < 2:
@@ -106,7 +106,7 @@ def aopc(predict_fn: PredictFn, x, order, background) -> tuple[float, float]:
     -------
     (aopc_comprehensiveness, aopc_sufficiency) : tuple of float
         Means of ``g(x) - g(x without r_{:k})`` and ``g(x) - g(r_{:k} only)``.
-        METHODS §7 T12: 14/3 and 4/3 for ``g = x1 + x2 + x3`` at ``x = (3, 2, 1)``.
+        docs/methods.md, "Tests with exact oracles", T12: 14/3 and 4/3 for ``g = x1 + x2 + x3`` at ``x = (3, 2, 1)``.
 
     References
     ----------
@@ -182,7 +182,7 @@ def restricted_r2(nb: Neighborhood, features) -> float:
 
     Solved through the weighted normal equations (pseudo-inverse, so collinear
     columns are fine). 0 for an empty set; the full-feature value minus this is
-    METHODS' ΔR².
+    ΔR² of docs/methods.md, "Persuasive measures".
     """
     features = np.asarray(list(features), dtype=int)
     w = nb.w
@@ -222,7 +222,7 @@ def _rank_measures(phi: np.ndarray, shown: np.ndarray, S: np.ndarray, prediction
 def attribution_fidelity_many(parent_values, shown_values, shown_features, *, prediction: float, base_value: float,
                               predict_fn: PredictFn, x, background, neighborhood: Neighborhood | None = None,
                               measures=CHEAP_MEASURES) -> list[dict]:
-    """The cheap §2.3 measures of many displayed vectors of one parent, with one call of ``predict_fn``.
+    """The cheap measures (docs/methods.md, "Persuasive measures") of many displayed vectors of one parent, with one call of ``predict_fn``.
 
     What a sweep (e.g. every k of a top-k tradeoff curve) needs: the masked
     inputs of every vector are stacked into a single batch
@@ -293,7 +293,7 @@ def attribution_fidelity_many(parent_values, shown_values, shown_features, *, pr
 def attribution_fidelity(parent_values, shown_values, shown_features, *, prediction: float, base_value: float,
                          predict_fn: PredictFn, x, background, baseline, neighborhood: Neighborhood | None = None,
                          full: bool = True) -> dict:
-    """Every §2.3 fidelity measure of a displayed attribution vector against its descriptive parent.
+    """Every fidelity measure (docs/methods.md, "Persuasive measures") of a displayed attribution vector against its descriptive parent.
 
     ERASER measures and the deletion/insertion curves are defined for the
     predicted class: pass that class's output and attributions (for a binary
@@ -348,7 +348,7 @@ def attribution_fidelity(parent_values, shown_values, shown_features, *, predict
 
 
 def complexity(lines: Sequence[str], chunks: Iterable[str], *, n_items: int, n_predicates: int = 0) -> dict:
-    """The §2.4 complexity proxies of a rendered explanation.
+    """The complexity proxies (docs/methods.md, "Persuasive measures") of a rendered explanation.
 
     Parameters
     ----------

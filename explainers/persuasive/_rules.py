@@ -5,7 +5,7 @@ They work on anything that exposes rules with ``predicates``, a label
 ``TwoLevelRule``), ``coverage`` and ``precision``: the CART
 :class:`~explainers.types.Surrogate`, :class:`explainers.muse.TwoLevelRuleSet`
 (descriptor predicates are counted once per rule), or a previous
-:class:`RuleSimplification`. Predictions follow METHODS §1.4.1: a row takes the
+:class:`RuleSimplification`. Predictions follow docs/methods.md, "Rule surrogates: MUSE and CART": a row takes the
 label of the firing rule with the highest precision (then coverage, then
 index); rows no rule fires on take the default label, recomputed after pruning
 as the majority model label of the uncovered rows. Fidelity is agreement with
@@ -140,7 +140,7 @@ def _fired(rules: Sequence[ShownRule], X: pd.DataFrame) -> np.ndarray:
 
 
 def rule_predictions(rules: Sequence[ShownRule], default, X: pd.DataFrame) -> np.ndarray:
-    """Labels of shape (n_rows,): best-precision firing rule, else ``default`` (METHODS §1.4.1)."""
+    """Labels of shape (n_rows,): best-precision firing rule, else ``default`` (docs/methods.md, "Rule surrogates: MUSE and CART")."""
     fired = _fired(rules, X)
     pred = np.empty(len(X), dtype=object)
     pred[:] = default
@@ -223,7 +223,7 @@ def prune_rules(obj, X: pd.DataFrame, y_model, *, min_coverage: float = 0.05, ma
     Returns
     -------
     RuleSimplification
-        METHODS §7 T8: agreement 0.875 → 0.75 on the T7 toy with ``c_min = 0.2``.
+        docs/methods.md, "Tests with exact oracles", T8: agreement 0.875 → 0.75 on the T7 toy with ``c_min = 0.2``.
 
     Raises
     ------

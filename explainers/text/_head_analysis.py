@@ -144,7 +144,7 @@ def analyze_heads(
     Returns
     -------
     HeadAnalysis
-        Roles are computed at word level (pieces merged, METHODS §4.1),
+        Roles are computed at word level (pieces merged, docs/methods.md, "Attention"),
         special tokens excluded as queries and as targets, not renormalised.
 
     Raises

@@ -1,10 +1,10 @@
 """Head statistics and roles of Voita et al. (2019, arXiv 1905.09418).
 
 Pure numpy over attention matrices whose rows are queries and columns keys
-at the same positions (word level after merging pieces, METHODS §4.1, or
+at the same positions (word level after merging pieces, docs/methods.md, "Attention", or
 token level). :class:`RoleAccumulator` collects counts sentence by sentence
 so that a dataset never has to be held in memory; :meth:`finalize` applies
-the product rules of METHODS §4.7:
+the product rules of docs/methods.md, "Head roles and head importance":
 
 * **confidence**: mean over queries of the largest weight on a valid
   (non-EOS, non-special) target, not renormalised;

@@ -1,7 +1,7 @@
 """Single-layer multi-head attention classifier of Lopardo et al. (2024).
 
 "Attention Meets Post-hoc Interpretability: A Mathematical Perspective",
-Lopardo, Precioso, Garreau, ICML 2024, arXiv 2402.03485 (METHODS §4.6). The
+Lopardo, Precioso, Garreau, ICML 2024, arXiv 2402.03485 (docs/methods.md, "Lopardo et al. 2024"). The
 model and its closed-form input gradient follow the paper as implemented in
 the authors' code (``gianluigilopardo/attention_meets_xai``) [V]; statements
 about what the gradient implies are the paper's [P].
@@ -110,7 +110,7 @@ def closed_form_gradient(model: LopardoClassifier, e: torch.Tensor, target: int)
     For head i with ``w = W_l^(i)[target]``, ``u_s = w v_s``:
     ``grad_{e_t} f^(i) = alpha_t [W_v^T w^T + (u_t - sum_s alpha_s u_s) W_k^T q_0 / sqrt(d_att)]``
     and ``grad_{e_t} f = (1/K) sum_i grad_{e_t} f^(i)`` (Lopardo et al. 2024,
-    arXiv 2402.03485, METHODS §4.6; oracle T13(b)).
+    arXiv 2402.03485, docs/methods.md, "Lopardo et al. 2024"; oracle T13(b)).
 
     Parameters
     ----------
@@ -244,7 +244,7 @@ def lopardo_scores(model: LopardoClassifier, vocab: SimpleVocab, text: str,
         ``words`` (tuple of str, CLS excluded), ``target``, and arrays of shape
         (n_words,): ``alpha_avg``, ``alpha_max`` (CLS row, mean / max over
         heads), ``grad_avg``, ``grad_l1``, ``grad_l2``, ``gradient_x_input``
-        (closed-form gradient, METHODS §1.3). LIME is :func:`lime_text`-style
+        (closed-form gradient, docs/methods.md, "Lopardo et al. 2024"). LIME is :func:`lime_text`-style
         and not included here.
     """
     words = vocab.split(text)[: model.max_len]

@@ -1,7 +1,7 @@
 """Tokenisation record, truncation note and sub-word to word merging.
 
 Merging follows Clark et al. (2019, arXiv 1906.04341) as specified in
-METHODS §4.1: attention *to* a split word is the sum over its pieces,
+docs/methods.md, "Attention": attention *to* a split word is the sum over its pieces,
 attention *from* a split word the mean over its pieces, and an attribution of
 a word is the sum over its pieces. Special tokens and padding never enter a
 word score.
@@ -176,7 +176,7 @@ def merge_token_scores(values: np.ndarray, word_index: np.ndarray, n_words: int)
 
 
 def merge_attention(weights: np.ndarray, word_index: np.ndarray, n_words: int) -> np.ndarray:
-    """Token-to-token attention to word-to-word attention (METHODS §4.1).
+    """Token-to-token attention to word-to-word attention (docs/methods.md, "Attention").
 
     Columns (keys) are summed over a word's pieces, rows (queries) averaged;
     special-token rows and columns are dropped and rows are *not*

@@ -62,7 +62,7 @@ class TextEncoding:
         Empty when not truncated; otherwise says where the text was cut
         (token index and the first dropped word).
     merge_rule : str
-        The sub-word to word rule applied (METHODS §4.1), for display.
+        The sub-word to word rule applied (docs/methods.md, "Attention"), for display.
     """
 
     text: str

@@ -1,6 +1,6 @@
 """The Lopardo et al. (2024) card of the Text page, callbacks called as plain functions.
 
-Lopardo, Precioso, Garreau 2024, arXiv 2402.03485 (METHODS §4.6). The classifier is trained on the
+Lopardo, Precioso, Garreau 2024, arXiv 2402.03485 (docs/methods.md, "Lopardo et al. 2024"). The classifier is trained on the
 12 built-in examples (seeded, few epochs) in a fresh ``TEXT_DIR``; no MiniLM is loaded.
 """
 import base64
@@ -73,7 +73,7 @@ def test_seven_aligned_strips_with_real_values(lop, trained):
     avg, mx = np.asarray(strips.data[0].z[0]), np.asarray(strips.data[1].z[0])
     assert np.all(mx >= avg - 1e-9) and avg.sum() < 1.0  # the CLS share is excluded from the words
     np.testing.assert_allclose(avg, view.alpha[:, 1:].mean(0), rtol=1e-6)
-    # G×I against autograd on the same embeddings (the closed form, METHODS §4.6)
+    # G×I against autograd on the same embeddings (the closed form, docs/methods.md, "Lopardo et al. 2024")
     model, vocab = view.trained.model, view.trained.vocab
     e = model.embed(vocab.encode([SENTENCE], model.max_len))[0].detach().requires_grad_(True)
     logits, _ = model.forward_embeddings(e[None])

@@ -1,4 +1,4 @@
-"""METHODS §7 T14 rank metrics, and the agreement rate."""
+"""docs/methods.md, "Tests with exact oracles", T14 rank metrics, and the agreement rate."""
 import math
 
 import numpy as np

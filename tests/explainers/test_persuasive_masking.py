@@ -1,4 +1,4 @@
-"""ERASER's value function (METHODS §7 T12), T10 through the product's chain, and the averaged curve
+"""ERASER's value function (docs/methods.md, "Tests with exact oracles", T12), T10 through the product's chain, and the averaged curve
 checked against a brute-force recomputation."""
 import numpy as np
 import pandas as pd

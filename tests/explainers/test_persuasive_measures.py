@@ -1,4 +1,4 @@
-"""Persuasive layer, attributions: METHODS §7 T10, T11, T12 and the O1–O4 operators."""
+"""Persuasive layer, attributions: docs/methods.md, "Tests with exact oracles", T10, T11, T12 and the O1–O4 operators."""
 import numpy as np
 import pandas as pd
 import pytest

@@ -1,4 +1,4 @@
-"""Persuasive layer, rules: METHODS §7 T8 (O5 pruning), O2 thresholds, O8 phrases, on MUSE and CART surrogates."""
+"""Persuasive layer, rules: docs/methods.md, "Tests with exact oracles", T8 (O5 pruning), O2 thresholds, O8 phrases, on MUSE and CART surrogates."""
 import numpy as np
 import pandas as pd
 import pytest
@@ -6,7 +6,7 @@ import pytest
 import explainers.persuasive as P
 from explainers import Predicate, TreeRuleSurrogate
 
-# METHODS §7 T7: eight points (A, B, C | B(x))
+# docs/methods.md, "Tests with exact oracles", T7: eight points (A, B, C | B(x))
 T7 = pd.DataFrame({"A": [1, 1, 1, 1, 0, 0, 0, 0], "B": [1, 1, 0, 0, 1, 0, 0, 0], "C": [0, 1, 1, 0, 0, 1, 0, 1]})
 Y7 = np.array([1, 1, 0, 0, 1, 0, 0, 1])
 A1, A0, B1, C1 = (Predicate("A", "==", 1), Predicate("A", "==", 0), Predicate("B", "==", 1), Predicate("C", "==", 1))

@@ -1,4 +1,4 @@
-"""SHAP oracles: exact additivity for trees, w·(x − E[x]) for linear models (METHODS §1.1, §7)."""
+"""SHAP oracles: exact additivity for trees, w·(x − E[x]) for linear models (docs/methods.md, "SHAP" and "Tests with exact oracles")."""
 import numpy as np
 import pytest
 

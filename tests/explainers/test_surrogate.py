@@ -15,7 +15,7 @@ def depth2(bc):
 
 
 def test_surrogate_of_depth2_tree_has_agreement_one():
-    """METHODS §7: a surrogate fitted to a depth-2 tree's predictions agrees with it everywhere.
+    """docs/methods.md, "Tests with exact oracles": a surrogate fitted to a depth-2 tree's predictions agrees with it everywhere.
 
     Data where greedy CART can find the generating splits (x1 > 0.5 and x2 > 0.5 on a grid,
     x3 noise). On the real breast cancer table greedy CART does *not* recover a depth-2

@@ -1,4 +1,4 @@
-"""Analysis oracles (METHODS §7 T15(a)), scoring and the by-condition summary."""
+"""Analysis oracles (docs/methods.md, "Tests with exact oracles", T15(a)), scoring and the by-condition summary."""
 
 from __future__ import annotations
 

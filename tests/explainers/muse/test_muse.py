@@ -1,4 +1,4 @@
-"""Oracle tests for the MUSE two-level decision sets (METHODS §1.4, §7 T6/T7)."""
+"""Oracle tests for the MUSE two-level decision sets (docs/methods.md, "Rule surrogates: MUSE and CART" and "Tests with exact oracles", T6/T7)."""
 from __future__ import annotations
 
 import numpy as np

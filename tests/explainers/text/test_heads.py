@@ -1,4 +1,4 @@
-"""Oracles T1-T4 and T15(b) of METHODS §7 for the head statistics."""
+"""Oracles T1-T4 and T15(b) of docs/methods.md, "Tests with exact oracles" for the head statistics."""
 from collections import Counter
 
 import numpy as np
