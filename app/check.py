@@ -177,6 +177,7 @@ def _text_row(args, texts) -> int:
 def run_hf_folder(args, out) -> None:
     """A Hugging Face classifier folder: attention and Integrated Gradients for one text (explainers.text)."""
     import explainers.text as xt
+    from explainers.attention.extract import extract_attention
 
     from .services import text_loader
 
@@ -189,7 +190,7 @@ def run_hf_folder(args, out) -> None:
           f"{', '.join(clf.labels)}, max {clf.max_length} tokens", file=out)
     texts, _ = _texts(args, out)
     row = _text_row(args, texts)
-    attn = _view("attention", lambda: xt.extract_attention(clf, texts[row]))
+    attn = _view("attention", lambda: extract_attention(clf, texts[row]))
     enc = attn.encoding
     cut = (f"; truncated from {enc.n_tokens_before_truncation} tokens" if enc.truncated else "")
     print(f"attn    text row {row}: weights {attn.attention.weights.shape} (layers x heads x tokens x tokens){cut}",

@@ -56,8 +56,9 @@ class AttentionView:
 
 @row_cache(maxsize=256)
 def _attention_row(row: int) -> AttentionView:
-    from explainers.attention import cls_attention, tabular_attention
-    from explainers.compare import compare_attention_attribution
+    from explainers.attention.aggregates import cls_row
+    from explainers.attention.agreement import compare_attention_attribution
+    from explainers.attention.extract import tabular_attention
     from explainers.gradients import gradient_shap, integrated_gradients
 
     ws = workspace()
@@ -67,11 +68,11 @@ def _attention_row(row: int) -> AttentionView:
     x = ws.X.iloc[row].to_numpy(dtype=float)
     names = tuple(map(str, ws.X.columns))
     attn = tabular_attention(bundle.model, x, names)
-    cls = cls_attention(attn)
+    cls = cls_row(attn.weights, layer=None, head_agg=None)[..., 1:]  # every layer and head; CLS-to-CLS left out
     ig = integrated_gradients(bundle.forward, x, bundle.median, feature_names=names, target=ws.positive_class)
     shp = gradient_shap(bundle.forward, x, bundle.background, feature_names=names, target=ws.positive_class,
                         nsamples=GRADIENT_SHAP_SAMPLES)
-    return AttentionView(attn, cls, ig, shp, compare_attention_attribution(cls, ig), bundle.metadata)
+    return AttentionView(attn, cls, ig, shp, compare_attention_attribution(cls, ig, k=5), bundle.metadata)
 
 
 def attention_view(row) -> AttentionView:

@@ -6,25 +6,17 @@ imported lazily); no dash, flask or plotly. Public API:
 * models: :func:`load_minilm_sentiment` (bundled default, offline),
   :func:`load_text_classifier` (a local Hugging Face folder),
   :class:`TextClassifier`, :func:`head_gates`, :func:`evaluate_accuracy`;
-* one text: :func:`extract_attention` -> :class:`TextAttention`;
-  :func:`attention_scores`, :func:`rollout`, :func:`cls_row`,
-  :func:`mean_over_queries`; :func:`integrated_gradients`,
-  :func:`gradient_x_input`, :func:`lime_text`, :func:`shap_text` ->
-  :class:`explainers.types.Explanation`;
-  :func:`compare_attention_attribution` -> :class:`TextAgreementReport`;
+* one text: :func:`integrated_gradients`, :func:`gradient_x_input`,
+  :func:`lime_text`, :func:`shap_text` -> :class:`explainers.types.Explanation`;
+  the text's attention is read in :mod:`explainers.attention`
+  (``extract_attention`` -> :class:`TextAttention`, ``attention_scores``,
+  ``compare_attention_attribution`` -> :class:`TextAgreementReport`), one
+  home for tabular and text;
 * a dataset: :func:`analyze_heads` -> :class:`HeadAnalysis` (progress and
   cancel callbacks), :func:`read_conllu`, :class:`RoleAccumulator`;
 * Lopardo et al. (2024): :class:`LopardoClassifier`, :func:`train_lopardo`,
   :func:`closed_form_gradient`, :func:`lopardo_scores`.
 """
-from explainers.text._agreement import compare_attention_attribution
-from explainers.text._attention import (
-    attention_scores,
-    cls_row,
-    extract_attention,
-    mean_over_queries,
-    rollout,
-)
 from explainers.text._attribution import (
     explained_output,
     gradient_x_input,
@@ -75,12 +67,10 @@ __all__ = [
     "DEFAULT_RELATIONS", "HeadAnalysis", "HeadImportance", "HeadRoles", "LopardoClassifier",
     "MERGE_RULE", "PruningCurve", "RoleAccumulator", "SimpleVocab", "TextAgreementReport",
     "TextAttention", "TextClassifier", "TextEncoding", "ZeroShotSentimentModel", "analyze_heads",
-    "attention_scores", "closed_form_gradient", "cls_row", "compare_attention_attribution",
-    "detached_attention", "encode_batch", "encode_text", "evaluate_accuracy", "explained_output",
-    "extract_attention", "gradient_x_input", "head_gates", "head_roles", "importance_order",
+    "closed_form_gradient", "detached_attention", "encode_batch", "encode_text", "evaluate_accuracy",
+    "explained_output", "gradient_x_input", "head_gates", "head_roles", "importance_order",
     "integrated_gradients", "lime_text", "load_minilm_sentiment", "load_text_classifier",
-    "lopardo_scores", "mean_over_queries", "merge_attention", "merge_token_scores",
-    "minilm_model_dir", "normalize_per_layer", "rarest_position",
-    "read_conllu", "read_labelled_sentences", "rollout", "shap_text", "sinusoidal_positions",
-    "train_lopardo",
+    "lopardo_scores", "merge_attention", "merge_token_scores", "minilm_model_dir",
+    "normalize_per_layer", "rarest_position", "read_conllu", "read_labelled_sentences", "shap_text",
+    "sinusoidal_positions", "train_lopardo",
 ]

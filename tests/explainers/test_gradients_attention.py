@@ -5,8 +5,9 @@ import torch
 from torch import nn
 
 from explainers import Explanation
-from explainers.attention import cls_attention, tabular_attention
-from explainers.compare import compare_attention_attribution
+from explainers.attention.aggregates import cls_row
+from explainers.attention.agreement import compare_attention_attribution
+from explainers.attention.extract import tabular_attention
 from explainers.gradients import ClassLogOdds, ClassProbability, integrated_gradients
 
 
@@ -54,7 +55,7 @@ def test_attention_rows_sum_to_one(toy_transformer):
     assert a.weights.shape == (2, 2, 6, 6) and a.tokens[0] == "[CLS]"
     np.testing.assert_allclose(a.weights.sum(axis=-1), 1.0, atol=1e-6)
     assert (a.weights >= 0).all()
-    assert cls_attention(a).shape == (2, 2, 5)
+    np.testing.assert_array_equal(cls_row(a.weights, layer=None, head_agg=None)[..., 1:], a.weights[:, :, 0, 1:])
 
 
 def test_head_agreement_is_one_when_attention_equals_attribution():

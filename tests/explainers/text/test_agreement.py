@@ -4,7 +4,9 @@ import pytest
 
 import explainers.text
 from explainers.metrics import compare_ranks, default_k
-from explainers.text import compare_attention_attribution, extract_attention, gradient_x_input
+from explainers.attention.agreement import compare_attention_attribution
+from explainers.attention.extract import extract_attention
+from explainers.text import gradient_x_input
 
 
 def test_t14_rank_metrics():

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from explainers.text import attention_scores, cls_row, extract_attention, mean_over_queries, rollout
+from explainers.attention.aggregates import attention_scores, cls_row, mean_over_queries, rollout
+from explainers.attention.extract import extract_attention
 
 UNIFORM = [[0.5, 0.5], [0.5, 0.5]]
 

@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 import torch
 
+from explainers.attention.extract import extract_attention
 from explainers.text import (
     evaluate_accuracy,
-    extract_attention,
     load_text_classifier,
     minilm_model_dir,
     read_labelled_sentences,

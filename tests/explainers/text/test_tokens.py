@@ -2,11 +2,11 @@
 import numpy as np
 import pytest
 
+from explainers.attention.extract import extract_attention
 from explainers.text import (
     MERGE_RULE,
     encode_batch,
     encode_text,
-    extract_attention,
     integrated_gradients,
     merge_attention,
     merge_token_scores,

@@ -1,59 +1,21 @@
-"""Attention extraction and per-token attention aggregates.
+"""Per-token readings of an attention map, one name each: the CLS row, the mean over queries, rollout.
 
-Aggregates (METHODS §4.1, §4.5): the CLS row, the mean over valid queries
-(received attention), mean or max over heads, and attention rollout
-(Abnar & Zuidema 2020, arXiv 2005.00928).
+One implementation for the tabular and the text models (docs/methods.md, "Attention"): the CLS row
+(what the classification position attends to), the attention each token receives averaged over
+valid queries, either for one head or the mean / max over heads, and attention rollout (Abnar &
+Zuidema 2020, arXiv 2005.00928). :func:`attention_scores` and :func:`to_level` are the text front end:
+they drop special tokens and merge word pieces.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import torch
 
-from explainers.text._model import TextClassifier
-from explainers.text._tokens import encode_text, merge_token_scores
-from explainers.text._types import TextAttention, TextEncoding
-from explainers.types import AttentionMap
+if TYPE_CHECKING:
+    from explainers.text._types import TextAttention, TextEncoding
 
-__all__ = [
-    "extract_attention",
-    "rollout",
-    "cls_row",
-    "mean_over_queries",
-    "attention_scores",
-]
-
-
-def extract_attention(model: TextClassifier, text: str, is_split_into_words: bool = False) -> TextAttention:
-    """Run the model once and return every layer's and head's attention.
-
-    Parameters
-    ----------
-    model : TextClassifier
-        Loaded with the eager attention implementation.
-    text : str (or list of str with ``is_split_into_words``)
-        Truncated to ``model.max_length`` tokens; the encoding says where.
-    is_split_into_words : bool, default=False
-
-    Returns
-    -------
-    TextAttention
-        ``attention.weights`` of shape (n_layers, n_heads, n_tokens, n_tokens),
-        special tokens included (no padding: one text, no batch); rows sum to 1.
-
-    Raises
-    ------
-    ValueError
-        If the text is empty.
-    """
-    enc = encode_text(model.tokenizer, text, model.max_length, is_split_into_words)
-    ids = torch.tensor(np.array(enc.input_ids)).unsqueeze(0)
-    with torch.no_grad():
-        logits, atts = model(ids, torch.ones_like(ids), output_attentions=True)
-    weights = torch.stack([a[0] for a in atts]).double().numpy()
-    return TextAttention(
-        attention=AttentionMap(tokens=enc.tokens, weights=weights), encoding=enc,
-        logits=logits[0].double().numpy(), labels=model.labels,
-        source=f"{model.name}; eager attention, {model.n_layers} layers x {model.n_heads} heads")
+__all__ = ["cls_row", "mean_over_queries", "rollout", "attention_scores", "to_level"]
 
 
 def rollout(weights: np.ndarray, add_residual: bool = True) -> np.ndarray:
@@ -61,7 +23,7 @@ def rollout(weights: np.ndarray, add_residual: bool = True) -> np.ndarray:
 
     ``A_hat(l) = rownorm(mean_h A(l,h) + I)`` and
     ``rollout = A_hat(L) @ A_hat(L-1) @ ... @ A_hat(1)``: later layers
-    multiply on the left (METHODS §4.5, oracle T5).
+    multiply on the left (docs/methods.md, "Attention", oracle T5).
 
     Parameters
     ----------
@@ -95,39 +57,53 @@ def rollout(weights: np.ndarray, add_residual: bool = True) -> np.ndarray:
     return result
 
 
-def _heads(w: np.ndarray, head, head_agg: str) -> np.ndarray:
-    """(n_heads, T, T) -> (T, T) for one head or the mean / max over heads."""
+def _select(weights: np.ndarray, layer: int | None, head: int | None, head_agg: str | None) -> np.ndarray:
+    """(n_layers, n_heads, T, T) -> (..., T, T): one layer or all, one head, the mean / max over heads, or all."""
+    w = np.asarray(weights, dtype=float)
+    if w.ndim != 4 or w.shape[2] != w.shape[3]:
+        raise ValueError(f"weights must have shape (n_layers, n_heads, T, T), got {w.shape}")
+    if layer is not None:
+        w = w[layer]
     if head is not None:
-        return w[head]
+        return w[..., head, :, :]
     if head_agg == "mean":
-        return w.mean(0)
+        return w.mean(-3)
     if head_agg == "max":
-        return w.max(0)
-    raise ValueError(f"head_agg must be 'mean' or 'max', got {head_agg!r}")
+        return w.max(-3)
+    if head_agg is None:
+        return w
+    raise ValueError(f"head_agg must be 'mean', 'max' or None, got {head_agg!r}")
 
 
-def cls_row(weights: np.ndarray, layer: int = -1, head: int | None = None,
-            head_agg: str = "mean", cls_index: int = 0) -> np.ndarray:
-    """Attention of the classification position to every token.
+def cls_row(weights: np.ndarray, layer: int | None = -1, head: int | None = None,
+            head_agg: str | None = "mean", cls_index: int = 0) -> np.ndarray:
+    """Attention of the classification position to every token (the CLS row, ``A[l, h, cls, :]``).
+
+    Rows are not renormalised: the CLS token's attention to itself stays in (drop it with
+    ``[..., 1:]`` for the tabular per-feature reading, or :func:`to_level` for text).
 
     Parameters
     ----------
     weights : ndarray of shape (n_layers, n_heads, n_tokens, n_tokens)
-    layer : int, default=-1 (last layer)
+    layer : int or None, default=-1 (last layer)
+        ``None`` keeps every layer.
     head : int or None, default=None
         One head, or ``head_agg`` over all heads (alpha-avg / alpha-max).
-    head_agg : {"mean", "max"}, default="mean"
+    head_agg : {"mean", "max", None}, default="mean"
+        ``None`` (with ``head=None``) keeps every head.
     cls_index : int, default=0
 
     Returns
     -------
     ndarray of shape (n_tokens,)
+        With ``layer=None`` a leading (n_layers,) axis, with ``head_agg=None`` an (n_heads,) axis
+        before the tokens: ``cls_row(w, layer=None, head_agg=None)`` is ``w[:, :, cls_index, :]``.
     """
-    return _heads(np.asarray(weights, dtype=float)[layer], head, head_agg)[cls_index]
+    return _select(weights, layer, head, head_agg)[..., cls_index, :]
 
 
-def mean_over_queries(weights: np.ndarray, layer: int = -1, head: int | None = None,
-                      head_agg: str = "mean", query_mask: np.ndarray | None = None) -> np.ndarray:
+def mean_over_queries(weights: np.ndarray, layer: int | None = -1, head: int | None = None,
+                      head_agg: str | None = "mean", query_mask: np.ndarray | None = None) -> np.ndarray:
     """Attention received by each token, averaged over valid queries.
 
     Parameters
@@ -140,11 +116,12 @@ def mean_over_queries(weights: np.ndarray, layer: int = -1, head: int | None = N
     Returns
     -------
     ndarray of shape (n_tokens,)
+        With the leading axes :func:`cls_row` describes for ``layer=None`` / ``head_agg=None``.
     """
-    a = _heads(np.asarray(weights, dtype=float)[layer], head, head_agg)
+    a = _select(weights, layer, head, head_agg)
     if query_mask is not None:
-        a = a[np.asarray(query_mask, dtype=bool)]
-    return a.mean(0)
+        a = a[..., np.asarray(query_mask, dtype=bool), :]
+    return a.mean(-2)
 
 
 def attention_scores(attn: TextAttention, aggregate: str = "cls", layer: int = -1,
@@ -159,7 +136,7 @@ def attention_scores(attn: TextAttention, aggregate: str = "cls", layer: int = -
         ``layer``/``head`` ignored).
     layer, head, head_agg : as :func:`cls_row`
     level : {"word", "token"}, default="word"
-        ``"word"`` sums over each word's pieces (METHODS §4.1).
+        ``"word"`` sums over each word's pieces (docs/methods.md, "Attention").
 
     Returns
     -------
@@ -184,7 +161,20 @@ def attention_scores(attn: TextAttention, aggregate: str = "cls", layer: int = -
 
 
 def to_level(token_values: np.ndarray, enc: TextEncoding, level: str) -> np.ndarray:
-    """Drop special tokens and, for ``level="word"``, sum pieces per word."""
+    """Drop special tokens and, for ``level="word"``, sum pieces per word.
+
+    Parameters
+    ----------
+    token_values : ndarray of shape (..., n_tokens)
+    enc : explainers.text.TextEncoding
+    level : {"word", "token"}
+
+    Returns
+    -------
+    ndarray of shape (..., n_words) or (..., n_content_tokens)
+    """
+    from explainers.text._tokens import merge_token_scores
+
     if level == "word":
         return merge_token_scores(token_values, enc.word_index, len(enc.words))
     if level == "token":
