@@ -19,6 +19,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--target", required=True, help="target column in --data")
     p.add_argument("--text-column", help="explain a text model whose single input is this column")
     p.add_argument("--row", type=int, help="row to explain (default: the first held-out row)")
+    p.add_argument("--target-class", help="the class the pages explain against the rest (default: the last class)")
     p.add_argument("--trust-model-code", "--trust-pickle", dest="trust_pickle", action="store_true",
                    help="the model file may RUN CODE: allow .joblib/.pkl, TorchScript and skops types outside "
                         "Candor's reviewed list; only for files you trust")
@@ -59,14 +62,15 @@ def _view(name: str, fn):
 
 
 def run_tabular(args, out) -> None:
-    import explainers as ex
-    from explainers._codec import conjunction_text
-    from explainers.surrogate import TreeRuleSurrogate
+    """Install the loaded pair in the services and print what each page's own service call returns."""
+    import tempfile
 
-    from workspace.workspace import load_pair
+    from workspace.workspace import load_user_workspace
 
-    ws = load_pair(args.model, args.data, args.target, trust_pickle=args.trust_pickle,
-                   torch_options=TorchOptions.from_args(args))
+    from . import services
+
+    ws = load_user_workspace(args.model, args.data, args.target, trust_pickle=args.trust_pickle,
+                             target_class=args.target_class, torch_options=TorchOptions.from_args(args))
     a, X = ws.adapter, ws.X
     is_torch = is_torch_model(a.model)
     row = int(ws.test_idx[0]) if args.row is None else args.row
@@ -90,34 +94,10 @@ def run_tabular(args, out) -> None:
         what = "one regression output" if a.task == "regression" else a.model.output
         print(f"torch   {a.model.source}: {n_params} parameters, {what}; parameters sha256 {params[:16]}", file=out)
     before = a.fingerprint(X.iloc[:20])
-    x, bg = X.iloc[[row]], X.iloc[ws.train_idx]
-    k = a.default_output()
     t0 = time.perf_counter()
-    shap = _view("SHAP", lambda: ex.ShapExplainer(a, background=bg, target_index=k, target_name=a.output_names[k]))
-    print(f"cost    SHAP {shap.algorithm}: {shap.cost['model_rows_per_row']} model rows per explained row, "
-          f"~{shap.cost['memory_mb']} MiB; background {shap.params['background_size']} of "
-          f"{shap.params['background_rows_given']} rows", file=out)
-    allout = _view("SHAP", lambda: shap.explain_outputs(x))
-    e = shap.from_row(x, allout.values[0, :, shap.target_index], float(allout.base_values[shap.target_index]))
-    print(f"shap    row {row}, {e.target!r} ({shap.units}): prediction {e.prediction:.4g}, additivity gap "
-          f"{e.additivity_gap:.1e}, values {allout.values.shape} (rows x features x outputs {allout.output_names}); "
-          f"top: {_top(e.feature_names, e.values, e.params.get('feature_labels'))}", file=out)
-    lime = _view("LIME", lambda: _lime(ex, ws, a, k).explain(x))
-    print(f"lime    row {row}: local R2 {lime.fidelity.value:.3f} in-sample, {lime.params['heldout_r2']:.3f} held-out; "
-          f"top: {_top(lime.feature_names, lime.values, ())}", file=out)
-    if is_torch:
-        _integrated_gradients(ex, ws, a, row, k, e, out)
-    if a.task != "regression":
-        labels = a.predict(X)
-        s = _view("surrogate", lambda: TreeRuleSurrogate(max_leaf_nodes=8).fit(X.iloc[ws.train_idx],
-                                                                                labels[ws.train_idx]))
-        agree = float(np.mean(s.predict(X.iloc[ws.test_idx]) == labels[ws.test_idx]))
-        top = max(s.rules_, key=lambda r: r.support)
-        rule = conjunction_text(top.predicates, a.codec) or "(always)"
-        print(f"rules   8-leaf CART surrogate: held-out agreement with the model {agree:.3f}; largest rule: "
-              f"IF {rule} THEN {top.prediction}", file=out)
-    else:
-        print("rules   not applicable: rule surrogates explain class labels (regression model)", file=out)
+    with tempfile.TemporaryDirectory(prefix="candor-check-") as cache, _settings(cache_dir=Path(cache)), \
+            services._core.installed(ws):  # a fresh surrogate fit in a cache of its own, never a cached one
+        _pages(services, row, is_torch, out)
     if a.fingerprint(X.iloc[:20]) != before:
         raise CandorError(f"{Path(args.model).name}: the model's predictions changed while explaining it")
     if is_torch and a.model.parameter_fingerprint() != params:
@@ -127,29 +107,59 @@ def run_tabular(args, out) -> None:
           file=out)
 
 
-def _integrated_gradients(ex, ws, a, row: int, k: int, shap_row, out) -> None:
-    """Integrated Gradients of output ``k`` from the training median, beside SHAP's values for the same row."""
-    from explainers.gradients import integrated_gradients
+@contextmanager
+def _settings(**changes):
+    """The installed settings with ``changes`` for the ``with`` block, then what was installed before."""
+    from workspace import settings
 
-    baseline = np.nanmedian(ws.X.iloc[ws.train_idx].to_numpy(dtype=float), axis=0)
-    ig = _view("Integrated Gradients", lambda: integrated_gradients(
-        a.model.scalar_module(k), ws.X.iloc[row].to_numpy(dtype=float), baseline, feature_names=a.feature_names,
-        target=a.output_names[k], output_space=a.output_space, n_steps=50))
-    rho = ex.spearman(np.abs(ig.values), np.abs(shap_row.values))
-    print(f"ig      row {row}, {ig.target!r} ({a.units(k)}): f(x) - f(baseline) = "
-          f"{ig.prediction - ig.base_value:+.4g}, completeness gap {ig.params['convergence_delta']:.1e} "
-          f"({ig.params['n_steps']} steps, baseline = training median); Spearman |IG| vs |SHAP| {rho:.2f}; "
-          f"top: {_top(ig.feature_names, ig.values, ())}", file=out)
+    before = settings._installed  # None: read from the environment
+    settings.install(replace(settings.current(), **changes))
+    try:
+        yield
+    finally:
+        settings.install(before)
 
 
-def _lime(ex, ws, a, k):
-    codec = a.codec
-    cats = {j: [codec.columns[j].label(i) for i in range(len(codec.columns[j].levels))] for j in codec.categorical}
-    missing = tuple(np.flatnonzero(ws.X.isna().to_numpy().any(axis=0)))
-    mode = "classification" if a.kind == "probability" else "regression"
-    return ex.LimeExplainer(a.outputs, training_data=ws.X.iloc[ws.train_idx], class_names=a.output_names,
-                            target_index=k, num_samples=1000, seed=0, mode=mode, categorical_names=cats,
-                            missing_columns=missing, output_space=a.output_space, units=a.units(k))
+def _pages(services, row: int, is_torch: bool, out) -> None:
+    """The Descriptive, (PyTorch: gradients), Surrogate and Persuasive pages' service calls for ``row``."""
+    local = services.local_view(row)  # the Descriptive page's row view: SHAP and LIME
+    e, lime = local.shap, local.lime
+    p = e.params
+    print(f"cost    SHAP {p['algorithm']}: {p['model_rows_per_row']} model rows per explained row, "
+          f"~{p['memory_mb']} MiB; background {p['background_size']} of {p['background_rows_given']} rows", file=out)
+    print(f"shap    row {row}, {e.target!r} ({p['units']}): prediction {e.prediction:.4g}, additivity gap "
+          f"{e.additivity_gap:.1e}; top: {_top(e.feature_names, e.values, p.get('feature_labels'))}", file=out)
+    print(f"lime    row {row}: local R2 {lime.fidelity.value:.3f} in-sample, {lime.params['heldout_r2']:.3f} held-out; "
+          f"top: {_top(lime.feature_names, lime.values, ())}; agreement with SHAP: Spearman "
+          f"{local.agreement.spearman:.2f}", file=out)
+    if is_torch:
+        g = services.gradients.gradient_view(row)
+        print(f"ig      row {row}, {g.ig.target!r} ({g.units}): f(x) - f(baseline) = "
+              f"{g.ig.prediction - g.ig.base_value:+.4g}, completeness gap {g.ig.params['convergence_delta']:.1e} "
+              f"({g.ig.params['n_steps']} steps, baseline = training median); Spearman |IG| vs |SHAP| "
+              f"{g.spearman:.2f}; top: {_top(g.ig.feature_names, g.ig.values, ())}", file=out)
+    if (why := services.why_not("surrogate")) is None:
+        params = services.muse_params()
+        m = services.muse_view(services.fit_muse(params))  # the Surrogate page's default fit
+        rs = m.rule_set
+        i = max(range(len(rs.rules)), key=lambda j: rs.rules[j].support) if rs.rules else None
+        if i is None:
+            largest = f"none (every row gets the default rule: {rs.default_label})"
+        else:
+            where = m.neighborhood_texts[rs.neighborhoods.index(rs.rules[i].descriptor)]
+            rule = " AND ".join(t for t in (where, m.rule_texts[i]) if t) or "(always)"
+            largest = f"IF {rule} THEN {rs.rules[i].label}"
+        print(f"rules   MUSE two-level decision set ({params['max_rules']} rules, width {params['max_width']}, "
+              f"{params['max_neighborhoods']} neighborhoods at most): held-out agreement with the model "
+              f"{m.heldout.agreement:.3f}; largest rule: {largest}", file=out)
+    else:
+        print("rules   not applicable: rule surrogates explain class labels (regression model)", file=out)
+    if services.why_not("persuasive") is None:
+        v = services.persuasive(row, 3)  # the Persuasive page's default: top-3, exact values
+        f = v.simplification.fidelity_after
+        print(f"persuade row {row}, top-3 of SHAP: share of |attribution| shown {f['mass_retained']:.3f}, "
+              f"sufficiency {f['sufficiency']:.3f}, comprehensiveness {f['comprehensiveness']:.3f}; "
+              f"{len(v.guardrail)} guardrail note(s)", file=out)
 
 
 def _texts(args, out):

@@ -10,7 +10,7 @@ from . import access, ids, services
 
 def _nav_links() -> list:
     pages = sorted((p for p in dash.page_registry.values() if p.get("order") is not None and p["order"] < 100
-                    and services.why_not(p["path"]) is None),
+                    and services.why_not(p.get("requires")) is None),
                    key=lambda p: p["order"])
     return [dbc.NavItem(dbc.NavLink(p["name"], href=p["relative_path"], active="exact")) for p in pages]
 

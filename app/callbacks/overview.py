@@ -41,7 +41,8 @@ def select_row_from_table(active_cell):
     return int(active_cell["row_id"])
 
 
-ROW_PAGES = (("Descriptive", "/descriptive"), ("Persuasive", "/persuasive"))
+ROW_PAGES = (("Descriptive", "/descriptive", None), ("Persuasive", "/persuasive", "persuasive"))
+"""(name, path, the method family the page requires) of the pages that explain one row."""
 
 
 @callback(Output(ids.EXPLAIN_LINKS, "children"), Input(ids.ROW_INPUT, "value"))
@@ -49,6 +50,6 @@ def explain_links(row):
     """Links that open the chosen row's explanations (the row travels in the URL: ``?row=N``)."""
     if row is None:
         return "Click a row, or choose one in the navbar, to explain it."
-    links = [dcc.Link(f"{name} →", href=f"{path}?row={int(row)}", className="me-3") for name, path in ROW_PAGES
-             if services.why_not(path) is None]
+    links = [dcc.Link(f"{name} →", href=f"{path}?row={int(row)}", className="me-3")
+             for name, path, family in ROW_PAGES if services.why_not(family) is None]
     return [html.Span(f"Row {int(row)}: ", className="me-2")] + links

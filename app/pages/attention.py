@@ -6,11 +6,15 @@ from dash import html
 from app import ids, services
 from app.components import graph
 
-dash.register_page(__name__, path="/attention", name="Attention", title="Candor · Attention", order=4)
+REQUIRES = "attention"
+"""The method family this page shows (:func:`app.services.why_not` says whether it applies)."""
+
+dash.register_page(__name__, path="/attention", name="Attention", title="Candor · Attention", order=4,
+                   requires=REQUIRES)
 
 
 def layout(**_):
-    if (why := services.why_not("/attention")) is not None:
+    if (why := services.why_not(REQUIRES)) is not None:
         return html.Div([html.H2("Attention vs attribution"), dbc.Alert(why, color="secondary")])
     return html.Div([
         html.H2("Attention vs attribution"),

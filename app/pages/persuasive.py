@@ -6,7 +6,11 @@ from dash import dcc, html
 from app import ids, services
 from app.components import choice_options, graph
 
-dash.register_page(__name__, path="/persuasive", name="Persuasive", title="Candor · Persuasive", order=3)
+REQUIRES = "persuasive"
+"""The method family this page shows (:func:`app.services.why_not` says whether it applies)."""
+
+dash.register_page(__name__, path="/persuasive", name="Persuasive", title="Candor · Persuasive", order=3,
+                   requires=REQUIRES)
 
 ROUNDING_OPTIONS = [{"label": "exact", "value": "exact"}, {"label": "round to 0.01", "value": "0.01"},
                     {"label": "round to 0.05", "value": "0.05"}, {"label": "round to 0.1", "value": "0.1"},
@@ -15,7 +19,7 @@ ROUNDING_OPTIONS = [{"label": "exact", "value": "exact"}, {"label": "round to 0.
 
 
 def layout(**_):
-    if (why := services.why_not("/persuasive")) is not None:
+    if (why := services.why_not(REQUIRES)) is not None:
         return html.Div([html.H2("Persuasive"), dbc.Alert(why, color="secondary")])
     columns = list(services.workspace().X.columns)
     d = len(columns)

@@ -6,7 +6,11 @@ from dash import dcc, html
 from app import ids, services
 from app.components import choice_options, graph
 
-dash.register_page(__name__, path="/surrogate", name="Surrogate", title="Candor · Surrogate", order=2)
+REQUIRES = "surrogate"
+"""The method family this page shows (:func:`app.services.why_not` says whether it applies)."""
+
+dash.register_page(__name__, path="/surrogate", name="Surrogate", title="Candor · Surrogate", order=2,
+                   requires=REQUIRES)
 
 
 def _budget(label: str, component_id: str, value: int, hi: int) -> dbc.Col:
@@ -15,7 +19,7 @@ def _budget(label: str, component_id: str, value: int, hi: int) -> dbc.Col:
 
 
 def layout(**_):
-    if (why := services.why_not("/surrogate")) is not None:
+    if (why := services.why_not(REQUIRES)) is not None:
         return html.Div([html.H2("Surrogate"), dbc.Alert(why, color="secondary")])
     b = services.surrogates.DEFAULT_BUDGETS
     controls = dbc.Card(dbc.CardBody([

@@ -6,9 +6,9 @@ One module per page family; each builds its explainers once per workspace
 from here and render what it returns.
 """
 from ._core import first_request, init, warm_done, workspace
-from .applicable import why_not
+from .applicable import capabilities, why_not
 from .attention import AttentionView, attention_view, has_attention_model
-from . import persuasive_rules  # noqa: F401  (rules section of the Persuasive page)
+from . import gradients, persuasive_rules  # noqa: F401  (check's Integrated Gradients; rules section of the Persuasive page)
 from .persuasive import GlobalCurve, PersuasiveView, persuasive, persuasive_global
 from .surrogates import (
     MuseView,
@@ -42,7 +42,7 @@ __all__ = [
     "first_request", "global_importance", "has_attention_model", "init", "lime_row", "local_view",
     "model_summary", "persuasive", "persuasive_global", "GlobalCurve", "random_row", "row_count", "row_status", "shap_row", "workspace",
     "MuseView", "default_muse_key", "feature_names", "fit_frontier", "fit_muse", "frontier", "muse_params",
-    "muse_view", "class_choices", "select_class", "why_not",
+    "muse_view", "class_choices", "select_class", "why_not", "capabilities",
 ]
 
 # Text page (issue 5): the MiniLM sentiment classifier, uploads, the head-analysis job.

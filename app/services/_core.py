@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Callable
 
@@ -131,3 +132,16 @@ def _warm(wait: bool = False) -> None:
         except Exception:  # surfaced again, with its message, when a page asks for it
             pass
     warm_done.set()
+
+
+@contextmanager
+def installed(ws: Workspace):
+    """Install ``ws`` (nothing warmed) for the ``with`` block, then put back the workspace there was, if any
+    (``python -m app check`` run in-process, tests)."""
+    previous = _ws
+    init(ws, warm=False)
+    try:
+        yield ws
+    finally:
+        if previous is not None:
+            init(previous, warm=False)

@@ -1,34 +1,67 @@
-"""Which pages apply to the model being explained (the task is decided once, at load time).
+"""Which method families, and so which pages, apply to the model being explained.
 
-The navbar shows only pages that apply; a page opened by its URL anyway says why it does not.
+The workspace's :class:`~explainers.capabilities.Capabilities` are computed once (the task is
+decided at load time); each family says what it needs with its own ``is_compatible`` (next to the
+family in :mod:`explainers`). A page declares the family it shows
+(``dash.register_page(..., requires="persuasive")``); the navbar shows only pages whose family
+applies, a page opened by its URL anyway says why it does not, and services guard computations
+only one family needs with :func:`require`.
 """
 from __future__ import annotations
 
+from explainers import attention, muse, persuasive
+from explainers.capabilities import Capabilities
+
 from workspace.errors import CandorError
-from ._core import workspace
-from .attention import has_attention_model
+from ._core import lazy, workspace
 
-_KINDS = {"margin": "decision_function margins", "label": "class labels only", "raw": "a regressor's predictions"}
+FAMILIES = {
+    "surrogate": muse.is_compatible,
+    "persuasive": persuasive.is_compatible,
+    "attention": attention.is_compatible,
+}
+"""Method family → its ``is_compatible(capabilities) -> str | None``."""
+
+SEE_ALSO = {
+    "persuasive": "The Descriptive page explains it in those units.",
+    "attention": "The Text page explains text classifiers.",
+}
+"""Where to look instead, added after the family's reason."""
 
 
-def why_not(path: str) -> str | None:
-    """Why the page at ``path`` does not apply to the current model, or ``None`` if it does."""
+def _capabilities() -> Capabilities:
     ws = workspace()
-    if path == "/attention" and not has_attention_model():
-        return ("The Attention page explains the bundled tabular transformer; it has no counterpart for your "
-                "model. The Text page explains text classifiers.")
-    if path == "/surrogate" and not ws.is_classifier:
-        return ("Rule surrogates (MUSE, CART) imitate a classifier's labels; this model is a regressor, so "
-                "there are no labels to imitate.")
-    if path == "/persuasive" and ws.output_kind != "probability":
-        return ("The persuasive layer measures what a simplification costs in class probability (ERASER "
-                "sufficiency and comprehensiveness) and verifies sentences about probabilities; this model "
-                f"gives {_KINDS[ws.output_kind]}. The Descriptive page explains it in those units.")
-    return None
+    n_classes = 0
+    if ws.is_classifier:
+        n_classes = len(ws.adapter.class_names) if ws.adapter is not None else len(ws.classes)
+    return Capabilities(task=ws.task, output_kind=ws.output_kind, n_classes=n_classes,
+                        has_attention_model=ws.transformer_paths is not None)
 
 
-def require(path: str) -> None:
-    """Raise :class:`CandorError` saying why the page at ``path`` does not apply (computations it alone needs
+capabilities = lazy("capabilities", _capabilities)
+"""The current workspace's :class:`~explainers.capabilities.Capabilities` (computed once per workspace)."""
+
+
+def why_not(family: str | None) -> str | None:
+    """Why the method ``family`` (a page's ``requires``) does not apply to the current model, or ``None``.
+
+    ``None`` as the family (a page that needs nothing beyond a model) always applies.
+
+    Raises
+    ------
+    KeyError
+        For a family no explainer declares.
+    """
+    if family is None:
+        return None
+    why = FAMILIES[family](capabilities())
+    if why is not None and family in SEE_ALSO:
+        why = f"{why} {SEE_ALSO[family]}"
+    return why
+
+
+def require(family: str) -> None:
+    """Raise :class:`CandorError` saying why ``family`` does not apply (computations it alone needs
     call this first, so they are never warmed, or run, for nothing)."""
-    if (why := why_not(path)) is not None:
+    if (why := why_not(family)) is not None:
         raise CandorError(why)

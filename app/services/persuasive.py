@@ -162,7 +162,7 @@ def persuasive(row, k: int, rounding: str = "exact", grouping: bool = False, sen
 
 
 def _make_global() -> GlobalCurve:
-    require("/persuasive")  # not warmed (minutes of model calls) for nothing
+    require("persuasive")  # not warmed (minutes of model calls) for nothing
     ws = workspace()
     rows = [int(r) for r in ws.test_idx[:GLOBAL_ROWS]]
     bg = background().to_numpy(dtype=float)

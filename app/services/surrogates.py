@@ -167,8 +167,8 @@ def fit_frontier(params: dict, progress=None) -> str:
     return key
 
 
-_default_muse = lazy("muse_default", lambda: require("/surrogate") or fit_muse(muse_params()), warm=True)
-_default_frontier = lazy("frontier_default", lambda: require("/surrogate") or fit_frontier(
+_default_muse = lazy("muse_default", lambda: require("surrogate") or fit_muse(muse_params()), warm=True)
+_default_frontier = lazy("frontier_default", lambda: require("surrogate") or fit_frontier(
     {k: v for k, v in muse_params().items() if k != "max_rules"}), warm=True)
 
 

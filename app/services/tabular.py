@@ -306,18 +306,17 @@ def global_importance() -> ex.GlobalImportance:
 @row_cache(maxsize=2048)
 def _shap_row(row: int) -> ex.Explanation:
     x = workspace().X.iloc[[row]]
-    if _shap().algorithm not in GLOBAL_ROWS and not is_ready("shap_all"):
-        # model-agnostic SHAP: one row takes seconds, the global view minutes; never wait for it
-        # (per-row results are seeded per row, equal to the global view's)
-        return guarded(f"SHAP for row {row}", _shap().explain, x)
-    g, where = _shap_all()
-    if row not in where:
-        return guarded(f"SHAP for row {row}", _shap().explain, x)
-    return _shap().from_row(x, g.values[where[row]], g.base_value)
+    if is_ready("shap_all"):
+        g, where = _shap_all()
+        if row in where:
+            return _shap().from_row(x, g.values[where[row]], g.base_value)
+    # never wait for the global view (seconds to minutes) to show one row; the values are the same either
+    # way: tree and linear SHAP are exact per row, model-agnostic SHAP is seeded per row
+    return guarded(f"SHAP for row {row}", _shap().explain, x)
 
 
 def shap_row(row) -> ex.Explanation:
-    """SHAP explanation of one row (read from the all-rows computation)."""
+    """SHAP explanation of one row (read from the all-rows computation once it is done, else computed alone)."""
     return _shap_row(check_row(row))
 
 

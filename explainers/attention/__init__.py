@@ -19,6 +19,15 @@ _LAZY = {
 }
 
 
+def is_compatible(capabilities) -> str | None:
+    """Why tabular attention does not apply to a model with these
+    :class:`~explainers.capabilities.Capabilities`, or ``None``: it reads a tabular transformer that
+    computes explicit attention (the bundled one)."""
+    if capabilities.has_attention_model:
+        return None
+    return "The Attention page explains the bundled tabular transformer; it has no counterpart for your model."
+
+
 def __getattr__(name: str):
     if name in _LAZY:
         value = getattr(import_module(_LAZY[name], __name__), name)
@@ -31,4 +40,4 @@ def __dir__():
     return sorted(list(globals()) + list(_LAZY))
 
 
-__all__ = sorted(_LAZY)
+__all__ = sorted([*_LAZY, "is_compatible"])

@@ -26,4 +26,14 @@ __all__ = [
     "FrontierPoint",
     "Frontier",
     "AgreementDetail",
+    "is_compatible",
 ]
+
+
+def is_compatible(capabilities) -> str | None:
+    """Why rule surrogates do not apply to a model with these
+    :class:`~explainers.capabilities.Capabilities`, or ``None``: they imitate a classifier's labels."""
+    if capabilities.is_classifier:
+        return None
+    return ("Rule surrogates (MUSE, CART) imitate a classifier's labels; this model is a regressor, so "
+            "there are no labels to imitate.")

@@ -30,6 +30,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..capabilities import OUTPUT_WORDS
 from ..types import Simplification
 from ._attribution import (Context, Item, chain, describe, direction_only, group_features,
                            per_feature_values, predicted_class, predicted_sign, render_lines, round_half_away, round_values, strength,
@@ -45,7 +46,7 @@ from ._rules import (Phrase, RuleSimplification, ShownRule, as_rules, nice_numbe
                      round_thresholds, rule_predictions)
 
 __all__ = [
-    "aopc", "average_curve", "AverageCurve", "comprehensiveness", "masked_output", "masked_outputs", "reference_values",
+    "aopc", "average_curve", "is_compatible", "AverageCurve", "comprehensiveness", "masked_output", "masked_outputs", "reference_values",
     "sufficiency", "as_rules", "attribution_fidelity", "attribution_fidelity_many", "chain", "CHEAP_MEASURES", "CurvePoint", "ClaimCheck", "complexity", "compose", "Context",
     "correlated_groups", "curve_auc", "deletion_curve", "describe", "direction_only", "DroppedFeature",
     "explanation_order", "gilpin_label", "GilpinLabel", "group_attributions", "group_features", "guardrail",
@@ -56,6 +57,16 @@ __all__ = [
     "RuleSimplification", "Sentence", "SentenceCheck", "ShownRule", "simplify", "strength", "summarize",
     "top_k_items", "tradeoff_curve", "verify_sentence", "what_was_dropped",
 ]
+
+
+def is_compatible(capabilities) -> str | None:
+    """Why the persuasive layer does not apply to a model with these
+    :class:`~explainers.capabilities.Capabilities`, or ``None``: it is defined on class probabilities."""
+    if capabilities.output_kind == "probability":
+        return None
+    return ("The persuasive layer measures what a simplification costs in class probability (ERASER "
+            "sufficiency and comprehensiveness) and verifies sentences about probabilities; this model "
+            f"gives {OUTPUT_WORDS[capabilities.output_kind]}.")
 
 
 def reference_values(train: np.ndarray, categorical=()) -> np.ndarray:

@@ -142,8 +142,8 @@ def test_svc_margins_are_served_in_margin_units_and_persuasive_is_not_offered(tm
     records, _ = services.data_page(0, 5)
     named = by_name(records)
     assert named[0]["margin of pos"] == pytest.approx(round(svc.decision_function(X.iloc[[0]])[0], 4))
-    assert services.why_not("/persuasive").startswith("The persuasive layer measures")
-    assert services.why_not("/surrogate") is None
+    assert services.why_not("persuasive").startswith("The persuasive layer measures")
+    assert services.why_not("surrogate") is None
 
 
 def test_regressor_is_served_with_r2_and_without_label_pages(tmp_path, install):
@@ -172,7 +172,7 @@ def test_regressor_is_served_with_r2_and_without_label_pages(tmp_path, install):
     records, _ = services.data_page(0, 3)
     named = by_name(records)
     assert named[0]["progression"] == pytest.approx(data.target.iloc[0]) and "predicted progression" in named[0]
-    assert "regressor" in services.why_not("/surrogate") and services.why_not("/persuasive") is not None
+    assert "regressor" in services.why_not("surrogate") and services.why_not("persuasive") is not None
     json.dumps(records)  # what reaches the browser serialises
 
 

@@ -217,11 +217,11 @@ def test_check_subprocess_explains_a_torchscript_file_from_its_sidecar(files):
     notes = [ln for ln in out.stdout.splitlines() if ln.startswith("note")]
     assert notes == ["note    bc.csv: the model was fitted without column names; columns are matched by position"]
     lines = [ln for ln in out.stdout.splitlines() if not ln.startswith("note")]
-    assert [ln.split()[0] for ln in lines] == ["model", "data", "torch", "cost", "shap", "lime", "ig", "rules", "ok"]
+    assert [ln.split()[0] for ln in lines] == ["model", "data", "torch", "cost", "shap", "lime", "ig", "rules", "persuade", "ok"]
     assert lines[0] == "model   bc.pt: TorchTabularModel, binary, outputs: probability (malignant, benign)"
     fp = TorchTabularModel(files.bc, task="regression").parameter_fingerprint()[:16]
     assert f"parameters sha256 {fp}" in lines[2] and f"parameters sha256 {fp}" in lines[-1]
-    assert "additivity gap" in lines[4] and "values (1, 30, 2)" in lines[4]
+    assert "additivity gap" in lines[4] and "'benign' (probability of class 'benign')" in lines[4]  # the pages' class
     ig = re.search(r"f\(x\) - f\(baseline\) = (\S+), completeness gap (\S+)", lines[6])
     assert abs(float(ig.group(2))) <= 0.01 * abs(float(ig.group(1)))
 
@@ -233,7 +233,7 @@ def test_check_state_dict_with_flags_multiclass(files, capsys):
     out = capsys.readouterr()
     assert code == 0, out.err
     lines = {ln.split()[0]: ln for ln in out.out.splitlines()}
-    assert "values (1, 13, 3)" in lines["shap"] and "local R2" in lines["lime"] and "completeness gap" in lines["ig"]
+    assert "'class_2' (probability of class 'class_2')" in lines["shap"] and "local R2" in lines["lime"] and "completeness gap" in lines["ig"]
     assert f"state dict + {MLP} wine.safetensors" in lines["torch"]
 
 
