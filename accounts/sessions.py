@@ -121,22 +121,45 @@ def revoke_user(user_name: str) -> int:
     return n
 
 
-def too_many_failures(keys: list[str], *, limit: int, window_s: float) -> bool:
-    """Whether any of ``keys`` (``ip:...``, ``user:...``) had ``limit`` or more failed logins in the last ``window_s``."""
-    since = time.time() - window_s
-    with _connect() as conn:
-        for key in keys:
-            (n,) = conn.execute("SELECT COUNT(*) FROM login_failures WHERE key = ? AND at > ?", (key, since)).fetchone()
-            if n >= limit:
-                return True
-    return False
+def reserve_attempt(keys: list[str], *, limit: int, window_s: float) -> float | None:
+    """Count one login attempt against ``keys`` before its password is checked; None if over the limit.
 
+    The count and the new attempt are one ``BEGIN IMMEDIATE`` transaction, so concurrent attempts
+    cannot all pass the check first (40 concurrent guesses used to get 36 password checks against a
+    limit of 5). An attempt counts as a failure until :func:`release_attempt` says it succeeded.
 
-def record_failure(keys: list[str], *, window_s: float) -> None:
-    """Count one failed login against each of ``keys``; forget failures older than ``window_s``."""
-    now = time.time()
+    Parameters
+    ----------
+    keys : list of str
+        What to count against (``ip:...``, ``user:...``).
+    limit : int
+        Attempts allowed per key within the window.
+    window_s : float
+        The window, in seconds.
+
+    Returns
+    -------
+    float or None
+        The attempt's token for :func:`release_attempt`, or None when a key already has ``limit``
+        attempts in the window (nothing is recorded then).
+    """
+    now = time.time() + secrets.randbelow(1000) * 2.5e-7  # a token (float steps near 1.8e9 s are 2.4e-7)
     with _connect() as conn:
         conn.execute("BEGIN IMMEDIATE")
-        conn.executemany("INSERT INTO login_failures VALUES (?, ?)", [(k, now) for k in keys])
-        conn.execute("DELETE FROM login_failures WHERE at <= ?", (now - window_s,))
-        conn.execute("COMMIT")
+        try:
+            for key in keys:
+                (n,) = conn.execute("SELECT COUNT(*) FROM login_failures WHERE key = ? AND at > ?",
+                                    (key, now - window_s)).fetchone()
+                if n >= limit:
+                    return None
+            conn.executemany("INSERT INTO login_failures VALUES (?, ?)", [(k, now) for k in keys])
+            conn.execute("DELETE FROM login_failures WHERE at <= ?", (now - window_s,))
+            return now
+        finally:
+            conn.execute("COMMIT")
+
+
+def release_attempt(keys: list[str], token: float) -> None:
+    """Forget the attempt ``token`` of :func:`reserve_attempt`: the password was right."""
+    with _connect() as conn:
+        conn.executemany("DELETE FROM login_failures WHERE key = ? AND at = ?", [(k, token) for k in keys])

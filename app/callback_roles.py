@@ -55,16 +55,30 @@ def output_ids(key: str) -> list[str]:
     return found
 
 
-def _pathname(inputs) -> str | None:
-    for item in inputs or ():
-        if isinstance(item, list):
-            found = _pathname(item)
-            if found is not None:
-                return found
-        elif isinstance(item, dict) and item.get("id") == PAGES_LOCATION and item.get("property") == "pathname":
-            value = item.get("value")
-            return value if isinstance(value, str) else ""
-    return None
+def _routed_path(inputs) -> str | None:
+    """The address Dash Pages' router will render, or None if the request does not say it plainly.
+
+    Dash passes a callback's inputs by position and ignores their ids, so the router renders its
+    *first* input's value: that one must be ``_pages_location.pathname``, and every other input naming
+    ``_pages_location.pathname`` must agree with it (a request that put a study address second and
+    ``/persuasive`` first used to be served as a participant's).
+    """
+    if not isinstance(inputs, list) or not inputs:
+        return None
+    first = inputs[0]
+    if not (isinstance(first, dict) and first.get("id") == PAGES_LOCATION and first.get("property") == "pathname"
+            and isinstance(first.get("value"), str)):
+        return None
+
+    def named(items):
+        for item in items:
+            if isinstance(item, list):
+                yield from named(item)
+            elif isinstance(item, dict) and item.get("id") == PAGES_LOCATION and item.get("property") == "pathname":
+                yield item.get("value")
+
+    path = first["value"]
+    return path if all(v == path for v in named(inputs)) else None
 
 
 def required_role(key: str, body: dict, *, background: bool) -> str:
@@ -81,7 +95,7 @@ def required_role(key: str, body: dict, *, background: bool) -> str:
     """
     outs = output_ids(key)
     if PAGES_CONTENT in outs:
-        path = _pathname(body.get("inputs")) or ""
+        path = _routed_path(body.get("inputs")) or ""
         return PARTICIPANT if path.startswith("/study/") and path.count("/") == 2 else "viewer"
     roles = [ROLE_BY_OUTPUT.get(cid, "viewer") for cid in outs]
     if background:

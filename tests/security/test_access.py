@@ -164,3 +164,48 @@ def test_non_loopback_bind_without_login_is_refused(server, monkeypatch):
     assert status == 2, out[-2000:]
     assert "candor: error: refusing to serve on 0.0.0.0 without a login" in out
     assert "Traceback" not in out
+
+
+def test_the_page_router_is_judged_by_the_address_it_renders(dash_app, isolated, monkeypatch):
+    """Attack (found by a tester): Dash passes inputs by position and ignores their ids, so a study address
+    second and ``/persuasive`` first rendered the Persuasive page, with the model's feature names, to an
+    anonymous client that the check took for a participant."""
+    users_file(isolated, monkeypatch, vera=("viewer", "vera-pass-1"))
+    anonymous = dash_app.server.test_client()
+    page = key_of(dash_app, "_pages_content")
+    spoofs = (
+        [{"id": "x", "property": "pathname", "value": "/persuasive"},
+         {"id": "_pages_location", "property": "pathname", "value": "/study/trust-pilot"}],
+        [{"id": "_pages_location", "property": "pathname", "value": "/persuasive"},
+         {"id": "_pages_location", "property": "pathname", "value": "/study/trust-pilot"}],
+        [{"id": "_pages_location", "property": "search", "value": "/study/trust-pilot"},
+         {"id": "_pages_location", "property": "pathname", "value": "/study/trust-pilot"}],
+    )
+    for inputs in spoofs:
+        got = dash_post(anonymous, page, inputs)
+        assert got.status_code == 403, inputs
+        assert "Persuasive" not in got.get_data(as_text=True)
+    honest = dash_post(anonymous, page, [{"id": "_pages_location", "property": "pathname", "value": "/study/trust-pilot"},
+                                         {"id": "_pages_location", "property": "search", "value": ""}])
+    assert honest.status_code == 200
+
+
+def test_a_big_callback_body_is_refused_unread_unless_the_user_is_an_analyst(dash_app, isolated, monkeypatch):
+    """Attack (found by a tester): a 60 MB JSON body to ``_dash-update-component`` cost 18 s of CPU and 1.5 GB
+    before the login check looked at it. Anyone but an analyst may now send ``CANDOR_MAX_CALLBACK_KB``."""
+    users_file(isolated, monkeypatch, vera=("viewer", "vera-pass-1"), ann=("analyst", "ann-pass-1"))
+    monkeypatch.setenv("CANDOR_MAX_CALLBACK_KB", "64")
+    body = b'{"output":"x","inputs":[' + b",".join([b"[]"] * 40_000) + b"]}"  # ~120 KiB
+    anonymous = dash_app.server.test_client()
+    got = anonymous.post("/_dash-update-component", data=body, content_type="application/json",
+                         headers={"Origin": "http://localhost"})
+    assert got.status_code == 413 and "CANDOR_MAX_CALLBACK_KB" in got.get_data(as_text=True)
+    viewer = dash_app.server.test_client()
+    assert login(viewer, "vera", "vera-pass-1").status_code == 303
+    assert viewer.post("/_dash-update-component", data=body, content_type="application/json",
+                       headers={"Origin": "http://localhost"}).status_code == 413
+    analyst = dash_app.server.test_client()
+    assert login(analyst, "ann", "ann-pass-1").status_code == 303
+    # an analyst's big body is read (and refused as an unknown callback, not for its size)
+    assert analyst.post("/_dash-update-component", data=body, content_type="application/json",
+                        headers={"Origin": "http://localhost"}).status_code == 400

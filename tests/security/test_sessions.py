@@ -138,3 +138,34 @@ def test_users_add_creates_the_users_files_folder(tmp_path):
     assert out.returncode == 0, out.stderr
     line = target.read_text().strip()
     assert line.startswith("alice:analyst:scrypt$") and "s3cret-pass" not in line
+
+
+def test_concurrent_guesses_cannot_outrun_the_login_limit(dash_app, isolated, monkeypatch):
+    """Attack (found by a tester): 40 concurrent wrong passwords got 36 password checks against a limit of 5,
+    because the count was read before and written after the (slow) check. Now at most 5 are checked."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    users_file(isolated, monkeypatch, ann=("analyst", "ann-pass-1"))
+
+    def guess(i):
+        return login(dash_app.server.test_client(), "ann", f"guess-{i}").status_code
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        statuses = list(pool.map(guess, range(20)))
+    assert statuses.count(401) == 5 and statuses.count(429) == 15
+
+
+def test_login_redirects_only_to_this_server(dash_app, isolated, monkeypatch):
+    """Attack (found by a tester): ``next=/\\t/evil.example`` passed the check and browsers drop the tab, so the
+    login answered ``Location: //evil.example``. Any white space, control character, scheme or host goes to /."""
+    from app.access import _safe_next
+
+    users_file(isolated, monkeypatch, vera=("viewer", "vera-pass-1"))
+    for bad in ("/\t/evil.example/x", "/\n/evil.example", "//evil.example", "/\\evil.example", "https://evil.example",
+                "/ /evil.example", "\x00/x", "/x\x7f"):
+        assert _safe_next(bad) == "/", repr(bad)
+    assert _safe_next("/descriptive?row=3") == "/descriptive?row=3"
+    client = dash_app.server.test_client()
+    got = client.post("/login", data={"username": "vera", "password": "vera-pass-1", "next": "/\t/evil.example/x"},
+                      headers={"Origin": "http://localhost"})
+    assert got.status_code == 303 and got.headers["Location"] in ("/", "http://localhost/")
