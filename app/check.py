@@ -1,18 +1,24 @@
-"""``python -m app check``: load the user's model and data, compute one explanation per view, never serve.
+"""``python -m app check``: load the user's model and data as the server does, call the pages' own services, never serve.
 
 Prints a short summary and exits 0, or prints one line ``candor: error: ...``
-and exits 2. The model's predictions are fingerprinted before and after all
-explanations; a change is an error (Candor never re-fits or mutates a model).
+and exits 2. The model's predictions (every output) are fingerprinted before and after all
+explanations; a change is an error (Candor never re-fits or mutates a model), and every service
+call is guarded the same way the pages' are.
 
-Views computed (each only where it applies):
+The loaded workspace is installed in :mod:`app.services` (nothing warmed: no all-rows SHAP, no
+frontier) and, for one row (default: the first held-out row), each page's own call prints:
 
-- SHAP for one held-out row (every output: class labels or the regression target), additivity gap;
-- LIME for the same row and output, local R²;
-- a rule surrogate's held-out agreement with the model's labels (classifiers only);
-- for a PyTorch model: Integrated Gradients (Captum) of the same row and output, with its completeness
-  gap and rank agreement with SHAP, and a fingerprint of the parameters (byte-identical before and after);
+- Descriptive, ``local_view(row)``: SHAP (its cost, additivity gap) and LIME (local R²) of the
+  explained output, and their rank agreement;
+- for a PyTorch model, ``gradients.gradient_view(row)``: Integrated Gradients of the same output with
+  their completeness gap and rank agreement with SHAP, and a fingerprint of the parameters
+  (byte-identical before and after);
+- Surrogate (classifiers): the page's default MUSE fit, ``muse_view(fit_muse(muse_params()))``,
+  fitted afresh in a temporary cache: held-out agreement and its largest rule;
+- Persuasive (class probabilities): ``persuasive(row, 3)``, the page's default top-3 story and its cost;
 - for ``--text-column``: LIME text over the words of one text (scikit-learn text pipeline), or attention
-  and Integrated Gradients (a Hugging Face classifier folder given as ``--model``).
+  and Integrated Gradients (a Hugging Face classifier folder given as ``--model``, loaded by the Text
+  page's loader).
 """
 from __future__ import annotations
 
