@@ -1,7 +1,7 @@
 """MUSE / BETA two-level decision-set surrogates and their baselines.
 
 Sources: Lakkaraju, Kamar, Caruana, Leskovec (2017), arXiv 1707.01154 (BETA);
-(2019), AIES, doi 10.1145/3306618.3314229 (MUSE); spec in METHODS §1.4.
+(2019), AIES, doi 10.1145/3306618.3314229 (MUSE); spec in docs/methods.md, "Rule surrogates: MUSE and CART".
 """
 from ._types import (AgreementDetail, Frontier, FrontierPoint, RuleSetQuantities, TwoLevelRule,
                      TwoLevelRuleSet)

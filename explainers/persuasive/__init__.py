@@ -6,7 +6,7 @@ reported. Each operator here is a pure function from a descriptive object (an
 :class:`~explainers.types.Explanation` or a rule surrogate) or a previous
 simplification to a new simplification that points back at the descriptive
 parent, records fidelity and complexity before and after, and appends itself
-to the recorded operator chain (METHODS §2.2–2.4):
+to the recorded operator chain (docs/methods.md, "Persuasive layer" and "Persuasive measures"):
 
 - attributions: :func:`top_k_items` (O1), :func:`round_values` (O2, numeric or
   qualitative), :func:`group_features` (O3), :func:`direction_only` (O4),
