@@ -14,7 +14,7 @@ import pandas as pd
 from ..rules import conjunction_mask
 from ._types import RuleSetQuantities, TwoLevelRule
 
-__all__ = ["fire_matrix", "resolve", "default_label", "quantities"]
+__all__ = ["fire_matrix", "resolve", "resolve_rules", "default_label", "quantities"]
 
 
 def fire_matrix(rules: Sequence[TwoLevelRule], X: pd.DataFrame) -> np.ndarray:
@@ -83,6 +83,30 @@ def resolve(
         rows = np.array([lab_i == c for lab_i in lab.tolist()])
         n_labels_fired += fired[rows].any(axis=0)
     return pred, n_labels_fired >= 2, ~any_fired
+
+
+def resolve_rules(
+    rules: Sequence[Any], fired: np.ndarray, default: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`resolve` for rule objects: their ``label``, ``precision`` and ``coverage`` are the keys.
+
+    The one conflict resolution of every decision set in Candor (MUSE, the flat set, CART drawn as
+    rules, the persuasive layer's shown rules).
+
+    Parameters
+    ----------
+    rules : sequence of rules, length M
+        Anything with ``label``, ``precision`` and ``coverage`` (``TwoLevelRule``, ``ShownRule``).
+    fired : ndarray of bool, shape (M, n_rows)
+    default : label
+
+    Returns
+    -------
+    pred, ambiguous, uncovered : ndarray of shape (n_rows,)
+        As :func:`resolve`.
+    """
+    return resolve(fired, [r.label for r in rules], np.array([r.precision for r in rules], dtype=float),
+                   np.array([r.coverage for r in rules], dtype=float), default)
 
 
 def default_label(fired: np.ndarray, y: np.ndarray, classes: Sequence[Any]) -> Any:

@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..types import Predicate
 from ._items import _is_numeric
-from ._semantics import default_label, fire_matrix, quantities, resolve
+from ._semantics import default_label, fire_matrix, quantities, resolve_rules
 from ._types import RuleSetQuantities, TwoLevelRule, TwoLevelRuleSet
 from .estimator import _py, as_frame
 
@@ -113,7 +113,7 @@ class CartSurrogate(ClassifierMixin, BaseEstimator):
         self.rules_ = tuple(rules)
         fired = fire_matrix(self.rules_, Xf)
         self.default_label_ = _py(self.classes_[default_label(fired, y_idx, list(range(len(self.classes_))))])
-        pred, amb, unc = self._resolve(fired)
+        pred, amb, unc = resolve_rules(self.rules_, fired, self.default_label_)
         yo = np.asarray([_py(v) for v in y], dtype=object)
         q = quantities(self.rules_, fired, yo, pred, amb, unc)
         self.rule_set_ = TwoLevelRuleSet("cart", self.rules_, self.default_label_,
@@ -168,9 +168,6 @@ class CartSurrogate(ClassifierMixin, BaseEstimator):
                     preds.append(Predicate(f, "<=", float(d["<="])))
         return tuple(preds)
 
-    def _resolve(self, fired):
-        return resolve(fired, [r.label for r in self.rules_], np.array([r.precision for r in self.rules_]),
-                       np.array([r.coverage for r in self.rules_]), self.default_label_)
 
     def predict(self, X) -> np.ndarray:
         """Labels from the leaf rules (equal to the tree's except for missing values).
@@ -181,7 +178,7 @@ class CartSurrogate(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self, "rules_")
         Xf = as_frame(X, list(self.feature_names_in_) if not isinstance(X, pd.DataFrame) else None)
-        pred, _, _ = self._resolve(fire_matrix(self.rules_, Xf))
+        pred, _, _ = resolve_rules(self.rules_, fire_matrix(self.rules_, Xf), self.default_label_)
         return np.asarray(pred.tolist(), dtype=self.classes_.dtype)
 
     def quantities(self, X, y_model) -> RuleSetQuantities:
@@ -189,6 +186,6 @@ class CartSurrogate(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "rules_")
         Xf = as_frame(X, list(self.feature_names_in_) if not isinstance(X, pd.DataFrame) else None)
         fired = fire_matrix(self.rules_, Xf)
-        pred, amb, unc = self._resolve(fired)
+        pred, amb, unc = resolve_rules(self.rules_, fired, self.default_label_)
         return quantities(self.rules_, fired, np.asarray([_py(v) for v in np.asarray(y_model)], dtype=object),
                           pred, amb, unc)

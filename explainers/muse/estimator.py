@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._items import Item, item_matrix, make_items
 from ._pool import Pool, build_pool
 from ._search import local_search, make_scales
-from ._semantics import default_label, fire_matrix, quantities, resolve
+from ._semantics import default_label, fire_matrix, quantities, resolve, resolve_rules
 from ._types import RuleSetQuantities, TwoLevelRule, TwoLevelRuleSet
 
 __all__ = ["TwoLevelDecisionSet", "FlatDecisionSet", "as_frame"]
@@ -226,7 +226,7 @@ class TwoLevelDecisionSet(ClassifierMixin, BaseEstimator):
         fired = pool.cov[sel]
         d_idx = default_label(fired, y_idx, list(range(len(self.classes_))))
         self.default_label_ = _py(self.classes_[d_idx])
-        pred, amb, unc = self._resolve(fired)
+        pred, amb, unc = resolve_rules(self.rules_, fired, self.default_label_)
         q = quantities(self.rules_, fired, np.asarray([_py(v) for v in y], dtype=object), pred, amb, unc)
         self.rule_set_ = TwoLevelRuleSet(self._method, self.rules_, self.default_label_,
                                          tuple(_py(c) for c in self.classes_),
@@ -283,9 +283,6 @@ class TwoLevelDecisionSet(ClassifierMixin, BaseEstimator):
         return p
 
     # -------------------------------------------------------------- predict
-    def _resolve(self, fired: np.ndarray):
-        return resolve(fired, [r.label for r in self.rules_], np.array([r.precision for r in self.rules_]),
-                       np.array([r.coverage for r in self.rules_]), self.default_label_)
 
     def _frame(self, X) -> pd.DataFrame:
         check_is_fitted(self, "rules_")
@@ -312,14 +309,14 @@ class TwoLevelDecisionSet(ClassifierMixin, BaseEstimator):
             Before ``fit``.
         """
         Xf = self._frame(X)
-        pred, _, _ = self._resolve(fire_matrix(self.rules_, Xf))
+        pred, _, _ = resolve_rules(self.rules_, fire_matrix(self.rules_, Xf), self.default_label_)
         return np.asarray(pred.tolist(), dtype=self.classes_.dtype)
 
     def quantities(self, X, y_model) -> RuleSetQuantities:
         """The BETA/MUSE quantities, agreement, ambiguity and default shares on ``(X, y_model)``."""
         Xf = self._frame(X)
         fired = fire_matrix(self.rules_, Xf)
-        pred, amb, unc = self._resolve(fired)
+        pred, amb, unc = resolve_rules(self.rules_, fired, self.default_label_)
         y = np.asarray([_py(v) for v in np.asarray(y_model)], dtype=object)
         return quantities(self.rules_, fired, y, pred, amb, unc)
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..types import Predicate
-from ._semantics import default_label, fire_matrix, quantities, resolve
+from ._semantics import default_label, fire_matrix, quantities, resolve_rules
 from ._types import AgreementDetail, Frontier, FrontierPoint, RuleSetQuantities, TwoLevelRule, TwoLevelRuleSet
 from .cart import CartSurrogate
 from .estimator import FlatDecisionSet, TwoLevelDecisionSet, _py, as_frame
@@ -26,9 +26,7 @@ _METHODS = ("muse", "cart", "flat")
 def _apply(rule_set: TwoLevelRuleSet, X):
     Xf = as_frame(X, rule_set.feature_names if not isinstance(X, pd.DataFrame) else None)
     fired = fire_matrix(rule_set.rules, Xf)
-    prec = np.array([r.precision for r in rule_set.rules])
-    cov = np.array([r.coverage for r in rule_set.rules])
-    pred, amb, unc = resolve(fired, [r.label for r in rule_set.rules], prec, cov, rule_set.default_label)
+    pred, amb, unc = resolve_rules(rule_set.rules, fired, rule_set.default_label)
     return fired, pred, amb, unc
 
 
@@ -144,8 +142,7 @@ def make_rule_set(triples: Sequence[tuple[Sequence[Predicate], Sequence[Predicat
                                   float(np.mean(y[m] == c)) if sup else 0.0))
     fired = fire_matrix(rules, Xf)
     dflt = default_label(fired, y, classes)
-    pred, amb, unc = resolve(fired, [r.label for r in rules], np.array([r.precision for r in rules]),
-                             np.array([r.coverage for r in rules]), dflt)
+    pred, amb, unc = resolve_rules(rules, fired, dflt)
     q_ = quantities(rules, fired, y, pred, amb, unc)
     return TwoLevelRuleSet(method, tuple(rules), dflt, tuple(classes), tuple(str(c) for c in Xf.columns), q_,
                            dict(params or {}))

@@ -30,6 +30,7 @@ import pandas as pd
 
 from .._codec import conjunction_parts
 from ..rules import conjunction_mask
+from ..muse._semantics import resolve_rules
 from ..types import Predicate
 from ._measures import complexity
 
@@ -141,13 +142,7 @@ def _fired(rules: Sequence[ShownRule], X: pd.DataFrame) -> np.ndarray:
 
 def rule_predictions(rules: Sequence[ShownRule], default, X: pd.DataFrame) -> np.ndarray:
     """Labels of shape (n_rows,): best-precision firing rule, else ``default`` (docs/methods.md, "Rule surrogates: MUSE and CART")."""
-    fired = _fired(rules, X)
-    pred = np.empty(len(X), dtype=object)
-    pred[:] = default
-    order = sorted(range(len(rules)), key=lambda i: (-rules[i].precision, -rules[i].coverage, i))
-    for i in reversed(order):
-        pred[fired[i]] = rules[i].label
-    return pred
+    return resolve_rules(rules, _fired(rules, X), default)[0]
 
 
 def _same(a, b) -> np.ndarray:
