@@ -33,14 +33,12 @@ from .types import (
     Rule,
     Simplification,
     Surrogate,
-    SurrogateCurve,
 )
 
 _LAZY = {
     "LimeExplainer": ".lime_explainer", "weighted_r2": ".lime_explainer",
     "ShapExplainer": ".shap_explainer", "is_linear_model": ".model_kinds", "is_tree_model": ".model_kinds",
     "comprehensiveness": ".persuasive", "masked_output": ".persuasive", "sufficiency": ".persuasive",
-    "TreeRuleSurrogate": ".surrogate", "tree_surrogate_curve": ".surrogate",
 }
 
 
@@ -55,8 +53,8 @@ def __getattr__(name: str):
 __all__ = [
     "AgreementReport", "AttentionMap", "Explanation", "Fidelity", "GlobalImportance", "LimeExplainer",
     "ModelSummary", "Predicate", "RankAgreement", "Rule", "ShapExplainer", "Simplification", "Surrogate",
-    "SurrogateCurve", "TreeRuleSurrogate", "agreement_rate", "comprehensiveness", "conjunction_mask",
+    "agreement_rate", "comprehensiveness", "conjunction_mask",
     "is_linear_model", "is_tree_model", "compare_ranks", "default_k", "jaccard_at_k", "kendall_tau_b", "masked_output", "predicate_mask",
     "rank_agreement", "rule_text", "sign_agreement", "spearman",
-    "sufficiency", "top_k", "top_k_overlap", "tree_surrogate_curve", "weighted_r2",
+    "sufficiency", "top_k", "top_k_overlap", "weighted_r2",
 ]

@@ -23,7 +23,6 @@ __all__ = [
     "Predicate",
     "Rule",
     "Surrogate",
-    "SurrogateCurve",
     "Simplification",
     "AttentionMap",
     "AgreementReport",
@@ -243,28 +242,6 @@ class Surrogate:
 
     def to_dict(self) -> dict:
         return _jsonable(self)
-
-
-@dataclass(frozen=True)
-class SurrogateCurve:
-    """Fidelity of a family of surrogates against their complexity.
-
-    Parameters
-    ----------
-    n_rules : ndarray of shape (n_points,)
-    n_predicates : ndarray of shape (n_points,)
-    agreement : ndarray of shape (n_points,)
-        Held-out agreement with the black box, in [0, 1].
-    size_param : ndarray of shape (n_points,)
-        The budget that produced each point (e.g. ``max_leaf_nodes``).
-    source : str
-    """
-
-    n_rules: np.ndarray
-    n_predicates: np.ndarray
-    agreement: np.ndarray
-    size_param: np.ndarray
-    source: str
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from app.services import persuasive_rules as rules_service
 from explainers._codec import TabularCodec, conjunction_parts, conjunction_text, predicate_text, value_labels
 from explainers.persuasive._attribution import render_lines, value_texts
 from explainers.rules import conjunction_mask, predicate_mask
-from explainers.surrogate import TreeRuleSurrogate
+from explainers.muse import CartSurrogate
 from explainers.types import Explanation, Predicate
 
 from .conftest import write_pair
@@ -111,7 +111,7 @@ def test_a_datetime_predicate_renders_a_date_selecting_the_same_rows(rng):
     codec = TabularCodec(raw)
     X = codec.encode(raw)
     y = np.where(raw.signup <= pd.Timestamp("2021-03-04"), "early", "late")
-    sur = TreeRuleSurrogate(max_leaf_nodes=2).fit(X, y).to_surrogate(X, y)
+    sur = CartSurrogate(max_leaf_nodes=2).fit(X, y).rule_set_
     texts = {predicate_text(p, codec) for r in sur.rules for p in r.predicates}
     assert texts == {"signup <= 2021-03-04", "signup > 2021-03-04"}
     for r in sur.rules:
@@ -132,7 +132,7 @@ def test_rounding_leaves_category_codes_alone_and_costs_no_agreement(rng):
     codec = TabularCodec(raw)
     X = codec.encode(raw)
     y = np.where(raw.grade.isin(list("abcd")), "pass", "fail")
-    sur = TreeRuleSurrogate(max_leaf_nodes=2).fit(X, y).to_surrogate(X, y)
+    sur = CartSurrogate(max_leaf_nodes=2).fit(X, y).rule_set_
     assert {float(p.threshold) for r in sur.rules for p in r.predicates} == {3.5}
     blind = xp.round_thresholds(sur, X, y, sig=1)  # 3.5 -> 4: code 4 ("e") changes side
     assert blind.fidelity_after["agreement_lost"] == pytest.approx(np.mean(raw.grade == "e"))

@@ -4,7 +4,8 @@ import pandas as pd
 import pytest
 
 import explainers.persuasive as P
-from explainers import Predicate, TreeRuleSurrogate
+from explainers import Predicate
+from explainers.muse import CartSurrogate, evaluate_rule_set
 
 # docs/methods.md, "Tests with exact oracles", T7: eight points (A, B, C | B(x))
 T7 = pd.DataFrame({"A": [1, 1, 1, 1, 0, 0, 0, 0], "B": [1, 1, 0, 0, 1, 0, 0, 0], "C": [0, 1, 1, 0, 0, 1, 0, 1]})
@@ -54,22 +55,21 @@ def test_top_m_rules_and_chained_operators(t7_rules):
 def cart(bc, gb_model):
     X, _, train, test = bc
     labels = gb_model.predict(X)
-    tree = TreeRuleSurrogate(max_leaf_nodes=8).fit(X.iloc[train], labels[train])
-    return tree.to_surrogate(X.iloc[test], labels[test]), X.iloc[test], labels[test]
+    return CartSurrogate(max_leaf_nodes=8).fit(X.iloc[train], labels[train]).rule_set_, X.iloc[test], labels[test]
 
 
 def test_cart_surrogate_rules_reproduce_its_fidelity(cart):
     surrogate, Xe, ye = cart
     s = P.prune_rules(surrogate, Xe, ye, min_coverage=0.0)
-    assert s.fidelity_before["agreement"] == pytest.approx(surrogate.fidelity.value, abs=1e-12)
+    assert s.fidelity_before["agreement"] == pytest.approx(evaluate_rule_set(surrogate, Xe, ye).agreement, abs=1e-12)
     assert s.fidelity_before["coverage"] == 1.0
 
 
 def test_cart_pruning_costs_agreement_and_predicates(cart):
     surrogate, Xe, ye = cart
     s = P.prune_rules(surrogate, Xe, ye, min_coverage=0.1)
-    assert 0 < len(s.rules) < surrogate.n_rules
-    assert s.complexity_after["n_predicates"] < s.complexity_before["n_predicates"] == surrogate.complexity
+    assert 0 < len(s.rules) < len(surrogate.rules)
+    assert s.complexity_after["n_predicates"] < s.complexity_before["n_predicates"] == surrogate.train.numpreds
     assert s.fidelity_after["agreement"] <= s.fidelity_before["agreement"]
     assert s.fidelity_after["coverage"] < 1.0
 

@@ -4,7 +4,8 @@ import pandas as pd
 import pytest
 from sklearn.tree import DecisionTreeClassifier
 
-from explainers import TreeRuleSurrogate, conjunction_mask, tree_surrogate_curve
+from explainers import conjunction_mask
+from explainers.muse import CartSurrogate, evaluate_rule_set
 
 
 @pytest.fixture(scope="module")
@@ -30,20 +31,19 @@ def test_surrogate_of_depth2_tree_has_agreement_one():
 
     X, X_eval = grid(0.0), grid(0.006)  # held-out points lie between the training grid's points
     model = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, (X.x1 > 0.5) & (X.x2 > 0.5))
-    s = TreeRuleSurrogate(max_leaf_nodes=4).fit(X, model.predict(X))
-    frozen = s.to_surrogate(X_eval, model.predict(X_eval))
-    assert frozen.fidelity.value == 1.0
-    assert frozen.fidelity.split == "holdout" and frozen.fidelity.n_samples == 1600
-    assert frozen.n_rules <= 4 and frozen.complexity <= 2 * frozen.n_rules
+    s = CartSurrogate(max_leaf_nodes=4).fit(X, model.predict(X))
+    held_out = evaluate_rule_set(s.rule_set_, X_eval, model.predict(X_eval))
+    assert held_out.agreement == 1.0 and held_out.n_rows == 1600
+    assert held_out.size <= 4 and held_out.numpreds <= 2 * held_out.size
 
 
 def test_rules_partition_rows_and_reproduce_predict(depth2):
     X, train, _, labels = depth2
-    s = TreeRuleSurrogate(max_leaf_nodes=6).fit(X.iloc[train], labels[train])
+    s = CartSurrogate(max_leaf_nodes=6).fit(X.iloc[train], labels[train])
     masks = np.array([conjunction_mask(r.predicates, X) for r in s.rules_])
     assert (masks.sum(axis=0) == 1).all()
-    by_rules = np.array([s.rules_[i].prediction for i in masks.argmax(axis=0)])
-    np.testing.assert_array_equal(by_rules, s.predict(X).astype(str))
+    by_rules = np.array([s.rules_[i].label for i in masks.argmax(axis=0)])
+    np.testing.assert_array_equal(by_rules, s.predict(X))
     assert sum(r.support for r in s.rules_) == len(train)
     assert all(0 <= r.precision <= 1 for r in s.rules_)
 
@@ -51,20 +51,21 @@ def test_rules_partition_rows_and_reproduce_predict(depth2):
 def test_one_leaf_pair_is_the_majority_baseline(depth2):
     """T6 spirit: the coarsest surrogate cannot beat the majority label by much; 2 leaves, 2 predicates."""
     X, train, test, labels = depth2
-    s = TreeRuleSurrogate(max_leaf_nodes=2).fit(X.iloc[train], labels[train])
-    assert len(s.rules_) == 2 and s.complexity_ == 2
+    s = CartSurrogate(max_leaf_nodes=2).fit(X.iloc[train], labels[train])
+    assert len(s.rules_) == 2 and s.rule_set_.train.numpreds == 2
 
 
-def test_curve_counts_rules_and_predicates(depth2):
+def test_budget_sweep_counts_rules_and_predicates(depth2):
     X, train, test, labels = depth2
-    c = tree_surrogate_curve(X.iloc[train], labels[train], X.iloc[test], labels[test], sizes=(2, 3, 4, 8))
-    assert list(c.n_rules) == [2, 3, 4, 8]
-    assert list(c.size_param) == [2, 3, 4, 8]
-    assert (np.diff(c.n_predicates) > 0).all()
-    assert ((c.agreement > 0.9) & (c.agreement <= 1)).all()
+    sets = [CartSurrogate(max_leaf_nodes=k).fit(X.iloc[train], labels[train]).rule_set_ for k in (2, 3, 4, 8)]
+    held_out = [evaluate_rule_set(rs, X.iloc[test], labels[test]) for rs in sets]
+    assert [q.size for q in held_out] == [2, 3, 4, 8]
+    assert (np.diff([q.numpreds for q in held_out]) > 0).all()
+    assert all(0.9 < q.agreement <= 1 for q in held_out)
 
 
-def test_fit_needs_feature_names(depth2):
+def test_array_input_takes_the_feature_names(depth2):
     X, train, _, labels = depth2
-    with pytest.raises(TypeError, match="DataFrame"):
-        TreeRuleSurrogate().fit(X.iloc[train].to_numpy(), labels[train])
+    s = CartSurrogate(max_leaf_nodes=3).fit(X.iloc[train].to_numpy(), labels[train], feature_names=list(X.columns))
+    assert {p.feature for r in s.rules_ for p in r.predicates} <= set(X.columns)
+    np.testing.assert_array_equal(s.predict(X.iloc[train].to_numpy()), s.predict(X.iloc[train]))
