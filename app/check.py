@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from explainers.rules import rule_text
 from workspace.errors import CandorError, first_line
 from workspace.torch_files import TorchOptions, add_torch_arguments, is_torch_model
 
@@ -153,8 +154,7 @@ def _pages(services, row: int, is_torch: bool, out) -> None:
             largest = f"none (every row gets the default rule: {rs.default_label})"
         else:
             where = m.neighborhood_texts[rs.neighborhoods.index(rs.rules[i].descriptor)]
-            rule = " AND ".join(t for t in (where, m.rule_texts[i]) if t) or "(always)"
-            largest = f"IF {rule} THEN {rs.rules[i].label}"
+            largest = rule_text((where, m.rule_texts[i]), label=rs.rules[i].label)
         print(f"rules   MUSE two-level decision set ({params['max_rules']} rules, width {params['max_width']}, "
               f"{params['max_neighborhoods']} neighborhoods at most): held-out agreement with the model "
               f"{m.heldout.agreement:.3f}; largest rule: {largest}", file=out)

@@ -6,6 +6,7 @@ from dash import html
 
 from app.components import card, fmt, gilpin_badge, metric, metric_row
 from explainers.persuasive import gilpin_label
+from explainers.rules import rule_text
 
 
 def _shown(text: str) -> str:
@@ -32,7 +33,7 @@ def rules_by_neighborhood(view) -> dbc.Card:
     rs = view.rule_set
     blocks = []
     for k, descriptor in enumerate(rs.neighborhoods):
-        rows = [html.Tr([html.Td(f"IF {_shown(view.rule_texts[i])} THEN {r.label}", className="rule-text"),
+        rows = [html.Tr([html.Td(rule_text([view.rule_texts[i]], label=r.label, always="always"), className="rule-text"),
                          html.Td(r.support), html.Td(fmt(r.precision, 2)), html.Td(fmt(view.rule_agreement[i], 2)),
                          html.Td(int(view.rule_heldout_support[i]))])
                 for i, r in enumerate(rs.rules) if r.descriptor == descriptor]

@@ -308,6 +308,10 @@ class TabularCodec:
         """The :class:`ColumnCode` of the column named ``name`` (None if there is none)."""
         return next((c for c in self.columns if c.name == name), None)
 
+    def conjunction_parts(self, predicates: Sequence, max_levels: int = MAX_LEVELS) -> tuple[str, ...]:
+        """:func:`conjunction_parts` on this codec (what :func:`explainers.rules.rule_text` calls)."""
+        return conjunction_parts(predicates, self, max_levels)
+
     @property
     def categorical(self) -> tuple[int, ...]:
         """Positions of category columns."""

@@ -1,16 +1,17 @@
-"""Evaluate and render structured rules (:class:`~explainers.types.Predicate`, :class:`~explainers.types.Rule`).
+"""Evaluate and render structured rules (:class:`~explainers.types.Predicate`, rules): the one rule-text renderer.
 
 Predicates are evaluated on columns of a 2-D array or DataFrame, never through
 query strings (``shared/STYLE.md`` A6: imodels' string rules are the thing to avoid).
+This module imports nothing else of explainers/ (``types`` renders through it), and reaches a
+codec's texts through ``codec.conjunction_parts``.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .types import Predicate, Rule
 
 __all__ = ["predicate_mask", "conjunction_mask", "rule_text", "format_threshold", "format_predicate"]
 
@@ -29,7 +30,7 @@ def _column(X: pd.DataFrame | np.ndarray, feature: str, feature_names: Sequence[
 
 
 def predicate_mask(
-    predicate: Predicate, X: pd.DataFrame | np.ndarray, feature_names: Sequence[str] | None = None
+    predicate: Any, X: pd.DataFrame | np.ndarray, feature_names: Sequence[str] | None = None
 ) -> np.ndarray:
     """Rows of ``X`` on which ``predicate`` holds.
 
@@ -64,7 +65,7 @@ def predicate_mask(
 
 
 def conjunction_mask(
-    predicates: Sequence[Predicate], X: pd.DataFrame | np.ndarray, feature_names: Sequence[str] | None = None
+    predicates: Sequence[Any], X: pd.DataFrame | np.ndarray, feature_names: Sequence[str] | None = None
 ) -> np.ndarray:
     """Rows on which every predicate holds (all rows for an empty conjunction).
 
@@ -89,8 +90,33 @@ def format_predicate(feature: str, op: str, threshold) -> str:
     return f"{feature} {op} {format_threshold(threshold) if op in ('<=', '>') else threshold}"
 
 
-def rule_text(rule: Rule) -> str:
-    """``"IF worst radius > 16.8 AND ... THEN malignant"``."""
-    parts = [format_predicate(p.feature, p.op, p.threshold) for p in rule.predicates]
-    cond = " AND ".join(parts) if parts else "(always)"
-    return f"IF {cond} THEN {rule.prediction}"
+def rule_text(rule, codec=None, *, label=None, always: str = "(always)") -> str:
+    """``"IF worst radius > 16.8 AND ... THEN malignant"``: the one renderer of a rule as text.
+
+    Every rule a user reads goes through here: MUSE and CART rules, the persuasive layer's shown
+    rules, the Surrogate page and ``python -m app check``.
+
+    Parameters
+    ----------
+    rule : rule or sequence of str
+        A rule (anything with ``predicates`` and ``label``: descriptor and decision rule are one
+        conjunction), or the condition's parts already rendered (phrases, codec texts); empty
+        parts are skipped.
+    codec : TabularCodec, optional
+        Renders predicates on encoded columns in the user's levels and dates
+        (:meth:`explainers._codec.TabularCodec.conjunction_parts`); without one, each predicate is
+        :func:`format_predicate`.
+    label : optional
+        The label after THEN; default ``rule.label``.
+    always : str, default="(always)"
+        The condition shown for an empty conjunction.
+    """
+    if hasattr(rule, "predicates"):
+        if codec is None:
+            parts = [format_predicate(p.feature, p.op, p.threshold) for p in rule.predicates]
+        else:
+            parts = list(codec.conjunction_parts(rule.predicates))
+        label = rule.label if label is None else label
+    else:
+        parts = list(rule)
+    return f"IF {' AND '.join(p for p in parts if p) or always} THEN {label}"

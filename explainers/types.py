@@ -171,10 +171,9 @@ class Predicate:
     threshold: Any
 
     def __str__(self) -> str:
-        t = self.threshold
-        if isinstance(t, float):
-            t = f"{t:.4g}"
-        return f"{self.feature} {self.op} {t}"
+        from .rules import format_predicate
+
+        return format_predicate(self.feature, self.op, self.threshold)
 
 
 @dataclass(frozen=True)
@@ -201,8 +200,9 @@ class Rule:
     precision: float
 
     def __str__(self) -> str:
-        cond = " and ".join(str(p) for p in self.predicates) or "always"
-        return f"if {cond} then {self.prediction}"
+        from .rules import rule_text
+
+        return rule_text(self, label=self.prediction)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..types import Predicate, _jsonable
-from ..rules import format_predicate
+from ..rules import rule_text
 
 __all__ = [
     "TwoLevelRule",
@@ -23,11 +23,6 @@ __all__ = [
     "Frontier",
     "AgreementDetail",
 ]
-
-
-def _text(preds: tuple[Predicate, ...]) -> str:
-    parts = [format_predicate(p.feature, p.op, p.threshold) for p in preds]
-    return " AND ".join(parts) if parts else "(always)"
 
 
 @dataclass(frozen=True)
@@ -69,7 +64,7 @@ class TwoLevelRule:
         return max(len(self.descriptor), len(self.rule))
 
     def __str__(self) -> str:
-        return f"IF {_text(self.descriptor)}: IF {_text(self.rule)} THEN {self.label}"
+        return rule_text(self)
 
 
 @dataclass(frozen=True)

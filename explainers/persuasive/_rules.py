@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from .._codec import conjunction_parts
-from ..rules import conjunction_mask
+from ..rules import conjunction_mask, rule_text
 from ..muse._semantics import resolve_rules
 from ..types import Predicate
 from ._measures import complexity
@@ -66,9 +66,10 @@ class ShownRule:
     display: tuple[str, ...] = ()
 
     def text(self) -> str:
-        words = ([p.text for p in self.phrases] if self.phrases else list(self.display) if self.display
-                 else [str(p) for p in self.predicates])
-        return f"IF {' AND '.join(words) or '(always)'} THEN {self.label}"
+        """The rule as the reader sees it: its phrases, else its display parts, else its predicates."""
+        if self.phrases:
+            return rule_text([p.text for p in self.phrases], label=self.label)
+        return rule_text(self.display, label=self.label) if self.display else rule_text(self)
 
 
 @dataclass(frozen=True)
