@@ -32,7 +32,6 @@ from .types import (
     Predicate,
     Rule,
     Simplification,
-    Surrogate,
 )
 
 _LAZY = {
@@ -52,7 +51,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "AgreementReport", "AttentionMap", "Explanation", "Fidelity", "GlobalImportance", "LimeExplainer",
-    "ModelSummary", "Predicate", "RankAgreement", "Rule", "ShapExplainer", "Simplification", "Surrogate",
+    "ModelSummary", "Predicate", "RankAgreement", "Rule", "ShapExplainer", "Simplification",
     "agreement_rate", "comprehensiveness", "conjunction_mask",
     "is_linear_model", "is_tree_model", "compare_ranks", "default_k", "jaccard_at_k", "kendall_tau_b", "masked_output", "predicate_mask",
     "rank_agreement", "rule_text", "sign_agreement", "spearman",

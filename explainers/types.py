@@ -22,7 +22,6 @@ __all__ = [
     "Explanation",
     "Predicate",
     "Rule",
-    "Surrogate",
     "Simplification",
     "AttentionMap",
     "AgreementReport",
@@ -178,70 +177,50 @@ class Predicate:
 
 @dataclass(frozen=True)
 class Rule:
-    """A conjunction of predicates that predicts one label.
+    """The one rule type: *if* ``descriptor`` *: if* ``rule`` *then* ``label``; a flat rule has an empty descriptor.
+
+    MUSE's triples ``(q, s, c)`` (``explainers.muse.TwoLevelRule`` is this class), the flat
+    decision set's and CART's leaves (empty descriptor) are all this type; the persuasive layer
+    shows one through :class:`~explainers.persuasive.ShownRule`.
 
     Parameters
     ----------
-    predicates : tuple of Predicate
-    prediction : str
-        The label the rule assigns.
+    descriptor : tuple of Predicate
+        Neighborhood descriptor ``q`` (outer if-then); empty for a flat rule.
+    rule : tuple of Predicate
+        Decision-logic rule ``s`` (inner if-then).
+    label : int or str
+        Black-box label ``c`` the rule predicts.
     support : int
-        Number of training rows on which all predicates hold.
+        Training rows satisfying ``q AND s``.
     coverage : float
-        ``support`` as a fraction of the training rows.
+        ``support`` as a fraction of the training rows, in [0, 1].
     precision : float
-        Share of covered rows whose black-box label equals ``prediction``.
+        Share of covered training rows whose black-box label is ``label``
+        (the ``prec_i`` used to resolve conflicts, docs/methods.md, "Rule surrogates: MUSE and CART").
     """
 
-    predicates: tuple[Predicate, ...]
-    prediction: str
+    descriptor: tuple[Predicate, ...]
+    rule: tuple[Predicate, ...]
+    label: Any
     support: int
     coverage: float
     precision: float
 
+    @property
+    def predicates(self) -> tuple[Predicate, ...]:
+        """``descriptor + rule``: the full conjunction the rule fires on."""
+        return self.descriptor + self.rule
+
+    @property
+    def width(self) -> int:
+        """``max(width(q), width(s))`` in predicates."""
+        return max(len(self.descriptor), len(self.rule))
+
     def __str__(self) -> str:
         from .rules import rule_text
 
-        return rule_text(self, label=self.prediction)
-
-
-@dataclass(frozen=True)
-class Surrogate:
-    """A global rule surrogate of a black box, and its fidelity.
-
-    Parameters
-    ----------
-    method : str
-        e.g. ``"cart"`` or ``"muse"``.
-    rules : tuple of Rule
-    default_prediction : str
-        Label given to rows that no rule covers.
-    feature_names : tuple of str
-    fidelity : Fidelity
-        Agreement with the black box's labels on held-out rows.
-    coverage : float
-        Share of held-out rows covered by at least one rule.
-    complexity : int
-        Total number of predicates over all rules.
-    source : str
-        Method and settings, for display.
-    """
-
-    method: str
-    rules: tuple[Rule, ...]
-    default_prediction: str
-    feature_names: tuple[str, ...]
-    fidelity: Fidelity
-    coverage: float
-    complexity: int
-    source: str
-
-    @property
-    def n_rules(self) -> int:
-        return len(self.rules)
-
-    def to_dict(self) -> dict:
-        return _jsonable(self)
+        return rule_text(self)
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..types import Predicate, _jsonable
-from ..rules import rule_text
+from ..types import Predicate, Rule, _jsonable
 
 __all__ = [
     "TwoLevelRule",
@@ -25,46 +24,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class TwoLevelRule:
-    """One triple ``(q, s, c)``: *if* ``descriptor`` *: if* ``rule`` *then* ``label``.
-
-    Parameters
-    ----------
-    descriptor : tuple of Predicate
-        Neighborhood descriptor ``q`` (outer if-then); empty for a flat rule.
-    rule : tuple of Predicate
-        Decision-logic rule ``s`` (inner if-then).
-    label : int or str
-        Black-box label ``c`` the triple predicts.
-    support : int
-        Training rows satisfying ``q AND s``.
-    coverage : float
-        ``support`` as a fraction of the training rows, in [0, 1].
-    precision : float
-        Share of covered training rows whose black-box label is ``label``
-        (the ``prec_i`` used to resolve conflicts, docs/methods.md, "Rule surrogates: MUSE and CART").
-    """
-
-    descriptor: tuple[Predicate, ...]
-    rule: tuple[Predicate, ...]
-    label: Any
-    support: int
-    coverage: float
-    precision: float
-
-    @property
-    def predicates(self) -> tuple[Predicate, ...]:
-        """``descriptor + rule``: the full conjunction the triple fires on."""
-        return self.descriptor + self.rule
-
-    @property
-    def width(self) -> int:
-        """``max(width(q), width(s))`` in predicates."""
-        return max(len(self.descriptor), len(self.rule))
-
-    def __str__(self) -> str:
-        return rule_text(self)
+TwoLevelRule = Rule
+"""MUSE's name for :class:`explainers.types.Rule`, the one rule type (a triple ``(q, s, c)``)."""
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..types import Explanation, Simplification, Surrogate
+from ..types import Explanation, Simplification
 from ._rules import RuleSimplification
 
 __all__ = ["GuardrailNote", "DroppedFeature", "guardrail", "what_was_dropped", "GilpinLabel", "gilpin_label"]
@@ -165,5 +165,5 @@ def gilpin_label(obj) -> GilpinLabel:
     if key not in _METHODS:
         raise ValueError(f"no Gilpin label for method {method!r}; known: {sorted(_METHODS)}")
     p, sub, scope, metric = _METHODS[key]
-    return GilpinLabel(p, sub, scope, False, "rules" if isinstance(obj, Surrogate) or scope == "global" else "chart",
+    return GilpinLabel(p, sub, scope, False, "rules" if scope == "global" else "chart",
                        metric)

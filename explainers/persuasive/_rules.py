@@ -1,11 +1,8 @@
 """Operators on rule surrogates: O5 prune by coverage, O2 nice thresholds, O8 plain-language predicates.
 
-They work on anything that exposes rules with ``predicates``, a label
-(``prediction`` as :class:`~explainers.types.Rule`, or ``label`` as MUSE's
-``TwoLevelRule``), ``coverage`` and ``precision``: the CART
-:class:`~explainers.types.Surrogate`, :class:`explainers.muse.TwoLevelRuleSet`
-(descriptor predicates are counted once per rule), or a previous
-:class:`RuleSimplification`. Predictions follow docs/methods.md, "Rule surrogates: MUSE and CART": a row takes the
+They work on a rule set of :class:`~explainers.types.Rule` (MUSE, the flat set or CART:
+:class:`explainers.muse.TwoLevelRuleSet`; descriptor predicates are counted once per rule), or a
+previous :class:`RuleSimplification`. Predictions follow docs/methods.md, "Rule surrogates: MUSE and CART": a row takes the
 label of the firing rule with the highest precision (then coverage, then
 index); rows no rule fires on take the default label, recomputed after pruning
 as the majority model label of the uncovered rows. Fidelity is agreement with
@@ -78,7 +75,7 @@ class RuleSimplification:
 
     Parameters
     ----------
-    parent : Surrogate or TwoLevelRuleSet
+    parent : TwoLevelRuleSet
         The descriptive surrogate.
     operators : tuple of (str, dict)
     rules : tuple of ShownRule
@@ -119,14 +116,13 @@ def _parent_rules(obj) -> tuple[list[ShownRule], Any]:
     out = []
     for i, r in enumerate(rules):
         desc = tuple(getattr(r, "descriptor", ()))
-        label = r.label if hasattr(r, "label") else r.prediction
-        out.append(ShownRule(tuple(r.predicates), label, float(r.coverage), float(r.precision), len(desc), (), i))
-    default = getattr(obj, "default_label", getattr(obj, "default_prediction", None))
+        out.append(ShownRule(tuple(r.predicates), r.label, float(r.coverage), float(r.precision), len(desc), (), i))
+    default = getattr(obj, "default_label", None)
     return out, default
 
 
 def as_rules(obj) -> tuple[ShownRule, ...]:
-    """The rules of a Surrogate, a TwoLevelRuleSet or a RuleSimplification, as :class:`ShownRule`."""
+    """The rules of a TwoLevelRuleSet or a RuleSimplification, as :class:`ShownRule`."""
     return tuple(_parent_rules(obj)[0])
 
 
@@ -202,7 +198,7 @@ def prune_rules(obj, X: pd.DataFrame, y_model, *, min_coverage: float = 0.05, ma
 
     Parameters
     ----------
-    obj : Surrogate, TwoLevelRuleSet or RuleSimplification
+    obj : TwoLevelRuleSet or RuleSimplification
     X : DataFrame of shape (n_rows, n_features)
         Rows agreement is measured on (held-out rows).
     y_model : array-like of shape (n_rows,)

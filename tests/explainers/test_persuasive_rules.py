@@ -91,10 +91,12 @@ def test_lossy_phrase_changes_agreement():
 
 
 def _toy():
-    from explainers import Fidelity, Rule, Surrogate
+    """The T7 rules as flat rules (empty descriptors): supports 2, 2, 1 and precisions 1, 0.5, 1."""
+    from explainers.muse import make_rule_set
 
-    rules = (Rule((A1, B1), "1", 2, 0.25, 1.0), Rule((A1, C1), "0", 2, 0.25, 0.5), Rule((A0, B1), "1", 1, 0.125, 1.0))
-    return Surrogate("cart", rules, "0", ("A", "B", "C"), Fidelity("agreement", 0.875, 8, "holdout"), 0.625, 6, "toy")
+    rs = make_rule_set([((), (A1, B1), 1), ((), (A1, C1), 0), ((), (A0, B1), 1)], T7, Y7, method="cart")
+    assert [(r.support, r.precision) for r in rs.rules] == [(2, 1.0), (2, 0.5), (1, 1.0)] and rs.default_label == 0
+    return rs
 
 
 def test_t8_holds_for_flat_surrogate_rules_too():
