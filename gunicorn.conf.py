@@ -14,6 +14,10 @@ import sys
 
 wsgi_app = "app.server:server"
 preload_app = True  # workers fork from a master that loaded (and, with CANDOR_WARM=sync, warmed) the app
+# a warm-up *thread* started in the master does not survive the fork: the workers would answer
+# /_candor/ready with 503 for ever. Warm before forking unless the operator turned warming off.
+if os.environ.get("CANDOR_WARM", "") not in ("sync", "0"):
+    os.environ["CANDOR_WARM"] = "sync"
 worker_class = "gthread"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 threads = int(os.environ.get("CANDOR_THREADS", "16"))

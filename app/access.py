@@ -44,9 +44,14 @@ _users = Users()
 # ---- hosts and origins ---------------------------------------------------------------------------
 
 def allowed_hosts() -> frozenset[str]:
-    """Host names this server answers (``CANDOR_ALLOWED_HOSTS``, or loopback names and the bound host)."""
+    """Host names this server answers: loopback names always, and ``CANDOR_ALLOWED_HOSTS`` or the bound host.
+
+    Loopback names stay allowed when ``CANDOR_ALLOWED_HOSTS`` is set (health checks and the operator's own
+    ``curl`` on the server): DNS rebinding cannot forge them, since the browser sends the attacker's
+    host name, never ``localhost`` or ``127.0.0.1``.
+    """
     given = settings.current()
-    names = given.allowed_hosts or [*LOOPBACK_NAMES, *given.bind_hosts]
+    names = [*LOOPBACK_NAMES, *(given.allowed_hosts or given.bind_hosts)]
     return frozenset(host_of(n) for n in names if n.strip() and host_of(n) not in ("0.0.0.0", "::"))
 
 

@@ -36,6 +36,13 @@ ROLE_BY_OUTPUT: dict[str, str] = {
     # (app/callbacks/study_researcher.py), so they stay at the default here.
 }
 
+VIEWER_JOBS: dict[str, frozenset[str]] = {
+    # opening the Surrogate page computes the default frontier (shared and cached per model): a viewer
+    # may start it; "Fit MUSE" with other settings needs an analyst (app/callbacks/surrogate.py)
+    ids.SURROGATE_FRONTIER_KEY: frozenset({f"{ids.URL}.pathname"}),
+}
+"""Background callbacks a viewer may start, and the only inputs whose change may start them."""
+
 PAGES_CONTENT = "_pages_content"
 PAGES_LOCATION = "_pages_location"
 
@@ -98,7 +105,10 @@ def required_role(key: str, body: dict, *, background: bool) -> str:
         path = _routed_path(body.get("inputs")) or ""
         return PARTICIPANT if path.startswith("/study/") and path.count("/") == 2 else "viewer"
     roles = [ROLE_BY_OUTPUT.get(cid, "viewer") for cid in outs]
-    if background:
+    changed = body.get("changedPropIds")
+    viewer_job = (len(outs) == 1 and outs[0] in VIEWER_JOBS and isinstance(changed, list) and changed
+                  and all(isinstance(c, str) and c in VIEWER_JOBS[outs[0]] for c in changed))
+    if background and not viewer_job:
         roles.append("analyst")
     ranked = [r for r in roles if r != PARTICIPANT]
     return max(ranked, key=role_rank) if ranked else PARTICIPANT

@@ -12,6 +12,7 @@ from dash import dcc, html
 
 from app.components import card, fmt
 from study import analysis, export, runtime
+from study.schema import StudyError
 
 from .study_service import pin_status
 
@@ -29,7 +30,12 @@ def _table(frame: pd.DataFrame) -> dbc.Table:
 
 def dashboard(study_id: str) -> html.Div:
     """Enrolment per condition, completion, results by condition and trust vs fidelity."""
-    study = runtime.get_study(study_id)
+    try:
+        study = runtime.get_study(study_id)
+    except StudyError as err:  # the researcher is the one who can fix the file: show every error with its line
+        return dbc.Alert([html.P(f"{study_id}.yaml has {len(err.errors)} error(s); participants cannot take this "
+                                 f"study until they are fixed (python -m app study validate):"),
+                          html.Pre(str(err))], color="danger")
     if study is None:
         return html.P("No such study.")
     eng = runtime.engine()

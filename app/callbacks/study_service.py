@@ -216,7 +216,7 @@ def submit_answer(study_id: str, token: str | None, timing: dict, answers: dict,
     try:
         study = runtime.get_study(study_id)
     except StudyError as err:
-        return token, f"This study is unavailable: its file has {len(err.errors)} error(s)."
+        return token, "This study cannot be taken right now. Please contact the researcher who sent you the link."
     if study is None:
         return token, "This study does not exist."
     eng = runtime.engine()

@@ -106,7 +106,8 @@ def render(study_id: str | None, token: str | None) -> html.Div:
     try:
         study = runtime.get_study(study_id) if study_id else None
     except StudyError as err:
-        return message("Study unavailable", f"The study file has {len(err.errors)} error(s).")
+        return message("Study unavailable", "This study cannot be taken right now. Please contact the researcher "
+                                            "who sent you the link.")
     if study is None:
         return message("Study not found", "Check the link you were given.")
     p = store.participant_by_token(runtime.engine(), study.id, token) if token else None

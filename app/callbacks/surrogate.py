@@ -1,6 +1,6 @@
 """Surrogate page callbacks: fit MUSE and the frontier as background jobs; render the chosen surrogate."""
-from dash import Input, Output, State, callback, no_update
-from dash.exceptions import PreventUpdate
+from dash import Input, Output, State, callback, ctx, no_update
+from dash.exceptions import MissingCallbackContextException, PreventUpdate
 
 from app import figures, ids, services
 from app.components import choice_names, empty_figure, error_alert
@@ -31,6 +31,14 @@ def fit_muse(n_clicks, foi, max_rules, max_width, max_nbhd, lambdas):
         return no_update, error_alert(str(err))
 
 
+def _opened_the_page(n_clicks) -> bool:
+    """Whether the frontier job was started by opening the page (the address), not by "Fit MUSE"."""
+    try:
+        return ctx.triggered_id == ids.URL
+    except MissingCallbackContextException:  # called as a plain function (tests): no click means opened
+        return not n_clicks
+
+
 @callback(Output(ids.SURROGATE_FRONTIER_KEY, "data"), Input(ids.URL, "pathname"), Input(ids.SURROGATE_FIT, "n_clicks"),
           State(ids.SURROGATE_FOI, "value"), State(ids.SURROGATE_MAX_WIDTH, "value"),
           State(ids.SURROGATE_MAX_NBHD, "value"), State(ids.SURROGATE_LAMBDAS, "value"),
@@ -38,7 +46,14 @@ def fit_muse(n_clicks, foi, max_rules, max_width, max_nbhd, lambdas):
           cancel=[Input(ids.SURROGATE_CANCEL, "n_clicks")],
           running=[(Output(ids.SURROGATE_CANCEL, "disabled"), False, True)])
 def compute_frontier(set_progress, _pathname, _n_clicks, foi, max_width, max_nbhd, lambdas):
-    """MUSE, CART and flat surrogates at 2, 5, 10, 20 rules for the chosen features of interest."""
+    """MUSE, CART and flat surrogates at 2, 5, 10, 20 rules for the chosen features of interest.
+
+    Opening the page (the address changed) computes the default frontier, whatever the controls say:
+    that one is shared and cached, so a viewer may start it (``app.callback_roles``); only "Fit MUSE"
+    (an analyst's) fits the controls' settings.
+    """
+    if _opened_the_page(_n_clicks):
+        foi = max_width = max_nbhd = lambdas = None
     try:
         params = services.muse_params(choice_names(foi), None, max_width, max_nbhd, lambdas)
     except CandorError:

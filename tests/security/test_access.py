@@ -209,3 +209,23 @@ def test_a_big_callback_body_is_refused_unread_unless_the_user_is_an_analyst(das
     # an analyst's big body is read (and refused as an unknown callback, not for its size)
     assert analyst.post("/_dash-update-component", data=body, content_type="application/json",
                         headers={"Origin": "http://localhost"}).status_code == 400
+
+
+def test_a_viewer_sees_the_default_frontier_but_cannot_fit_other_settings(dash_app, isolated, monkeypatch):
+    """A new user found a viewer's Surrogate page stuck on "computing the frontier" (every background job
+    needed an analyst). Opening the page may start the default frontier; "Fit MUSE" still needs an analyst."""
+    from app.callback_roles import required_role
+
+    users_file(isolated, monkeypatch, vera=("viewer", "vera-pass-1"))
+    key = "surrogate-frontier-key.data"
+    opened = {"changedPropIds": ["url.pathname"]}
+    assert required_role(key, opened, background=True) == "viewer"
+    for changed in (["surrogate-fit.n_clicks"], ["url.pathname", "surrogate-fit.n_clicks"], [], None, "url.pathname"):
+        assert required_role(key, {"changedPropIds": changed}, background=True) == "analyst", changed
+    viewer = dash_app.server.test_client()
+    assert login(viewer, "vera", "vera-pass-1").status_code == 303
+    inputs = [{"id": "url", "property": "pathname", "value": "/surrogate"},
+              {"id": "surrogate-fit", "property": "n_clicks", "value": 3}]
+    body = {"output": key, "outputs": {"id": "surrogate-frontier-key", "property": "data"}, "inputs": inputs,
+            "state": [], "changedPropIds": ["surrogate-fit.n_clicks"]}
+    assert viewer.post("/_dash-update-component", json=body, headers={"Origin": "http://localhost"}).status_code == 403

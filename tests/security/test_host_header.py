@@ -28,13 +28,13 @@ def test_foreign_host_is_refused_and_loopback_names_are_served(dash_app, isolate
         assert client.get("/_dash-layout", headers={"Host": host}).status_code == 200, host
 
 
-def test_allowed_hosts_setting_replaces_the_defaults(dash_app, isolated, monkeypatch):
-    """``CANDOR_ALLOWED_HOSTS`` names the hosts of a deployment; other names, loopback ones included, get 400."""
+def test_allowed_hosts_setting_names_the_deployment_beside_loopback(dash_app, isolated, monkeypatch):
+    """``CANDOR_ALLOWED_HOSTS`` names the hosts of a deployment, beside the loopback names; others get 400."""
     monkeypatch.setenv("CANDOR_ALLOWED_HOSTS", "candor.example.org, 10.1.2.3")
     client = dash_app.server.test_client()
     assert client.get("/_dash-layout", headers={"Host": "candor.example.org"}).status_code == 200
     assert client.get("/_dash-layout", headers={"Host": "10.1.2.3:8050"}).status_code == 200
-    assert client.get("/_dash-layout", headers={"Host": "localhost"}).status_code == 400
+    assert client.get("/_dash-layout", headers={"Host": "localhost"}).status_code == 200
     assert client.get("/_dash-layout", headers={"Host": "example.org"}).status_code == 400
 
 
@@ -48,3 +48,15 @@ def test_running_server_refuses_a_rebound_host(tmp_path):
             assert requests.get(base + "/_dash-layout", headers={"Host": host}, timeout=30).status_code == 400
         assert requests.get(base + "/_dash-layout", headers={"Host": f"127.0.0.1:{port}"}, timeout=30).status_code == 200
         assert requests.get(base + "/", headers={"Host": f"localhost:{port}"}, timeout=30).status_code == 200
+
+
+def test_loopback_names_stay_allowed_beside_the_configured_hosts(monkeypatch):
+    """A new user set CANDOR_ALLOWED_HOSTS=candor.example.org as the README shows and every request via
+    127.0.0.1 (health checks included) got 400. Loopback names cannot be forged by DNS rebinding."""
+    from app import access
+
+    monkeypatch.setenv("CANDOR_ALLOWED_HOSTS", "candor.example.org")
+    for host in ("127.0.0.1:8050", "localhost", "candor.example.org", "[::1]:8050"):
+        assert access.host_allowed(host), host
+    for host in ("evil.example", "127.0.0.1.nip.io", "candor.example.org.evil.example"):
+        assert not access.host_allowed(host), host

@@ -172,3 +172,17 @@ def test_every_app_in_a_process_serves_the_clientside_callbacks():
     pages = [create_app(warm=False).server.test_client().get("/").data for _ in range(2)]
     counts = [p.count(b"_dashprivate_clientside_funcs") for p in pages]
     assert counts[0] > 0 and counts[0] == counts[1]
+
+
+def test_gunicorn_warms_before_forking_unless_warming_is_off(monkeypatch):
+    """A new user served with gunicorn without CANDOR_WARM=sync and /_candor/ready answered 503 for 150 s and
+    more: the warm-up thread ran in the preloading master, which a forked worker does not inherit."""
+    import runpy
+
+    for given, want in ((None, "sync"), ("1", "sync"), ("sync", "sync"), ("0", "0")):
+        if given is None:
+            monkeypatch.delenv("CANDOR_WARM", raising=False)
+        else:
+            monkeypatch.setenv("CANDOR_WARM", given)
+        config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+        assert config["preload_app"] is True and os.environ["CANDOR_WARM"] == want, given
