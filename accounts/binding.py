@@ -46,8 +46,9 @@ def check_bind(addresses: list[str]) -> list[str]:
     if outside and not Users.login_configured():
         raise AccountsError(
             f"refusing to serve on {', '.join(outside)} without a login: anyone who can reach it could change "
-            "what every user sees. Set CANDOR_USERS_FILE (python -m app users add NAME --role ROLE) or "
-            "CANDOR_AUTH_HEADER (a reverse proxy that logs users in), or bind 127.0.0.1")
+            "what every user sees. Set CANDOR_USERS_FILE (python -m app users add NAME --role ROLE), "
+            "CANDOR_AUTH_HEADER (a reverse proxy that logs users in) or CANDOR_RESEARCHER_PASSWORD (one "
+            "researcher account), and CANDOR_ALLOWED_HOSTS for a wildcard address; or bind 127.0.0.1")
     Users().validate()
     wildcard = [h for h in outside if h in ("0.0.0.0", "::", "") or h.startswith(("unix:", "fd://"))]
     if wildcard and not os.environ.get("CANDOR_ALLOWED_HOSTS"):

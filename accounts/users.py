@@ -37,6 +37,9 @@ class User:
     role: str
 
 
+MIN_PASSWORD_LENGTH = 10
+"""Shortest password ``users add`` accepts (NIST SP 800-63B asks for at least 8)."""
+
 def check_name(name: str) -> str:
     """``name`` if it is a valid user name (letters, digits, ``. _ @ -``; at most 64), else raise AccountsError."""
     if not isinstance(name, str) or not NAME.fullmatch(name):
@@ -98,6 +101,8 @@ def add_user(path: str | os.PathLike, name: str, role: str, password: str) -> bo
     check_name(name), check_role(role)
     if not password:
         raise AccountsError("the password is empty")
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise AccountsError(f"the password has {len(password)} characters; use at least {MIN_PASSWORD_LENGTH}")
     path = Path(path)
     lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
     if lines:

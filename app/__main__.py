@@ -79,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     given = [args.model, args.data, args.target]
     if any(given) and not all(given):
-        parser.exit(2, "candor: error: --model, --data and --target go together\n")
+        missing = ", ".join(f"--{n}" for n, v in zip(("model", "data", "target"), given) if not v)
+        parser.exit(2, f"candor: error: --model, --data and --target go together; missing {missing}\n")
     try:
         torch_given = TorchOptions.from_args(args).given()
     except CandorError as err:

@@ -155,9 +155,15 @@ def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, tru
     df = read_table(data_path, notes)
     name, model_name = Path(data_path).name, Path(model_path).name
     if target not in [str(c) for c in df.columns]:
-        raise CandorError(f"{name}: target column {target!r} not found; columns are "
-                          f"{', '.join(map(str, df.columns[:12]))}"
-                          + (" ..." if len(df.columns) > 12 else ""))
+        cols = [str(c) for c in df.columns]
+        close = [c for c in cols if c.strip().lower() == str(target).strip().lower()]
+        if not close:
+            import difflib
+
+            close = difflib.get_close_matches(str(target), cols, n=3, cutoff=0.6)
+        hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+        listed = cols if len(cols) <= 12 else cols[:6] + ["..."] + cols[-5:]  # the target is often last
+        raise CandorError(f"{name}: target column {target!r} not found{hint}; columns are {', '.join(listed)}")
     tcol = df[[c for c in df.columns if str(c) == target][0]]
     if tcol.isna().any():
         notes.append(f"{name}: {int(tcol.isna().sum())} rows without a target value dropped")

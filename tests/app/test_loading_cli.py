@@ -107,3 +107,31 @@ def test_missing_targets_are_dropped_with_a_note_and_float_labels_match_int_clas
     frame.to_csv(tmp_path / "gap.csv", index=False)
     gap = load_user_workspace(tmp_path / "m.skops", tmp_path / "gap.csv", "diagnosis")
     assert len(gap.X) == 567 and "2 rows without a target value dropped" in " ".join(gap.notes)
+
+
+def test_a_misspelt_target_is_named_with_its_likely_column(tmp_path):
+    """A first-time user typed --target Cultivar for a 14-column table whose last column is cultivar: the
+    message listed 12 columns and stopped before it. Now it says which column was probably meant."""
+    import numpy as np
+    import pandas as pd
+    from sklearn.datasets import load_wine
+    from sklearn.linear_model import LogisticRegression
+
+    from tests.byo.conftest import write_pair
+    from workspace.errors import CandorError
+    from workspace.workspace import load_user_workspace
+
+    data = load_wine(as_frame=True)
+    model = LogisticRegression(max_iter=5000).fit(data.data, data.target)
+    paths = write_pair(tmp_path, model, data.data.assign(cultivar=np.asarray(data.target)))
+    with pytest.raises(CandorError, match=r"target column 'Cultivar' not found \(did you mean 'cultivar'\?\); "
+                                          r"columns are alcohol, .*\.\.\., .*cultivar$"):
+        load_user_workspace(*paths, "Cultivar")
+    assert isinstance(pd.read_csv(paths[1]).columns[-1], str)
+
+
+def test_the_missing_flag_is_named():
+    out = subprocess.run([sys.executable, "-m", "app", "--model", "m.skops", "--target", "y"], capture_output=True,
+                         text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 2 and out.stderr.strip() == (
+        "candor: error: --model, --data and --target go together; missing --data")

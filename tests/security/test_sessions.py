@@ -169,3 +169,14 @@ def test_login_redirects_only_to_this_server(dash_app, isolated, monkeypatch):
     got = client.post("/login", data={"username": "vera", "password": "vera-pass-1", "next": "/\t/evil.example/x"},
                       headers={"Origin": "http://localhost"})
     assert got.status_code == 303 and got.headers["Location"] in ("/", "http://localhost/")
+
+
+def test_users_add_refuses_short_passwords(tmp_path):
+    """A first-time user added an account with the password "pw"; ``users add`` now asks for 10 characters."""
+    import pytest
+
+    from accounts.users import AccountsError, add_user
+
+    with pytest.raises(AccountsError, match="the password has 2 characters; use at least 10"):
+        add_user(tmp_path / "users", "ann", "analyst", "pw")
+    assert not (tmp_path / "users").exists()
