@@ -4,6 +4,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from app import ids, services
+from app.access import has_role
 from app.components import choice_options, graph
 
 REQUIRES = "surrogate"
@@ -38,7 +39,11 @@ def layout(**_):
                       html_for=ids.SURROGATE_LAMBDAS, className="small mb-0"),
             dbc.Input(id=ids.SURROGATE_LAMBDAS, value=services.surrogates.DEFAULT_LAMBDAS, size="sm", debounce=True),
         ], md=6), className="g-2 mt-1"),
-        html.Div([dbc.Button("Fit MUSE", id=ids.SURROGATE_FIT, color="primary", size="sm", n_clicks=0),
+        html.Div([dbc.Button("Fit MUSE", id=ids.SURROGATE_FIT, color="primary", size="sm", n_clicks=0,
+                             disabled=not has_role("analyst")),
+                  *([] if has_role("analyst") else [html.Small(
+                      "Fitting other settings needs the analyst role; the frontier below uses the defaults.",
+                      className="text-muted ms-2")]),
                   dbc.Button("Cancel", id=ids.SURROGATE_CANCEL, color="secondary", size="sm", className="ms-2",
                              disabled=True),
                   dbc.Progress(id=ids.SURROGATE_PROGRESS, value=0, className="ms-3 flex-grow-1 surrogate-progress")],

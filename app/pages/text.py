@@ -11,6 +11,7 @@ from app import ids, services
 from app.components import card, empty_figure, graph, labelled_options, method_note
 from workspace.errors import CandorError
 from app.services import text_loader
+from app.access import has_role
 
 dash.register_page(__name__, path="/text", name="Text attention", title="Candor · Text attention", order=5)
 
@@ -96,8 +97,11 @@ def _agreement_controls() -> dbc.Row:
 
 
 def _job_controls(run_id: str, run_label: str, cancel_id: str, progress_id: str) -> html.Div:
+    analyst = has_role("analyst")  # background jobs need the analyst role (the server refuses others)
     return html.Div([
-        dbc.Button(run_label, id=run_id, color="secondary", size="sm", n_clicks=0, className="me-2"),
+        dbc.Button(run_label, id=run_id, color="secondary", size="sm", n_clicks=0, className="me-2",
+                   disabled=not analyst),
+        *([] if analyst else [html.Small("Running this job needs the analyst role.", className="text-muted me-2")]),
         dbc.Button("Cancel", id=cancel_id, color="outline-secondary", size="sm", n_clicks=0, disabled=True),
         dbc.Progress(id=progress_id, value=0, label="", className="mt-2 job-progress"),
     ], className="mb-2")

@@ -229,3 +229,40 @@ def test_a_viewer_sees_the_default_frontier_but_cannot_fit_other_settings(dash_a
     body = {"output": key, "outputs": {"id": "surrogate-frontier-key", "property": "data"}, "inputs": inputs,
             "state": [], "changedPropIds": ["surrogate-fit.n_clicks"]}
     assert viewer.post("/_dash-update-component", json=body, headers={"Origin": "http://localhost"}).status_code == 403
+
+
+def test_a_viewer_sees_job_buttons_disabled_with_the_reason(dash_app, isolated, monkeypatch):
+    """A first-time user clicked "Fit MUSE" as a viewer and nothing happened (the server refused with 403).
+    The job buttons are disabled for viewers and say which role they need; an analyst's are enabled."""
+    import json
+
+    users_file(isolated, monkeypatch, vera=("viewer", "vera-pass-1"), ann=("analyst", "ann-pass-1"))
+    page = key_of(dash_app, "_pages_content")
+    for name, password, disabled in (("vera", "vera-pass-1", True), ("ann", "ann-pass-1", False)):
+        client = dash_app.server.test_client()
+        assert login(client, name, password).status_code == 303
+        for path, button in (("/surrogate", "surrogate-fit"), ("/text", "text-heads-run")):
+            got = dash_post(client, page, [{"id": "_pages_location", "property": "pathname", "value": path},
+                                           {"id": "_pages_location", "property": "search", "value": ""}])
+            assert got.status_code == 200
+            text = got.get_data(as_text=True)
+
+            def find(node):
+                if isinstance(node, dict):
+                    if node.get("props", {}).get("id") == button:
+                        return node["props"]
+                    for v in node.values():
+                        hit = find(v)
+                        if hit is not None:
+                            return hit
+                elif isinstance(node, list):
+                    for v in node:
+                        hit = find(v)
+                        if hit is not None:
+                            return hit
+                return None
+
+            props = find(json.loads(text))
+            assert props is not None, (path, button)
+            assert bool(props.get("disabled")) is disabled, (name, path)
+            assert ("needs the analyst role" in text) is disabled, (name, path)
