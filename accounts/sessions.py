@@ -16,6 +16,7 @@ import hashlib
 import os
 import secrets
 import sqlite3
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,19 +64,44 @@ def session_seconds() -> float:
 _ready: set[str] = set()
 
 
+_init_lock = threading.Lock()
+
+
+def _initialise(path: Path) -> None:
+    """Create the file, switch it to WAL and create the tables, once per process and file.
+
+    Several request threads (and gunicorn workers) may open a fresh file at once; switching the
+    journal mode needs the whole file, so a thread that finds it locked waits and tries again
+    (20 concurrent first logins answered HTTP 500 "database is locked" without this).
+    """
+    with _init_lock:
+        if str(path) in _ready:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        deadline = time.monotonic() + 15
+        while True:
+            conn = sqlite3.connect(path, timeout=15, isolation_level=None)
+            try:
+                os.chmod(path, 0o600)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.executescript(_SCHEMA)
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+            finally:
+                conn.close()
+        _ready.add(str(path))
+
+
 @contextlib.contextmanager
 def _connect():
     path = db_path()
-    first = str(path) not in _ready
-    if first:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    if str(path) not in _ready:
+        _initialise(path)
     conn = sqlite3.connect(path, timeout=15, isolation_level=None)
     try:
-        if first:
-            os.chmod(path, 0o600)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.executescript(_SCHEMA)
-            _ready.add(str(path))
         yield conn
     finally:
         conn.close()
