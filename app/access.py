@@ -190,24 +190,6 @@ def end_session(response) -> None:
     response.set_cookie(COOKIE, "", expires=0, max_age=0, httponly=True, samesite="Lax", path="/")
 
 
-def callback_body_limit() -> int:
-    """Bytes a callback request may have unless the user is an analyst (``CANDOR_MAX_CALLBACK_KB``, default 1024).
-
-    Raises
-    ------
-    ValueError
-        If the variable is not a whole number of KiB from 16 to 1,048,576.
-    """
-    text = os.environ.get("CANDOR_MAX_CALLBACK_KB", "1024")
-    try:
-        kib = int(text)
-    except ValueError:
-        kib = -1
-    if not 16 <= kib <= 2**20:
-        raise ValueError(f"CANDOR_MAX_CALLBACK_KB must be a whole number of KiB from 16 to 1048576, got {text!r}")
-    return kib * 1024
-
-
 def _safe_next(target: str | None) -> str:
     """Only a path on this server (``/x``): not ``//evil.example``, ``https://...``, a backslash, or any
     white space or control character (browsers drop a tab, so ``/\t/evil.example`` became ``//evil.example``)."""
@@ -297,7 +279,7 @@ def _check_request(dash_app, background_keys: frozenset[str]):
         if user is None or not _role_allows(user.role, "analyst"):
             # only an analyst's callbacks carry files; anyone else's body is refused unread past a small
             # limit (a 60 MB body of JSON used to cost 18 s of CPU and 1.5 GB before the login check)
-            cap = callback_body_limit()
+            cap = settings.current().max_callback_kb * 1024
             if req.content_length is None or req.content_length > cap:
                 return _refuse(413, f"a request of this kind is limited to {cap // 1024} KiB "
                                     "(CANDOR_MAX_CALLBACK_KB); uploads need the analyst role")

@@ -145,6 +145,9 @@ model_timeout_s, max_jobs, max_jobs_per_user : float
         ``CANDOR_MAX_JOBS`` (4 background jobs), ``CANDOR_MAX_JOBS_PER_USER`` (2). Positive numbers.
     max_model_unpacked_mb : int, default=1024
         ``CANDOR_MAX_MODEL_UNPACKED_MB``: MiB a model archive may unpack to (a positive whole number).
+    max_callback_kb : int, default=1024
+        ``CANDOR_MAX_CALLBACK_KB``: KiB a callback request's body may have unless the user is an analyst
+        (only analysts send files), a whole number from 16 to 1,048,576.
     allowed_hosts : tuple of str
         ``CANDOR_ALLOWED_HOSTS`` (comma-separated): the ``Host`` names served; default empty, meaning
         loopback names and ``bind_hosts``.
@@ -183,6 +186,7 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
     max_jobs: float = 4.0
     max_jobs_per_user: float = 2.0
     max_model_unpacked_mb: int = DEFAULT_MAX_UNPACKED_MB
+    max_callback_kb: int = 1024
     allowed_hosts: tuple = ()
     bind_hosts: tuple = ()
     researcher_password: str | None = None
@@ -232,8 +236,12 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
             state_dir=_path(env, "CANDOR_STATE_DIR") or defaults["state_dir"].default,
             upload_dir=_path(env, "CANDOR_UPLOAD_DIR") or defaults["upload_dir"].default,
             max_model_unpacked_mb=_whole(env, "CANDOR_MAX_MODEL_UNPACKED_MB", DEFAULT_MAX_UNPACKED_MB, "MiB"),
+            max_callback_kb=_whole(env, "CANDOR_MAX_CALLBACK_KB", 1024, "KiB"),
             allowed_hosts=_hosts(env, "CANDOR_ALLOWED_HOSTS"), bind_hosts=_hosts(env, "CANDOR_BIND_HOSTS"),
         )
+        if not 16 <= values["max_callback_kb"] <= 2**20:
+            raise CandorError(f"CANDOR_MAX_CALLBACK_KB must be a whole number of KiB from 16 to 1048576, "
+                              f"got {env.get('CANDOR_MAX_CALLBACK_KB')!r}")
         for name, (var, default) in LIMITS.items():
             values[name] = _number(env, var, default, zero_ok=name in ("max_memory_mb", "model_timeout_s"))
         values.update({name: env.get(var) or None for name, var in RAW.items()})
