@@ -25,13 +25,9 @@ from pathlib import Path
 
 import torch
 
+from explainers.attention import analyze_heads
 from explainers.attention.extract import extract_attention
-from explainers.text import (
-    analyze_heads,
-    integrated_gradients,
-    load_minilm_sentiment,
-    read_conllu,
-)
+from explainers.text import integrated_gradients, load_minilm_sentiment, read_conllu
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ud_english_ewt" / "en_ewt-ud-dev.conllu"
 

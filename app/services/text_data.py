@@ -342,7 +342,8 @@ def head_analysis(spec: dict | None, conllu: dict | None = None,
     (HeadAnalysisView, bool)
         The result and whether it came from the cache.
     """
-    from explainers.text import analyze_heads, evaluate_accuracy
+    from explainers.attention import analyze_heads
+    from explainers.text import evaluate_accuracy
 
     spec = spec or BUILTIN
     loaded = job_loaded()

@@ -5,7 +5,11 @@
 * :mod:`~explainers.attention.aggregates`: :func:`cls_row`, :func:`mean_over_queries`, :func:`rollout`,
   and the text front end :func:`attention_scores`, :func:`to_level` (numpy only);
 * :mod:`~explainers.attention.agreement`: :func:`head_agreement` and the one
-  :func:`compare_attention_attribution` (per-token attention or a TextAttention).
+  :func:`compare_attention_attribution` (per-token attention or a TextAttention);
+* :mod:`~explainers.attention.roles`: head roles of Voita et al. (2019) (:class:`RoleAccumulator`,
+  :func:`head_roles`, numpy only);
+* :mod:`~explainers.attention.head_importance`: :func:`analyze_heads` over a dataset (roles, head
+  importance of Michel et al. 2019 and the pruning curve; torch).
 
 Names are imported on first use (PEP 562), so the numpy-only readings do not load torch.
 """
@@ -16,6 +20,11 @@ _LAZY = {
     "cls_row": ".aggregates", "mean_over_queries": ".aggregates", "rollout": ".aggregates",
     "attention_scores": ".aggregates", "to_level": ".aggregates",
     "head_agreement": ".agreement", "compare_attention_attribution": ".agreement",
+    "RoleAccumulator": ".roles", "head_roles": ".roles", "rarest_position": ".roles",
+    "DEFAULT_RELATIONS": ".roles",
+    "analyze_heads": ".head_importance", "AnalysisCancelled": ".head_importance",
+    "normalize_per_layer": ".head_importance", "importance_order": ".head_importance",
+    "DEFAULT_PRUNING_FRACTIONS": ".head_importance",
 }
 
 

@@ -12,8 +12,9 @@ imported lazily); no dash, flask or plotly. Public API:
   (``extract_attention`` -> :class:`TextAttention`, ``attention_scores``,
   ``compare_attention_attribution`` -> :class:`TextAgreementReport`), one
   home for tabular and text;
-* a dataset: :func:`analyze_heads` -> :class:`HeadAnalysis` (progress and
-  cancel callbacks), :func:`read_conllu`, :class:`RoleAccumulator`;
+* a dataset: :func:`read_conllu`; head roles and importance over a dataset
+  (``analyze_heads`` -> :class:`HeadAnalysis`, ``RoleAccumulator``) are in
+  :mod:`explainers.attention`, the one home of attention analysis;
 * Lopardo et al. (2024): :class:`LopardoClassifier`, :func:`train_lopardo`,
   :func:`closed_form_gradient`, :func:`lopardo_scores`.
 """
@@ -25,14 +26,6 @@ from explainers.text._attribution import (
     shap_text,
 )
 from explainers.text._data import ConlluSentence, evaluate_accuracy, read_conllu, read_labelled_sentences
-from explainers.text._head_analysis import (
-    DEFAULT_PRUNING_FRACTIONS,
-    AnalysisCancelled,
-    analyze_heads,
-    importance_order,
-    normalize_per_layer,
-)
-from explainers.text._heads import DEFAULT_RELATIONS, RoleAccumulator, head_roles, rarest_position
 from explainers.text._lopardo import (
     LopardoClassifier,
     SimpleVocab,
@@ -63,14 +56,13 @@ from explainers.text._types import (
 )
 
 __all__ = [
-    "AnalysisCancelled", "ConlluSentence", "DEFAULT_LABEL_DESCRIPTIONS", "DEFAULT_PRUNING_FRACTIONS",
-    "DEFAULT_RELATIONS", "HeadAnalysis", "HeadImportance", "HeadRoles", "LopardoClassifier",
-    "MERGE_RULE", "PruningCurve", "RoleAccumulator", "SimpleVocab", "TextAgreementReport",
-    "TextAttention", "TextClassifier", "TextEncoding", "ZeroShotSentimentModel", "analyze_heads",
+    "ConlluSentence", "DEFAULT_LABEL_DESCRIPTIONS", "HeadAnalysis", "HeadImportance", "HeadRoles",
+    "LopardoClassifier", "MERGE_RULE", "PruningCurve", "SimpleVocab", "TextAgreementReport",
+    "TextAttention", "TextClassifier", "TextEncoding", "ZeroShotSentimentModel",
     "closed_form_gradient", "detached_attention", "encode_batch", "encode_text", "evaluate_accuracy",
-    "explained_output", "gradient_x_input", "head_gates", "head_roles", "importance_order",
+    "explained_output", "gradient_x_input", "head_gates",
     "integrated_gradients", "lime_text", "load_minilm_sentiment", "load_text_classifier",
     "lopardo_scores", "merge_attention", "merge_token_scores", "minilm_model_dir",
-    "normalize_per_layer", "rarest_position", "read_conllu", "read_labelled_sentences", "shap_text",
+    "read_conllu", "read_labelled_sentences", "shap_text",
     "sinusoidal_positions", "train_lopardo",
 ]

@@ -3,13 +3,8 @@ import numpy as np
 import pytest
 import torch
 
-from explainers.text import (
-    AnalysisCancelled,
-    analyze_heads,
-    head_gates,
-    importance_order,
-    read_conllu,
-)
+from explainers.attention import AnalysisCancelled, analyze_heads, importance_order
+from explainers.text import head_gates, read_conllu
 
 CONLLU = """# sent_id = s1
 # text = Dogs bark loudly .

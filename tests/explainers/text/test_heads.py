@@ -4,7 +4,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from explainers.text import RoleAccumulator, head_roles, normalize_per_layer, rarest_position
+from explainers.attention import RoleAccumulator, head_roles, normalize_per_layer, rarest_position
 
 
 def _prev_token_head(t: int) -> np.ndarray:

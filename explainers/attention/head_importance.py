@@ -1,6 +1,6 @@
 """Head analysis over a dataset: roles, gradient importance, pruning curve.
 
-One pass computes attention (for the roles of :mod:`._heads`), the model's
+One pass computes attention (for the roles of :mod:`explainers.attention.roles`), the model's
 own predictions and the head importance of Michel, Levy, Neubig (2019,
 arXiv 1905.10650); then the pruning curve masks the least important heads
 and measures agreement with the unpruned predictions. The job reports
@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
+from explainers.attention.roles import DEFAULT_RELATIONS, RoleAccumulator, rarest_position
 from explainers.text._data import ConlluSentence
-from explainers.text._heads import DEFAULT_RELATIONS, RoleAccumulator, rarest_position
 from explainers.text._model import TextClassifier, head_gates
 from explainers.text._tokens import encode_batch, merge_attention
 from explainers.text._types import HeadAnalysis, HeadImportance, PruningCurve

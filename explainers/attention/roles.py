@@ -26,7 +26,7 @@ import numpy as np
 
 from explainers.text._types import HeadRoles
 
-__all__ = ["RoleAccumulator", "head_roles", "DEFAULT_RELATIONS"]
+__all__ = ["RoleAccumulator", "head_roles", "rarest_position", "DEFAULT_RELATIONS"]
 
 #: The relations of Voita et al. (UD v2 names ``dobj`` ``obj``) [P].
 DEFAULT_RELATIONS = ("nsubj", "obj", "amod", "advmod")
