@@ -3,7 +3,10 @@
 Wraps ``lime.lime_tabular.LimeTabularExplainer`` with the reference settings of
 docs/methods.md, "LIME" (quartile discretisation, kernel width 0.75·√d,
 ridge surrogate) and adds the product's held-out local R² on a fresh
-neighborhood drawn with ``seed + 1``.
+neighborhood, and the sampling error of every coefficient: the weights shown are the mean of
+``repeats`` LIME fits on independent seeded neighborhoods, their standard error the spread of those
+fits over ``sqrt(repeats)``, and the neighborhood size doubles until the largest standard error is
+within ``rel_tolerance`` of the largest weight or the time budget is spent (docs/methods.md, "LIME").
 
 Missing values: a numeric column with NaN (or a constant column) is binned by
 its quartiles plus an explicit ``(missing)`` bin and handed to LIME as a
@@ -15,6 +18,7 @@ features with their level names.
 from __future__ import annotations
 
 import copy
+import time
 
 import numpy as np
 import pandas as pd
@@ -25,6 +29,12 @@ from .types import Explanation, Fidelity
 __all__ = ["LimeExplainer", "weighted_r2"]
 
 MISSING_BIN = "(missing)"
+REPEATS = 5
+"""Independent LIME fits per explanation (their spread gives the standard error)."""
+REL_TOLERANCE = 0.02
+"""Target: largest standard error at most this share of the largest |weight|."""
+TIME_BUDGET_S = 2.0
+MAX_SAMPLES = 64_000
 
 
 def weighted_r2(y: np.ndarray, y_hat: np.ndarray, weights: np.ndarray) -> float:
@@ -83,6 +93,16 @@ class LimeExplainer:
         seeded sample of this many training rows when there are more (said in
         ``source``): on 75,000 x 1,000 training rows building LIME's explainer
         from all of them took minutes per explained row.
+    repeats : int, default=5
+        Independent LIME fits per explanation (seeds ``seed, seed+1, ..., seed+repeats-1``); at least 2.
+    rel_tolerance : float, default=0.02
+        Stop doubling ``num_samples`` once the largest standard error is at most this share of the
+        largest ``|weight|``.
+    time_budget_s : float, default=2.0
+        Do not start a doubling whose predicted time (twice the last round's) would exceed this many
+        seconds since the start; the result then says ``converged=False``.
+    max_samples : int, default=64000
+        Largest neighborhood per fit.
 
     Notes
     -----
@@ -90,13 +110,33 @@ class LimeExplainer:
     standardised) features, one per feature: LIME's "weights". The fidelity
     is LIME's own ``score``, the weighted *in-sample* R² of the surrogate;
     ``params["heldout_r2"]`` is the same R² on a fresh neighborhood.
+
+    Sampling error: ``values`` are the mean of ``repeats`` fits on independent neighborhoods;
+    ``params["standard_error"][j]`` is the sample standard deviation of feature ``j``'s weight over
+    those fits divided by ``sqrt(repeats)`` (the standard error of the mean shown, same units as
+    ``values``). Independent refits are used rather than the weighted least-squares covariance of
+    one fit: the residuals of LIME's surrogate are deterministic misfit of ``g``, not noise, the
+    design itself is random, and the ridge penalty and the explained row's own sample (weight 1)
+    are outside that formula, so it does not say how the weights move with the draw; refits
+    measure exactly that. The error is the sampling error only: a systematic difference between
+    LIME at this neighborhood size and LIME at an infinite one (ridge shrinkage) is not in it.
     """
 
     def __init__(self, predict_proba, *, training_data: pd.DataFrame, class_names, target_index: int = 1,
                  num_samples: int = 1000, kernel_width: float | None = None, seed: int = 0,
                  mode: str = "classification", categorical_names: dict | None = None,
                  missing_columns=(), output_space: str = "probability", units: str | None = None,
-                 max_training_rows: int = 5000) -> None:
+                 max_training_rows: int = 5000, repeats: int = REPEATS, rel_tolerance: float = REL_TOLERANCE,
+                 time_budget_s: float = TIME_BUDGET_S, max_samples: int = MAX_SAMPLES) -> None:
+        if int(repeats) < 2:
+            raise ValueError(f"repeats must be at least 2 (a standard error needs two fits), got {repeats}")
+        if not rel_tolerance > 0 or not time_budget_s > 0:
+            raise ValueError(f"rel_tolerance and time_budget_s must be positive, got {rel_tolerance} and "
+                             f"{time_budget_s}")
+        if int(num_samples) < 2 or int(max_samples) < int(num_samples):
+            raise ValueError(f"need 2 <= num_samples <= max_samples, got {num_samples} and {max_samples}")
+        self.repeats, self.rel_tolerance = int(repeats), float(rel_tolerance)
+        self.time_budget_s, self.max_samples = float(time_budget_s), int(max_samples)
         self.predict_proba = predict_proba
         self.feature_names = tuple(str(c) for c in training_data.columns)
         self.class_names = tuple(class_names)
@@ -118,7 +158,7 @@ class LimeExplainer:
         self._built: dict[int, LimeTabularExplainer] = {}
         binned = ", ".join(self.feature_names[j] for j in self._bins)
         self.source = (f"LIME 0.2.0.1 LimeTabularExplainer, quartile bins, kernel width "
-                       f"{self.kernel_width:.2f}, {num_samples} samples (seed {seed})"
+                       f"{self.kernel_width:.2f}, mean of {self.repeats} seeded fits (seeds {seed}+)"
                        + (f"; missing values are their own bin in {binned}" if binned else "") + summary)
 
     @staticmethod
@@ -164,20 +204,21 @@ class LimeExplainer:
     def _explainer(self, seed: int) -> LimeTabularExplainer:
         """LIME's explainer seeded with ``seed``, as if built afresh.
 
-        Building it computes training statistics (seconds on wide tables), so it is built once per
-        seed; each call gets shallow copies whose three random states (explainer, discretizer,
-        LimeBase, one shared ``RandomState`` in lime 0.2.0.1) are a new ``RandomState(seed)``: the
-        same draws as a fresh explainer, and threads never share a random state.
+        Building it computes training statistics (seconds on wide tables) that do not depend on the
+        seed, so it is built once; each call gets shallow copies whose three random states (explainer,
+        discretizer, LimeBase, one shared ``RandomState`` in lime 0.2.0.1) are a new
+        ``RandomState(seed)``: the same draws as a fresh explainer built with ``random_state=seed``
+        (the tests compare with lime directly), and threads never share a random state.
         """
-        built = self._built.get(seed)
+        built = self._built.get(0)
         if built is None:
             cat = sorted(set(self._cats) | set(self._bins))
             names = {**self._cats, **{j: self._bin_names(j) for j in self._bins}}
-            built = self._built[seed] = LimeTabularExplainer(
+            built = self._built[0] = LimeTabularExplainer(
                 self._train, feature_names=list(self.feature_names), class_names=list(self.class_names),
                 categorical_features=cat, categorical_names=names,
                 discretize_continuous=True, discretizer="quartile", kernel_width=self.kernel_width,
-                random_state=seed, mode=self.mode,
+                random_state=0, mode=self.mode,
             )
         rs = np.random.RandomState(seed)
         explainer = copy.copy(built)
@@ -189,18 +230,36 @@ class LimeExplainer:
             explainer.discretizer.random_state = rs
         return explainer
 
-    def explain(self, x) -> Explanation:
-        """Explain one row.
+    def independent_seeds(self, n: int) -> tuple[int, ...]:
+        """``n`` seeds whose explanations share no neighborhood (each uses ``repeats + 1`` consecutive seeds).
+
+        For reruns (stability over seeds): seed ``seed + r (repeats + 1)`` for ``r = 0 .. n-1``.
+        """
+        return tuple(self.seed + r * (self.repeats + 1) for r in range(int(n)))
+
+    def explain(self, x, *, seed: int | None = None, num_samples: int | None = None) -> Explanation:
+        """Explain one row: the mean of ``repeats`` LIME fits, with the standard error of each weight.
 
         Parameters
         ----------
         x : array-like of shape (n_features,) or one-row DataFrame
+        seed : int, optional
+            Overrides the explainer's ``seed`` for this call (fits use ``seed .. seed+repeats-1``,
+            the held-out neighborhood ``seed+repeats``).
+        num_samples : int, optional
+            Fit exactly this neighborhood size per repeat (no doubling); ``converged`` still says
+            whether the tolerance was met. Default: start at the explainer's ``num_samples`` and
+            double until converged, ``max_samples`` or the time budget.
 
         Returns
         -------
         Explanation
-            ``method="lime"``, ``values`` of shape (n_features,), ``fidelity`` the
-            in-sample weighted R², ``params`` with ``heldout_r2`` and ``local_pred``.
+            ``method="lime"``, ``values`` of shape (n_features,) (mean weight over the fits),
+            ``fidelity`` the mean in-sample weighted R² of the fits, ``params`` with
+            ``standard_error`` (tuple of n_features floats, units of ``values``), ``converged``
+            (bool), ``tolerance`` (absolute, units of ``values``), ``num_samples`` (per fit, last
+            round), ``repeats``, ``total_samples`` (every round), ``seconds``, ``heldout_r2`` (the
+            mean surrogate on a fresh neighborhood) and ``local_pred``.
 
         Raises
         ------
@@ -216,32 +275,66 @@ class LimeExplainer:
         if bad:
             raise ValueError(f"LIME cannot explain missing values in {bad[0]!r}: the training data has none "
                              "there (pass the column in missing_columns)")
+        seed = self.seed if seed is None else int(seed)
         row_t = self._to_lime(row[None, :])[0]
         fn = self._model_fn(row, row_t)
-        label = self.target_index if self.mode == "classification" else 1
-        exp = self._explainer(self.seed).explain_instance(row_t, fn, labels=(self.target_index,),
-                                                          num_features=d, num_samples=self.num_samples)
-        values = np.zeros(d)
-        for j, w in exp.local_exp[label]:
-            values[j] = w
-        intercept = float(exp.intercept[label])
-        heldout = self._heldout_r2(row_t, fn, values, intercept)
+        fixed = num_samples is not None
+        n = int(num_samples) if fixed else self.num_samples
+        t0, total = time.perf_counter(), 0
+        while True:
+            t_round = time.perf_counter()
+            fits = [self._fit(row_t, fn, seed + i, n) for i in range(self.repeats)]
+            total += n * self.repeats
+            coefs = np.array([f[0] for f in fits])
+            values = coefs.mean(axis=0)
+            se = coefs.std(axis=0, ddof=1) / np.sqrt(self.repeats)
+            tolerance = self.rel_tolerance * float(np.max(np.abs(values)))
+            converged = bool(np.max(se) <= tolerance)
+            now = time.perf_counter()
+            if converged or fixed or 2 * n > self.max_samples or \
+                    (now - t0) + 2 * (now - t_round) > self.time_budget_s:
+                break
+            n *= 2
+        seconds = time.perf_counter() - t0
+        intercept = float(np.mean([f[1] for f in fits]))
+        score = float(np.mean([f[2] for f in fits]))
+        heldout = self._heldout_r2(row_t, fn, values, intercept, seed + self.repeats, n)
         out = fn(row_t[None, :])
         prediction = float(out[0, self.target_index] if out.ndim == 2 else out[0])
+        why = ("" if converged else
+               " (fixed size)" if fixed else
+               " (time budget)" if 2 * n <= self.max_samples else " (sample cap)")
+        source = (f"{self.source}; {n} samples per fit, {self.repeats} fits (seeds {seed}–{seed + self.repeats - 1}); "
+                  f"largest standard error {np.max(se):.2g} {'≤' if converged else '>'} tolerance {tolerance:.2g} "
+                  f"({self.rel_tolerance:.0%} of the largest |weight|): "
+                  + ("converged" if converged else f"not converged{why}"))
         return Explanation(
             method="lime", feature_names=self.feature_names, values=values, base_value=intercept,
             prediction=prediction, feature_values=row, output_space=self.output_space,
-            target=self.class_names[self.target_index], source=self.source,
-            fidelity=Fidelity("r2", float(exp.score), self.num_samples, "neighborhood"),
-            params={"num_samples": self.num_samples, "seed": self.seed, "kernel_width": self.kernel_width,
-                    "heldout_r2": heldout, "local_pred": float(np.ravel(exp.local_pred)[0]), "units": self.units,
+            target=self.class_names[self.target_index], source=source,
+            fidelity=Fidelity("r2", score, n, "neighborhood"),
+            params={"num_samples": n, "repeats": self.repeats, "total_samples": total, "seed": seed,
+                    "kernel_width": self.kernel_width, "standard_error": tuple(float(v) for v in se),
+                    "converged": converged, "tolerance": tolerance, "rel_tolerance": self.rel_tolerance,
+                    "time_budget_s": self.time_budget_s, "seconds": seconds,
+                    "heldout_r2": heldout, "local_pred": float(np.mean([f[3] for f in fits])), "units": self.units,
                     "binned_missing": tuple(self.feature_names[j] for j in self._bins)},
         )
 
-    def _heldout_r2(self, row_t: np.ndarray, fn, coef: np.ndarray, intercept: float) -> float:
-        """Weighted R² of the fitted surrogate on a fresh neighborhood (seed + 1)."""
-        explainer = self._explainer(self.seed + 1)
-        data, inverse = explainer._LimeTabularExplainer__data_inverse(row_t, self.num_samples)
+    def _fit(self, row_t: np.ndarray, fn, seed: int, n: int) -> tuple[np.ndarray, float, float, float]:
+        """One LIME fit: (weights of shape (n_features,), intercept, in-sample R², local prediction)."""
+        label = self.target_index if self.mode == "classification" else 1
+        exp = self._explainer(seed).explain_instance(row_t, fn, labels=(self.target_index,),
+                                                     num_features=len(self.feature_names), num_samples=n)
+        coef = np.zeros(len(self.feature_names))
+        for j, w in exp.local_exp[label]:
+            coef[j] = w
+        return coef, float(exp.intercept[label]), float(exp.score), float(np.ravel(exp.local_pred)[0])
+
+    def _heldout_r2(self, row_t: np.ndarray, fn, coef: np.ndarray, intercept: float, seed: int, n: int) -> float:
+        """Weighted R² of the fitted surrogate on a fresh neighborhood of ``n`` samples drawn with ``seed``."""
+        explainer = self._explainer(seed)
+        data, inverse = explainer._LimeTabularExplainer__data_inverse(row_t, n)
         scaled = (data - explainer.scaler.mean_) / explainer.scaler.scale_
         distances = np.sqrt(((scaled - scaled[0]) ** 2).sum(axis=1))
         weights = explainer.base.kernel_fn(distances)

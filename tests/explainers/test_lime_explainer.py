@@ -70,3 +70,71 @@ def test_big_training_tables_are_summarised_by_a_seeded_sample(bc, gb_model):
     same = LimeExplainer(predict, training_data=X, class_names=("b", "m"), max_training_rows=100)
     np.testing.assert_array_equal(big._train, same._train)  # seeded
     assert "seeded sample" not in LimeExplainer(predict, training_data=X, class_names=("b", "m")).source
+
+
+# --- sampling error (issue 13): oracles are LIME fits run with the lime library directly -------------
+
+def _direct_lime(bc, gb_model, row, seeds, n):
+    """LIME's weights for ``row`` with a fresh ``LimeTabularExplainer(random_state=s)`` per seed, shape (len(seeds), 30)."""
+    X, _, train, _ = bc
+    predict = lambda a: gb_model.predict_proba(pd.DataFrame(a, columns=X.columns))  # noqa: E731
+    out = []
+    for s in seeds:
+        exp = LimeTabularExplainer(X.iloc[train].to_numpy(dtype=float), feature_names=list(X.columns),
+                                   class_names=["benign", "malignant"], discretize_continuous=True,
+                                   discretizer="quartile", random_state=s).explain_instance(
+            X.iloc[row].to_numpy(dtype=float), predict, labels=(1,), num_features=30, num_samples=n)
+        w = np.zeros(30)
+        for j, v in exp.local_exp[1]:
+            w[j] = v
+        out.append(w)
+    return np.array(out)
+
+
+def test_lime_values_and_standard_error_are_the_mean_and_spread_of_independent_lime_fits(bc, gb_model, lime_explainer):
+    """Values = mean of lime's own fits with seeds 0..4; SE = their sample SD / sqrt(5) (lime run directly)."""
+    X = bc[0]
+    got = lime_explainer.explain(X.iloc[[3]], num_samples=300)
+    direct = _direct_lime(bc, gb_model, 3, range(5), 300)
+    np.testing.assert_allclose(got.values, direct.mean(axis=0), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got.params["standard_error"], direct.std(axis=0, ddof=1) / np.sqrt(5), rtol=0, atol=1e-12)
+    assert got.params["repeats"] == 5 and got.params["num_samples"] == 300 and got.params["total_samples"] == 1500
+    assert isinstance(got.params["converged"], bool) and len(got.params["standard_error"]) == 30
+
+
+def test_lime_standard_error_matches_the_spread_over_many_independent_seeds(bc, gb_model, lime_explainer):
+    """The SE claimed from 5 fits ≈ the SD of one fit over 40 other seeds (lime directly) / sqrt(5)."""
+    X = bc[0]
+    got = np.array(lime_explainer.explain(X.iloc[[3]], num_samples=300).params["standard_error"])
+    empirical = _direct_lime(bc, gb_model, 3, range(100, 140), 300).std(axis=0, ddof=1) / np.sqrt(5)
+    ratio = np.median(got / empirical)
+    assert 0.7 < ratio < 1.4, ratio
+
+
+def test_lime_doubles_the_neighborhood_exactly_until_the_stated_tolerance_is_met(bc, gb_model):
+    """The stopping size, recomputed with lime directly: the first n in 150, 300, ... with max SE ≤ 5 % of max |mean|."""
+    X, _, train, _ = bc
+    predict = lambda a: gb_model.predict_proba(pd.DataFrame(a, columns=X.columns))  # noqa: E731
+    lime = LimeExplainer(predict, training_data=X.iloc[train], class_names=("benign", "malignant"), num_samples=150,
+                         rel_tolerance=0.05, time_budget_s=600, max_samples=4800)
+    got = lime.explain(X.iloc[[4]])
+    n, expected = 150, None
+    while n <= 4800:
+        fits = _direct_lime(bc, gb_model, 4, range(5), n)
+        se = fits.std(axis=0, ddof=1) / np.sqrt(5)
+        if se.max() <= 0.05 * np.abs(fits.mean(axis=0)).max():
+            expected = n
+            break
+        n *= 2
+    assert expected is not None and expected > 150  # the case exercises at least one doubling
+    assert got.params["num_samples"] == expected and got.params["converged"] is True
+    assert got.params["total_samples"] == 5 * (2 * expected - 150)
+
+
+def test_lime_refuses_settings_that_cannot_give_a_standard_error(bc, gb_model):
+    X, _, train, _ = bc
+    predict = lambda a: gb_model.predict_proba(pd.DataFrame(a, columns=X.columns))  # noqa: E731
+    with pytest.raises(ValueError, match="repeats must be at least 2"):
+        LimeExplainer(predict, training_data=X.iloc[train], class_names=("b", "m"), repeats=1)
+    with pytest.raises(ValueError, match="num_samples <= max_samples"):
+        LimeExplainer(predict, training_data=X.iloc[train], class_names=("b", "m"), num_samples=5000, max_samples=1000)
