@@ -97,6 +97,7 @@ def analyze_heads(
     trees: Sequence[ConlluSentence] | None = None,
     *,
     relations: Sequence[str] = DEFAULT_RELATIONS,
+    word_level: bool = True,
     batch_size: int = 32,
     importance: bool = True,
     pruning_fractions: Sequence[float] = DEFAULT_PRUNING_FRACTIONS,
@@ -117,6 +118,9 @@ def analyze_heads(
         Gold dependency trees (word forms are the input; gold heads give
         the syntactic roles). Exactly one of ``texts`` and ``trees``.
     relations : sequence of str, default=("nsubj", "obj", "amod", "advmod")
+    word_level : bool, default=True
+        Also compute the roles at word level (pieces merged), returned beside as
+        ``word_roles``; same eligible-query denominators.
     batch_size : int, default=32
         Texts are batched by length to limit padding (padding never enters
         a statistic: each text's own tokens are sliced out).
@@ -144,8 +148,10 @@ def analyze_heads(
     Returns
     -------
     HeadAnalysis
-        Roles are computed at word level (pieces merged, docs/methods.md, "Attention"),
-        special tokens excluded as queries and as targets, not renormalised.
+        ``roles`` at token level (the level the model works on), special tokens excluded as
+        queries and as targets, not renormalised; positional shares over eligible queries
+        (those with a token at the offset). ``word_roles`` the same with pieces merged
+        (docs/methods.md, "Attention"), or None.
 
     Raises
     ------
@@ -182,7 +188,8 @@ def analyze_heads(
     n_passes += n_eval * ("iterative" in pruning_orders)
     total, done = n_passes * len(batches), 0
     L, H = model.n_layers, model.n_heads
-    acc = RoleAccumulator(L, H, relations=relations, **role_kwargs)
+    acc = RoleAccumulator(L, H, relations=relations, level="token", **role_kwargs)
+    acc_word = RoleAccumulator(L, H, relations=relations, level="word", **role_kwargs) if word_level else None
     raw_importance = np.zeros((L, H))
     predictions = np.zeros(len(inputs), dtype=int)
     encoded = []
@@ -214,18 +221,21 @@ def analyze_heads(
         for b, i in enumerate(batch):
             e = encs[b]
             n = e.n_tokens
-            w = merge_attention(att[b, :, :, :n, :n], e.word_index, len(e.words))
+            tokens = att[b, :, :, :n, :n]
             if trees is not None:
                 tree = trees[i]
                 cand = [u != "PUNCT" for u in tree.upos[:len(e.words)]]
-                rare = rarest_position(e.words, counts, cand)
-                acc.add(w, rare_index=rare, heads=tree.heads[:len(e.words)],
-                        deprels=tree.deprels[:len(e.words)])
+                arcs = dict(heads=tree.heads[:len(e.words)], deprels=tree.deprels[:len(e.words)])
             else:
                 cand = [bool(_WORD.search(x)) for x in e.words]
-                acc.add(w, rare_index=rarest_position(e.words, counts, cand))
+                arcs = {}
+            rare = rarest_position(e.words, counts, cand)
+            acc.add(tokens, e.content_mask, rare, word_index=e.word_index, **arcs)
+            if acc_word is not None:
+                acc_word.add(merge_attention(tokens, e.word_index, len(e.words)), rare_index=rare, **arcs)
         tick()
     roles = acc.finalize()
+    word_roles = acc_word.finalize() if acc_word is not None else None
     imp = None
     curves = []
     if importance:
@@ -259,10 +269,11 @@ def analyze_heads(
                 else "importance (iterative)" if name == "iterative" else name,
                 pruned_heads=tuple(f"{a}.{b}" for a, b in pruned[:max(n_pruned, default=0)]),
                 n_texts=len(inputs)))
-    src = (f"{model.name}; {len(inputs)} texts; roles at word level (pieces merged), "
-           f"relations {', '.join(relations)}")
+    src = (f"{model.name}; {len(inputs)} texts; roles at token level ([CLS]/[SEP] excluded)"
+           + (" and at word level (pieces merged)" if word_level else "")
+           + f", positional shares over eligible queries; relations {', '.join(relations)}")
     return HeadAnalysis(roles=roles, importance=imp, pruning=tuple(curves), n_texts=len(inputs),
-                        seconds=time.perf_counter() - t0, source=src)
+                        seconds=time.perf_counter() - t0, source=src, word_roles=word_roles)
 
 
 def _split_words(tokenizer, text: str) -> list[str]:

@@ -170,19 +170,24 @@ class HeadRoles:
 
     All arrays have shape (n_layers, n_heads) unless stated.
 
+    Positions are tokens (``level="token"``, special tokens excluded as queries and targets) or
+    words (``level="word"``, pieces merged). Positional shares use *eligible-query* denominators:
+    a query counts for offset ``r`` only if position ``query + r`` is a valid target.
+
     Parameters
     ----------
     confidence : ndarray
-        Mean over query words of the largest attention weight to a non-special
-        word (not renormalised).
+        Mean over queries of the largest attention weight to a valid (non-special)
+        target (not renormalised).
     modal_offset : ndarray of int
-        Most frequent relative position ``argmax - query`` of the head.
+        Offset ``argmax - query`` with the largest eligible share (offsets that at least
+        ``params["min_coverage"]`` of the queries are eligible for).
     modal_share : ndarray
-        Share of query words whose argmax is at ``modal_offset``.
+        Share of the eligible queries whose argmax is at ``modal_offset``.
     share_prev, share_next : ndarray
-        Share of query words whose argmax is at offset -1 / +1.
+        Share of the queries that have a -1 / +1 neighbour whose argmax is there.
     rare_share : ndarray
-        Share of query words whose argmax is the sentence's rarest word.
+        Share of queries whose argmax is (a piece of) the sentence's rarest word.
     syntactic_best : tuple of tuple of str, shape (n_layers, n_heads)
         Best ``"rel:dir"`` (``dir`` is ``d2h`` dependent to head or ``h2d``)
         by accuracy minus baseline; empty string without gold arcs.
@@ -190,11 +195,24 @@ class HeadRoles:
         Accuracy of that relation and its positional baseline (NaN if none).
     labels : tuple of tuple of tuple of str
         Roles of every head, e.g. ``("positional(-1)",)``,
-        ``("syntactic(nsubj,d2h)", "rare_word")``, or ``()``.
+        ``("syntactic(nsubj,d2h)", "syntactic(obj,h2d)", "rare_word")``, or ``()``:
+        every relation that clears the margin.
     n_queries : int
-        Number of query words the statistics were taken over.
+        Number of queries (tokens or words) the statistics were taken over.
     params : dict
         Thresholds used (positional 0.90 inclusive, rare 0.5, syntactic +0.10).
+    level : {"token", "word"}
+    modal_se, share_prev_se, share_next_se : ndarray
+        Standard errors of those shares, clustered by sentence (ratio estimator); NaN when
+        fewer than two sentences are eligible.
+    modal_eligible : ndarray of int
+        Denominator of ``modal_share`` (eligible queries at ``modal_offset``).
+    eligible_prev, eligible_next : int
+        Denominators of ``share_prev`` / ``share_next``.
+    syntactic : dict
+        Every relation with enough arcs: ``"rel:dir" -> {"accuracy": ndarray (n_layers, n_heads),
+        "baseline": float, "n_arcs": int}``.
+    n_sentences : int
     """
 
     confidence: np.ndarray
@@ -209,6 +227,15 @@ class HeadRoles:
     labels: tuple
     n_queries: int
     params: dict = field(default_factory=dict)
+    level: str = "word"
+    modal_se: np.ndarray | None = None
+    share_prev_se: np.ndarray | None = None
+    share_next_se: np.ndarray | None = None
+    modal_eligible: np.ndarray | None = None
+    eligible_prev: int = 0
+    eligible_next: int = 0
+    syntactic: dict = field(default_factory=dict)
+    n_sentences: int = 0
 
     def heads_with(self, role_prefix: str) -> list[str]:
         """``"layer.head"`` labels (0-based) of heads with a role starting with ``role_prefix``."""
@@ -284,6 +311,7 @@ class HeadAnalysis:
     Parameters
     ----------
     roles : HeadRoles
+        At token level (the level the model works on).
     importance : HeadImportance or None
     pruning : tuple of PruningCurve
     n_texts : int
@@ -291,6 +319,8 @@ class HeadAnalysis:
         Wall time of the job.
     source : str
         Model, dataset and settings, for display.
+    word_roles : HeadRoles or None
+        The same roles at word level (pieces merged), shown beside; None if not asked for.
     """
 
     roles: HeadRoles
@@ -299,6 +329,7 @@ class HeadAnalysis:
     n_texts: int
     seconds: float
     source: str
+    word_roles: HeadRoles | None = None
 
     def to_dict(self) -> dict:
         return _jsonable(self)

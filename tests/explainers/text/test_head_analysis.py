@@ -97,11 +97,33 @@ def test_progress_and_cancel(tiny_bert):
 def test_roles_on_real_trees(minilm, shared_data):
     trees = read_conllu(shared_data / "ud_english_ewt" / "en_ewt-ud-dev.conllu", max_sentences=40)
     res = analyze_heads(minilm, trees=trees, importance=False)
-    r = res.roles
+    r, w = res.roles, res.word_roles
+    assert r.level == "token" and w.level == "word"
     assert r.confidence.shape == (6, 12) and ((r.confidence > 0) & (r.confidence <= 1)).all()
-    assert r.n_queries == sum(len(t.words) for t in trees)
+    assert w.n_queries == sum(len(t.words) for t in trees)
+    assert w.eligible_prev == w.eligible_next == w.n_queries - len(trees)
     assert np.all(r.share_prev + r.share_next <= 1 + 1e-9)
     assert res.importance is None and res.pruning == ()
+    # independent recomputation from the raw attentions, one sentence at a time (no batch, no padding):
+    # content tokens 1..T-2; a query counts for -1 (+1) only if a content token is there
+    hits, eligible, n_tokens = np.zeros((2, 6, 12)), np.zeros(2), 0
+    for t in trees:
+        enc = minilm.tokenizer(list(t.words), is_split_into_words=True, return_tensors="pt")
+        with torch.no_grad():
+            _, atts = minilm(enc["input_ids"], enc["attention_mask"], output_attentions=True)
+        a = torch.stack(atts, 0)[:, 0].double().numpy()  # (6, 12, T, T)
+        T = a.shape[-1]
+        n_tokens += T - 2
+        for q in range(1, T - 1):
+            target = 1 + a[:, :, q, 1:T - 1].argmax(-1)  # argmax over content keys
+            for side, nb in ((0, q - 1), (1, q + 1)):
+                if 1 <= nb <= T - 2:
+                    eligible[side] += 1
+                    hits[side] += target == nb
+    assert r.n_queries == n_tokens and (r.eligible_prev, r.eligible_next) == tuple(eligible)
+    np.testing.assert_allclose(r.share_prev, hits[0] / eligible[0], atol=1e-12)
+    np.testing.assert_allclose(r.share_next, hits[1] / eligible[1], atol=1e-12)
+    assert "positional(-1)" in r.labels[0][2] and "positional(+1)" in r.labels[1][8]
 
 
 def test_analyze_rejects_bad_input(tiny_bert):
