@@ -172,36 +172,97 @@ def agreement_heatmap(report, metric: str) -> go.Figure:
 
 
 def _short(roles) -> str:
-    """Roles one per line, abbreviated; each escaped (a syntactic role names the file's relation)."""
-    out = []
+    """A compact cell label: ``-1``/``+1`` (positional), ``self``, ``syn×k`` (k relations), ``rare``.
+
+    One item per line; the full list (relation names are the file's text, escaped) is in the hover.
+    """
+    out, n_syn = [], 0
     for r in roles:
-        r = r.replace("positional", "pos").replace("syntactic(", "syn(").replace("rare_word", "rare")
-        out.append(esc(r))
+        if r.startswith("positional(") and r.endswith(")"):
+            out.append(esc(r[len("positional("):-1]).replace("-", "−"))
+        elif r.startswith("syntactic("):
+            n_syn += 1
+        elif r == "rare_word":
+            out.append("rare")
+        else:
+            out.append(esc(r))
+    if n_syn:
+        out.insert(len(out) - ("rare" in out), f"syn×{n_syn}")
     return "<br>".join(out)
 
 
-def roles_view(roles) -> go.Figure:
-    """Head confidence (colour) with each head's roles written in its cell (Voita et al. 2019).
+def _pct(p, se, n) -> str:
+    """``"99.1 % ± 0.1 (n = 16,453)"``; the standard error is clustered by sentence."""
+    if p is None or p != p:
+        return f"n/a (n = {int(n):,})"
+    err = "" if se is None or se != se else f" ± {100 * se:.1f}"
+    return f"{100 * p:.1f} %{err} (n = {int(n):,})"
+
+
+def _roles_hover(roles, l: int, h: int) -> str:
+    """Everything behind one cell: shares with their denominators, every relation, every role."""
+    se = lambda name: None if getattr(roles, name, None) is None else getattr(roles, name)[l, h]  # noqa: E731
+    eligible = getattr(roles, "modal_eligible", None)
+    lines = [f"layer {l}, head {h} ({esc(getattr(roles, 'level', 'word'))} level)",
+             f"confidence {roles.confidence[l, h]:.3f}",
+             f"modal offset {int(roles.modal_offset[l, h]):+d}: "
+             + _pct(roles.modal_share[l, h], se("modal_se"), eligible[l, h] if eligible is not None else roles.n_queries),
+             "offset −1: " + _pct(roles.share_prev[l, h], se("share_prev_se"), getattr(roles, "eligible_prev", 0)),
+             "offset +1: " + _pct(roles.share_next[l, h], se("share_next_se"), getattr(roles, "eligible_next", 0)),
+             f"rare word: {roles.rare_share[l, h]:.0%}"]
+    relations = getattr(roles, "syntactic", None) or {}
+    margin = getattr(roles, "params", {}).get("syntactic_margin", 0.10)
+    rows = sorted(((s["accuracy"][l, h] - s["baseline"], name, s) for name, s in relations.items()),
+                  key=lambda t: -t[0])
+    cleared = [f"  {esc(name)}: accuracy {s['accuracy'][l, h]:.2f} vs baseline {s['baseline']:.2f} "
+               f"({s['n_arcs']} arcs)" for gain, name, s in rows if gain >= margin - 1e-12]
+    if cleared:
+        lines += [f"relations clearing baseline + {margin:.2f}:"] + cleared
+    elif roles.syntactic_best[l][h]:
+        lines.append(f"best relation {esc(roles.syntactic_best[l][h])}: accuracy "
+                     f"{roles.syntactic_accuracy[l, h]:.2f} vs baseline {roles.syntactic_baseline[l, h]:.2f} "
+                     "(below the margin)")
+    lines.append(f"roles: {esc(', '.join(roles.labels[l][h])) or 'none'}")
+    return "<br>".join(lines)
+
+
+def _level_title(roles) -> str:
+    level = getattr(roles, "level", "word")
+    what = "tokens, [CLS]/[SEP] excluded" if level == "token" else "words, pieces merged"
+    return (f"{esc(level)} level ({what}): ±1 shares over queries that have the neighbour, "
+            f"n = {getattr(roles, 'eligible_prev', 0):,} of {roles.n_queries:,}")
+
+
+def roles_view(roles, word_roles=None) -> go.Figure:
+    """Head confidence (colour) with a compact label of each head's roles in its cell (Voita et al. 2019).
+
+    The hover lists every relation that clears the margin and the shares with their eligible-query
+    denominators and sentence-clustered standard errors; the title says the level.
 
     Parameters
     ----------
     roles : explainers.text.HeadRoles
+        Token level, as :func:`explainers.attention.analyze_heads` returns it.
+    word_roles : explainers.text.HeadRoles, optional
+        The word-level roles, drawn beside.
     """
-    conf = np.asarray(roles.confidence)
-    L, H = conf.shape
-    text = [[_short(roles.labels[l][h]) for h in range(H)] for l in range(L)]
-    hover = [[(f"layer {l}, head {h}<br>confidence {conf[l, h]:.3f}<br>modal offset {int(roles.modal_offset[l, h]):+d} "
-               f"({roles.modal_share[l, h]:.0%} of queries)<br>offset -1: {roles.share_prev[l, h]:.0%}, "
-               f"+1: {roles.share_next[l, h]:.0%}<br>rare word: {roles.rare_share[l, h]:.0%}"
-               + (f"<br>{esc(roles.syntactic_best[l][h])}: accuracy {roles.syntactic_accuracy[l, h]:.2f} vs baseline "
-                  f"{roles.syntactic_baseline[l, h]:.2f}" if roles.syntactic_best[l][h] else "")
-               + f"<br>roles: {esc(', '.join(roles.labels[l][h])) or 'none'}") for h in range(H)] for l in range(L)]
-    fig = go.Figure(go.Heatmap(z=conf, x=[f"head {h}" for h in range(H)], y=[f"layer {l}" for l in range(L)],
-                               zmin=0, zmax=1, colorscale="Blues", text=text, texttemplate="%{text}",
-                               textfont=dict(size=9), customdata=hover, hovertemplate="%{customdata}<extra></extra>",
-                               colorbar=dict(title="confidence")))
-    fig.update_yaxes(autorange="reversed")
-    return _layout(fig, f"Head roles (text) and confidence (colour) over {roles.n_queries} query words", height=360)
+    panels = [roles] + ([word_roles] if word_roles is not None else [])
+    fig = make_subplots(rows=1, cols=len(panels), horizontal_spacing=0.04,
+                        subplot_titles=[_level_title(r) for r in panels])
+    for i, r in enumerate(panels):
+        conf = np.asarray(r.confidence)
+        L, H = conf.shape
+        text = [[_short(r.labels[l][h]) for h in range(H)] for l in range(L)]
+        hover = [[_roles_hover(r, l, h) for h in range(H)] for l in range(L)]
+        fig.add_trace(go.Heatmap(z=conf, x=[f"head {h}" for h in range(H)], y=[f"layer {l}" for l in range(L)],
+                                 zmin=0, zmax=1, colorscale="Blues", text=text, texttemplate="%{text}",
+                                 textfont=dict(size=9), customdata=hover, hovertemplate="%{customdata}<extra></extra>",
+                                 showscale=i == 0, colorbar=dict(title="confidence")), row=1, col=i + 1)
+        fig.update_yaxes(autorange="reversed", showticklabels=i == 0, row=1, col=i + 1)
+    fig.update_annotations(font=dict(size=11))
+    return _layout(fig, "Head roles (−1/+1 positional, syn×k: k dependency relations, rare word) and "
+                        "confidence (colour); hover for every relation", height=380,
+                   margin=dict(l=10, r=10, t=70, b=40))
 
 
 def importance_view(importance) -> go.Figure:

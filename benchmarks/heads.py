@@ -2,12 +2,14 @@
 
 Run ``python -m benchmarks.heads [--n-sentences 1000] [--random-seeds 0 1]``.
 
-Prints, per layer and head (0-based): confidence, argmax share at offsets
--1/+1, rare-word share, best dependency relation with its accuracy against the
-positional baseline, gradient importance (Michel et al. 2019, l2-normalised
-per layer) and roles (Voita et al. 2019 rules of docs/methods.md, "Head roles and head importance"); then the
-pruning curve and the time taken. The last line is one JSON object with
-``sentence_attention_ig_s``, ``head_analysis_s``, ``n_sentences`` and ``roles``.
+Prints, per layer and head (0-based), at token level ([CLS]/[SEP] excluded as queries and
+targets): confidence, argmax share at offsets -1/+1 over the *eligible* queries (those with a
+token there), rare-word share, best dependency relation with its accuracy against the
+positional baseline, gradient importance (Michel et al. 2019, l2-normalised per layer) and
+roles (Voita et al. 2019 rules of docs/methods.md, "Head roles and head importance"), then the
+word-level roles beside; then the pruning curve and the time taken. The last line is one JSON
+object with ``sentence_attention_ig_s``, ``head_analysis_s``, ``n_sentences``, ``roles``
+(token level: role -> heads), ``roles_word`` and ``positional_heads``.
 
 Timing uses ``torch.set_num_threads(1)``: on the shared 2-core machine two
 threads made single runs erratic (ENVIRONMENT-NOTES). The classifier is the
@@ -60,9 +62,11 @@ def _fmt(x: float) -> str:
 
 
 def print_table(res) -> None:
-    r, imp = res.roles, res.importance
+    r, imp, w = res.roles, res.importance, res.word_roles
+    print(f"token level: p(-1) over {r.eligible_prev} eligible queries, p(+1) over {r.eligible_next} "
+          f"(of {r.n_queries} tokens in {r.n_sentences} sentences)")
     print(f"{'head':>5} {'conf':>5} {'p(-1)':>5} {'p(+1)':>5} {'mode':>9} {'rare':>5} "
-          f"{'best relation':>15} {'acc':>5} {'base':>5} {'imp':>5}  roles")
+          f"{'best relation':>15} {'acc':>5} {'base':>5} {'imp':>5}  roles (token) | roles (word)")
     L, H = r.confidence.shape
     for layer in range(L):
         for head in range(H):
@@ -72,13 +76,15 @@ def print_table(res) -> None:
                   f"{r.syntactic_best[layer][head]:>15} {_fmt(r.syntactic_accuracy[layer, head])} "
                   f"{_fmt(r.syntactic_baseline[layer, head])} "
                   f"{_fmt(imp.normalized[layer, head]) if imp else '    -'}  "
-                  f"{', '.join(r.labels[layer][head]) or '-'}")
+                  f"{', '.join(r.labels[layer][head]) or '-'} | "
+                  f"{(', '.join(w.labels[layer][head]) or '-') if w is not None else 'n/a'}")
     for c in res.pruning:
         pts = ", ".join(f"{f:.0%}:{a:.3f}" for f, a in zip(c.fraction_pruned, c.agreement))
         print(f"pruning curve ({c.order}; agreement with unpruned predictions): {pts}")
 
 
 def roles_map(roles) -> dict:
+    """Role label -> "layer.head" names having it (every syntactic relation a head clears)."""
     out: dict = {}
     for layer, row in enumerate(roles.labels):
         for head, labels in enumerate(row):
@@ -113,12 +119,15 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     res = analyze_heads(model, trees=trees, random_seeds=tuple(args.random_seeds), progress=progress)
     head_s = time.perf_counter() - t0
-    print(f"{res.source}; {res.roles.n_queries} query words")
+    print(f"{res.source}; {res.roles.n_queries} query tokens")
     print_table(res)
     print(f"head analysis of {model.n_layers}x{model.n_heads} heads over {len(trees)} sentences: "
           f"{head_s:.1f} s (attention, roles, importance, pruning curve)")
+    roles = roles_map(res.roles)
     print(json.dumps(dict(sentence_attention_ig_s=round(sentence_s, 3), head_analysis_s=round(head_s, 1),
-                          n_sentences=len(trees), roles=roles_map(res.roles))))
+                          n_sentences=len(trees), roles=roles, roles_word=roles_map(res.word_roles),
+                          positional_heads=sorted({h for k, v in roles.items() if k.startswith("positional")
+                                                   for h in v}))))
     return 0
 
 

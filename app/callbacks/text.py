@@ -285,7 +285,7 @@ def run_heads(set_progress, _clicks, dataset, text_col, label_col, conllu, sourc
         msg = str(err) if isinstance(err, CandorError) else f"head analysis failed: {type(err).__name__}: {err}"
         return error_alert(msg), *(empty_figure(msg),) * 3
     a = view.analysis
-    return (_summary(view, cached), ft.roles_view(a.roles),
+    return (_summary(view, cached), ft.roles_view(a.roles, a.word_roles),
             ft.importance_view(a.importance) if a.importance is not None else empty_figure("no importance"),
             ft.pruning_view(a.pruning))
 
@@ -305,10 +305,12 @@ def _summary(view, cached: bool) -> html.Div:
                f"{acc['balanced_accuracy']:.3f}, n = {acc['n']})" if acc else
                "No usable labels: accuracy not computed.", className="mb-1"),
         html.Ul(items, className="small mb-1"),
-        method_note(f"roles: Voita et al. 2019; positional if one offset holds ≥ {r.params['positional_threshold']:.2f} "
-                    f"of query words, rare word ≥ {r.params['rare_threshold']:.2f}, syntactic ≥ baseline + "
-                    f"{r.params['syntactic_margin']:.2f} (absolute, ≥ {r.params['min_arcs']} arcs); heads as layer.head, "
-                    "0-based; special tokens excluded"),
+        method_note(f"roles: Voita et al. 2019, at {r.level} level ([CLS]/[SEP] neither queries nor targets; word "
+                    f"level beside); positional if the argmax is at one offset for ≥ {r.params['positional_threshold']:.2f} "
+                    f"of the queries that have a token there ({r.eligible_prev:,} of {r.n_queries:,} have a −1 "
+                    f"neighbour), rare word ≥ {r.params['rare_threshold']:.2f}, syntactic ≥ baseline + "
+                    f"{r.params['syntactic_margin']:.2f} (absolute, ≥ {r.params['min_arcs']} arcs; every relation that "
+                    "clears it); heads as layer.head, 0-based"),
         method_note(f"importance: Michel et al. 2019, {a.importance.loss}" if a.importance else "importance: not run"),
         method_note(a.source),
     ])

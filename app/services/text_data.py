@@ -351,7 +351,7 @@ def head_analysis(spec: dict | None, conllu: dict | None = None,
         raise CandorError("that CoNLL-U upload is no longer on the server; upload it again")
     source = (f"conllu:{conllu['id']}" if conllu else
               f"{spec['id']}:{spec.get('text_column')}:{spec.get('label_column')}")
-    key = f"{CACHE_VERSION}|heads|{loaded.info.tag}|{source}|max={MAX_ANALYSIS_TEXTS}|seeds=0"
+    key = f"{CACHE_VERSION}|heads-v2|{loaded.info.tag}|{source}|max={MAX_ANALYSIS_TEXTS}|seeds=0"
     cache = result_cache()
     hit = cache.get(key)
     if hit is not None:
