@@ -25,6 +25,10 @@ SHAP_WATERFALL = "descriptive-shap-waterfall"
 LIME_BAR = "descriptive-lime-bar"
 LOCAL_AGREEMENT = "descriptive-agreement"
 LOCAL_NOTES = "descriptive-notes"
+STABILITY_RUN = "descriptive-stability-run"
+STABILITY_CANCEL = "descriptive-stability-cancel"
+STABILITY_PROGRESS = "descriptive-stability-progress"
+STABILITY_CARD = "descriptive-stability-card"
 
 # Surrogate
 SURROGATE_SUMMARY = "surrogate-summary"

@@ -4,7 +4,9 @@ import dash_bootstrap_components as dbc
 from dash import html
 
 from app import ids
+from app.access import has_role
 from app.components import graph
+from app.stability_views import stability_controls
 
 dash.register_page(__name__, path="/descriptive", name="Descriptive", title="Candor · Descriptive", order=1)
 
@@ -17,4 +19,5 @@ def layout(**_):
         html.Div(id=ids.LOCAL_AGREEMENT),
         dbc.Row([dbc.Col(graph(ids.SHAP_WATERFALL, 440), md=6), dbc.Col(graph(ids.LIME_BAR, 440), md=6)]),
         html.Div(id=ids.LOCAL_NOTES),
+        stability_controls(has_role("analyst")),
     ])
