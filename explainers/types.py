@@ -378,6 +378,8 @@ class GlobalImportance:
     output_space : {"probability", "log_odds", "raw"}
     target : str
     source : str
+    standard_error : ndarray of shape (n_rows, n_features) or None
+        Standard error of each sampled attribution (0 for exact backends), same units as ``values``.
 
     Notes
     -----
@@ -392,6 +394,7 @@ class GlobalImportance:
     output_space: OutputSpace
     target: str
     source: str
+    standard_error: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         v = _as_float_array(self.values, "values", 2)
@@ -404,3 +407,15 @@ class GlobalImportance:
     def importance(self) -> np.ndarray:
         """Mean ``|attribution|`` per feature, shape (n_features,)."""
         return np.abs(self.values).mean(axis=0)
+
+    @property
+    def importance_standard_error(self) -> np.ndarray:
+        """Standard error of :attr:`importance` from the per-row sampling errors, shape (n_features,).
+
+        ``sqrt(Σ_i se_ij²) / n_rows`` (independent rows; ``| |a| − |b| | ≤ |a − b|``); zeros when exact.
+        It does not count which rows were sampled, only how well each row was estimated.
+        """
+        if self.standard_error is None:
+            return np.zeros(self.values.shape[1])
+        se = np.asarray(self.standard_error, dtype=float)
+        return np.sqrt((se ** 2).sum(axis=0)) / max(len(se), 1)

@@ -57,8 +57,10 @@ def test_permutation_shap_in_chunks_equals_one_call_and_is_additive():
     rng = np.random.default_rng(0)
     X, w = rng.normal(size=(50, 7)), rng.normal(size=7)
     f = lambda a: np.column_stack([np.tanh(a @ w), (a ** 2).sum(1)])  # noqa: E731
-    whole, base = permutation_shap(f, X[0], X[1:], n_perm=6, seed=3)
-    chunked, base_c = permutation_shap(f, X[0], X[1:], n_perm=6, seed=3, max_rows=60)  # 1 coalition per call
-    np.testing.assert_array_equal(whole, chunked)
-    np.testing.assert_array_equal(base, base_c)
-    np.testing.assert_allclose(base + whole.sum(axis=0), f(X[:1])[0], atol=1e-12)
+    whole = permutation_shap(f, X[0], X[1:], max_orderings=8, seed=3)
+    chunked = permutation_shap(f, X[0], X[1:], max_orderings=8, seed=3, max_rows=60)  # 1 coalition per call
+    np.testing.assert_array_equal(whole.values, chunked.values)
+    np.testing.assert_array_equal(whole.standard_error, chunked.standard_error)
+    np.testing.assert_array_equal(whole.base, chunked.base)
+    np.testing.assert_allclose(whole.base + whole.values.sum(axis=0), f(X[:1])[0], atol=1e-12)
+    np.testing.assert_allclose(whole.base, f(X[1:]).mean(axis=0), atol=1e-12)
