@@ -2,7 +2,7 @@
 
 Lopardo, Precioso, Garreau, "Attention Meets Post-hoc Interpretability: A Mathematical Perspective",
 ICML 2024, arXiv 2402.03485 (docs/methods.md, "Lopardo et al. 2024"): seven per-word explanations of a single-layer attention
-classifier, aligned by word, and their rank agreement with α-avg.
+classifier and the paper's approximation of LIME, aligned by word, and their rank agreement with α-avg.
 """
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ import plotly.graph_objects as go
 from app.figures import GREY, POS, esc
 from app.figures_text import _layout, word_strips
 
-_SIGNED = {"LIME", "G-avg", "G×I"}
+_SIGNED = {"LIME", "LIME approx.", "G-avg", "G×I"}
 """Scores with a sign (red toward the explained class, blue against); the others are non-negative."""
 
 
 def score_strips(words, scores: dict, label: str) -> go.Figure:
-    """One heatmap strip per explainer, aligned by word (Lopardo et al. 2024, Figure 1's seven explainers).
+    """One heatmap strip per explainer, aligned by word (Lopardo et al. 2024: Figure 1's seven explainers, LIME approx.).
 
     Parameters
     ----------

@@ -303,7 +303,9 @@ def attribution_label(expl) -> str:
     if expl.method == "gradient_x_input":
         return f"gradient x input (log-odds of {target})"
     if expl.method == "lime":
-        return f"LIME (probability of {target}; {p['num_samples']} samples, local R² {p['score']:.2f})"
+        heldout = p.get("heldout_r2", float("nan"))
+        return (f"LIME (probability of {target}; {p['num_samples']} samples, local R² {p['score']:.2f} in-sample, "
+                f"{heldout:.2f} held-out)")
     if expl.method == "shap":
         return f"SHAP Partition (log-odds of {target}; {p['max_evals']} evals, additivity gap {expl.additivity_gap:.3f})"
     return f"{expl.method} ({expl.output_space} of {target})"

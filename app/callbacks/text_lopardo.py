@@ -42,7 +42,7 @@ def run_lopardo(set_progress, _clicks, dataset, text_col, label_col):
           Output(ids.TEXT_LOPARDO_AGREEMENT, "figure"), Input(ids.TEXT_CURRENT, "data"),
           Input(ids.TEXT_LOPARDO_MODEL, "data"))
 def render_lopardo(current, model):
-    """The seven per-word explanations of the current text and their Spearman ρ with α-avg."""
+    """The per-word explanations of the current text, their Spearman ρ with α-avg and what the numbers show."""
     if not current or not current.get("text"):
         raise PreventUpdate
     try:
@@ -76,7 +76,11 @@ def _summary(view) -> html.Div:
                     "L2 norm of the closed-form gradient of the logit w.r.t. each word's embedding; "
                     f"G×I = ⟨e_t, ∇f⟩ (closed form vs autograd: max difference {view.gradient_check:.1e}); "
                     f"LIME: lime 0.2.0.1, {lop.LIME_SAMPLES} samples, bow=False, removed words become [MASK], "
-                    "regression on the logit"),
-        method_note("agreement: Spearman ρ between α-avg and |score| (Candor's choice, not Lopardo et al. 2024's); the "
-                    "paper's own numbers are not reproduced here and no number on this card is the paper's"),
+                    f"regression on the logit, local R² {view.lime_fit['score']:.2f} in-sample and "
+                    f"{view.lime_fit['heldout_r2']:.2f} on fresh masks; LIME approx.: the paper's closed form "
+                    "3/2 · mean over heads of (α_t w·v_t − α^MASK_t w·v^MASK_t)"),
+        html.Ul([html.Li(t) for t in lop.card_sentences(view)], className="small mb-1"),
+        method_note("agreement: Spearman ρ between α-avg and |score|, Pearson r between the LIME approximation and "
+                    "LIME (Candor's choices, not Lopardo et al. 2024's); the paper's own numbers are not reproduced "
+                    "here and no number on this card is the paper's"),
     ])

@@ -21,7 +21,8 @@ from explainers.text._tokens import encode_text, merge_token_scores
 from explainers.text._types import TextEncoding
 from explainers.types import Explanation
 
-__all__ = ["integrated_gradients", "gradient_x_input", "lime_text", "shap_text", "explained_output"]
+__all__ = ["integrated_gradients", "gradient_x_input", "lime_text", "lime_heldout_r2", "shap_text",
+           "explained_output"]
 
 
 def explained_output(logits: torch.Tensor, target: int, output: str) -> torch.Tensor:
@@ -220,6 +221,45 @@ def _predict_proba(model: TextClassifier, texts, batch_size: int = 64) -> np.nda
     return np.concatenate(out)
 
 
+def lime_heldout_r2(explainer, exp, classifier_fn, target: int, num_samples: int) -> float:
+    """Weighted R² of a fitted LIME text surrogate on a fresh neighbourhood not used for fitting.
+
+    The text counterpart of tabular LIME's held-out R² (:class:`explainers.lime_explainer.LimeExplainer`,
+    docs/methods.md, "LIME"): ``explainer`` (a ``LimeTextExplainer`` with the fitting one's settings
+    and another seed, seed + 1 by convention) draws ``num_samples`` new masks of the same text the way
+    LIME does (number of removed words uniform, then which ones), weighs them with LIME's kernel, and
+    the surrogate ``intercept + z @ coef`` is scored with :func:`explainers.lime_explainer.weighted_r2`.
+
+    Parameters
+    ----------
+    explainer : lime.lime_text.LimeTextExplainer
+        Seeded differently from the one that fitted ``exp``.
+    exp : lime.explanation.Explanation
+        The fitted explanation (its ``domain_mapper.indexed_string`` is the text's features).
+    classifier_fn : callable
+        Strings -> outputs (n, n_classes), as given to LIME.
+    target : int
+        Column of the outputs that ``exp`` explains.
+    num_samples : int
+
+    Returns
+    -------
+    float
+        At most 1 (negative when the surrogate is worse than the weighted mean); NaN when the
+        output is constant on the new neighbourhood.
+    """
+    from explainers.lime_explainer import weighted_r2  # imports lime: lazily, as lime_text does
+
+    indexed = exp.domain_mapper.indexed_string
+    data, labels, distances = explainer._LimeTextExplainer__data_labels_distances(
+        indexed, classifier_fn, num_samples)
+    coef = np.zeros(indexed.num_words())
+    for j, w in exp.local_exp[target]:
+        coef[j] = w
+    weights = explainer.base.kernel_fn(distances)
+    return weighted_r2(np.asarray(labels)[:, target], float(exp.intercept[target]) + data @ coef, weights)
+
+
 def lime_text(model: TextClassifier, text: str, target: int | None = None,
               num_samples: int = 1000, seed: int = 0, batch_size: int = 64) -> Explanation:
     """LIME text explanation (Ribeiro et al. 2016, arXiv 1602.04938), lime 0.2.0.1.
@@ -244,18 +284,25 @@ def lime_text(model: TextClassifier, text: str, target: int | None = None,
         ``values`` per word; ``base_value`` = surrogate intercept,
         ``prediction`` = surrogate prediction at the text
         (``params["model_probability"]`` is the model's),
-        ``params["score"]`` = LIME's weighted in-sample R2.
+        ``params["score"]`` = LIME's weighted in-sample R2,
+        ``params["heldout_r2"]`` = the same R2 on a fresh neighbourhood drawn with ``seed + 1``
+        (:func:`lime_heldout_r2`), as tabular LIME reports it.
     """
     from lime.lime_text import LimeTextExplainer
 
     enc, ids, mask, target = _prepare(model, text, target, False)
     words = list(enc.words)
-    explainer = LimeTextExplainer(
-        class_names=list(model.labels), split_expression=lambda _s: words, bow=False,
-        mask_string=model.tokenizer.pad_token, random_state=seed)
-    exp = explainer.explain_instance(
-        enc.text, lambda ts: _predict_proba(model, ts, batch_size), labels=(target,),
-        num_features=len(words), num_samples=num_samples)
+
+    def make(s):
+        return LimeTextExplainer(
+            class_names=list(model.labels), split_expression=lambda _s: words, bow=False,
+            mask_string=model.tokenizer.pad_token, random_state=s)
+
+    def proba(ts):
+        return _predict_proba(model, ts, batch_size)
+
+    exp = make(seed).explain_instance(enc.text, proba, labels=(target,), num_features=len(words),
+                                      num_samples=num_samples)
     n_feat = len(exp.domain_mapper.indexed_string.inverse_vocab)
     if n_feat != len(words):
         raise RuntimeError(f"LIME found {n_feat} words, the tokenizer {len(words)}")
@@ -267,11 +314,13 @@ def lime_text(model: TextClassifier, text: str, target: int | None = None,
     for j in range(len(words)):
         token_values[np.flatnonzero(enc.word_index == j)[0]] = word_values[j]
     prob = float(_predict_proba(model, [enc.text])[0, target])
+    heldout = lime_heldout_r2(make(seed + 1), exp, proba, target, num_samples)
     return _explanation(
         "lime", model, enc, token_values, exp.intercept[target], float(exp.local_pred[0]), target,
         "probability", f"lime 0.2.0.1 LimeTextExplainer, {num_samples} samples, bow=False, "
         f"mask {model.tokenizer.pad_token}, kernel_width=25",
-        dict(num_samples=num_samples, seed=seed, score=float(exp.score), model_probability=prob))
+        dict(num_samples=num_samples, seed=seed, score=float(exp.score), heldout_r2=heldout,
+             model_probability=prob))
 
 
 def shap_text(model: TextClassifier, text: str, target: int | None = None,

@@ -64,7 +64,7 @@ def test_seven_aligned_strips_with_real_values(lop, trained):
     store = trained[0]
     summary, strips, bars = cb.render_lopardo({"text": SENTENCE, "origin": "typed"}, store)
     names = [d.y[0] for d in strips.data]
-    assert names == ["α-avg", "α-max", "LIME", "G-avg", "G-L1", "G-L2", "G×I"]
+    assert names == ["α-avg", "α-max", "LIME", "LIME approx.", "G-avg", "G-L1", "G-L2", "G×I"]
     words = ["the", "staff", "were", "rude", "and", "the", "food", "was", "cold", "."]
     for d in strips.data:
         assert list(d.x) == [f"{i} {w}" for i, w in enumerate(words)]
@@ -79,12 +79,12 @@ def test_seven_aligned_strips_with_real_values(lop, trained):
     logits, _ = model.forward_embeddings(e[None])
     (grad,) = torch.autograd.grad(logits[0, view.target], e)
     gxi = (grad[1:] * e[1:]).sum(-1).detach().numpy()
-    np.testing.assert_allclose(strips.data[6].z[0], gxi, rtol=1e-4, atol=1e-6)
-    np.testing.assert_allclose(strips.data[5].z[0], grad[1:].norm(dim=-1).detach().numpy(), rtol=1e-4, atol=1e-7)
-    assert np.all(np.asarray(strips.data[4].z[0]) >= np.asarray(strips.data[5].z[0]) - 1e-9)  # L1 >= L2
+    np.testing.assert_allclose(strips.data[7].z[0], gxi, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(strips.data[6].z[0], grad[1:].norm(dim=-1).detach().numpy(), rtol=1e-4, atol=1e-7)
+    assert np.all(np.asarray(strips.data[5].z[0]) >= np.asarray(strips.data[6].z[0]) - 1e-9)  # L1 >= L2
     assert view.gradient_check < 1e-4
     assert np.any(np.asarray(strips.data[2].z[0]) != 0)  # LIME ran
-    assert [b for b in bars.data[0].x] == ["α-max", "LIME", "G-avg", "G-L1", "G-L2", "G×I"]
+    assert [b for b in bars.data[0].x] == ["α-max", "LIME", "LIME approx.", "G-avg", "G-L1", "G-L2", "G×I"]
     assert view.spearman["α-avg"] == pytest.approx(1.0)
     assert all(-1 <= r <= 1 for r in view.spearman.values() if not np.isnan(r))
     text = _text(summary)
@@ -103,7 +103,7 @@ def test_zero_output_layer_gives_zero_attributions_but_attention(lop, trained):
     model.eval()
     lop._models["zero-wl"] = lop.LopardoModel(model, base.vocab, dict(base.meta, key="zero-wl"))
     view = lop.lopardo_view("zero-wl", SENTENCE)
-    for name in ("LIME", "G-avg", "G-L1", "G-L2", "G×I"):
+    for name in ("LIME", "LIME approx.", "G-avg", "G-L1", "G-L2", "G×I"):
         np.testing.assert_allclose(view.scores[name], 0.0, atol=1e-9)
     assert np.ptp(view.scores["α-avg"]) > 0
     assert np.isnan(view.spearman["G×I"])
@@ -127,7 +127,7 @@ def test_uploaded_csv_trains_with_a_held_out_split(lop):
     assert (m["n_train"], m["n_test"]) == (24, 6) and 0.0 <= m["test_accuracy"] <= 1.0
     summary, strips, _ = cb.render_lopardo({"text": "a lovely film"}, store)
     assert "held-out accuracy" in _text(summary) and "6 texts not used for training" in _text(summary)
-    assert len(strips.data) == 7
+    assert len(strips.data) == 8
 
 
 def test_csv_without_usable_labels_names_the_file(lop):
@@ -138,3 +138,36 @@ def test_csv_without_usable_labels_names_the_file(lop):
     assert "stars.csv" in _text(status) and "needs labels" in _text(status)
     with pytest.raises(CandorError):
         lop.train(dict(info, label_column=None))
+
+
+def test_card_sentences_say_what_the_numbers_show(lop, trained):
+    """Gradient-vs-attention and LIME-approximation sentences come from the numbers (Spearman and Pearson
+    recomputed here with scipy from autograd gradients and the model's own attention)."""
+    from dataclasses import replace
+
+    from scipy import stats
+
+    store = trained[0]
+    summary, strips, _ = cb.render_lopardo({"text": SENTENCE, "origin": "typed"}, store)
+    view = lop.lopardo_view(store["key"], SENTENCE)
+    model, vocab = view.trained.model, view.trained.vocab
+    ids = vocab.encode([SENTENCE], model.max_len)
+    e = model.embed(ids)[0].detach().requires_grad_(True)
+    logits, alpha = model.forward_embeddings(e[None])
+    (grad,) = torch.autograd.grad(logits[0, view.target], e)
+    a = alpha[0, :, 1:].mean(0).detach().numpy()
+    rho1 = stats.spearmanr(a, grad[1:].abs().sum(-1).detach().numpy())[0]
+    rho2 = stats.spearmanr(a, grad[1:].norm(dim=-1).detach().numpy())[0]
+    verb = "like" if min(rho1, rho2) >= 0.8 else "partly like" if min(rho1, rho2) >= 0.5 else "differently from"
+    text = _text(summary)
+    assert f"order the words {verb} attention" in text
+    assert f"G-L1 {rho1:.2f}, G-L2 {rho2:.2f}" in text
+    r = np.corrcoef(np.asarray(strips.data[2].z[0]), np.asarray(strips.data[3].z[0]))[0, 1]
+    assert f"Pearson r = {r:.2f} over 10 words" in text
+    assert f"{view.lime_fit['heldout_r2']:.2f} on fresh masks" in text
+    assert -1 < view.lime_fit["heldout_r2"] <= 1
+    # the same card on numbers that disagree says so
+    other = lop.card_sentences(replace(view, spearman=dict(view.spearman, **{"G-L1": 0.1, "G-L2": 0.3})))
+    assert "order the words differently from attention" in other[0] and "reorder them" in other[0]
+    other = lop.card_sentences(replace(view, spearman=dict(view.spearman, **{"G-L1": 0.95, "G-L2": 0.99})))
+    assert "order the words like attention" in other[0] and "as the closed form predicts" in other[0]
