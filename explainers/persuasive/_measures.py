@@ -1,11 +1,11 @@
 """Fidelity measures and complexity proxies of the persuasive layer (docs/methods.md, "Persuasive layer" and "Persuasive measures").
 
-Deletion and insertion curves follow Petsiuk, Das, Saenko (2018, "RISE", arXiv
-1806.07421) for tabular data: features change one at a time to a baseline
-(training median) in explanation order. ERASER comprehensiveness, sufficiency
-and their AOPC follow DeYoung et al. (2020, arXiv 1911.03429) with every
-``k = 1..d`` (the product default for tabular data); removed features take each
-background row's value and outputs are averaged. Complexity proxies count
+Deletion/insertion curves and AOPC live in :mod:`._erasure` (re-exported here). ERASER
+comprehensiveness and sufficiency follow DeYoung et al. (2020, arXiv 1911.03429); removed
+features take each background row's value and outputs are averaged. AOPC is taken over the
+``k = 1..|S|`` ranks the shown view defines (``k = 1..d`` for a full explanation); where a view
+leaves an order open (ties, and hidden features on the curves' full path), the full explanation
+decides, then the column index. Complexity proxies count
 items, predicates, words, numbers and cognitive chunks (Lage et al. 2019,
 arXiv 1902.00006).
 """
@@ -18,110 +18,16 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..metrics import kendall_tau_b, spearman, top_k_overlap
+from ._erasure import (SMALL_GAP, aopc, curve_auc, deletion_curve, explanation_order, importance_order,
+                       insertion_curve, normalised_auc)
 from ._masking import PredictFn, masked_outputs as _masked_outputs
 
 __all__ = ["PredictFn", "Neighborhood", "explanation_order", "importance_order", "deletion_curve",
-           "insertion_curve", "curve_auc", "aopc", "make_neighborhood", "restricted_r2",
-           "attribution_fidelity", "attribution_fidelity_many", "CHEAP_MEASURES", "complexity", "NUMBER"]
+           "insertion_curve", "curve_auc", "normalised_auc", "aopc", "make_neighborhood", "restricted_r2",
+           "attribution_fidelity", "attribution_fidelity_many", "CHEAP_MEASURES", "complexity", "NUMBER",
+           "SMALL_GAP"]
 
 NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)?(?:e-?\d+)?%?")
-
-
-def explanation_order(values) -> np.ndarray:
-    """Feature indices by descending signed attribution, ties (and zeros) by index (docs/methods.md, "Persuasive layer")."""
-    v = np.asarray(values, dtype=float)
-    return np.lexsort((np.arange(v.size), -v))
-
-
-def importance_order(values) -> np.ndarray:
-    """Feature indices by descending ``|attribution|``, ties by index (the ERASER rationale order)."""
-    v = np.abs(np.asarray(values, dtype=float))
-    return np.lexsort((np.arange(v.size), -v))
-
-
-def _path(x: np.ndarray, start: np.ndarray, end: np.ndarray, order: np.ndarray) -> np.ndarray:
-    grid = np.tile(start, (order.size + 1, 1))
-    for i in range(1, order.size + 1):
-        grid[i:, order[i - 1]] = end[order[i - 1]]
-    return grid
-
-
-def deletion_curve(predict_fn: PredictFn, x, order, baseline) -> np.ndarray:
-    """Output as features are replaced by the baseline one at a time, in ``order``.
-
-    Parameters
-    ----------
-    predict_fn : callable
-        ndarray (n, n_features) -> ndarray (n,), the explained output ``g``.
-    x : ndarray of shape (n_features,)
-    order : ndarray of int, shape (n_features,)
-        Deletion order, e.g. :func:`explanation_order`.
-    baseline : ndarray of shape (n_features,)
-        Reference value of each feature (training median by default in the app).
-
-    Returns
-    -------
-    curve : ndarray of shape (n_features + 1,)
-        ``curve[0] = g(x)``, ``curve[-1] = g(baseline)``; one ``predict_fn`` call.
-
-    References
-    ----------
-    Petsiuk, Das, Saenko (2018). RISE: Randomized Input Sampling for
-    Explanation of Black-box Models. BMVC. arXiv 1806.07421.
-    """
-    x, b = np.asarray(x, float), np.asarray(baseline, float)
-    return np.asarray(predict_fn(_path(x, x, b, np.asarray(order, int))), dtype=float)
-
-
-def insertion_curve(predict_fn: PredictFn, x, order, baseline) -> np.ndarray:
-    """Output as features are restored from the baseline to ``x`` in ``order``; shape (n_features + 1,)."""
-    x, b = np.asarray(x, float), np.asarray(baseline, float)
-    return np.asarray(predict_fn(_path(x, b, x, np.asarray(order, int))), dtype=float)
-
-
-def curve_auc(curve) -> float:
-    """Trapezoidal area under a curve sampled at fractions ``0, 1/d, ..., 1`` of features changed.
-
-    docs/methods.md, "Tests with exact oracles", T11: deletion ``[6, 3, 1, 0]`` gives 7/3, insertion ``[0, 3, 5, 6]`` gives 11/3.
-    """
-    c = np.asarray(curve, dtype=float)
-    if c.size < 2:
-        raise ValueError(f"a curve needs at least 2 points, got {c.size}")
-    return float(np.sum((c[1:] + c[:-1]) / 2) / (c.size - 1))
-
-
-def aopc(predict_fn: PredictFn, x, order, background) -> tuple[float, float]:
-    """ERASER AOPC comprehensiveness and sufficiency over rationales of size ``k = 1..d``.
-
-    Parameters
-    ----------
-    predict_fn : callable
-    x : ndarray of shape (n_features,)
-    order : ndarray of int, shape (n_features,)
-        Rationale order (most important first), e.g. :func:`importance_order`.
-    background : ndarray of shape (n_background, n_features)
-        Values removed features take (outputs averaged over its rows).
-
-    Returns
-    -------
-    (aopc_comprehensiveness, aopc_sufficiency) : tuple of float
-        Means of ``g(x) - g(x without r_{:k})`` and ``g(x) - g(r_{:k} only)``.
-        docs/methods.md, "Tests with exact oracles", T12: 14/3 and 4/3 for ``g = x1 + x2 + x3`` at ``x = (3, 2, 1)``.
-
-    References
-    ----------
-    DeYoung, Jain, Rajani, Lehman, Xiong, Socher, Wallace (2020). ERASER: A
-    Benchmark to Evaluate Rationalized NLP Models. ACL. arXiv 1911.03429.
-    """
-    x = np.asarray(x, dtype=float)
-    order = np.asarray(order, dtype=int)
-    d = x.size
-    sets = [np.arange(d)]
-    for k in range(1, d + 1):
-        sets += [np.setdiff1d(np.arange(d), order[:k]), order[:k]]
-    outs = _masked_outputs(predict_fn, x, sets, background)
-    full = float(predict_fn(x[None, :])[0])
-    return float(np.mean(full - outs[1::2])), float(np.mean(full - outs[2::2]))
 
 
 @dataclass(frozen=True)
@@ -323,24 +229,37 @@ def attribution_fidelity(parent_values, shown_values, shown_features, *, predict
     dict of str to float
         ``mass_retained``, ``additivity_gap``, ``spearman``, ``kendall_tau_b``,
         ``top_k_overlap``, ``sufficiency``, ``comprehensiveness`` and, with
-        ``full``, ``aopc_comprehensiveness``, ``aopc_sufficiency``,
-        ``deletion_auc``, ``insertion_auc`` (raw and ``_norm`` ÷ g(x)), and
-        ``r2_restricted``/``r2_full``. NaN where a measure is undefined.
+        ``full``, ``aopc_comprehensiveness``, ``aopc_sufficiency`` (over the
+        ``k = 1..|S|`` ranks the view defines, ties by ``|φ|``; NaN for an empty S),
+        ``deletion_auc``, ``insertion_auc`` (raw, and ``_norm``: the AUC of
+        ``(curve - g(baseline)) / (g(x) - g(baseline))``), ``curve_gap``
+        (``g(x) - g(baseline)``), ``curve_gap_small`` (1.0 when ``|curve_gap|`` is below
+        :data:`SMALL_GAP` times the standard deviation of ``g`` over the background rows:
+        the normalised AUCs then divide by almost nothing, and the raw ones hardly move),
+        and ``r2_restricted``/``r2_full``. NaN where a measure is undefined.
+        The curves' path puts the features in the shown order, hidden ones (value 0) ordered
+        by ``φ``, then by column index.
     """
     shown = np.asarray(shown_values, float)
+    phi = np.asarray(parent_values, float)
     x = np.asarray(x, float)
     d = shown.size
     out = attribution_fidelity_many(parent_values, [shown], [shown_features], prediction=prediction,
                                     base_value=base_value, predict_fn=predict_fn, x=x, background=background,
                                     measures=[m for m in CHEAP_MEASURES if m != "r2_restricted"])[0]
     if full:
-        out["aopc_comprehensiveness"], out["aopc_sufficiency"] = aopc(predict_fn, x, importance_order(shown), background)
-        dele = deletion_curve(predict_fn, x, explanation_order(shown), baseline)
-        ins = insertion_curve(predict_fn, x, explanation_order(shown), baseline)
-        g = float(dele[0])
+        S = np.asarray(sorted(set(int(j) for j in shown_features)), dtype=int)
+        ranked = S[importance_order(shown[S], phi[S])]  # the view's ranks; ties by |φ|, then index
+        out["aopc_comprehensiveness"], out["aopc_sufficiency"] = aopc(predict_fn, x, ranked, background)
+        path = explanation_order(shown, phi)
+        dele = deletion_curve(predict_fn, x, path, baseline)
+        ins = insertion_curve(predict_fn, x, path, baseline)
+        g_x, g_b = float(dele[0]), float(dele[-1])
+        spread = float(np.std(np.asarray(predict_fn(np.asarray(background, float)), float)))
+        gap = g_x - g_b
         out.update(deletion_auc=curve_auc(dele), insertion_auc=curve_auc(ins),
-                   deletion_auc_norm=curve_auc(dele) / g if g else float("nan"),
-                   insertion_auc_norm=curve_auc(ins) / g if g else float("nan"))
+                   deletion_auc_norm=normalised_auc(dele, g_x, g_b), insertion_auc_norm=normalised_auc(ins, g_x, g_b),
+                   curve_gap=gap, curve_gap_small=float(abs(gap) < SMALL_GAP * spread if spread > 0 else gap == 0))
     if neighborhood is not None:
         out["r2_restricted"] = restricted_r2(neighborhood, sorted(set(int(j) for j in shown_features)))
         out["r2_full"] = restricted_r2(neighborhood, range(d))

@@ -176,3 +176,110 @@ def test_neighborhood_draws_categorical_codes_from_the_pool():
                              num_samples=50, seed=0, categorical={1: np.array([0.0, 1.0, 2.0])})
     assert set(np.unique(nb.Z[:, 1])) == {0.0, 1.0} and nb.Z[0].tolist() == [0.0, 0.0]
     assert nb.y[0] == 2.5
+
+
+# --- issue 13: AOPC over the ranks a view defines; deletion/insertion normalised by g(x) - g(baseline) ---
+
+def _raw(values, x, prediction, base=0.0):
+    values = np.asarray(values, float)
+    names = tuple("abcdefgh"[: values.size])
+    return Explanation("shap", names, values, base, prediction, np.asarray(x, float), "raw", "yes", "test")
+
+
+def _g4(a):
+    a = np.asarray(a, float)
+    return a[:, 0] * a[:, 1] + 2 * a[:, 2] - a[:, 3] + a[:, 2] * a[:, 3]
+
+
+def test_aopc_hand_checked_row_over_the_views_ranks():
+    """Top-2 view of a 4-feature model with interactions and two background rows: every masked
+    expectation enumerated by hand in numpy; AOPC = mean over k = 1, 2 (the ranks the view shows)."""
+    x = np.array([2.0, 1.0, 1.5, 1.0])
+    bg = np.array([[0.0, 0.0, 0.0, 0.0], [1.0, 0.5, 0.0, 2.0]])
+    phi = np.array([1.5, 0.4, 2.5, -0.9])
+    g_x = 2 * 1 + 2 * 1.5 - 1 + 1.5 * 1  # 5.5
+
+    def expected_output(keep):
+        rows = []
+        for b in bg:
+            z = b.copy()
+            z[list(keep)] = x[list(keep)]
+            rows.append(z[0] * z[1] + 2 * z[2] - z[3] + z[2] * z[3])
+        return np.mean(rows)
+
+    ranked = [2, 0]  # |φ| 2.5 then 1.5: what the top-2 view shows
+    comp = np.mean([g_x - expected_output(set(range(4)) - set(ranked[:k])) for k in (1, 2)])
+    suff = np.mean([g_x - expected_output(ranked[:k]) for k in (1, 2)])
+    ctx = P.Context(_g4, bg, np.zeros(4), np.zeros(4), ("no", "yes"))
+    s = P.top_k_items(_raw(phi, x, g_x), 2, ctx)
+    assert s.fidelity_after["aopc_comprehensiveness"] == pytest.approx(comp, abs=1e-12)
+    assert s.fidelity_after["aopc_sufficiency"] == pytest.approx(suff, abs=1e-12)
+    # the full explanation still averages over k = 1..4, in |φ| order
+    full = [2, 0, 3, 1]
+    comp4 = np.mean([g_x - expected_output(set(range(4)) - set(full[:k])) for k in range(1, 5)])
+    assert P.describe(_raw(phi, x, g_x), ctx).fidelity_after["aopc_comprehensiveness"] == pytest.approx(comp4)
+
+
+def test_aopc_and_curves_do_not_depend_on_the_hidden_features_column_order():
+    """Permuting the columns of the hidden features (model, row, background, φ alike) changes nothing."""
+    rng = np.random.default_rng(3)
+    d = 6
+    x = rng.normal(size=d) + 2
+    bg = rng.normal(size=(5, d))
+    phi = np.array([2.0, -1.5, 0.3, -0.2, 0.6, 0.1])  # top-2 view shows features 0 and 1
+    W = rng.normal(size=(d, d))
+
+    def model(perm):
+        inv = np.argsort(perm)
+        return lambda a: (np.tanh(np.asarray(a, float)[:, inv] @ W) ** 2).sum(axis=1)
+
+    results = []
+    for perm in ([0, 1, 2, 3, 4, 5], [0, 1, 5, 4, 3, 2], [0, 1, 3, 5, 2, 4]):
+        perm = np.array(perm)
+        f = model(perm)
+        g_x = float(f(x[perm][None, :])[0])
+        ctx = P.Context(f, bg[:, perm], np.median(bg, axis=0)[perm], np.zeros(d), ("no", "yes"))
+        s = P.top_k_items(_raw(phi[perm], x[perm], g_x), 2, ctx)
+        results.append([s.fidelity_after[k] for k in ("aopc_comprehensiveness", "aopc_sufficiency",
+                                                      "deletion_auc", "insertion_auc")])
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-12)
+    np.testing.assert_allclose(results[2], results[0], rtol=1e-12)
+
+
+def test_deletion_insertion_normalised_by_the_gap_on_a_linear_model():
+    """g = w·x with baseline b: exact attributions φ_j = w_j (x_j - b_j); the deletion curve is
+    g(b) + (sum of φ not yet deleted), so the normalised curve is that sum over Σφ, in closed form."""
+    w = np.array([1.0, -2.0, 0.5, 3.0])
+    x = np.array([2.0, 1.0, -1.0, 1.0])
+    b = np.array([1.0, 0.5, 0.0, -0.5])
+    f = lambda a: np.asarray(a, float) @ w  # noqa: E731
+    phi = w * (x - b)  # (1, -1, -0.5, 4.5)
+    order = np.argsort(-phi, kind="stable")
+    total = phi.sum()
+    remaining = np.array([phi[order[t:]].sum() for t in range(5)]) / total  # 1 ... 0
+    inserted = 1 - remaining
+    trap = lambda c: float(np.mean((c[1:] + c[:-1]) / 2))  # noqa: E731
+    bg = np.array([b, b + 1, b - 1, 2 * b])
+    ctx = P.Context(f, bg, b, b, ("no", "yes"))
+    out = P.describe(_raw(phi, x, float(f(x[None])[0]), float(f(b[None])[0])), ctx).fidelity_after
+    assert out["deletion_auc_norm"] == pytest.approx(trap(remaining), abs=1e-12)
+    assert out["insertion_auc_norm"] == pytest.approx(trap(inserted), abs=1e-12)
+    assert out["curve_gap"] == pytest.approx(total, abs=1e-12)
+    spread = np.std(bg @ w)
+    assert out["curve_gap_small"] == float(abs(total) < 0.25 * spread) == 0.0
+
+
+def test_small_gap_is_flagged_when_the_baseline_already_scores_like_the_row():
+    """The baseline's output within 0.25 standard deviations (over the background) of g(x): flagged."""
+    w = np.array([1.0, 1.0, 1.0])
+    f = lambda a: np.asarray(a, float) @ w  # noqa: E731
+    x = np.array([1.0, 1.0, 1.0])
+    near = np.array([1.0, 1.0, 0.9])  # g(b) = 2.9 against g(x) = 3
+    bg = np.array([[0, 0, 0], [3, 3, 3], [1, 0, 2], [2, 2, 0]], float)
+    assert abs(3 - 2.9) < 0.25 * np.std(bg @ w)
+    ctx = P.Context(f, bg, near, near, ("no", "yes"))
+    out = P.describe(_raw(w * (x - near), x, 3.0, 2.9), ctx).fidelity_after
+    assert out["curve_gap_small"] == 1.0 and out["curve_gap"] == pytest.approx(0.1)
+    far = np.zeros(3)
+    out = P.describe(_raw(w * x, x, 3.0, 0.0), P.Context(f, bg, far, far, ("no", "yes"))).fidelity_after
+    assert out["curve_gap_small"] == 0.0
