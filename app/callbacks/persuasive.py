@@ -17,7 +17,8 @@ from workspace.errors import CandorError
 
 _ROW = (("mass_retained", "Share of |attribution| shown", "{:.1%}"), ("sufficiency", "Sufficiency", None),
         ("comprehensiveness", "Comprehensiveness", None), ("aopc_comprehensiveness", "AOPC comprehensiveness", None),
-        ("deletion_auc", "Deletion AUC", None), ("insertion_auc", "Insertion AUC", None),
+        ("deletion_auc_norm", "Deletion AUC (share of the gap)", None),
+        ("insertion_auc_norm", "Insertion AUC (share of the gap)", None),
         ("spearman", "Spearman ρ", None), ("top_k_overlap", "Top-k overlap", None),
         ("r2_restricted", "Local R², shown features", None), ("additivity_gap", "Additivity gap", None))
 
@@ -112,7 +113,15 @@ def _cost(view):
                         f"{s.complexity_after['n_chunks']}",
                         f"{len(s.dropped)} features hidden; all features: {s.complexity_before['n_items']} / "
                         f"{s.complexity_before['n_words']} / {s.complexity_before['n_chunks']}"))
-    return card("What the simplification costs", metric_row(items),
+    body = [metric_row(items)]
+    if after.get("curve_gap_small"):
+        body.append(dbc.Alert(f"Deletion/insertion say little for this row: the training-median baseline already scores "
+                              f"{fmt(after['curve_gap'])} from the row's output (g(x) − g(baseline)), under a quarter of "
+                              "the output's spread over the background rows, so the curves hardly move and their "
+                              "normalised areas divide by almost nothing.", color="warning", class_name="py-1 mt-2"))
+    return card("What the simplification costs", body,
                 source=f"{s.parent.source}; ERASER sufficiency/comprehensiveness and AOPC (DeYoung et al. 2020) with "
-                       "hidden features set to each background row; deletion/insertion AUC (Petsiuk et al. 2018) "
-                       "towards the training median; local R² on a seeded 500-sample neighborhood")
+                       "hidden features set to each background row, AOPC over the ranks the view shows; "
+                       "deletion/insertion AUC (Petsiuk et al. 2018) towards the training median, as a share of "
+                       "g(x) − g(baseline), hidden features in the full explanation's order; local R² on a seeded "
+                       "500-sample neighborhood")

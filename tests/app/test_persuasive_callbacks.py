@@ -63,3 +63,19 @@ def test_global_tradeoff_marks_the_current_k(sample_workspace):
     fig = persuasive.render_global(5)
     assert fig.layout.shapes[0].x0 == 5 and len(fig.data) == 4
     assert fig.data[0].x[-1] == 30 and abs(fig.data[0].y[-1]) < 1e-9  # k = all features: sufficiency 0
+
+
+def test_cost_flags_deletion_insertion_when_the_baseline_scores_like_the_row(sample_workspace):
+    """Row 20 of the sample: g(x) - g(training medians) is ~0, recomputed here with the model directly."""
+    import numpy as np
+
+    ws = sample_workspace
+    x = ws.X.iloc[[20]]
+    medians = x.copy()
+    medians.iloc[0] = np.median(ws.X.iloc[ws.train_idx].to_numpy(dtype=float), axis=0)
+    p_x, p_b = ws.model.predict_proba(x)[0, 1], ws.model.predict_proba(medians)[0, 1]
+    assert (p_x >= 0.5) == (p_b >= 0.5) and abs(p_x - p_b) < 0.01  # baseline already in the predicted class
+    *_, cost, _, _, _ = persuasive.render_persuasive(20, 3)
+    assert "Deletion/insertion say little for this row" in _text(cost)
+    *_, cost, _, _, _ = persuasive.render_persuasive(4, 3)
+    assert "say little" not in _text(cost) and "share of the gap" in _text(cost)
