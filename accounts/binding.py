@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import ipaddress
-import os
 
 from .users import AccountsError, Users
+from workspace.settings import current
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
@@ -51,7 +51,7 @@ def check_bind(addresses: list[str]) -> list[str]:
             "researcher account), and CANDOR_ALLOWED_HOSTS for a wildcard address; or bind 127.0.0.1")
     Users().validate()
     wildcard = [h for h in outside if h in ("0.0.0.0", "::", "") or h.startswith(("unix:", "fd://"))]
-    if wildcard and not os.environ.get("CANDOR_ALLOWED_HOSTS"):
+    if wildcard and not current().allowed_hosts:
         raise AccountsError(
             f"serving on {', '.join(wildcard)}: set CANDOR_ALLOWED_HOSTS to the host names clients use "
             "(comma-separated, e.g. candor.example.org); requests naming another Host are refused")

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import os
 import sys
 
 from . import sessions
 from .roles import ROLES
 from .users import AccountsError, add_user, check_name
+from workspace.settings import current
 
 
 def _read_password() -> str:
@@ -29,7 +29,7 @@ def main(argv: list[str]) -> int:
                                      "the password is read from the terminal or from stdin")
     add.add_argument("name")
     add.add_argument("--role", required=True, choices=ROLES)
-    add.add_argument("--file", default=os.environ.get("CANDOR_USERS_FILE"),
+    add.add_argument("--file", default=current().users_file,
                      help="users file (default: CANDOR_USERS_FILE)")
     rev = sub.add_parser("revoke", help="end every session of a user now (CANDOR_SESSION_DB)")
     rev.add_argument("name")

@@ -20,6 +20,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from workspace.settings import current
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -40,7 +41,7 @@ class Session:
 
 def db_path() -> Path:
     """The session file (``CANDOR_SESSION_DB``, default ``instance/sessions.sqlite3``)."""
-    return Path(os.environ.get("CANDOR_SESSION_DB") or Path("instance") / "sessions.sqlite3")
+    return Path(current().session_db or Path("instance") / "sessions.sqlite3")
 
 
 def session_seconds() -> float:
@@ -51,7 +52,7 @@ def session_seconds() -> float:
     ValueError
         If ``CANDOR_SESSION_HOURS`` is not a positive number.
     """
-    text = os.environ.get("CANDOR_SESSION_HOURS", "8")
+    text = current().session_hours or "8"
     try:
         hours = float(text)
     except ValueError:

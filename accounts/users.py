@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .passwords import hash_password, is_hash, verify_password
 from .roles import ROLES
+from workspace.settings import current
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 RESEARCHER_ACCOUNT = "researcher"
@@ -132,17 +133,17 @@ class Users:
 
     @staticmethod
     def users_file() -> str | None:
-        return os.environ.get("CANDOR_USERS_FILE") or None
+        return current().users_file
 
     @staticmethod
     def auth_header() -> str | None:
         """The trusted proxy header (``CANDOR_AUTH_HEADER``), or None when not configured."""
-        return os.environ.get("CANDOR_AUTH_HEADER") or None
+        return current().auth_header
 
     @classmethod
     def login_configured(cls) -> bool:
         """Whether any login is configured: a users file, a proxy header or the researcher password."""
-        return bool(cls.users_file() or cls.auth_header() or os.environ.get("CANDOR_RESEARCHER_PASSWORD"))
+        return bool(cls.users_file() or cls.auth_header() or current().researcher_password)
 
     @classmethod
     def full_login(cls) -> bool:
@@ -179,7 +180,7 @@ class Users:
         found = self._file_users().get(name)
         if found:
             return found[0]
-        if name == RESEARCHER_ACCOUNT and os.environ.get("CANDOR_RESEARCHER_PASSWORD"):
+        if name == RESEARCHER_ACCOUNT and current().researcher_password:
             return User(RESEARCHER_ACCOUNT, "researcher")
         return None
 
@@ -188,7 +189,7 @@ class Users:
         found = self._file_users().get(name or "")
         if found:
             return found[0] if verify_password(password, found[1]) else None
-        shorthand = os.environ.get("CANDOR_RESEARCHER_PASSWORD", "")
+        shorthand = current().researcher_password or ""
         if name == RESEARCHER_ACCOUNT and shorthand:
             return User(name, "researcher") if hmac.compare_digest((password or "").encode(),
                                                                   shorthand.encode()) else None
@@ -198,7 +199,7 @@ class Users:
     @staticmethod
     def _header_roles() -> tuple[dict[str, str], str]:
         roles: dict[str, str] = {}
-        for item in filter(None, (s.strip() for s in os.environ.get("CANDOR_AUTH_ROLES", "").split(","))):
+        for item in filter(None, (s.strip() for s in (current().auth_roles or "").split(","))):
             name, sep, role = item.partition("=")
             if not sep:
                 raise AccountsError(f"CANDOR_AUTH_ROLES: expected name=role, got {item!r}")
@@ -206,7 +207,7 @@ class Users:
                 roles[check_name(name.strip())] = check_role(role.strip())
             except AccountsError as err:
                 raise AccountsError(f"CANDOR_AUTH_ROLES: {err}") from None
-        default = os.environ.get("CANDOR_AUTH_DEFAULT_ROLE", "viewer")
+        default = current().auth_default_role or "viewer"
         try:
             check_role(default)
         except AccountsError as err:

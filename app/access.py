@@ -18,7 +18,6 @@ Every request passes, in order:
 from __future__ import annotations
 
 import ipaddress
-import os
 import urllib.parse
 
 import flask
@@ -31,6 +30,7 @@ from accounts.users import AccountsError, User, Users
 
 from workspace import settings
 from workspace.errors import CandorError
+from workspace.settings import current
 
 COOKIE = "candor_session"
 LOCAL_USER = "local"
@@ -77,7 +77,7 @@ def same_origin(url: str) -> bool:
 
 def local_role() -> str:
     """The local user's role: every role, but ``analyst`` while researchers log in with their own password."""
-    return "analyst" if os.environ.get("CANDOR_RESEARCHER_PASSWORD") else "researcher"
+    return "analyst" if current().researcher_password else "researcher"
 
 
 def _from_this_machine() -> bool:
@@ -141,7 +141,7 @@ class TooManyAttempts(Exception):
 
 def _limit() -> tuple[int, float]:
     try:
-        limit = int(os.environ.get("CANDOR_LOGIN_LIMIT", "5"))
+        limit = int(current().login_limit or "5")
     except ValueError:
         limit = 5
     return max(limit, 1), 60.0
@@ -170,7 +170,7 @@ def attempt_login(name: str, password: str | None) -> User | None:
 
 def cookie_options(samesite: str = "Lax") -> dict:
     """The session cookie's attributes: HttpOnly, SameSite, Secure on HTTPS or with ``CANDOR_SECURE_COOKIES=1``."""
-    secure = os.environ.get("CANDOR_SECURE_COOKIES") == "1" or flask.request.is_secure
+    secure = current().secure_cookies == "1" or flask.request.is_secure
     return {"httponly": True, "samesite": samesite, "secure": secure, "path": "/",
             "max_age": int(sessions.session_seconds())}
 

@@ -191,10 +191,8 @@ def _text_row(args, texts) -> int:
 
 
 def run_hf_folder(args, out) -> None:
-    """A Hugging Face classifier folder: attention and Integrated Gradients for one text (explainers.text)."""
-    import explainers.text as xt
-    from explainers.attention.extract import extract_attention
-
+    """A Hugging Face classifier folder: the Text page's own services (attention, prediction, IG) for one text."""
+    from .services import text as text_services
     from .services import text_loader
 
     folder = Path(args.model).resolve()
@@ -206,14 +204,18 @@ def run_hf_folder(args, out) -> None:
           f"{', '.join(clf.labels)}, max {clf.max_length} tokens", file=out)
     texts, _ = _texts(args, out)
     row = _text_row(args, texts)
-    attn = _view("attention", lambda: extract_attention(clf, texts[row]))
-    enc = attn.encoding
-    cut = (f"; truncated from {enc.n_tokens_before_truncation} tokens" if enc.truncated else "")
-    print(f"attn    text row {row}: weights {attn.attention.weights.shape} (layers x heads x tokens x tokens){cut}",
-          file=out)
-    ig = _view("Integrated Gradients", lambda: xt.integrated_gradients(clf, texts[row], n_steps=20))
-    print(f"ig      text row {row}: {len(ig.values)} tokens, completeness gap {ig.additivity_gap:.2e} "
-          f"({ig.output_space} of {ig.target!r})", file=out)
+    with _settings(text_model=folder):  # the folder is the Text page's model for this check
+        view = _view("attention", lambda: text_services.text_view(texts[row]))
+        enc = view.attention.encoding
+        cut = (f"; truncated from {enc.n_tokens_before_truncation} tokens" if enc.truncated else "")
+        print(f"attn    text row {row}: weights {view.attention.attention.weights.shape} (layers x heads x tokens x "
+              f"tokens){cut}", file=out)
+        ig = view.ig
+        if ig is None:  # long texts: the page computes IG in its background job
+            _view("Integrated Gradients", lambda: text_services.run_slow_attributions(texts[row]))
+            ig = text_services.attribution(texts[row], "ig")
+        print(f"ig      text row {row}: {len(ig.values)} tokens, completeness gap {ig.additivity_gap:.2e} "
+              f"({ig.output_space} of {ig.target!r})", file=out)
 
 
 def run_text(args, out) -> None:
@@ -242,7 +244,8 @@ def run_text(args, out) -> None:
                                   labels=(len(model.classes_) - 1,)))
     words = exp.as_list(label=len(model.classes_) - 1)
     print(f"text    accuracy against {args.target!r} on all rows {acc:.3f} (optimistic if trained on them)", file=out)
-    print(f"lime    text row {row}: local R2 {exp.score:.3f}; top words: "
+    print(f"lime    text row {row} (the lime library; no page serves a scikit-learn text model): local R2 "
+          f"{exp.score:.3f}; top words: "
           + ", ".join(f"{str(w)!r} {v:+.3f}" for w, v in words[:3]), file=out)
     if fp() != before:
         raise CandorError(f"{Path(args.model).name}: the model's predictions changed while explaining it")

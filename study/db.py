@@ -21,6 +21,7 @@ from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
+from workspace.settings import current
 
 __all__ = ["DEFAULT_SQLITE_PATH", "resolve_url", "make_engine", "migrate", "open_database"]
 
@@ -43,7 +44,7 @@ def resolve_url(url: str | None = None) -> str:
     str
         A URL whose PostgreSQL driver is ``psycopg`` (version 3).
     """
-    url = url or os.environ.get("DATABASE_URL") or f"sqlite:///{DEFAULT_SQLITE_PATH}"
+    url = url or current().database_url or f"sqlite:///{DEFAULT_SQLITE_PATH}"
     for prefix in ("postgres://", "postgresql://"):
         if url.startswith(prefix):
             return "postgresql+psycopg://" + url[len(prefix):]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import zlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -22,12 +21,14 @@ from sqlalchemy import Connection, delete, func, insert, select, text
 
 from .models import EnrolmentLog, Participant
 from .schema import Study
+from workspace.settings import current
 
 __all__ = ["ENV_PER_CLIENT", "ENV_PER_STUDY", "EnrolLimits", "EnrolmentRefused", "limits_from_env",
            "client_key", "check_and_log"]
 
 ENV_PER_CLIENT = "CANDOR_ENROL_PER_MINUTE"
 ENV_PER_STUDY = "CANDOR_ENROL_STUDY_PER_MINUTE"
+_FIELDS = {ENV_PER_CLIENT: "enrol_per_minute", ENV_PER_STUDY: "enrol_study_per_minute"}
 DEFAULT_PER_CLIENT = 20
 DEFAULT_PER_STUDY = 120
 WINDOW = timedelta(minutes=1)
@@ -48,7 +49,7 @@ class EnrolLimits:
 
 
 def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
+    raw = getattr(current(), _FIELDS[name])
     if raw is None or raw.strip() == "":
         return default
     if not raw.strip().isdigit() or not 1 <= int(raw) <= 10**6:
@@ -69,7 +70,7 @@ def limits_from_env() -> EnrolLimits:
 
 def client_key(study: Study, address: str | None) -> str:
     """Keyed SHA-256 (hex) of the client address, so the raw address is never stored."""
-    secret = os.environ.get("CANDOR_SECRET_KEY") or hashlib.sha256(study.source_text.encode()).hexdigest()
+    secret = current().secret_key or hashlib.sha256(study.source_text.encode()).hexdigest()
     return hmac.new(secret.encode(), (address or "unknown").encode(), hashlib.sha256).hexdigest()
 
 

@@ -11,7 +11,6 @@ eagerly (tests, benchmarks).
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from sqlalchemy import Engine
 from . import store
 from .db import open_database
 from .schema import ID_RE, Study, load_study
+from workspace.settings import current
 
 __all__ = ["init", "engine", "study_dir", "get_study", "list_studies", "reset"]
 
@@ -30,7 +30,7 @@ _studies: dict[str, tuple[float, Study]] = {}
 
 def study_dir() -> Path:
     """Folder holding ``<study_id>.yaml`` files."""
-    return Path(os.environ.get("CANDOR_STUDY_DIR", "studies"))
+    return Path(current().study_dir or "studies")
 
 
 def engine() -> Engine:

@@ -104,3 +104,28 @@ def test_study_imports_no_web_stack_and_nothing_from_app():
         for package in FORBIDDEN + ("app",):
             found = _module_imports(path, package)
             assert not found, f"{path.relative_to(ROOT)} imports {sorted(found)}; study/ stays Dash-free and below app/"
+
+
+def _environ_uses(root: Path):
+    """(path, line, kind) of every ``os.environ``/``os.getenv``/``os.putenv`` use in the project's packages."""
+    import ast
+
+    for package in ("app", "explainers", "workspace", "study", "accounts"):
+        for path in sorted((root / package).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os" \
+                        and node.attr in ("environ", "getenv", "putenv", "unsetenv"):
+                    yield path.relative_to(root).as_posix(), node.lineno, node.attr
+
+
+def test_settings_are_read_in_one_place_and_no_module_writes_the_environment():
+    """Every variable is read by ``workspace/settings.py`` (and the torch options it calls); nobody writes it.
+
+    Fails on a module that reads ``os.environ`` where it uses the value (a second parser, read at a
+    different time than the rest) or writes it to talk to another module (``HF_HUB_OFFLINE`` once was).
+    """
+    root = Path(__file__).resolve().parent.parent
+    allowed = {"workspace/settings.py", "workspace/torch_files.py"}
+    outside = [f"{p}:{line} os.{kind}" for p, line, kind in _environ_uses(root) if p not in allowed]
+    assert outside == [], "read or written outside workspace/settings.py: " + ", ".join(outside)

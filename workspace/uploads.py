@@ -35,10 +35,17 @@ from .settings import current
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_SUFFIXES = (".skops",)
 DATA_SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".pq")
-MAX_MODEL_BYTES = limits.mib("CANDOR_MAX_UPLOAD_MB")
-MAX_DATA_BYTES = limits.mib("CANDOR_MAX_UPLOAD_MB")
-"""The upload page's dcc.Upload enforces the same limits in the browser (base64 through Dash's JSON); the
-server refuses larger request bodies before reading them (``MAX_CONTENT_LENGTH``, :func:`workspace.limits.max_request_bytes`)."""
+
+
+def max_upload_bytes() -> int:
+    """The largest model or table file an upload may have, in bytes (``CANDOR_MAX_UPLOAD_MB``, read now).
+
+    The upload page's dcc.Upload enforces the same limits in the browser (base64 through Dash's JSON); the
+    server refuses larger request bodies before reading them (``MAX_CONTENT_LENGTH``, :func:`workspace.limits.max_request_bytes`).
+    """
+    return limits.mib("CANDOR_MAX_UPLOAD_MB")
+
+
 GONE = "that upload is no longer on the server; upload the file again"
 INDEX, LOCK = "index.json", ".index.lock"
 _ID = re.compile(r"[0-9a-f]{32}-[\w.\-]{1,120}", re.ASCII)
@@ -219,7 +226,7 @@ def store_upload(filename: str, content: bytes | str, *, kind: str, folder: Path
     CandorError
         As :func:`save`.
     """
-    suffixes, limit = (MODEL_SUFFIXES, MAX_MODEL_BYTES) if kind == "model" else (DATA_SUFFIXES, MAX_DATA_BYTES)
+    suffixes, limit = (MODEL_SUFFIXES if kind == "model" else DATA_SUFFIXES), max_upload_bytes()
     return save(filename, content, kind=kind, suffixes=suffixes, limit=limit, folder=folder).path
 
 

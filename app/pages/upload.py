@@ -7,18 +7,15 @@ from workspace import limits
 from app import ids
 from app.access import has_role
 from app.components import card
-from workspace.uploads import MAX_MODEL_BYTES
+from workspace.uploads import max_upload_bytes
 
 dash.register_page(__name__, path="/upload", name="Your model", title="Candor · Your model", order=90)
 
 from app.callbacks import upload as _callbacks  # noqa: E402,F401  (registers this page's callbacks)
 
-MAX_BYTES = MAX_MODEL_BYTES
-
-
 def _drop(component_id: str, text: str) -> dcc.Upload:
     return dcc.Upload(id=component_id, children=html.Div([text, html.Span(" (drop or click)", className="text-muted")]),
-                      max_size=MAX_BYTES, multiple=False, className="upload-box border rounded p-3 mb-2",
+                      max_size=max_upload_bytes(), multiple=False, className="upload-box border rounded p-3 mb-2",
                       disabled=not has_role("analyst"))
 
 
@@ -27,7 +24,7 @@ def layout(**_):
         html.H2("Your model"),
         html.P("Upload a fitted scikit-learn model saved with skops (pickle files are refused; PyTorch models load "
                "from the command line) and a table with its feature columns and the target. Files stay on the "
-               f"server; at most {MAX_BYTES // 2**20} MiB each (the browser does not send a larger file) and at most "
+               f"server; at most {max_upload_bytes() // 2**20} MiB each (the browser does not send a larger file) and at most "
                f"{int(limits.setting('CANDOR_MAX_CELLS')):,} cells (rows x columns) per table. The model you load is "
                "explained for everyone using this server.", className="text-muted small"),
         html.Div() if has_role("analyst") else dbc.Alert(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from typing import Callable
 import numpy as np
 
 from workspace.errors import CandorError
+from workspace.settings import current
 from ._core import row_cache
 from .text_loader import ModelInfo, current_model, job_loaded, model_info, text_model  # noqa: F401
 
@@ -33,8 +33,13 @@ IG_SYNC_MAX_TOKENS = 64
 LIME_SAMPLES = 1000
 SHAP_MAX_EVALS = 500
 CACHE_VERSION = "text-v1"
-TEXT_DIR = Path(os.environ.get("CANDOR_TEXT_DIR", Path(tempfile.gettempdir()) / "candor-text"))
-"""Uploads and cached slow results; shared by every worker and background job of this machine."""
+TEXT_DIR: Path | None = None
+"""Set only to point one process at another folder (tests); None means ``Settings.text_dir``."""
+
+
+def text_dir() -> Path:
+    """Uploads and cached slow results (``CANDOR_TEXT_DIR``); shared by every worker and job of this machine."""
+    return TEXT_DIR or current().text_dir
 
 EXAMPLES: tuple[tuple[str, str], ...] = (
     ("The film was a delightful surprise, with warm performances and a clever script.", "positive"),
@@ -214,7 +219,7 @@ _cache_state: dict = {}
 
 
 def result_cache():
-    """The on-disk cache of slow results, under ``TEXT_DIR/results``.
+    """The on-disk cache of slow results, under ``text_dir()/results``.
 
     Returns
     -------
@@ -224,7 +229,7 @@ def result_cache():
     import diskcache
 
     if _cache_state.get("pid") != os.getpid():
-        folder = TEXT_DIR / "results"
+        folder = text_dir() / "results"
         folder.mkdir(parents=True, exist_ok=True)
         _cache_state.update(pid=os.getpid(), cache=diskcache.Cache(str(folder), size_limit=2 ** 28))
     return _cache_state["cache"]

@@ -30,7 +30,7 @@ _LABEL_NAMES = ("label", "labels", "sentiment", "target", "class", "y")
 
 
 def _uploads() -> Path:
-    folder = _text.TEXT_DIR / "uploads"
+    folder = _text.text_dir() / "uploads"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
@@ -38,7 +38,7 @@ def _uploads() -> Path:
 def _save(contents: str, filename: str, kind: str, limit: int) -> _store.Record:
     if not isinstance(contents, str) or "," not in contents:
         raise CandorError(f"{filename}: the upload could not be decoded (not a data URL)")
-    data = _store.decode(contents, filename, max(limit, _store.MAX_DATA_BYTES))
+    data = _store.decode(contents, filename, max(limit, _store.max_upload_bytes()))
     if len(data) > limit:
         raise CandorError(f"{filename} is {len(data) / 1e6:.1f} MB; the limit is {limit / 1e6:.0f} MB")
     if not data.strip():

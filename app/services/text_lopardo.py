@@ -68,7 +68,7 @@ os.register_at_fork(after_in_child=_fresh_lock_in_child)
 
 
 def _folder():
-    folder = _text.TEXT_DIR / "lopardo"
+    folder = _text.text_dir() / "lopardo"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,9 +34,6 @@ __all__ = [
     "detached_attention",
     "DEFAULT_LABEL_DESCRIPTIONS",
 ]
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 #: Descriptions embedded once to build the zero-shot label prototypes (chosen
 #: a priori, not tuned on any evaluation set).
