@@ -14,7 +14,7 @@ import sys
 
 from workspace.errors import CandorError
 from workspace.settings import Settings
-from workspace.torch_files import TorchOptions, add_torch_arguments
+from workspace.torch_options import TorchOptions, add_torch_arguments
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -33,7 +33,8 @@ import numpy as np
 
 from explainers.rules import rule_text
 from workspace.errors import CandorError, first_line
-from workspace.torch_files import TorchOptions, add_torch_arguments, is_torch_model
+from workspace.torch_files import is_torch_model
+from workspace.torch_options import TorchOptions, add_torch_arguments
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import CandorError
-from .torch_files import TorchOptions
+from .torch_options import TorchOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MAX_UNPACKED_MB = 1024

@@ -24,7 +24,7 @@ from pathlib import Path
 from workspace import settings
 from workspace.errors import CandorError
 from workspace.workspace import Workspace, load_sample_workspace, load_user_workspace, one_vs_rest
-from workspace.torch_files import TorchOptions
+from workspace.torch_options import TorchOptions
 from ._core import init, workspace
 
 LAUNCH_UID = uuid.uuid4().hex

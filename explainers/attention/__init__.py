@@ -23,7 +23,7 @@ _LAZY = {
     "RoleAccumulator": ".roles", "head_roles": ".roles", "rarest_position": ".roles",
     "DEFAULT_RELATIONS": ".roles",
     "analyze_heads": ".head_importance", "AnalysisCancelled": ".head_importance",
-    "normalize_per_layer": ".head_importance", "importance_order": ".head_importance",
+    "normalize_per_layer": ".head_importance", "pruning_order": ".head_importance",
     "DEFAULT_PRUNING_FRACTIONS": ".head_importance",
 }
 

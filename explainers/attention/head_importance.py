@@ -24,7 +24,7 @@ from explainers.text._model import TextClassifier, head_gates
 from explainers.text._tokens import encode_batch, merge_attention
 from explainers.text._types import HeadAnalysis, HeadImportance, PruningCurve
 
-__all__ = ["AnalysisCancelled", "analyze_heads", "normalize_per_layer", "importance_order",
+__all__ = ["AnalysisCancelled", "analyze_heads", "normalize_per_layer", "pruning_order",
            "DEFAULT_PRUNING_FRACTIONS"]
 
 DEFAULT_PRUNING_FRACTIONS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -52,8 +52,8 @@ def normalize_per_layer(raw: np.ndarray) -> np.ndarray:
     return np.divide(raw, norm, out=np.zeros_like(raw), where=norm > 0)
 
 
-def importance_order(importance: np.ndarray) -> list[tuple[int, int]]:
-    """Heads from least to most important; ties by (layer, head)."""
+def pruning_order(importance: np.ndarray) -> list[tuple[int, int]]:
+    """Heads in the order Michel et al. (2019) prune them: least to most important; ties by (layer, head)."""
     flat = np.asarray(importance, dtype=float).ravel()
     order = np.lexsort((np.arange(flat.size), flat))
     n_heads = importance.shape[1]
@@ -242,7 +242,7 @@ def analyze_heads(
         raw = raw_importance / len(inputs)
         imp = HeadImportance(raw=raw, normalized=normalize_per_layer(raw), n_texts=len(inputs),
                              loss="cross-entropy against the model's own predicted label")
-        orders = [(name, importance_order(imp.normalized) if name == "importance" else None)
+        orders = [(name, pruning_order(imp.normalized) if name == "importance" else None)
                   for name in pruning_orders]
         for seed in random_seeds:
             perm = np.random.default_rng(seed).permutation(L * H)
@@ -255,7 +255,7 @@ def analyze_heads(
                 k = int(round(f * L * H))
                 if order is None and k > len(pruned):  # iterative: re-rank the remaining heads
                     raw_k = _masked_importance(model, encoded, predictions, mask, check, tick)
-                    ranked = [h for h in importance_order(normalize_per_layer(raw_k)) if h not in pruned]
+                    ranked = [h for h in pruning_order(normalize_per_layer(raw_k)) if h not in pruned]
                     pruned += ranked[:k - len(pruned)]
                 mask = torch.ones((L, H))
                 for layer, head in pruned[:k]:

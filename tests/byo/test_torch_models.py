@@ -22,7 +22,7 @@ from sklearn.linear_model import LogisticRegression
 from app.check import main as check
 from workspace.errors import CandorError
 from workspace.workspace import load_pair, load_user_workspace
-from workspace.torch_files import TorchOptions
+from workspace.torch_options import TorchOptions
 from workspace.uploads import store_upload
 from explainers import LimeExplainer, ShapExplainer
 from explainers.model_adapter import OneVsRest

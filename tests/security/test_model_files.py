@@ -27,7 +27,7 @@ from sklearn.linear_model import LogisticRegression
 from workspace.errors import CandorError
 from workspace.model_files import load_model
 from workspace.workspace import load_pair
-from workspace.torch_files import TorchOptions
+from workspace.torch_options import TorchOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNSTRING = "numpy.testing._private.utils.runstring"  # def runstring(astr, dict): exec(astr, dict)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 
-from explainers.attention import AnalysisCancelled, analyze_heads, importance_order
+from explainers.attention import AnalysisCancelled, analyze_heads, pruning_order
 from explainers.text import head_gates, read_conllu
 
 CONLLU = """# sent_id = s1
@@ -69,7 +69,7 @@ def test_t15b_head_with_zero_output_columns_has_zero_importance(tiny_bert):
             dense.weight.copy_(saved)
     imp = res.importance
     assert imp.raw[1, 2] == 0.0 and (np.delete(imp.raw.ravel(), 6) > 0).all()
-    assert importance_order(imp.normalized)[0] == (1, 2)
+    assert pruning_order(imp.normalized)[0] == (1, 2)
     assert np.allclose(np.linalg.norm(imp.normalized, axis=1), 1.0)
     one_shot, iterative = res.pruning
     assert one_shot.order == "importance (one-shot)" and iterative.order == "importance (iterative)"
