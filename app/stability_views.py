@@ -11,7 +11,7 @@ from explainers.stability import STABLE_OVERLAP
 __all__ = ["stability_controls", "stability_card", "stability_hint"]
 
 HINT = ("Rank stability: rerun this row's SHAP over 10 background resamples and LIME over 10 seeds, and see "
-        "whether its top features stay the same (about 10 s).")
+        "whether its top features stay the same (10–30 s).")
 
 
 def stability_hint() -> html.Div:
