@@ -7,8 +7,9 @@ from ._types import (AgreementDetail, Frontier, FrontierPoint, RuleSetQuantities
                      TwoLevelRuleSet)
 from .cart import CartSurrogate
 from .estimator import FlatDecisionSet, TwoLevelDecisionSet
-from .frontier import (agreement_detail, evaluate_rule_set, make_rule_set, predict_rule_set, rule_agreement,
-                       surrogate_frontier)
+from ._interval import wilson_interval
+from .frontier import (agreement_detail, evaluate_rule_set, majority_label, make_rule_set, predict_rule_set,
+                       rule_agreement, surrogate_frontier)
 
 __all__ = [
     "TwoLevelDecisionSet",
@@ -20,6 +21,8 @@ __all__ = [
     "predict_rule_set",
     "make_rule_set",
     "rule_agreement",
+    "majority_label",
+    "wilson_interval",
     "TwoLevelRule",
     "TwoLevelRuleSet",
     "RuleSetQuantities",

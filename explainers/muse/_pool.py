@@ -11,13 +11,18 @@ Deviations, all named parameters of the estimators [D]:
   held only broad, imprecise rules (measured held-out agreement 0.83 vs 0.91). Descriptors are always ranked
   by support.
 * each ``(q, s)`` pair keeps only its majority black-box label and needs joint
-  support ``>= min_support / 2`` (an optional pruning of the ground set).
+  support ``>= min_support / 2`` (an optional pruning of the ground set); a pair with two bounds
+  of one direction on one feature (``x > 0`` in ``q``, ``x > 4`` in ``s``) is dropped, since one
+  of its predicates says nothing.
 * ``prune_majority_label=True`` (estimator default) drops triples that predict
   the overall majority black-box label: the default rule already gives that
   label, and BETA's cover term would otherwise spend the budget on rules that
   change no prediction.
 * the flat (IDS-style) pool is the set of distinct conjunctions ``q AND s`` of
   the two-level pool plus every decision rule alone, each as a one-level rule.
+* ``extra`` pairs (paths of trees fitted to the black box's labels,
+  ``explainers.muse._tree_candidates``) join the pool with their own support floor
+  ``extra_min_rows``, below ``min_support / 2``: they are where the labels change.
 """
 from __future__ import annotations
 
@@ -26,7 +31,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ._items import Item, itemset_masks, itemset_support, mine_itemsets
+from ._items import Item, _redundant, itemset_masks, itemset_support, mine_itemsets
 
 __all__ = ["Pool", "build_pool"]
 
@@ -85,7 +90,9 @@ def _weighted_covering(masks: np.ndarray, Y1: np.ndarray, targets: Sequence[int]
 def build_pool(I: np.ndarray, items: Sequence[Item], y: np.ndarray, n_classes: int, *,
                interest: set[str] | None, min_support: float, max_width: int, top_k: int,
                candidate_rank: str, dl_exclude_interest: bool, flat: bool,
-               prune_majority_label: bool = False, prefilter: int = 1000, seed: int = 0) -> Pool:
+               prune_majority_label: bool = False, prefilter: int = 1000, seed: int = 0,
+               extra: Sequence[tuple[tuple[int, ...], tuple[int, ...]]] = (), extra_min_rows: int = 1,
+               mine_items: int | None = None) -> Pool:
     """Mine itemsets on ``I`` and form the candidate triples.
 
     Parameters
@@ -112,6 +119,13 @@ def build_pool(I: np.ndarray, items: Sequence[Item], y: np.ndarray, n_classes: i
         Decision rules kept by the unweighted measure before the covering pass.
     seed : int, default=0
         Seeds the FP-growth row sample.
+    extra : sequence of (descriptor itemset, decision-rule itemset), optional
+        Further candidate pairs (item indices; the decision rule may be empty), kept when they
+        cover at least ``extra_min_rows`` rows.
+    extra_min_rows : int, default=1
+    mine_items : int, optional
+        Only the first ``mine_items`` items (the quantile ones) are mined for itemsets; the others
+        serve ``extra``.
 
     Returns
     -------
@@ -127,7 +141,8 @@ def build_pool(I: np.ndarray, items: Sequence[Item], y: np.ndarray, n_classes: i
     N = I.shape[0]
     Y1 = np.zeros((N, n_classes), dtype=np.float32)
     Y1[np.arange(N), y] = 1.0
-    mined = mine_itemsets(I, items, min_support, max_width, seed=seed)
+    n_base = I.shape[1] if mine_items is None else mine_items
+    mined = mine_itemsets(I[:, :n_base], items[:n_base], min_support, max_width, seed=seed)
     feats = [frozenset(items[i].feature for i in s) for s, _ in mined]
     sup = np.array([t[1] for t in mined])
     nd_idx = [k for k, f in enumerate(feats) if interest is None or f <= interest]
@@ -152,13 +167,38 @@ def build_pool(I: np.ndarray, items: Sequence[Item], y: np.ndarray, n_classes: i
     thr = min_support / 2.0 * N
     for qi in range(len(desc)):
         m = ms & mq[qi]
-        keep = np.flatnonzero(m.sum(axis=1) >= thr)
+        ok = np.array([not _redundant(tuple(desc[qi]) + tuple(s), items) for s in dl], dtype=bool)
+        keep = np.flatnonzero((m.sum(axis=1) >= thr) & ok.reshape(-1)[:len(dl)])
         rows_q += [qi] * len(keep)
         rows_s += keep.tolist()
         covs.append(m[keep])
+    if extra:
+        d_pos = {t: k for k, t in enumerate(desc)}
+        s_pos = {t: k for k, t in enumerate(dl)}
+        seen = set(zip(rows_q, rows_s))
+        pairs = []
+        for q, s in extra:
+            q, s = tuple(sorted(q)), tuple(sorted(s))
+            if _redundant(q + s, items):
+                continue
+            qi, si = d_pos.setdefault(q, len(d_pos)), s_pos.setdefault(s, len(s_pos))
+            if qi == len(desc):
+                desc.append(q)
+            if si == len(dl):
+                dl.append(s)
+            if (qi, si) not in seen:
+                seen.add((qi, si))
+                pairs.append((qi, si))
+        if pairs:
+            m = itemset_masks(I, [tuple(sorted(set(desc[qi]) | set(dl[si]))) for qi, si in pairs])
+            keep = np.flatnonzero(m.sum(axis=1) >= extra_min_rows)
+            rows_q += [pairs[k][0] for k in keep]
+            rows_s += [pairs[k][1] for k in keep]
+            covs.append(m[keep])
     cov = np.concatenate(covs) if covs else np.zeros((0, N), bool)
     q_id, s_id = np.asarray(rows_q, dtype=int), np.asarray(rows_s, dtype=int)
     if flat:
+        thr = min(thr, extra_min_rows) if extra else thr
         conj = {tuple(sorted(set(desc[q]) | set(dl[s]))): None for q, s in zip(q_id, s_id)}
         for s in dl:
             conj.setdefault(tuple(s), None)

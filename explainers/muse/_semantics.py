@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..rules import conjunction_mask
+from ._interval import wilson_interval
 from ._types import RuleSetQuantities, TwoLevelRule
 
 __all__ = ["fire_matrix", "resolve", "resolve_rules", "default_label", "quantities"]
@@ -138,6 +139,7 @@ def quantities(
     Returns
     -------
     RuleSetQuantities
+        With the Wilson 95 % interval of the agreement over these rows.
     """
     n = len(y)
     y = np.asarray(y, dtype=object)
@@ -148,8 +150,10 @@ def quantities(
     fo = sum(
         len({p.feature for p in q} & {p.feature for p in r.rule}) for q in descs for r in rules
     )
+    hits = int(np.sum(pred == y))
+    low, high = wilson_interval(hits, n)
     return RuleSetQuantities(
-        agreement=float(np.mean(pred == y)) if n else float("nan"),
+        agreement=hits / n if n else float("nan"),
         disagreement=int(dis),
         ruleoverlap=ro,
         cover=int(np.sum(cnt > 0)),
@@ -161,4 +165,6 @@ def quantities(
         ambiguous_share=float(np.mean(ambiguous)) if n else float("nan"),
         default_share=float(np.mean(uncovered)) if n else float("nan"),
         n_rows=int(n),
+        agreement_low=low,
+        agreement_high=high,
     )

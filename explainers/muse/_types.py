@@ -60,6 +60,8 @@ class RuleSetQuantities:
         Share of rows fired by no triple (they get the default label).
     n_rows : int
         Rows the quantities were computed on.
+    agreement_low, agreement_high : float
+        Wilson 95 % interval of ``agreement`` over these rows (Wilson 1927).
     """
 
     agreement: float
@@ -74,6 +76,8 @@ class RuleSetQuantities:
     ambiguous_share: float
     default_share: float
     n_rows: int
+    agreement_low: float = float("nan")
+    agreement_high: float = float("nan")
 
     def to_dict(self) -> dict:
         return _jsonable(self)
@@ -125,7 +129,9 @@ class FrontierPoint:
 
     Parameters
     ----------
-    method : {"muse", "cart", "flat"}
+    method : {"muse", "cart", "cart_dl", "flat"}
+        ``"cart_dl"`` is the same tree as ``"cart"`` drawn as a decision set (the default label's
+        leaves left to the default rule).
     budget : int
         The rule budget that produced it (``max_rules`` or ``max_leaf_nodes``).
     n_rules, n_predicates, n_neighborhoods : int
@@ -136,6 +142,8 @@ class FrontierPoint:
         Wall-clock fit time in seconds.
     rule_set : TwoLevelRuleSet
         The surrogate itself (shown when the point is clicked).
+    agreement_low, agreement_high : float
+        Wilson 95 % interval of ``agreement`` on the held-out rows.
     """
 
     method: str
@@ -146,6 +154,8 @@ class FrontierPoint:
     agreement: float
     fit_seconds: float
     rule_set: TwoLevelRuleSet
+    agreement_low: float = float("nan")
+    agreement_high: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -158,11 +168,20 @@ class Frontier:
         Ordered by method, then budget.
     n_train, n_eval : int
         Rows used to fit and to measure agreement.
+    trivial_label : label
+        The majority black-box label of the training rows: the trivial surrogate, "always this".
+    trivial_agreement, trivial_low, trivial_high : float
+        Its held-out agreement and Wilson 95 % interval; a surrogate that does not beat it
+        explains nothing the majority label does not.
     """
 
     points: tuple[FrontierPoint, ...]
     n_train: int
     n_eval: int
+    trivial_label: Any = None
+    trivial_agreement: float = float("nan")
+    trivial_low: float = float("nan")
+    trivial_high: float = float("nan")
 
     def curve(self, method: str) -> tuple[FrontierPoint, ...]:
         """Points of one method, by increasing budget."""
@@ -190,6 +209,13 @@ class AgreementDetail:
     ambiguous_share, default_share : float
         As in :class:`RuleSetQuantities`, on these rows.
     n_rows : int
+    agreement_low, agreement_high : float
+        Wilson 95 % interval of ``agreement``.
+    trivial_label : label
+        The trivial surrogate's label (the training majority when given, else these rows' majority).
+    trivial_agreement : float
+        Agreement of "always ``trivial_label``" on these rows; a surrogate at or below it explains
+        nothing the majority label does not.
     """
 
     classes: tuple
@@ -199,6 +225,10 @@ class AgreementDetail:
     ambiguous_share: float
     default_share: float
     n_rows: int
+    agreement_low: float = float("nan")
+    agreement_high: float = float("nan")
+    trivial_label: Any = None
+    trivial_agreement: float = float("nan")
 
     def to_dict(self) -> dict:
         return _jsonable(self)

@@ -1,7 +1,10 @@
 """Fidelity-complexity frontier of MUSE against CART and a flat decision set.
 
 docs/methods.md, "Rule surrogates: MUSE and CART": held-out agreement plotted against number of rules, predicates
-and neighborhoods, one point per budget [P]; baselines on the same axes [D].
+and neighborhoods, one point per budget [P]; baselines on the same axes [D]: CART drawn both leaf by
+leaf (``"cart"``) and as a decision set with a default rule (``"cart_dl"``, the fair comparison),
+the flat set, and the trivial surrogate (the majority label) as a reference. Every agreement
+carries a Wilson 95 % interval over the held-out rows.
 """
 from __future__ import annotations
 
@@ -12,15 +15,16 @@ import numpy as np
 import pandas as pd
 
 from ..types import Predicate
+from ._interval import wilson_interval
 from ._semantics import default_label, fire_matrix, quantities, resolve_rules
 from ._types import AgreementDetail, Frontier, FrontierPoint, RuleSetQuantities, TwoLevelRule, TwoLevelRuleSet
 from .cart import CartSurrogate
 from .estimator import FlatDecisionSet, TwoLevelDecisionSet, _py, as_frame
 
 __all__ = ["surrogate_frontier", "evaluate_rule_set", "predict_rule_set", "agreement_detail", "make_rule_set",
-           "rule_agreement"]
+           "rule_agreement", "majority_label"]
 
-_METHODS = ("muse", "cart", "flat")
+_METHODS = ("muse", "cart", "cart_dl", "flat")
 
 
 def _apply(rule_set: TwoLevelRuleSet, X):
@@ -52,7 +56,17 @@ def evaluate_rule_set(rule_set: TwoLevelRuleSet, X, y_model) -> RuleSetQuantitie
     return quantities(rule_set.rules, fired, y, pred, amb, unc)
 
 
-def agreement_detail(rule_set: TwoLevelRuleSet, X, y_model) -> AgreementDetail:
+def majority_label(y_model) -> Any:
+    """The trivial surrogate's label: the most frequent label (ties: the first in sorted order)."""
+    y = [_py(v) for v in np.asarray(y_model)]
+    if not y:
+        raise ValueError("no rows: the majority label is undefined")
+    classes = sorted(set(y), key=lambda v: (str(type(v)), v))
+    counts = [y.count(c) for c in classes]
+    return classes[int(np.argmax(counts))]
+
+
+def agreement_detail(rule_set: TwoLevelRuleSet, X, y_model, trivial_label: Any = None) -> AgreementDetail:
     """Per-class agreement and the surrogate-vs-model confusion matrix.
 
     Parameters
@@ -61,13 +75,16 @@ def agreement_detail(rule_set: TwoLevelRuleSet, X, y_model) -> AgreementDetail:
     X : DataFrame or ndarray of shape (n_rows, n_features)
     y_model : array-like of shape (n_rows,)
         Black-box labels.
+    trivial_label : label, optional
+        The trivial surrogate's label (the training rows' majority); default: these rows' majority.
 
     Returns
     -------
     AgreementDetail
         ``confusion[i, j]``: rows the model labels ``classes[i]`` and the
         surrogate ``classes[j]``; classes are those of the rule set plus any
-        new label in ``y_model``.
+        new label in ``y_model``; the agreement's Wilson 95 % interval and the
+        trivial surrogate's agreement on the same rows.
     """
     _, pred, amb, unc = _apply(rule_set, X)
     y = [_py(v) for v in np.asarray(y_model)]
@@ -80,8 +97,12 @@ def agreement_detail(rule_set: TwoLevelRuleSet, X, y_model) -> AgreementDetail:
     with np.errstate(invalid="ignore", divide="ignore"):
         per = np.where(rows > 0, np.diag(conf) / np.maximum(rows, 1), np.nan)
     n = len(y)
+    low, high = wilson_interval(int(np.trace(conf)), n)
+    triv = (majority_label(y) if trivial_label is None else trivial_label) if n else trivial_label
+    triv_agr = float(np.mean([v == triv for v in y])) if n else float("nan")
     return AgreementDetail(tuple(classes), conf, per, float(np.trace(conf) / n) if n else float("nan"),
-                           float(np.mean(amb)) if n else float("nan"), float(np.mean(unc)) if n else float("nan"), n)
+                           float(np.mean(amb)) if n else float("nan"), float(np.mean(unc)) if n else float("nan"), n,
+                           low, high, triv, triv_agr)
 
 
 def rule_agreement(rule_set: TwoLevelRuleSet, X, y_model) -> tuple[np.ndarray, np.ndarray]:
@@ -160,7 +181,8 @@ def surrogate_frontier(X_train, y_train_model, X_eval, y_eval_model, *, budgets:
         Black-box labels on those rows.
     budgets : sequence of int, default=(5, 10, 20)
         ``max_rules`` for MUSE and the flat set, ``max_leaf_nodes`` for CART.
-    methods : subset of {"muse", "cart", "flat"}
+    methods : subset of {"muse", "cart", "cart_dl", "flat"}
+        ``"cart_dl"`` reads the same tree as ``"cart"`` as a decision set (no second fit).
     muse_params : mapping, optional
         Extra :class:`TwoLevelDecisionSet` parameters (features of interest,
         ``max_width``, ``max_neighborhoods``, lambdas ...). The flat set gets
@@ -169,11 +191,14 @@ def surrogate_frontier(X_train, y_train_model, X_eval, y_eval_model, *, budgets:
         predicates, as many as a descriptor plus a decision rule).
     seed : int, default=0
     progress : callable, optional
-        Called as ``progress(done, total)`` after each fit (for a UI progress bar).
+        Called as ``progress(done, total)`` after each fit (for a UI progress bar); ``"cart"`` and
+        ``"cart_dl"`` share one fit per budget.
 
     Returns
     -------
     Frontier
+        Points with Wilson 95 % intervals, and the trivial surrogate (training majority label)
+        measured on the same held-out rows.
 
     Raises
     ------
@@ -185,23 +210,36 @@ def surrogate_frontier(X_train, y_train_model, X_eval, y_eval_model, *, budgets:
         raise ValueError(f"methods must be among {_METHODS}, got {sorted(bad)}")
     mp = dict(muse_params or {})
     fp = {k: v for k, v in mp.items() if k not in ("features_of_interest", "max_neighborhoods")}
-    total, done, points = len(methods) * len(budgets), 0, []
+    fits = [m for m in methods if m != "cart_dl" or "cart" not in methods]
+    total, done, points = len(fits) * len(budgets), 0, []
+    carts: dict[int, tuple[CartSurrogate, float]] = {}
     for method in methods:
         for b in budgets:
-            if method == "muse":
-                est = TwoLevelDecisionSet(max_rules=int(b), seed=seed, **mp)
-            elif method == "flat":
-                est = FlatDecisionSet(max_rules=int(b), seed=seed, **fp)
+            if method in ("cart", "cart_dl") and int(b) in carts:
+                est, dt = carts[int(b)]
             else:
-                est = CartSurrogate(max_leaf_nodes=int(b), seed=seed)
-            t0 = time.perf_counter()
-            est.fit(X_train, y_train_model)
-            dt = time.perf_counter() - t0
-            rs = est.rule_set_
+                if method == "muse":
+                    est = TwoLevelDecisionSet(max_rules=int(b), seed=seed, **mp)
+                elif method == "flat":
+                    est = FlatDecisionSet(max_rules=int(b), seed=seed, **fp)
+                else:
+                    est = CartSurrogate(max_leaf_nodes=int(b), seed=seed)
+                t0 = time.perf_counter()
+                est.fit(X_train, y_train_model)
+                dt = time.perf_counter() - t0
+                if method in ("cart", "cart_dl"):
+                    carts[int(b)] = (est, dt)
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+            rs = est.decision_set_ if method == "cart_dl" else est.rule_set_
             q = rs.train
-            agr = evaluate_rule_set(rs, X_eval, y_eval_model).agreement
-            points.append(FrontierPoint(method, int(b), q.size, q.numpreds, q.numdsets, agr, dt, rs))
-            done += 1
-            if progress is not None:
-                progress(done, total)
-    return Frontier(tuple(points), len(X_train), len(X_eval))
+            held = evaluate_rule_set(rs, X_eval, y_eval_model)
+            points.append(FrontierPoint(method, int(b), q.size, q.numpreds, q.numdsets, held.agreement, dt, rs,
+                                        held.agreement_low, held.agreement_high))
+    triv = majority_label(y_train_model)
+    y_eval = [_py(v) for v in np.asarray(y_eval_model)]
+    hits = sum(v == triv for v in y_eval)
+    low, high = wilson_interval(hits, len(y_eval))
+    return Frontier(tuple(points), len(X_train), len(X_eval), triv,
+                    hits / len(y_eval) if y_eval else float("nan"), low, high)

@@ -177,7 +177,7 @@ def test_frontier_and_agreement_detail():
     fr = surrogate_frontier(X.iloc[:300], y[:300], X.iloc[300:], y[300:], budgets=(2, 4),
                             muse_params=dict(features_of_interest=["region"], **FAST))
     assert [(p.method, p.budget) for p in fr.points] == [("muse", 2), ("muse", 4), ("cart", 2), ("cart", 4),
-                                                         ("flat", 2), ("flat", 4)]
+                                                         ("cart_dl", 2), ("cart_dl", 4), ("flat", 2), ("flat", 4)]
     for p in fr.points:
         assert p.n_rules <= p.budget
         assert p.agreement == evaluate_rule_set(p.rule_set, X.iloc[300:], y[300:]).agreement

@@ -60,7 +60,9 @@ def bc_labels(bc, gb_model):
     lambda: TwoLevelDecisionSet(max_rules=8, max_width=2, max_neighborhoods=3, **FAST),
     lambda: FlatDecisionSet(max_rules=8, max_width=2, **FAST),
     lambda: CartSurrogate(max_leaf_nodes=8),
-], ids=["muse", "flat", "cart"])
+    lambda: TwoLevelDecisionSet(max_rules=8, max_width=2, max_neighborhoods=3, prune_majority_label=False,
+                                tree_candidates=False, **FAST),
+], ids=["muse", "flat", "cart", "muse_itemsets_both_labels"])
 def test_estimators_predict_as_the_brute_force_reading(bc_labels, make):
     X_tr, y_tr, X_te, y_te = bc_labels
     est = make().fit(X_tr, y_tr)
@@ -74,10 +76,11 @@ def test_estimators_predict_as_the_brute_force_reading(bc_labels, make):
 
 
 def test_muse_on_breast_cancer_has_conflicts_to_resolve(bc_labels):
-    """The check above is not vacuous: some rows fire rules of both labels."""
+    """The check above is not vacuous: some rows fire rules of both labels (the itemset-only pool with
+    both labels; tree candidates tend to give disjoint rules)."""
     X_tr, y_tr, _, _ = bc_labels
     est = TwoLevelDecisionSet(max_rules=8, max_width=2, max_neighborhoods=3, prune_majority_label=False,
-                              **FAST).fit(X_tr, y_tr)
+                              tree_candidates=False, **FAST).fit(X_tr, y_tr)
     assert est.quantities(X_tr, y_tr).ruleoverlap > 0
     assert est.predict(X_tr).tolist() == brute_force(est.rules_, est.default_label_, X_tr)
 
