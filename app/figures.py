@@ -60,14 +60,83 @@ def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
     return fig
 
 
+def plain(value: float, digits: int = 3) -> str:
+    """A number as people read it, never in scientific notation: ``digits`` significant digits, at most 8 decimals.
+
+    ``0.000123456`` -> ``"0.000123"``; ``1234.5`` -> ``"1234"`` (``digits`` only adds decimals); values
+    below 0.00000001 in magnitude read ``"0"``; NaN reads ``"n/a"``.
+    """
+    v = float(value)
+    if v != v:
+        return "n/a"
+    if abs(v) < 1e-8:
+        return "0"
+    decimals = int(min(8, max(0, digits - 1 - np.floor(np.log10(abs(v))))))
+    return f"{v:.{decimals}f}"
+
+
+def gap_text(gap: float) -> str:
+    """An additivity gap for display: ``"< 0.000001"`` when below a millionth, else :func:`plain`."""
+    return "< 0.000001" if gap < 1e-6 else plain(gap)
+
+
+ROUGH = "≈ "
+"""Prefix of a feature whose standard error is larger than the gap to a neighbour in the ranking."""
+ROUGH_NOTE = "≈: its standard error is larger than the gap to a neighbour in the ranking (their order is not resolved)"
+
+
+def standard_errors(e: Explanation) -> np.ndarray | None:
+    """``e.params["standard_error"]`` as an array of shape (n_features,), or None if absent or malformed."""
+    se = e.params.get("standard_error") if isinstance(e.params, dict) else None
+    if se is None:
+        return None
+    se = np.asarray(se, dtype=float).ravel()
+    return se if se.shape == e.values.shape else None
+
+
+def rank_unresolved(scores: np.ndarray, se: np.ndarray | None) -> np.ndarray:
+    """True where a feature's standard error exceeds the gap in ``|score|`` to its neighbour above or below.
+
+    Features are ranked by ``|score|`` (ties by index, as :meth:`Explanation.ranking`); NaN or missing
+    standard errors flag nothing. Returns a bool array of shape (n_features,).
+    """
+    scores = np.abs(np.asarray(scores, dtype=float))
+    flags = np.zeros(scores.size, bool)
+    if se is None or scores.size < 2:
+        return flags
+    order = np.lexsort((np.arange(scores.size), -scores))
+    ranked, err = scores[order], np.asarray(se, dtype=float)[order]
+    gaps = np.abs(np.diff(ranked))
+    nearest = np.minimum(np.r_[np.inf, gaps], np.r_[gaps, np.inf])
+    flags[order] = np.isfinite(err) & (err > nearest)
+    return flags
+
+
+def _error_note(se: np.ndarray | None, flags: np.ndarray, shown, say_exact: bool = False) -> str:
+    """A title line saying what the error bars are and what ≈ means (for exact values only if ``say_exact``)."""
+    if se is None or not np.isfinite(se).any():
+        return "" if se is None else "<br><sup>no standard error reported</sup>"
+    if not np.nanmax(se) > 0:
+        return "<br><sup>exact values (standard error 0)</sup>" if say_exact else ""
+    n = int(flags[list(shown)].sum())
+    return (f"<br><sup>bars: ± 1 standard error (largest {plain(np.nanmax(se))})"
+            + (f"; {n} shown {'feature' if n == 1 else 'features'} marked {ROUGH_NOTE}" if n else "") + "</sup>")
+
+
 def importance_bar(g: GlobalImportance, max_display: int = 15) -> go.Figure:
-    """Mean |SHAP| per feature, largest on top."""
+    """Mean |SHAP| per feature, largest on top, with ± its standard error from the rows' sampling errors."""
     imp = g.importance
+    se = g.importance_standard_error if g.standard_error is not None else None
+    flags = rank_unresolved(imp, se)
     order = top_k(imp, max_display)[::-1]
-    fig = go.Figure(go.Bar(x=imp[order], y=[esc(g.feature_names[j]) for j in order], orientation="h",
-                           marker_color=GREY, hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
-    return _layout(fig, f"Global importance: mean |SHAP| ({g.output_space} of {esc(g.target)})",
-                   xaxis_title=f"mean |attribution| ({esc(g.output_space)})")
+    err = se[order] if se is not None else np.zeros(len(order))
+    fig = go.Figure(go.Bar(x=imp[order], y=[(ROUGH if flags[j] else "") + esc(g.feature_names[j]) for j in order],
+                           orientation="h", marker_color=GREY, customdata=err,
+                           error_x=dict(type="data", array=err, visible=bool(np.nanmax(err, initial=0) > 0),
+                                        color="#444", thickness=1.2, width=3),
+                           hovertemplate="%{y}: %{x:.4f} ± %{customdata:.4f}<extra></extra>"))
+    return _layout(fig, f"Global importance: mean |SHAP| ({g.output_space} of {esc(g.target)})"
+                        + _error_note(se, flags, order), xaxis_title=f"mean |attribution| ({esc(g.output_space)})")
 
 
 def beeswarm(g: GlobalImportance, max_display: int = 12, seed: int = 0) -> go.Figure:
@@ -85,7 +154,11 @@ def beeswarm(g: GlobalImportance, max_display: int = 12, seed: int = 0) -> go.Fi
             name=esc(g.feature_names[j]), showlegend=False,
             hovertemplate="%{fullData.name}<br>SHAP %{x:.4f}<extra></extra>"))
     fig.update_yaxes(tickvals=list(range(len(order))), ticktext=[esc(g.feature_names[j]) for j in order])
-    return _layout(fig, f"SHAP values of {len(g.values)} rows (beeswarm)", xaxis_title=f"SHAP value ({esc(g.output_space)})")
+    se = g.standard_error
+    note = "" if se is None or not np.nanmax(se, initial=0) > 0 else \
+        f"<br><sup>sampled values: median standard error {plain(float(np.nanmedian(se)))}</sup>"
+    return _layout(fig, f"SHAP values of {len(g.values)} rows (beeswarm){note}",
+                   xaxis_title=f"SHAP value ({esc(g.output_space)})")
 
 
 def waterfall(e: Explanation, max_display: int = 10, value_labels=None) -> go.Figure:
@@ -96,20 +169,33 @@ def waterfall(e: Explanation, max_display: int = 10, value_labels=None) -> go.Fi
     """
     order = top_k(e.values, max_display)
     rest = np.setdiff1d(np.arange(e.values.size), order)
-    shown = value_labels if value_labels is not None else [f"{v:.4g}" for v in e.feature_values]
-    labels = [f"{esc(e.feature_names[j])} = {esc(shown[j])}" for j in order]
+    se = standard_errors(e)
+    flags = rank_unresolved(e.values, se)
+    shown = value_labels if value_labels is not None else [plain(v, 4) for v in e.feature_values]
+    labels = [f"{ROUGH if flags[j] else ''}{esc(e.feature_names[j])} = {esc(shown[j])}" for j in order]
     vals = list(e.values[order])
+    err = list(se[order]) if se is not None else [0.0] * len(order)
     if rest.size:
         labels.append(f"{rest.size} other features")
         vals.append(float(e.values[rest].sum()))
+        err.append(float("nan"))  # the errors of a sum of sampled values are correlated: not shown
+    text = [plain(v) + (f" ± {plain(s)}" if s == s and s > 0 else "") for v, s in zip(vals, err)]
+    y = ["base_value (E[f])"] + labels + ["prediction f(x)"]
     fig = go.Figure(go.Waterfall(
         orientation="h", measure=["absolute"] + ["relative"] * len(vals) + ["total"],
-        y=["base_value (E[f])"] + labels + ["prediction f(x)"], x=[e.base_value] + vals + [e.prediction],
-        increasing=dict(marker_color=POS), decreasing=dict(marker_color=NEG), totals=dict(marker_color=GREY),
-        connector=dict(line=dict(color="#ccc")), hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
+        y=y, x=[e.base_value] + vals + [e.prediction], text=[plain(e.base_value)] + text + [plain(e.prediction)],
+        textposition="outside", increasing=dict(marker_color=POS), decreasing=dict(marker_color=NEG),
+        totals=dict(marker_color=GREY), connector=dict(line=dict(color="#ccc")),
+        hovertemplate="%{y}: %{text}<extra></extra>"))
+    bars = np.nan_to_num(np.asarray(err, dtype=float))
+    if bars.max(initial=0) > 0:  # error bars at the end of each step
+        ends = e.base_value + np.cumsum(vals)
+        fig.add_trace(go.Scatter(x=ends, y=labels, mode="markers", marker=dict(size=1, color="rgba(0,0,0,0)"),
+                                 error_x=dict(type="data", array=bars, color="#444", thickness=1.2, width=4),
+                                 hoverinfo="skip", showlegend=False))
     fig.update_yaxes(autorange="reversed")
-    return _layout(fig, f"SHAP: from base_value {e.base_value:.3f} to prediction {e.prediction:.3f} "
-                        f"(additivity gap {e.additivity_gap:.1e})",
+    return _layout(fig, f"SHAP: from base_value {plain(e.base_value)} to prediction {plain(e.prediction)} "
+                        f"(additivity gap {gap_text(e.additivity_gap)})" + _error_note(se, flags, order, True),
                    xaxis_title=f"{esc(e.output_space)} of {esc(e.target)}")
 
 
@@ -118,11 +204,18 @@ def attribution_bar(e: Explanation, max_display: int = 10, title: str | None = N
     """Signed attributions of the largest features, largest on top."""
     v = e.values if values is None else np.asarray(values)
     order = [j for j in top_k(v, max_display) if v[j] != 0][::-1]
-    fig = go.Figure(go.Bar(x=v[order], y=[esc(e.feature_names[j]) for j in order], orientation="h",
-                           marker_color=[POS if v[j] > 0 else NEG for j in order],
-                           hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
-    return _layout(fig, title or f"{e.method.upper()} attributions", xaxis_title=f"attribution ({esc(e.output_space)})",
-                   height=max(260, 26 * len(order) + 90))
+    se = standard_errors(e)
+    flags = rank_unresolved(v, se)
+    err = np.nan_to_num(se[order]) if se is not None else np.zeros(len(order))
+    fig = go.Figure(go.Bar(x=v[order], y=[(ROUGH if flags[j] else "") + esc(e.feature_names[j]) for j in order],
+                           orientation="h", marker_color=[POS if v[j] > 0 else NEG for j in order], customdata=err,
+                           error_x=dict(type="data", array=err, visible=bool(err.max(initial=0) > 0), color="#444",
+                                        thickness=1.2, width=3),
+                           hovertemplate="%{y}: %{x:.4f} ± %{customdata:.4f}<extra></extra>"))
+    note = _error_note(se, flags, order)
+    return _layout(fig, (title or f"{e.method.upper()} attributions") + note,
+                   xaxis_title=f"attribution ({esc(e.output_space)})",
+                   height=max(260, 26 * len(order) + 90) + (20 if note else 0))
 
 
 def attention_heatmaps(cls: np.ndarray, feature_names: tuple[str, ...]) -> go.Figure:

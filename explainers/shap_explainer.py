@@ -120,6 +120,12 @@ class ShapExplainer:
                        f"units: {self.units}")
 
     @property
+    def sums_children(self) -> bool:
+        """True when a raw column's value is the sum of its one-hot children's SHAP values (a tree Pipeline,
+        ``space="raw"``): not the raw column's Shapley value; ``space="raw_shapley"`` computes that."""
+        return self._groups is not None and self.algorithm == "tree"
+
+    @property
     def exact(self) -> bool:
         """True when the values are exact (standard error 0): tree, linear and enumeration backends."""
         return self.algorithm in ("tree", "linear", "exact")

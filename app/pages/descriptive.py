@@ -17,6 +17,10 @@ def layout(**_):
         dbc.Row([dbc.Col(graph(ids.GLOBAL_BAR, 420), md=5), dbc.Col(graph(ids.GLOBAL_BEESWARM, 420), md=7)]),
         html.Div(id=ids.GLOBAL_NOTE, className="mb-2"),
         html.Div(id=ids.LOCAL_AGREEMENT),
+        html.Div(dbc.RadioItems(id=ids.SHAP_PLAYERS, inline=True, value="children", options=[
+            {"label": "sum of one-hot children's SHAP values (fast)", "value": "children"},
+            {"label": "Shapley value with raw columns as players (exact enumeration, or sampled with its error)",
+             "value": "raw"}]), id=ids.SHAP_PLAYERS_BOX, style={"display": "none"}, className="mb-2 small"),
         dbc.Row([dbc.Col(graph(ids.SHAP_WATERFALL, 440), md=6), dbc.Col(graph(ids.LIME_BAR, 440), md=6)]),
         html.Div(id=ids.LOCAL_NOTES),
         stability_controls(has_role("analyst")),

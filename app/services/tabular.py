@@ -33,6 +33,13 @@ AGNOSTIC_ROWS = (10, 200)
 at least 10 and at most 200: a slow model (an SVC, HistGradientBoosting) gets a smaller global
 sample, said on the page, instead of minutes of warm-up."""
 PROBE_ROWS = 20
+LOCAL_MAX_ORDERINGS = 64
+"""Model-agnostic (permutation) SHAP of one row: antithetic orderings until every standard error is at most
+0.25 % of |f(x) − base| (the explainer's default tolerance), at most this many orderings; an unconverged row says
+so, with the standard errors it reached."""
+GLOBAL_REL_TOL = 0.05
+"""The global view's looser tolerance (largest standard error at most 5 % of |f(x) − base|), stated on the page:
+mean |SHAP| averages many rows, and start-up stays within ``AGNOSTIC_BUDGET_S``."""
 
 
 def fingerprint(ws=None) -> str:
@@ -80,10 +87,11 @@ def predict_positive(a: np.ndarray) -> np.ndarray:
     return ws.output(pd.DataFrame(a, columns=ws.X.columns))
 
 
-def _make_shap():
+def _make_shap(space: str = "raw"):
     ws = workspace()
     return ex.ShapExplainer(ws.model, background=ws.X.iloc[ws.train_idx], target_index=1,
-                            target_name=ws.positive_class, background_size=BACKGROUND_SIZE, seed=0)
+                            target_name=ws.positive_class, background_size=BACKGROUND_SIZE, seed=0, space=space,
+                            max_orderings=LOCAL_MAX_ORDERINGS)
 
 
 def _make_lime():
@@ -128,7 +136,7 @@ def _agnostic_rows() -> tuple[np.ndarray, str, ex.GlobalImportance]:
     ws, e = workspace(), _shap()
     order = _sample_order()
     t0 = time.perf_counter()
-    first = guarded("SHAP for the global view", e.explain_many, ws.X.iloc[order[:1]])
+    first = guarded("SHAP for the global view", _explain_global, ws.X.iloc[order[:1]])
     seconds = time.perf_counter() - t0
     lo, hi = AGNOSTIC_ROWS
     cap = int(np.clip(AGNOSTIC_BUDGET_S / max(seconds, 1e-9), lo, hi))
@@ -137,6 +145,11 @@ def _agnostic_rows() -> tuple[np.ndarray, str, ex.GlobalImportance]:
     why = (f" (model-agnostic SHAP took {seconds:.2g} s for one row here: the sample fits a "
            f"{AGNOSTIC_BUDGET_S:.0f} s budget; other rows are explained when chosen)")
     return np.sort(order[:cap]), why, first
+
+
+def _explain_global(X: pd.DataFrame) -> ex.GlobalImportance:
+    """SHAP of many rows for the global view (sampled backends at :data:`GLOBAL_REL_TOL`)."""
+    return _shap().explain_many(X, rel_tol=None if _shap().exact else GLOBAL_REL_TOL)
 
 
 def _compute_all():
@@ -148,10 +161,15 @@ def _compute_all():
         rows, why, first = _agnostic_rows()
         r0 = int(_sample_order()[0])
         rest = rows[rows != r0]
-        g = guarded("SHAP for every row", _shap().explain_many, ws.X.iloc[rest])
+        g = guarded("SHAP for every row", _explain_global, ws.X.iloc[rest])
         at = int(np.searchsorted(rest, r0))  # put the timed row back in its place
         g = dataclasses.replace(g, values=np.insert(g.values, at, first.values[0], axis=0),
-                                feature_values=np.insert(g.feature_values, at, first.feature_values[0], axis=0))
+                                feature_values=np.insert(g.feature_values, at, first.feature_values[0], axis=0),
+                                standard_error=np.insert(g.standard_error, at, first.standard_error[0], axis=0))
+    if not _shap().exact:
+        g = dataclasses.replace(g, source=f"{g.source}; global view to a looser tolerance: every standard error at "
+                                          f"most {GLOBAL_REL_TOL * 100:.0f} % of |f(x) − base| (or the floor), "
+                                          f"at most {LOCAL_MAX_ORDERINGS} orderings per row")
     if len(rows) < len(ws.X):
         g = dataclasses.replace(g, source=f"{g.source}; global view over a seeded sample of {len(rows)} of "
                                           f"{len(ws.X)} rows{why}")
@@ -159,6 +177,7 @@ def _compute_all():
 
 
 _shap = lazy("shap", lambda: guarded("the SHAP explainer", _make_shap))
+_shap_players = lazy("shap_raw_players", lambda: guarded("the raw-column Shapley explainer", _make_shap, "raw_shapley"))
 _shap_all = lazy("shap_all", _compute_all, warm=True)
 _lime = lazy("lime", _make_lime)
 model_labels = lazy("labels", lambda: workspace().model.predict(workspace().X), warm=True)
@@ -306,18 +325,43 @@ def global_importance() -> ex.GlobalImportance:
 @row_cache(maxsize=2048)
 def _shap_row(row: int) -> ex.Explanation:
     x = workspace().X.iloc[[row]]
-    if is_ready("shap_all"):
+    if is_ready("shap_all") and _shap().exact:
         g, where = _shap_all()
         if row in where:
             return _shap().from_row(x, g.values[where[row]], g.base_value)
-    # never wait for the global view (seconds to minutes) to show one row; the values are the same either
-    # way: tree and linear SHAP are exact per row, model-agnostic SHAP is seeded per row
+    # never wait for the global view (seconds to minutes) to show one row; exact backends give the same
+    # values either way; sampled ones are computed alone, to the row's own (tighter) tolerance, seeded per row
     return guarded(f"SHAP for row {row}", _shap().explain, x)
 
 
 def shap_row(row) -> ex.Explanation:
-    """SHAP explanation of one row (read from the all-rows computation once it is done, else computed alone)."""
+    """SHAP explanation of one row (exact backends: read from the all-rows computation once it is done)."""
     return _shap_row(check_row(row))
+
+
+def raw_players_offered() -> bool:
+    """True when the default SHAP of a raw column is the sum of its one-hot children's SHAP values (a tree
+    Pipeline), so that the Descriptive page offers the Shapley value with raw columns as players."""
+    return _shap().sums_children
+
+
+@row_cache(maxsize=256)
+def _shap_players_row(row: int) -> ex.Explanation:
+    return guarded(f"raw-column Shapley values for row {row}", _shap_players().explain, workspace().X.iloc[[row]])
+
+
+def shap_players_row(row) -> ex.Explanation:
+    """Shapley values of one row with raw columns as players (exact enumeration, or converged sampling).
+
+    Raises
+    ------
+    CandorError
+        If the model's default SHAP already has raw columns as players (nothing else to compute).
+    """
+    r = check_row(row)
+    if not raw_players_offered():
+        raise CandorError("this model's SHAP values already have the raw columns as players")
+    return _shap_players_row(r)
 
 
 @row_cache(maxsize=512)
@@ -346,7 +390,12 @@ class LocalView:
     labels: tuple[str, ...] = ()
 
 
-def local_view(row, k: int = 5) -> LocalView:
-    """SHAP and LIME for one row, their rank agreement (Spearman, top-k overlap) and the row's display values."""
-    s, l = shap_row(row), lime_row(row)
+def local_view(row, k: int = 5, raw_players: bool = False) -> LocalView:
+    """SHAP and LIME for one row, their rank agreement (Spearman, top-k overlap) and the row's display values.
+
+    ``raw_players``: SHAP with raw columns as players (:func:`shap_players_row`) where the default sums
+    one-hot children (:func:`raw_players_offered`); ignored elsewhere.
+    """
+    s = shap_players_row(row) if raw_players and raw_players_offered() else shap_row(row)
+    l = lime_row(row)
     return LocalView(s, l, ex.rank_agreement(s, l, k), value_labels(s.feature_values, display_codec()))

@@ -111,9 +111,12 @@ def test_model_agnostic_global_view_fits_its_time_budget(tmp_path, rng, install,
     assert "the sample fits a 0 s budget" in g.source
     _, where = tabular._shap_all()
     assert set(where) == set(int(r) for r in tabular._sample_order()[:10])
-    np.testing.assert_array_equal(g.values[where[row]], alone.values)  # same seeded values either way
+    # the global view samples to a looser tolerance than a row alone: the two agree within their standard errors
+    se = np.hypot(g.standard_error[where[row]], alone.params["standard_error"])
+    assert (np.abs(g.values[where[row]] - alone.values) <= 4 * se + 1e-12).all()
     first = int(tabular._sample_order()[0])  # the timed row, put back in its place
-    np.testing.assert_array_equal(g.values[where[first]], tabular._shap().explain(tabular.workspace().X.iloc[[first]]).values)
+    np.testing.assert_array_equal(g.values[where[first]],
+                                  tabular._explain_global(tabular.workspace().X.iloc[[first]]).values[0])
     monkeypatch.setattr(tabular, "AGNOSTIC_BUDGET_S", 1e9)  # everything fits: capped at 200
     assert len(tabular._agnostic_rows()[0]) == 200
 
