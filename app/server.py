@@ -104,6 +104,9 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     chosen = selection_from_settings(settings) if workspace is None else Selection(generation="explicit")
     selection.start(chosen, warm=warm)
     services.init(workspace or chosen.load(), warm=warm)
+    from .callbacks.study_service import check_study_files
+
+    check_study_files()  # a study file whose declared truth the data contradict is refused before serving
     # the study database is opened (and migrated) on first use by study mode (study.runtime.engine),
     # so a launch that never runs a study creates no database file
     app = dash.Dash(

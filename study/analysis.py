@@ -13,11 +13,18 @@ Measures (docs/methods.md, "Study mode"):
 - calibration: each participant's trust against the mean fidelity of the
   explanations they saw.
 
-Confidence intervals are **t-based on participant means** (the participant is
-the unit of analysis; ``mean ± t_{0.975, n-1} · sd / sqrt(n)``), and the
-trust–fidelity correlation uses the Fisher z interval. These are descriptive
-summaries; the confirmatory mixed-effects analysis of docs/methods.md, "Study mode" is run on the
-exported trial log.
+- appropriate reliance ``P(final == model | model right or final != model | model wrong)``
+  and accuracy per condition, before (``initial_accuracy``) and after advice;
+- weight of advice ``(final - initial) / (advice - initial)`` for numeric answers
+  (Harvey & Fischer 1997), capped to [0, 1] as in Logg, Minson & Moore (2019).
+
+Intervals respect their range (:mod:`study.intervals`): a proportion pooled over a
+condition's decision trials gets the **Wilson** interval, a mean of participant
+scores (questionnaires, confidence) a seeded **percentile bootstrap** over
+participants, and the trust–fidelity correlation the Fisher z interval. The Wilson
+interval treats a condition's trials as independent; the confirmatory mixed-effects
+analysis (participant and item random intercepts, docs/methods.md, "Study mode")
+is run on the exported trial log.
 
 References
 ----------
@@ -25,6 +32,9 @@ References
 .. [2] Bansal, G. et al. (2021). Does the Whole Exceed its Parts? CHI. arXiv 2006.14779.
 .. [3] Jian, J.-Y., Bisantz, A. M., Drury, C. G. (2000). Int. J. Cognitive Ergonomics 4(1).
 .. [4] Hoffman, R. R. et al. (2018). arXiv 1812.04608.
+.. [5] Harvey, N., Fischer, I. (1997). Taking advice: accepting help, improving judgment,
+   and sharing responsibility. OBHDP 70(2), 117-133.
+.. [6] Logg, J. M., Minson, J. A., Moore, D. A. (2019). Algorithm appreciation. OBHDP 151, 90-103.
 """
 
 from __future__ import annotations
@@ -38,13 +48,23 @@ import pandas as pd
 from scipy import stats
 
 from .instruments import score
+from .intervals import bootstrap_mean, wilson
 
 __all__ = [
-    "Reliance", "reliance", "mean_ci", "decision_table", "per_participant", "questionnaire_scores",
-    "summary_by_condition", "calibration", "CI_METHOD",
+    "Reliance", "reliance", "weight_of_advice", "mean_ci", "decision_table", "per_participant",
+    "questionnaire_scores", "reliance_by_condition", "summary_by_condition", "calibration", "CI_METHOD",
+    "PROPORTIONS",
 ]
 
-CI_METHOD = "t interval on participant means, 95%"
+CI_METHOD = ("95%: Wilson interval for proportions pooled over a condition's decision trials; "
+             "percentile bootstrap over participants (2000 resamples, seed 0) for means")
+#: Reliance proportions: measure -> (numerator, denominator) column names of :func:`decision_table` flags.
+PROPORTIONS = {
+    "agreement": ("agree", None), "switch_fraction": ("switched", "initial_disagree"),
+    "over_reliance": ("agree", "model_wrong"), "under_reliance": ("disagree", "model_right"),
+    "appropriate_reliance": ("appropriate", "known"), "initial_accuracy": ("initial_correct", "known"),
+    "accuracy": ("final_correct", "known"), "forward_accuracy": None,
+}
 
 
 @dataclass(frozen=True)
@@ -57,6 +77,8 @@ class Reliance:
     over_reliance: float
     under_reliance: float
     team_accuracy: float
+    appropriate_reliance: float = float("nan")
+    initial_accuracy: float = float("nan")
 
 
 def _frac(num: int, den: int) -> float:
@@ -99,8 +121,44 @@ def reliance(initial: Sequence, model: Sequence, final: Sequence, truth: Sequenc
         wrong = m != t
         out.update(over_reliance=_frac(int((agree & wrong).sum()), int(wrong.sum())),
                    under_reliance=_frac(int((~agree & ~wrong).sum()), int((~wrong).sum())),
-                   team_accuracy=_frac(int((f == t).sum()), len(f)))
+                   team_accuracy=_frac(int((f == t).sum()), len(f)),
+                   appropriate_reliance=_frac(int(((agree & ~wrong) | (~agree & wrong)).sum()), len(f)),
+                   initial_accuracy=_frac(int((i == t).sum()), len(f)))
     return Reliance(**out)
+
+
+def weight_of_advice(initial: Sequence[float], advice: Sequence[float], final: Sequence[float]) -> tuple[float, int]:
+    """Mean weight of advice over numeric trials (Harvey & Fischer 1997).
+
+    Parameters
+    ----------
+    initial, advice, final : sequence of float, each of length n_trials
+        The participant's estimate before advice, the advice, the estimate after.
+
+    Returns
+    -------
+    woa : float
+        Mean over trials with ``advice != initial`` of ``(final - initial) / (advice - initial)``,
+        each capped to [0, 1] (Logg, Minson & Moore 2019): 0 keeps the own estimate, 1 adopts
+        the advice, 0.5 averages. NaN when no trial has ``advice != initial``.
+    n : int
+        Trials used.
+
+    Raises
+    ------
+    ValueError
+        On unequal lengths or a value that is not finite.
+    """
+    i, a, f = (np.asarray(x, dtype=float) for x in (initial, advice, final))
+    if not len(i) == len(a) == len(f):
+        raise ValueError(f"expected equal lengths, got {len(i)}, {len(a)}, {len(f)}")
+    if not (np.isfinite(i).all() and np.isfinite(a).all() and np.isfinite(f).all()):
+        raise ValueError("weight of advice needs finite numbers")
+    use = a != i
+    if not use.any():
+        return float("nan"), 0
+    w = np.clip((f[use] - i[use]) / (a[use] - i[use]), 0.0, 1.0)
+    return float(w.mean()), int(use.sum())
 
 
 def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float, int]:
@@ -143,8 +201,53 @@ def decision_table(trials: pd.DataFrame) -> pd.DataFrame:
     out = meta.merge(wide, on=["participant_id", "trial_index"], how="inner")
     out = out.dropna(subset=["initial", "final"]).copy()
     out["agree"] = out["final"] == out["model_prediction"]
-    out["switched"] = (out["initial"] != out["model_prediction"]) & out["agree"]
+    out["disagree"] = ~out["agree"]
+    out["initial_disagree"] = out["initial"] != out["model_prediction"]
+    out["switched"] = out["initial_disagree"] & out["agree"]
+    out["known"] = out["truth"].notna() & out["model_prediction"].notna()
+    out["model_wrong"] = out["known"] & (out["model_prediction"] != out["truth"])
+    out["model_right"] = out["known"] & (out["model_prediction"] == out["truth"])
+    out["appropriate"] = (out["agree"] & out["model_right"]) | (out["disagree"] & out["model_wrong"])
+    out["initial_correct"] = out["known"] & (out["initial"] == out["truth"])
+    out["final_correct"] = out["known"] & (out["final"] == out["truth"])
     return out.reset_index(drop=True)
+
+
+def reliance_by_condition(trials: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Every reliance proportion by condition, pooled over decision trials, with its Wilson interval.
+
+    Parameters
+    ----------
+    trials : DataFrame
+        Rows of the ``trial_log`` table.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``condition, measure, mean, ci_low, ci_high, n, n_participants``; ``n`` is the
+        denominator in trials (``switch_fraction``: trials whose initial answer differed from the
+        advice; ``over_reliance``: trials where the model was wrong; ``under_reliance``: where it
+        was right; the others: all decision trials with a known truth). Measures are named in
+        :data:`PROPORTIONS`.
+    """
+    dec = decision_table(trials)
+    fwd = trials[trials["phase"] == "forward"] if "phase" in trials else trials.iloc[:0]
+    conds = sorted(set(dec["condition"]) | set(fwd["condition"]))
+    rows = []
+    for cond in conds:
+        d = dec[dec["condition"] == cond]
+        for m, spec in PROPORTIONS.items():
+            if spec is None:  # forward prediction: P(forward == model), when the study asks it
+                if fwd.empty:
+                    continue
+                g = fwd[(fwd["condition"] == cond) & fwd["correct"].notna()]
+                k, n, people = int(g["correct"].astype(bool).sum()), len(g), g["participant_id"].nunique()
+            else:
+                num, den = spec
+                g = d if den is None else d[d[den]]
+                k, n, people = int(g[num].sum()), len(g), g["participant_id"].nunique()
+            rows.append((cond, m, *wilson(k, n, level), n, people))
+    return pd.DataFrame(rows, columns=["condition", "measure", "mean", "ci_low", "ci_high", "n", "n_participants"])
 
 
 def per_participant(trials: pd.DataFrame) -> pd.DataFrame:
@@ -183,26 +286,35 @@ def questionnaire_scores(responses: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary_by_condition(trials: pd.DataFrame, responses: pd.DataFrame) -> pd.DataFrame:
-    """Every measure by condition with mean, 95% CI (``CI_METHOD``) and n participants.
+    """Every measure by condition with its estimate and 95% interval (``CI_METHOD``).
 
     Returns
     -------
     DataFrame
-        Columns ``condition, measure, mean, ci_low, ci_high, n``. Questionnaire
-        measures are named ``<questionnaire_id>.<total|trust|distrust>``.
+        Columns ``condition, measure, mean, ci_low, ci_high, n, n_participants``. Reliance
+        proportions come from :func:`reliance_by_condition` (Wilson; ``n`` in trials);
+        ``confidence`` (final answers) and questionnaire measures, named
+        ``<questionnaire_id>.<total|trust|distrust>``, are means of participant scores with a
+        percentile bootstrap interval (``n`` in participants).
     """
+    cols = ["condition", "measure", "mean", "ci_low", "ci_high", "n", "n_participants"]
+    parts = [reliance_by_condition(trials)]
     out = []
-    pp = per_participant(trials)
-    measures = ["agreement", "switch", "over_reliance", "under_reliance", "team_accuracy", "forward_accuracy"]
-    for cond, g in pp.groupby("condition", sort=True):
-        for m in measures:
-            out.append((cond, m, *mean_ci(g[m].tolist())))
-    qs = questionnaire_scores(responses)
+    final = trials[(trials["phase"] == "final") & trials["confidence"].notna()] if "confidence" in trials else None
+    if final is not None and not final.empty:
+        per = final.groupby(["condition", "participant_id"])["confidence"].mean()
+        for cond, g in per.groupby(level="condition", sort=True):
+            mean, lo, hi, n = bootstrap_mean(g.tolist())
+            out.append((cond, "confidence", mean, lo, hi, n, n))
+    qs = questionnaire_scores(responses) if not responses.empty else pd.DataFrame(
+        columns=["condition", "questionnaire_id", "total", "trust", "distrust"])
     for (cond, qid), g in qs.groupby(["condition", "questionnaire_id"], sort=True):
         for m in ("total", "trust", "distrust"):
             if g[m].notna().any():
-                out.append((cond, f"{qid}.{m}", *mean_ci(g[m].tolist())))
-    return pd.DataFrame(out, columns=["condition", "measure", "mean", "ci_low", "ci_high", "n"])
+                mean, lo, hi, n = bootstrap_mean(g[m].tolist())
+                out.append((cond, f"{qid}.{m}", mean, lo, hi, n, n))
+    parts.append(pd.DataFrame(out, columns=cols))
+    return pd.concat([p for p in parts if not p.empty] or [pd.DataFrame(columns=cols)], ignore_index=True)
 
 
 def calibration(trials: pd.DataFrame, responses: pd.DataFrame, *, questionnaire_id: str = "jian2000",

@@ -1,10 +1,11 @@
 """Command line for study files: ``python -m app study validate FILE``.
 
-Wire it from ``app/__main__.py`` with::
-
-    if sys.argv[1:2] == ["study"]:
-        from study.cli import main
-        raise SystemExit(main(sys.argv[2:]))
+``validate`` checks the file's schema, then its stimuli against the data: the
+bundled sample model and table, or ``--model/--data/--target`` (the flags of
+``python -m app``). A declared ``truth`` or ``model_correct`` that differs from
+the data is an error; a design that cannot measure over- or under-reliance, or
+is unbalanced, is a warning (:mod:`study.truth`). ``simulate`` runs through the
+server's own code and is wired in ``app/__main__.py``.
 """
 
 from __future__ import annotations
@@ -12,9 +13,55 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .schema import validate_file
+from workspace.errors import CandorError
 
-__all__ = ["main"]
+from .schema import StudyError, load_study, validate_file
+
+__all__ = ["main", "data_report"]
+
+
+def _load_workspace(model: str | None, data: str | None, target: str | None):
+    from workspace.workspace import load_sample_workspace, load_user_workspace
+
+    if model:
+        return load_user_workspace(model, data, target)
+    return load_sample_workspace()
+
+
+def data_report(path: str, *, model: str | None = None, data: str | None = None,
+                target: str | None = None) -> tuple[list[str], list[str], str]:
+    """Check a schema-valid study file against the data.
+
+    Parameters
+    ----------
+    path : str
+        The study file (valid against the schema).
+    model, data, target : str or None
+        The user's model, table and target column; None for the bundled sample.
+
+    Returns
+    -------
+    errors : list of str
+        ``FILE:LINE: PATH: MESSAGE`` lines: declared truth or model_correct that
+        differ from the data, rows outside the table, outputs that are not the classes.
+    warnings : list of str
+        ``FILE: warning: ...`` lines (:func:`study.truth.design_warnings`).
+    summary : str
+        ``model wrong on K of N stimuli (P%)``, or why the data were not checked.
+    """
+    from . import truth
+
+    study = load_study(path)
+    if all(s.row is None for s in study.stimuli):
+        return [], [], "text stimuli: not checked against data (no text-model service for studies)"
+    try:
+        ws = _load_workspace(model, data, target)
+        facts = truth.facts_from_workspace(study, ws)
+    except (CandorError, ValueError) as err:
+        return [f"{path}:0: {err}"], [], ""
+    errors = [e.format(path) for e in truth.check(study, facts)]
+    warnings = [f"{path}: warning: {w}" for w in truth.design_warnings(study, facts)]
+    return errors, warnings, f"{truth.summary_line(facts)} on {ws.name}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,22 +75,38 @@ def main(argv: list[str] | None = None) -> int:
     Returns
     -------
     int
-        0 when the file is valid, 2 when it has errors (one line per error on
-        stdout, formatted ``FILE:LINE: PATH: MESSAGE``) or the arguments are wrong.
+        0 when the file is valid (warnings are printed but do not fail), 2 when it
+        has errors (one line per error on stdout, formatted ``FILE:LINE: PATH:
+        MESSAGE``) or the arguments are wrong.
     """
     parser = argparse.ArgumentParser(prog="python -m app study", description="Study-mode tools.")
     sub = parser.add_subparsers(dest="command", required=True)
-    val = sub.add_parser("validate", help="check a study YAML file and name every error with its line")
+    val = sub.add_parser("validate", help="check a study YAML file against its schema and the data; name every "
+                                          "error with its line")
     val.add_argument("file")
+    val.add_argument("--model", help="the model the study runs on (default: the bundled sample)")
+    val.add_argument("--data", help="its table (with --model)")
+    val.add_argument("--target", help="the target column of --data")
+    val.add_argument("--schema-only", action="store_true", help="check the file only, not against the data")
     try:
         args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors
         return int(exc.code or 0)
-    errors = validate_file(args.file)
-    for e in errors:
-        print(e.format(args.file))
+    given = [args.model, args.data, args.target]
+    if any(given) and not all(given):
+        print("candor: error: --model, --data and --target go together")
+        return 2
+    errors = [e.format(args.file) for e in validate_file(args.file)]
+    warnings, summary = [], ""
+    if not errors and not args.schema_only:
+        try:
+            errors, warnings, summary = data_report(args.file, model=args.model, data=args.data, target=args.target)
+        except StudyError as err:  # pragma: no cover - validated just above
+            errors = [str(err)]
+    for line in errors + warnings:
+        print(line)
     if not errors:
-        print(f"{args.file}: valid")
+        print(f"{args.file}: valid" + (f" ({summary})" if summary else ""))
     return 2 if errors else 0
 
 

@@ -17,8 +17,10 @@ from study.schema import StudyError
 from .study_service import pin_status
 
 MEASURES = {
-    "agreement": "Agreement (final = model)", "switch": "Switch to model", "over_reliance": "Over-reliance",
-    "under_reliance": "Under-reliance", "team_accuracy": "Team accuracy", "forward_accuracy": "Forward prediction",
+    "agreement": "Agreement (final = model)", "switch_fraction": "Switch fraction (to the model's advice)",
+    "over_reliance": "Over-reliance (followed wrong advice)", "under_reliance": "Under-reliance (rejected right advice)",
+    "appropriate_reliance": "Appropriate reliance", "initial_accuracy": "Accuracy before advice",
+    "accuracy": "Accuracy after advice", "forward_accuracy": "Forward prediction", "confidence": "Confidence (final)",
 }
 
 
@@ -54,9 +56,11 @@ def dashboard(study_id: str) -> html.Div:
         s["measure"] = s["measure"].map(lambda m: MEASURES.get(m, m))
         s["95% CI"] = [f"[{fmt(lo)}, {fmt(hi)}]" for lo, hi in zip(s["ci_low"], s["ci_high"])]
         s["mean"] = s["mean"].map(fmt)
-        parts.append(card("Results by condition", _table(s[["condition", "measure", "mean", "95% CI", "n"]]),
-                          source=f"Per-participant means; {analysis.CI_METHOD}. Reliance as in Yin et al. 2019 "
-                                 "and Bansal et al. 2021; trust: Jian et al. 2000; satisfaction: Hoffman et al. 2018."))
+        s = s.rename(columns={"mean": "estimate", "n": "n (trials or participants)", "n_participants": "participants"})
+        parts.append(card("Results by condition", _table(s[["condition", "measure", "estimate", "95% CI",
+                                                              "n (trials or participants)", "participants"]]),
+                          source=f"{analysis.CI_METHOD}. Reliance as in Yin et al. 2019 and Bansal et al. 2021; "
+                                 "trust: Jian et al. 2000; satisfaction: Hoffman et al. 2018."))
         if any(q.instrument == "jian2000" for q in study.questionnaires):
             qid = next(q.id for q in study.questionnaires if q.instrument == "jian2000")
             cal = analysis.calibration(trials, answers, questionnaire_id=qid)

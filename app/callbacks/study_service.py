@@ -29,6 +29,7 @@ from app import figures, services
 from workspace.errors import CandorError, first_line
 from study import answers as checks
 from study import flow, limits, pins, runtime, store
+from study import truth as study_truth
 from study.schema import Study, StudyError
 from study.store import TrialContext
 
@@ -93,7 +94,7 @@ def _compute_view(study: Study, item_id: str, condition_id: str, ws) -> dict:
         raise CandorError("text stimuli need a text-model service; this server explains tabular rows only")
     row = services.check_row(stim.row)
     expl = services.shap_row(row)
-    pred = ws.positive_class if expl.prediction >= 0.5 else next(c for c in ws.classes if c != ws.positive_class)
+    (pred,) = study_truth.predicted_labels(ws, [row])
     truth = ws.classes[int(ws.y[row])]
     features = [[str(name), f"{float(v):.4g}"] for name, v in ws.X.iloc[row].items()]
     cond = study.condition(condition_id)
@@ -124,6 +125,73 @@ def _compute_view(study: Study, item_id: str, condition_id: str, ws) -> dict:
 _pin_lock = threading.Lock()
 
 
+def check_truth(study: Study, ws=None) -> dict[str, study_truth.Facts]:
+    """The data's truth and model label of every stimulus; refuse a file that declares otherwise.
+
+    Raises
+    ------
+    CandorError
+        If the study's outputs are not the model's classes, a row is outside the table, or a declared
+        ``truth``/``model_correct`` differs from the data (every such stimulus is named with the declared
+        and the actual value, :func:`study.truth.check`).
+    """
+    ws = ws or services.workspace()
+    try:
+        facts = study_truth.facts_from_workspace(study, ws)
+    except ValueError as err:
+        raise CandorError(str(err)) from None
+    errors = study_truth.check(study, facts)
+    if errors:
+        raise CandorError(f"study {study.id!r} declares values that differ from the data: "
+                          + "; ".join(e.format(f"{study.id}.yaml") for e in errors))
+    return facts
+
+
+def check_study_files(ws=None) -> None:
+    """At server start: refuse to serve when a study file for this model declares a truth the data contradict.
+
+    Only schema-valid files whose outputs are this model's classes are checked (a folder may hold studies of
+    other models; they are refused when served). Opens no database.
+
+    Raises
+    ------
+    CandorError
+        Naming every conflicting stimulus of every such file.
+    """
+    from study.schema import load_study
+
+    ws = ws or services.workspace()
+    if len(ws.classes) != 2:
+        return
+    problems = []
+    for sid in runtime.list_studies():
+        try:
+            study = load_study(runtime.study_dir() / f"{sid}.yaml")
+        except (StudyError, OSError, UnicodeDecodeError):
+            continue  # listed with its errors on the researcher page; participants are told it is unavailable
+        if tuple(study.model.outputs) != tuple(str(c) for c in ws.classes) or study.model.kind != "tabular":
+            continue
+        try:
+            check_truth(study, ws)
+        except CandorError as err:
+            problems.append(str(err))
+    if problems:
+        raise CandorError(" | ".join(problems) + " (python -m app study validate FILE lists each with its line)")
+
+
+def resolved(study: Study) -> Study:
+    """``study`` with each stimulus's truth and model_correct from its pinned views (the data when pinned)."""
+    facts = {}
+    eng = runtime.engine()
+    cond = study.conditions[0].id
+    for s in study.stimuli:
+        view = pins.pinned_view(eng, study.id, s.id, cond)
+        if view is not None and view["context"].get("truth") is not None:
+            c = view["context"]
+            facts[s.id] = study_truth.Facts(s.row, c["truth"], c["model_prediction"])
+    return study_truth.resolve(study, facts)
+
+
 def pin_study(study: Study) -> pins.Pin:
     """Pin ``study`` to the live workspace if it is not pinned yet; return its pin.
 
@@ -142,9 +210,7 @@ def pin_study(study: Study) -> pins.Pin:
         if pin is not None:
             return pin
         ws = services.workspace()
-        if tuple(study.model.outputs) != tuple(ws.classes):
-            raise CandorError(f"study {study.id!r} lists outputs {list(study.model.outputs)} but the loaded "
-                              f"model's classes are {list(ws.classes)}")
+        check_truth(study, ws)
         fp = workspace_fingerprint(study, ws)
         views = {(s.id, c.id): _compute_view(study, s.id, c.id, ws) for s in study.stimuli for c in study.conditions}
         if services.workspace() is not ws or workspace_fingerprint(study, ws) != fp:
@@ -229,7 +295,7 @@ def submit_answer(study_id: str, token: str | None, timing: dict, answers: dict,
             if not consented:
                 return token, "Please tick the consent box to take part."
             pin_study(study)
-            _participant, new_token = store.enrol(eng, study, stratum=stratum, client=client,
+            _participant, new_token = store.enrol(eng, resolved(study), stratum=stratum, client=client,
                                                   limits=limits.limits_from_env())
             return new_token, ""
         p = store.participant_by_token(eng, study.id, token)

@@ -74,7 +74,7 @@ def test_summary_matches_hand_computation(engine, study):
     agree = summary[summary["measure"] == "agreement"].set_index("condition")
     for cond, g in pp.groupby("condition"):
         assert agree.loc[cond, "mean"] == pytest.approx(g["agreement"].mean())
-        assert agree.loc[cond, "n"] == len(g)
+        assert agree.loc[cond, "n"] == 6 * len(g) and agree.loc[cond, "n_participants"] == len(g)  # Wilson over trials
     trust = summary[summary["measure"] == "jian2000.trust"].set_index("condition")["mean"]
     assert trust["persuasive"] > trust["none"]  # simulated persuasive participants report more trust
     scores = analysis.questionnaire_scores(responses)

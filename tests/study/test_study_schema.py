@@ -37,7 +37,7 @@ def test_example_is_valid(study):
      "tasks[1]: expected one of ['forward_prediction', 'decision_with_advice'], got 'guess'"),
     ("design: between", "desing: between", "desing:", "unknown key 'desing'"),
     ("      understand: ", "      understanding: ", "understanding:", "unknown hoffman2018_satisfaction item label"),
-    ("{id: r90, row: 90, truth: malignant", "{id: r12, row: 90, truth: malignant", "id: r12, row: 90",
+    ("{id: r90, row: 90, truth: benign", "{id: r12, row: 90, truth: benign", "id: r12, row: 90",
      "duplicate stimulus id 'r12'"),
     ("    after_trial: 3", "    after_trial: 9", "after_trial: 9", "expected a trial number in 1..6, got 9"),
 ])
@@ -89,7 +89,7 @@ def test_parse_raises_with_all_errors(example_text):
 def test_within_design_needs_even_item_sets(example_text):
     text = example_text.replace("design: between", "design: within").replace("block_sizes: [3, 6]", "block_sizes: [6, 12]")
     assert validate_text(text) == []
-    odd = text.replace("  - {id: r150, row: 150, truth: malignant, model_correct: false}\n", "")
+    odd = text.replace("  - {id: r135, row: 135, truth: malignant, model_correct: false}\n", "")
     (err,) = validate_text(odd)
     assert "5 stimuli to split evenly into 3 item sets" in err.message
 

@@ -169,7 +169,7 @@ def test_within_subject_enrolment(engine, example_text):
     for period in range(3):
         assert sorted(p.condition_order[period] for p in ps) == sorted(within.condition_ids * 2)
     for p in ps:
-        assert [sorted(b) for b in p.stimulus_order] == [["r12", "r45"], ["r77", "r90"], ["r101", "r150"]]
+        assert [sorted(b) for b in p.stimulus_order] == [["r12", "r45"], ["r89", "r90"], ["r101", "r135"]]
         plan = store.trial_plan(p)
         assert [c for _, c, _ in plan] == [c for c in p.condition_order for _ in range(2)]
 
