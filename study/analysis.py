@@ -183,7 +183,14 @@ def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float,
 
 
 def decision_table(trials: pd.DataFrame) -> pd.DataFrame:
-    """One row per decision trial with ``initial``, ``final``, ``agree``, ``switched``.
+    """One row per two-stage decision trial: both answers, each stage's timing, and the reliance flags.
+
+    Columns: the final phase's ``participant_id, condition, trial_index, item_id,
+    model_prediction, truth, model_correct, fidelity, confidence``; ``initial`` and
+    ``final`` answers; ``rt_initial_ms``/``rt_final_ms`` and
+    ``server_timestamp_initial``/``server_timestamp_final`` per stage; and the flags
+    ``agree, disagree, initial_disagree, switched, known, model_wrong, model_right,
+    appropriate, initial_correct, final_correct`` (see :data:`PROPORTIONS`).
 
     Parameters
     ----------
@@ -197,7 +204,13 @@ def decision_table(trials: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=cols + ["initial", "final", "agree", "switched"])
     wide = dec.pivot_table(index="participant_id trial_index".split(), columns="phase", values="response",
                            aggfunc="first").reset_index()
-    meta = dec[dec["phase"] == "final"][cols]
+    for extra in ("rt_ms", "server_timestamp"):  # each stage's own timing (empty columns when not logged)
+        if extra in dec:
+            t = dec.pivot_table(index="participant_id trial_index".split(), columns="phase", values=extra,
+                                aggfunc="first")
+            t.columns = [f"{extra.replace('_ms', '')}_{c}" + ("_ms" if extra == "rt_ms" else "") for c in t.columns]
+            wide = wide.merge(t.reset_index(), on=["participant_id", "trial_index"], how="left")
+    meta = dec[dec["phase"] == "final"][cols + [c for c in ("confidence",) if c in dec]]
     out = meta.merge(wide, on=["participant_id", "trial_index"], how="inner")
     out = out.dropna(subset=["initial", "final"]).copy()
     out["agree"] = out["final"] == out["model_prediction"]
