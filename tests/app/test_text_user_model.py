@@ -197,7 +197,7 @@ def test_lopardo_card_uses_the_model_labels(user_app):
     assert "trained in" in status
     summary, strips, _ = lop_cb.render_lopardo(_current("sunny joy"), store)
     text = _text(summary)
-    assert "one logit per class (sad, neutral, happy)" in text and len(strips.data) == 7
+    assert "one logit per class (sad, neutral, happy)" in text and len(strips.data) == 8  # Figure 1's seven and LIME approx.
     view = text_lopardo.lopardo_view(store["key"], "sunny joy")
     assert view.probabilities.shape == (3,) and view.predicted_label in LABELS
     store, status = lop_cb.run_lopardo(lambda _: None, 2, services.BUILTIN, "text", "label")
