@@ -7,7 +7,7 @@ not where the model's labels change, and a 2.5 % joint-support floor drops the s
 regions a decision tree finds. This module adds candidates cut where the model's labels change:
 
 * **full paths**: every node of CART trees (scikit-learn ``DecisionTreeClassifier``, Breiman et
-  al. 1984) fitted to ``B(x)`` with 4 to 64 leaves, plain (with and without the leaf-size floor,
+  al. 1984) fitted to ``B(x)`` with up to 64 leaves (grown best-first, so smaller trees are prefixes), plain (with and without the leaf-size floor,
   so the CART baseline's own leaves are candidates) and class-balanced (and one-vs-rest per class
   when there are more than two), depth at most ``2 * max_width``. A path is split into a
   descriptor (its predicates on features of interest, or its first one to three) and a decision
@@ -56,10 +56,10 @@ class _Encoder:
         return np.column_stack(out) if out else np.zeros((len(X), 0), np.float32)
 
 
-def _node_paths(tree: DecisionTreeClassifier, enc: _Encoder, leaves_only: bool = False) -> list:
+def _node_paths(tree: DecisionTreeClassifier, enc: _Encoder, by_node: bool = False):
     """Predicates of every non-root node, root-first, bounds on one feature merged.
 
-    With ``leaves_only``: ``(predicates, label index, training rows)`` of each leaf.
+    With ``by_node``: a dict node id -> predicates instead of a list.
     """
     t = tree.tree_
     out = []
@@ -85,10 +85,10 @@ def _node_paths(tree: DecisionTreeClassifier, enc: _Encoder, leaves_only: bool =
 
     def walk(node, bounds, order):
         leaf = t.children_left[node] == -1
-        if node != 0 and (leaf or not leaves_only):
+        if node != 0:
             p = preds(bounds, order)
-            if p and leaves_only:
-                out.append((p, int(np.argmax(t.value[node][0])), int(t.n_node_samples[node])))
+            if p and by_node:
+                ids[node] = p
             elif p:
                 out.append(p)
         if leaf:
@@ -110,8 +110,22 @@ def _node_paths(tree: DecisionTreeClassifier, enc: _Encoder, leaves_only: bool =
                 d.setdefault("not", set()).add(lv)
             walk(child, b, o)
 
+    ids: dict[int, tuple[Predicate, ...]] = {}
     walk(0, {}, [])
-    return out
+    return ids if by_node else out
+
+
+def _prefix_leaves(tree: DecisionTreeClassifier, k: int) -> list[int]:
+    """Leaves of the ``k``-leaf tree that best-first growth built on the way to ``tree``.
+
+    scikit-learn's best-first builder (``max_leaf_nodes``) numbers nodes as it creates them, so the
+    first ``k - 1`` splits are the internal nodes with the smallest child ids.
+    """
+    t = tree.tree_
+    internal = sorted(np.flatnonzero(t.children_left != -1), key=lambda n: t.children_left[n])[:k - 1]
+    split = set(int(n) for n in internal)
+    nodes = [0] + [int(c) for n in internal for c in (t.children_left[n], t.children_right[n])]
+    return [n for n in nodes if n not in split]
 
 
 def _splits(path: tuple[Predicate, ...], interest: set[str] | None, max_width: int) -> list[Path]:
@@ -134,7 +148,7 @@ def _fit(Z, y, leaves, depth, min_leaf, balanced, seed):
 
 
 def tree_paths(X: pd.DataFrame, y: np.ndarray, *, interest: set[str] | None, max_width: int,
-               min_leaf: int | None = None, leaves: Sequence[int] = (4, 8, 16, 32, 64), n_descriptors: int = 12,
+               min_leaf: int | None = None, leaves: int = 64, n_descriptors: int = 12,
                max_rules: int = 10, seed: int = 0) -> tuple[list[Path], list[list[Path]]]:
     """Candidate ``(descriptor, decision rule)`` predicate pairs from trees fitted to ``y``.
 
@@ -149,8 +163,9 @@ def tree_paths(X: pd.DataFrame, y: np.ndarray, *, interest: set[str] | None, max
         Predicates allowed in a descriptor and in a decision rule.
     min_leaf : int, optional
         Fewest rows in a tree node (default ``max(5, 0.005 * n_rows)``).
-    leaves : sequence of int, default=(4, 8, 16, 32, 64)
-        ``max_leaf_nodes`` of the full-path trees.
+    leaves : int, default=64
+        ``max_leaf_nodes`` of the full-path trees (best-first growth: every smaller tree of the same
+        settings is a prefix, so its nodes are among these).
     n_descriptors : int, default=12
         Largest descriptor nodes of the features-of-interest tree that get their own inner tree.
     max_rules : int, default=10
@@ -174,12 +189,11 @@ def tree_paths(X: pd.DataFrame, y: np.ndarray, *, interest: set[str] | None, max
     targets = [y] + ([(y == c).astype(int) for c in np.unique(y)] if len(np.unique(y)) > 2 else [])
     found: dict[Path, None] = {}
     for target in targets:
-        for k in leaves:
-            for balanced, floor in ((False, 1), (False, min_leaf), (True, min_leaf)):
-                tree = _fit(Z, target, k, 2 * max_width, floor, balanced, seed)
-                for path in _node_paths(tree, enc):
-                    for pair in _splits(path, interest, max_width):
-                        found.setdefault(pair, None)
+        for balanced, floor in ((False, 1), (False, min_leaf), (True, min_leaf)):
+            tree = _fit(Z, target, leaves, 2 * max_width, floor, balanced, seed)
+            for path in _node_paths(tree, enc):
+                for pair in _splits(path, interest, max_width):
+                    found.setdefault(pair, None)
     feats = [f for f in map(str, X.columns) if interest is None or f in interest]
     enc_q = _Encoder(X, feats)
     outer = _fit(enc_q.encode(X), y, 2 ** max_width, max_width, min_leaf, False, seed)
@@ -199,9 +213,11 @@ def tree_paths(X: pd.DataFrame, y: np.ndarray, *, interest: set[str] | None, max
                     found.setdefault((q, s), None)
             found.setdefault((q, ()), None)
     starts = []
-    for k in range(2, 2 * max_rules + 2):
-        tree = _fit(Z, y, k, 2 * max_width, 1, False, seed)
-        leaves_ = _node_paths(tree, enc, leaves_only=True)
+    big = _fit(Z, y, 2 * max_rules + 1, 2 * max_width, 1, False, seed)
+    paths_of, t = _node_paths(big, enc, by_node=True), big.tree_
+    for k in range(2, t.n_leaves + 1):
+        leaves_ = [(paths_of.get(n, ()), int(np.argmax(t.value[n][0])), int(t.n_node_samples[n]))
+                   for n in _prefix_leaves(big, k)]
         rows: dict[int, int] = {}
         for _, lab, cnt in leaves_:
             rows[lab] = rows.get(lab, 0) + cnt
@@ -210,6 +226,9 @@ def tree_paths(X: pd.DataFrame, y: np.ndarray, *, interest: set[str] | None, max
         for path, lab, _ in leaves_:
             if lab == dflt:
                 continue
+            if not path:
+                pairs = None
+                break
             cut = _splits(path, interest, max_width)
             if not cut:
                 pairs = None
