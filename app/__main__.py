@@ -67,6 +67,10 @@ def main(argv: list[str] | None = None) -> int:
         from .check import main as check_main
 
         return check_main(argv[1:])
+    if argv[:2] == ["study", "simulate"]:  # through the server's own participant flow, so it lives in app/
+        from .callbacks.study_simulate import main as simulate_main
+
+        return simulate_main(argv[2:])
     if argv[:1] == ["study"]:
         from study.cli import main as study_main
 
