@@ -10,6 +10,7 @@ import dash_bootstrap_components as dbc
 import pandas as pd
 from dash import dcc, html
 
+from app import figures_study
 from app.components import card, fmt
 from study import analysis, export, runtime
 from study.schema import StudyError
@@ -61,14 +62,49 @@ def dashboard(study_id: str) -> html.Div:
                                                               "n (trials or participants)", "participants"]]),
                           source=f"{analysis.CI_METHOD}. Reliance as in Yin et al. 2019 and Bansal et al. 2021; "
                                  "trust: Jian et al. 2000; satisfaction: Hoffman et al. 2018."))
-        if any(q.instrument == "jian2000" for q in study.questionnaires):
-            qid = next(q.id for q in study.questionnaires if q.instrument == "jian2000")
-            cal = analysis.calibration(trials, answers, questionnaire_id=qid)
-            parts.append(card("Trust vs fidelity (calibration)", html.P(
-                f"Pearson r = {fmt(cal['r'])} [{fmt(cal['ci_low'])}, {fmt(cal['ci_high'])}], n = {cal['n']}"),
-                source="Jian et al. 2000 total trust score against the mean fidelity (share of |attribution| kept) "
-                       "of the explanations each participant saw; Fisher-z 95% interval."))
+    if not trials.empty:
+        parts += _reliance_plots(study, trials, answers)
     return html.Div(parts)
+
+
+def _graph(fig) -> dcc.Graph:
+    return dcc.Graph(figure=fig, config={"displaylogo": False})
+
+
+def _trust_questionnaire(study) -> tuple[str, str] | None:
+    """(questionnaire id, label) of the trust score for calibration: Jian et al. 2000, else a custom 'trust' form."""
+    q = next((q for q in study.questionnaires if q.instrument == "jian2000"), None) or \
+        next((q for q in study.questionnaires if "trust" in q.id), None)
+    if q is None:
+        return None
+    return q.id, ("Jian et al. 2000 trust (total)" if q.instrument == "jian2000" else f"{q.id} (mean item score)")
+
+
+def _reliance_plots(study, trials: pd.DataFrame, answers: pd.DataFrame) -> list:
+    """Reliance bars with Wilson intervals, confidence by advice correctness, and the calibration scatter."""
+    out = []
+    table = analysis.reliance_by_condition(trials)
+    dec = analysis.decision_table(trials)
+    if not dec.empty:
+        out.append(card("Reliance by condition", _graph(figures_study.reliance_bars(table)),
+                        source="Shares of two-stage decision trials (own answer, then advice and explanation, then "
+                               "final answer; Yin et al. 2019): switch fraction, over-reliance (followed wrong "
+                               "advice), under-reliance (rejected right advice), appropriate reliance, accuracy; "
+                               "95% Wilson intervals pooled over a condition's trials."))
+        if dec["confidence"].notna().any():
+            out.append(card("Trust vs correctness", _graph(figures_study.confidence_by_correctness(dec)),
+                            source="Final-answer confidence by whether the model's advice was right (truth from "
+                                   "the data); each point is a trial, its hover gives the fidelity of the "
+                                   "explanation shown (share of |attribution| kept)."))
+    tq = _trust_questionnaire(study)
+    if tq is not None and not answers.empty:
+        cal = analysis.calibration(trials, answers, questionnaire_id=tq[0])
+        if cal["n"]:
+            out.append(card("Trust vs fidelity (calibration)", _graph(figures_study.calibration_scatter(
+                cal["points"], cal["r"], (cal["ci_low"], cal["ci_high"]), tq[1])),
+                source=f"{tq[1]} against the mean fidelity (share of |attribution| kept) of the explanations each "
+                       f"participant saw; Pearson r with its Fisher-z 95% interval, n = {cal['n']} participants."))
+    return out
 
 
 def export_zip(study_id: str, fmt_name: str) -> dict:
