@@ -14,18 +14,50 @@ def _shown(text: str) -> str:
     return text or "always"
 
 
+def trivial_warning(view):
+    """An alert when the surrogate does not beat "always the majority label" on the held-out rows, a
+    note when the trivial agreement lies inside the surrogate's 95 % interval; else None."""
+    d, q = view.detail, view.heldout
+    triv = getattr(d, "trivial_agreement", float("nan"))
+    if triv != triv:
+        return None
+    if not q.agreement > triv:
+        return dbc.Alert(f"This surrogate agrees with the model on {fmt(q.agreement)} of held-out rows; always "
+                         f"answering {d.trivial_label} agrees on {fmt(triv)}. It does not beat the trivial "
+                         "surrogate, so its rules explain nothing the majority label does not.",
+                         color="warning", className="mb-2")
+    low = getattr(q, "agreement_low", float("nan"))
+    if low == low and low <= triv:
+        return dbc.Alert(f"Always answering {d.trivial_label} agrees on {fmt(triv)}, inside this surrogate's 95 % "
+                         f"interval ({fmt(low)} to {fmt(q.agreement_high)}): on {view.n_eval} held-out rows it is "
+                         "not clearly better than the trivial surrogate.", color="secondary", className="mb-2")
+    return None
+
+
+def _with_ci(q) -> str:
+    low, high = getattr(q, "agreement_low", float("nan")), getattr(q, "agreement_high", float("nan"))
+    return fmt(q.agreement) if low != low else f"{fmt(q.agreement)} [{fmt(low)}, {fmt(high)}]"
+
+
 def surrogate_summary(view) -> dbc.Card:
-    """Held-out agreement, ambiguity and default shares, and complexity of the shown rule set."""
+    """Held-out agreement (Wilson 95 % interval), the trivial surrogate's agreement, ambiguity and
+    default shares, and complexity of the shown rule set; a warning first if it does not beat the
+    trivial surrogate."""
     q, rs = view.heldout, view.rule_set
     per_class = " · ".join(f"{c}: {fmt(a)}" for c, a in zip(view.detail.classes, view.detail.per_class_agreement))
-    return card([f"{rs.method.upper()} surrogate ", gilpin_badge(gilpin_label(rs))], metric_row([
-        metric("Agreement with the model", fmt(q.agreement), f"on {view.n_eval} held-out rows"),
+    triv = getattr(view.detail, "trivial_agreement", float("nan"))
+    warning = trivial_warning(view)
+    metrics = metric_row([
+        metric("Agreement with the model", _with_ci(q), f"on {view.n_eval} held-out rows (95% Wilson interval)"),
+        metric("Trivial surrogate", fmt(triv), f"always {view.detail.trivial_label}"),
         metric("Per class", per_class),
         metric("Rules", str(q.size)), metric("Predicates", str(q.numpreds)),
         metric("Neighborhoods", str(q.numdsets)),
         metric("Ambiguous rows", f"{q.ambiguous_share:.1%}", "≥ 2 rules of different labels fire"),
         metric("Default rule", f"{q.default_share:.1%}", f"no rule fires → {rs.default_label}"),
-    ]), source=view.source)
+    ])
+    return card([f"{rs.method.upper()} surrogate ", gilpin_badge(gilpin_label(rs))],
+                ([warning] if warning else []) + [metrics], source=view.source)
 
 
 def rules_by_neighborhood(view) -> dbc.Card:

@@ -46,7 +46,8 @@ def _opened_the_page(n_clicks) -> bool:
           cancel=[Input(ids.SURROGATE_CANCEL, "n_clicks")],
           running=[(Output(ids.SURROGATE_CANCEL, "disabled"), False, True)])
 def compute_frontier(set_progress, _pathname, _n_clicks, foi, max_width, max_nbhd, lambdas):
-    """MUSE, CART and flat surrogates at 2, 5, 10, 20 rules for the chosen features of interest.
+    """MUSE, CART (leaf by leaf and as a decision set) and flat surrogates at 2, 5, 10, 20 rules for the
+    chosen features of interest, with Wilson intervals and the trivial surrogate.
 
     Opening the page (the address changed) computes the default frontier, whatever the controls say:
     that one is shared and cached, so a viewer may start it (``app.callback_roles``); only "Fit MUSE"

@@ -56,5 +56,11 @@ def layout(**_):
         controls,
         html.Div(id=ids.SURROGATE_SUMMARY),
         dbc.Row([dbc.Col(html.Div(id=ids.SURROGATE_RULES), lg=6),
-                 dbc.Col([graph(ids.SURROGATE_FRONTIER, 430), graph(ids.SURROGATE_CONFUSION, 260)], lg=6)]),
+                 dbc.Col([graph(ids.SURROGATE_FRONTIER, 430),
+                          html.Small("Error bars: Wilson 95 % intervals over the held-out rows. Dotted line: the "
+                                     "trivial surrogate (always the majority label); a surrogate at or below it "
+                                     "explains nothing. CART AS DECISION SET is the same tree with the default "
+                                     "label's leaves left to the default rule, counted as MUSE is.",
+                                     className="text-muted d-block mb-2"),
+                          graph(ids.SURROGATE_CONFUSION, 260)], lg=6)]),
     ])

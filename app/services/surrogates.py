@@ -17,8 +17,8 @@ import numpy as np
 
 # imported here, not inside the functions: fit_muse/fit_frontier run in forked background processes
 from explainers._codec import conjunction_text
-from explainers.muse import (TwoLevelDecisionSet, agreement_detail, evaluate_rule_set, rule_agreement,
-                             surrogate_frontier)
+from explainers.muse import (TwoLevelDecisionSet, agreement_detail, evaluate_rule_set, majority_label,
+                             rule_agreement, surrogate_frontier)
 
 from workspace import settings
 from workspace.errors import CandorError
@@ -30,6 +30,8 @@ DEFAULT_BUDGETS = {"max_rules": 10, "max_width": 3, "max_neighborhoods": 4}
 DEFAULT_LAMBDAS = "0.1, 0.1, 0.1, 1, auto"
 LAMBDA_NAMES = ("fewer predicates", "feature overlap", "rule overlap", "cover", "fidelity")
 FRONTIER_BUDGETS = (2, 5, 10, 20)
+RESULTS_VERSION = 2
+"""Part of every cache key: results computed by older code (no intervals, no trivial surrogate) are not reused."""
 
 
 def _results():
@@ -49,7 +51,8 @@ def _label_index(labels: np.ndarray) -> np.ndarray:
 
 
 def _key(kind: str, params: dict) -> str:
-    blob = json.dumps({"kind": kind, "workspace": workspace().source, **params}, sort_keys=True, default=str)
+    blob = json.dumps({"kind": kind, "workspace": workspace().source, "v": RESULTS_VERSION, **params},
+                      sort_keys=True, default=str)
     return f"{kind}:{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
 
@@ -103,7 +106,9 @@ def muse_params(features_of_interest=None, max_rules=None, max_width=None, max_n
 
 @dataclass(frozen=True)
 class MuseView:
-    """A fitted rule set as the page shows it: held-out quantities, per-rule agreement, confusion."""
+    """A fitted rule set as the page shows it: held-out quantities (agreement with its Wilson 95 %
+    interval), per-rule agreement, confusion, and the trivial surrogate on the same rows
+    (``detail.trivial_label``, ``detail.trivial_agreement``: always the training majority label)."""
 
     rule_set: object
     heldout: object
@@ -127,9 +132,10 @@ def _with_texts(view: MuseView) -> MuseView:
 
 
 def _view(rule_set, source: str) -> MuseView:
-    _, _, X_eval, y_eval = _split()
+    _, y_train, X_eval, y_eval = _split()
     agree, support = rule_agreement(rule_set, X_eval, y_eval)
-    return MuseView(rule_set, evaluate_rule_set(rule_set, X_eval, y_eval), agreement_detail(rule_set, X_eval, y_eval),
+    detail = agreement_detail(rule_set, X_eval, y_eval, trivial_label=majority_label(y_train))
+    return MuseView(rule_set, evaluate_rule_set(rule_set, X_eval, y_eval), detail,
                     agree, support, len(workspace().train_idx), len(X_eval), source)
 
 
@@ -177,6 +183,9 @@ def default_muse_key() -> str:
     return _default_muse()
 
 
+_ORIGIN = {"cart": "tree leaves", "cart_dl": "the tree's leaves not of the default label, plus the default rule"}
+
+
 def muse_view(key: str) -> MuseView:
     """The rule set stored under ``key``: a MUSE fit, or ``"<frontier key>|<method>|<budget>"``."""
     cache = _results()
@@ -189,7 +198,7 @@ def muse_view(key: str) -> MuseView:
         if point is None:
             raise CandorError(f"no {method} surrogate with budget {budget} in this frontier")
         return _with_texts(_view(point.rule_set, f"{method.upper()} surrogate from the frontier, budget {budget} "
-                                 f"(rules read from {'tree leaves' if method == 'cart' else 'the candidate pool'})"))
+                                 f"(rules read from {_ORIGIN.get(method, 'the candidate pool')})"))
     view = cache.get(key)
     if view is None:
         raise CandorError("that surrogate is no longer cached; fit it again")

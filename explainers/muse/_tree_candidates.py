@@ -11,7 +11,7 @@ regions a decision tree finds. This module adds candidates cut where the model's
   so the CART baseline's own leaves are candidates) and class-balanced (and one-vs-rest per class
   when there are more than two), depth at most ``2 * max_width``. A path is split into a
   descriptor (its predicates on features of interest, or its first one to three) and a decision
-  rule (the rest, possibly empty: "if q then c");
+  rule (the rest, possibly empty: "if q then c"); a path's tails also stand alone as descriptors;
 * **two-level paths**: descriptors from a tree over the features of interest only (depth
   ``max_width``), and, inside each descriptor's rows, decision rules from a tree over all features.
 
@@ -194,6 +194,10 @@ def tree_paths(X: pd.DataFrame, y: np.ndarray, *, interest: set[str] | None, max
             for path in _node_paths(tree, enc):
                 for pair in _splits(path, interest, max_width):
                     found.setdefault(pair, None)
+                for k in range(1, len(path)):  # a path's tail alone ("capital-gain > 5119"), as the flat set has it
+                    tail = path[k:]
+                    if len(tail) <= max_width and (interest is None or {p.feature for p in tail} <= interest):
+                        found.setdefault((tail, ()), None)
     feats = [f for f in map(str, X.columns) if interest is None or f in interest]
     enc_q = _Encoder(X, feats)
     outer = _fit(enc_q.encode(X), y, 2 ** max_width, max_width, min_leaf, False, seed)
