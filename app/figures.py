@@ -249,22 +249,44 @@ _METHOD_COLOURS = {"muse": POS, "cart": GREY, "flat": NEG}
 def frontier(f, selected: str | None = None) -> go.Figure:
     """Held-out agreement against rules, predicates and neighborhoods for MUSE, CART and the flat set.
 
+    CART appears twice: leaf by leaf ("CART") and drawn as a decision set with a default rule
+    ("CART AS DECISION SET", the fair comparison with MUSE). Every point has its Wilson 95 %
+    interval as an error bar; the trivial surrogate (always the training majority label) is a
+    dotted line, and the title names the points that do not beat it.
     Each point carries ``customdata = (method, budget)`` so that a click can show it.
     """
+    colours = {**_METHOD_COLOURS, "cart_dl": "#2ca02c"}
+    names = {"muse": "MUSE", "cart": "CART", "cart_dl": "CART AS DECISION SET", "flat": "FLAT"}
     fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.04,
                         subplot_titles=("vs rules", "vs predicates", "vs neighborhoods"))
-    for method in ("muse", "cart", "flat"):
+    for method in ("muse", "cart", "cart_dl", "flat"):
         pts = f.curve(method)
         if not pts:
             continue
+        lo = [p.agreement - getattr(p, "agreement_low", float("nan")) for p in pts]
+        hi = [getattr(p, "agreement_high", float("nan")) - p.agreement for p in pts]
         for col, attr in enumerate(("n_rules", "n_predicates", "n_neighborhoods"), start=1):
             fig.add_trace(go.Scatter(
                 x=[getattr(p, attr) for p in pts], y=[p.agreement for p in pts], mode="lines+markers",
-                name=method.upper(), legendgroup=method, showlegend=col == 1,
-                marker=dict(color=_METHOD_COLOURS[method], size=9), line=dict(color=_METHOD_COLOURS[method]),
-                customdata=[(p.method, p.budget, p.fit_seconds) for p in pts],
-                hovertemplate=(f"{method.upper()} budget %{{customdata[1]}}<br>agreement %{{y:.3f}}<br>"
+                name=names.get(method, method.upper()), legendgroup=method, showlegend=col == 1,
+                marker=dict(color=colours.get(method, GREY), size=9),
+                line=dict(color=colours.get(method, GREY), dash="dash" if method == "cart_dl" else "solid"),
+                error_y=dict(type="data", array=hi, arrayminus=lo, thickness=1, width=3),
+                customdata=[(p.method, p.budget, p.fit_seconds, getattr(p, "agreement_low", float("nan")),
+                             getattr(p, "agreement_high", float("nan"))) for p in pts],
+                hovertemplate=(f"{names.get(method, method.upper())} budget %{{customdata[1]}}<br>"
+                               "agreement %{y:.3f} (95% CI %{customdata[3]:.3f} to %{customdata[4]:.3f})<br>"
                                "fit %{customdata[2]:.1f} s<extra>click to show</extra>")), row=1, col=col)
+    triv = getattr(f, "trivial_agreement", float("nan"))
+    title = f"Fidelity vs complexity ({f.n_eval} held-out rows); click a point to show its rules"
+    if triv == triv:
+        for col in (1, 2, 3):
+            fig.add_hline(y=triv, line=dict(color="black", dash="dot", width=1), row=1, col=col)
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=dict(color="black", dash="dot", width=1),
+                                 name=esc(f"trivial: always {f.trivial_label} ({triv:.3f})"), hoverinfo="skip"))
+        weak = [f"{names.get(p.method, p.method)} {p.budget}" for p in f.points if not p.agreement > triv]
+        if weak:
+            title += f"<br>⚠ not better than always {esc(f.trivial_label)}: {esc(', '.join(weak))}"
     if selected and "|" in selected:
         _, method, budget = selected.split("|")
         p = next((p for p in f.points if p.method == method and p.budget == int(budget)), None)
@@ -273,9 +295,8 @@ def frontier(f, selected: str | None = None) -> go.Figure:
                 fig.add_trace(go.Scatter(x=[getattr(p, attr)], y=[p.agreement], mode="markers", showlegend=False,
                                          marker=dict(size=16, symbol="diamond-open", color="black"),
                                          hoverinfo="skip"), row=1, col=col)
-    fig.update_yaxes(title_text="agreement (held-out)", row=1, col=1)
-    fig = _layout(fig, f"Fidelity vs complexity ({f.n_eval} held-out rows); click a point to show its rules",
-                  legend=dict(orientation="h", y=-0.2))
+    fig.update_yaxes(title_text="agreement (held-out, 95% CI)", row=1, col=1)
+    fig = _layout(fig, title, legend=dict(orientation="h", y=-0.2))
     fig.update_layout(margin=dict(t=80))
     return fig
 

@@ -133,6 +133,7 @@ _METHODS = {
     "lime": ("processing", "linear proxy model", "local", "local R²"),
     "integrated_gradients": ("processing", "salience mapping", "local", "comp/suff, deletion AUC"),
     "cart": ("processing", "decision-tree proxy", "global", "agreement rate"),
+    "cart_dl": ("processing", "decision-tree proxy", "global", "agreement rate"),
     "muse": ("processing", "automatic rule extraction (global proxy)", "global", "agreement rate"),
     "flat": ("processing", "automatic rule extraction (global proxy)", "global", "agreement rate"),
     "attention": ("explanation_producing", "attention network", "local",

@@ -79,7 +79,9 @@ def test_surrogate_frontier_points_can_be_shown(sample_workspace, tmp_path_facto
     fkey = surrogate.compute_frontier(progress.append, "/surrogate", 0, None, 3, 4, None)
     assert progress[-1] == (100, "frontier: 12 of 12 surrogates fitted")
     fig = surrogate.render_frontier(fkey, None)
-    assert {t.name for t in fig.data} == {"MUSE", "CART", "FLAT"} and len(fig.data) == 9
+    triv = services.frontier(fkey).trivial_agreement
+    assert {t.name for t in fig.data} == {"MUSE", "CART", "CART AS DECISION SET", "FLAT",
+                                          f"trivial: always benign ({triv:.3f})"} and len(fig.data) == 13
     key = surrogate.show_clicked_point({"points": [{"customdata": ["cart", 5, 0.1]}]}, fkey)
     summary, rules, _ = surrogate.render_surrogate(key)
     assert "CART surrogate" in _text(summary)
