@@ -4,8 +4,9 @@
 bundled sample model and table, or ``--model/--data/--target`` (the flags of
 ``python -m app``). A declared ``truth`` or ``model_correct`` that differs from
 the data is an error; a design that cannot measure over- or under-reliance, or
-is unbalanced, is a warning (:mod:`study.truth`). ``simulate`` runs through the
-server's own code and is wired in ``app/__main__.py``.
+is unbalanced, is a warning (:mod:`study.truth`). ``power FILE --effect D`` is a
+simulation-based power analysis of the over-reliance contrast (:mod:`study.power`).
+``simulate`` runs through the server's own code and is wired in ``app/__main__.py``.
 """
 
 from __future__ import annotations
@@ -88,10 +89,21 @@ def main(argv: list[str] | None = None) -> int:
     val.add_argument("--data", help="its table (with --model)")
     val.add_argument("--target", help="the target column of --data")
     val.add_argument("--schema-only", action="store_true", help="check the file only, not against the data")
+    pw = sub.add_parser("power", help="simulation-based power of the over-reliance contrast (second condition vs "
+                                      "first) for this design")
+    pw.add_argument("file")
+    pw.add_argument("--effect", type=float, required=True,
+                    help="difference in over-reliance to detect, second condition minus first (e.g. 0.15)")
+    pw.add_argument("--participants", default="10,20,40,80", help="participants per arm, comma-separated")
+    pw.add_argument("--simulations", type=int, default=1000)
+    pw.add_argument("--seed", type=int, default=0)
+    pw.add_argument("--alpha", type=float, default=0.05)
     try:
         args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors
         return int(exc.code or 0)
+    if args.command == "power":
+        return _power(args)
     given = [args.model, args.data, args.target]
     if any(given) and not all(given):
         print("candor: error: --model, --data and --target go together")
@@ -108,6 +120,43 @@ def main(argv: list[str] | None = None) -> int:
     if not errors:
         print(f"{args.file}: valid" + (f" ({summary})" if summary else ""))
     return 2 if errors else 0
+
+
+def _power(args) -> int:
+    """``study power``: print a table of power by participants per arm, then one JSON line."""
+    import json
+
+    from . import truth
+    from .power import power_curve
+
+    errors = [e.format(args.file) for e in validate_file(args.file)]
+    if not errors:
+        errors, _warnings, summary = data_report(args.file)
+    if errors:
+        for line in errors:
+            print(line)
+        return 2
+    try:
+        sizes = [int(x) for x in args.participants.split(",") if x.strip()]
+        if not 1 <= args.simulations <= 1_000_000 or not 0 < args.alpha < 1:
+            raise ValueError(f"expected --simulations in 1..1000000 and --alpha in (0, 1), got {args.simulations}, "
+                             f"{args.alpha}")
+        study = load_study(args.file)
+        facts = truth.facts_from_workspace(study, _load_workspace(None, None, None))
+        kinds = tuple(c.explanation for c in study.conditions[:2])
+        points = power_curve([not facts[s.id].model_correct for s in study.stimuli if s.id in facts], args.effect,
+                             sizes, simulations=args.simulations, seed=args.seed, alpha=args.alpha, kinds=kinds)
+    except (ValueError, CandorError) as err:
+        print(f"candor: error: {err}")
+        return 2
+    c0, c1 = study.conditions[0].id, study.conditions[1].id
+    print(f"{args.file}: {summary}; over-reliance {c1} - {c0} = {args.effect:+g}, Welch t-test on participant "
+          f"over-reliance at alpha {args.alpha:g}, {args.simulations} simulated studies per size, seed {args.seed}")
+    print(f"{'per arm':>8}  {'power':>6}  95% Wilson")
+    for p in points:
+        print(f"{p.n_per_arm:>8}  {p.power:>6.3f}  [{p.low:.3f}, {p.high:.3f}]")
+    print(json.dumps({str(p.n_per_arm): [round(p.power, 4), round(p.low, 4), round(p.high, 4)] for p in points}))
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
