@@ -60,7 +60,7 @@ def brute_force_agreement(rule_set, X: pd.DataFrame, y) -> float:
         else:
             label = rule_set.default_label
         hits += label == target
-    return hits / len(y)
+    return float(hits / len(y))
 
 
 def _encode(X: pd.DataFrame, levels: dict) -> tuple[np.ndarray, list[tuple[str, str]]]:
@@ -154,7 +154,7 @@ def run(quick: bool = False) -> tuple[list[dict], dict]:
             c_prod = product_cart(X_tr, b_tr, X_te, b_te, P)
             m_ind = brute_force_agreement(muse, X_te, b_te)
             c_ind = independent_cart(X_tr, b_tr, X_te, b_te, P)
-            d_prod, d_ind = m_prod - c_prod, m_ind - c_ind
+            d_prod, d_ind = float(m_prod - c_prod), float(m_ind - c_ind)
             head[name][str(P)] = round(d_prod, 4)
             rows.append({"item": f"muse_vs_cart {name} @{P} predicates", "product": round(d_prod, 4),
                          "independent": round(d_ind, 4), "difference": round(d_prod - d_ind, 6),
