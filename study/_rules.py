@@ -16,7 +16,7 @@ ID_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}\Z")
 TOP_KEYS = {
     "id", "title", "consent_version", "consent_text", "instructions", "model", "stimuli",
     "conditions", "design", "randomisation", "tasks", "attention_checks", "questionnaires",
-    "confidence_scale", "max_participants",
+    "confidence_scale", "max_participants", "recruitment",
 }
 #: Longest text a study may show (consent, instructions, prompts, item text), in characters.
 MAX_STUDY_TEXT = 20_000
@@ -113,10 +113,25 @@ def check_study(loc: Located) -> list[Error]:
     _attention(c, d.get("attention_checks"), n_items)
     _questionnaires(c, d.get("questionnaires"))
     _confidence_scale(c, d.get("confidence_scale"))
+    _recruitment(c, d.get("recruitment"))
     mp = d.get("max_participants")
     if mp is not None and c.typed(mp, int, ("max_participants",), "an integer") and not 1 <= mp <= 10**6:
         c.err(("max_participants",), f"expected 1..1000000 participants, got {mp}")
     return c.errors
+
+
+def _recruitment(c: _Checker, r) -> None:
+    """``recruitment: {completion_url: https://...}``: the link shown with the completion code."""
+    from .recruitment import URL_RE
+
+    p = ("recruitment",)
+    if r is None or not c.typed(r, dict, p, "a mapping with completion_url"):
+        return
+    c.keys(r, p, {"completion_url"})
+    url = r.get("completion_url")
+    if url is not None and (not isinstance(url, str) or not URL_RE.match(url)):
+        c.err(p + ("completion_url",), f"expected an http(s) URL of at most 2000 characters without spaces or "
+                                       f"quotes ({{code}} is replaced by the completion code), got {str(url)[:80]!r}")
 
 
 def _confidence_scale(c: _Checker, cs) -> None:

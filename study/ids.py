@@ -9,6 +9,7 @@ REFRESH = "study-refresh"
 TIMING = "study-timing"
 RENDER_T = "study-render-t"
 URL_SYNC = "study-url-sync"
+RECRUIT = "study-recruitment"
 
 # researcher pages (/study-admin)
 LOGIN_PASSWORD = "researcher-password"

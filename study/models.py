@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (JSON, BigInteger, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text,
+                        UniqueConstraint)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = ["Base", "StudyRow", "Participant", "TrialLog", "QuestionnaireResponse", "StudyPin", "PinnedStimulus",
@@ -42,11 +43,14 @@ class Participant(Base):
     ``resume_token_hash`` is the SHA-256 of the resume token given to the
     browser; the token itself is never stored. ``(study_id, stratum,
     alloc_position)`` is unique, so concurrent enrolments cannot share a slot of
-    the allocation list.
+    the allocation list. ``recruitment`` holds the platform's ids from the study link
+    (:mod:`study.recruitment`); ``recruitment_id`` (``prolific:<id>``, ``mturk:<id>``) is unique
+    per study, so one platform account cannot enrol twice.
     """
 
     __tablename__ = "participants"
-    __table_args__ = (UniqueConstraint("study_id", "stratum", "alloc_position", name="uq_participant_slot"),)
+    __table_args__ = (UniqueConstraint("study_id", "stratum", "alloc_position", name="uq_participant_slot"),
+                      Index("uq_participant_recruitment", "study_id", "recruitment_id", unique=True))
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     study_id: Mapped[str] = mapped_column(ForeignKey("studies.id"), index=True)
     resume_token_hash: Mapped[str] = mapped_column(String(64), unique=True)
@@ -66,6 +70,8 @@ class Participant(Base):
     exclusion_reason: Mapped[str | None] = mapped_column(String(64), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime)
     completed_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    recruitment: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    recruitment_id: Mapped[str | None] = mapped_column(String(80), nullable=True)
 
 
 class TrialLog(Base):

@@ -134,6 +134,7 @@ class Study:
     questionnaires: tuple[Questionnaire, ...] = ()
     confidence_scale: tuple[float, float] = (0.0, 100.0)
     max_participants: int | None = None
+    completion_url: str | None = None
     source_text: str = field(default="", repr=False, compare=False)
 
     @property
@@ -244,7 +245,8 @@ def _build(loc: Located, text: str) -> Study:
         randomisation=rand, tasks=tuple(d["tasks"]), attention_checks=checks,
         questionnaires=tuple(_build_questionnaire(q) for q in d.get("questionnaires") or ()),
         confidence_scale=tuple(float(x) for x in d.get("confidence_scale") or (0, 100)),
-        max_participants=d.get("max_participants"), source_text=text,
+        max_participants=d.get("max_participants"),
+        completion_url=(d.get("recruitment") or {}).get("completion_url"), source_text=text,
     )
 
 

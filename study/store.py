@@ -31,6 +31,7 @@ from . import limits as _limits
 from .answers import MAX_TEXT
 from .models import Participant, QuestionnaireResponse, StudyRow, TrialLog
 from .randomisation import allocate, item_sets, stimulus_order, williams_design
+from .recruitment import recruitment_id
 from .schema import Study
 
 __all__ = [
@@ -131,7 +132,7 @@ def _begin(bind: Engine | Connection):
 
 
 def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20, client: str | None = None,
-          limits: _limits.EnrolLimits | None = None) -> tuple[Participant, str]:
+          limits: _limits.EnrolLimits | None = None, recruitment: dict | None = None) -> tuple[Participant, str]:
     """Enrol a consenting participant: allocate, order stimuli, issue a resume token.
 
     Parameters
@@ -150,6 +151,9 @@ def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20
     limits : EnrolLimits or None, default=None
         Rates per client and per study (:mod:`study.limits`); the study's
         ``max_participants`` applies always.
+    recruitment : dict or None, default=None
+        The platform's ids from the study link (:func:`study.recruitment.parse_params`), stored
+        with the participant; its participant id may enrol once per study.
 
     Returns
     -------
@@ -163,7 +167,8 @@ def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20
     ValueError
         On a stratum the study does not declare.
     study.limits.EnrolmentRefused
-        When the study is full or an enrolment rate is exceeded (nothing is stored).
+        When the study is full, an enrolment rate is exceeded, or the recruitment platform's
+        participant id has already enrolled (nothing is stored).
     """
     r = study.randomisation
     if r.stratify_by and stratum not in r.strata:
@@ -173,11 +178,16 @@ def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20
     wrong = {s.id for s in study.stimuli if s.model_correct is False}
     ids = [s.id for s in study.stimuli]
     key = _limits.client_key(study, client) if limits is not None else None
+    rid = recruitment_id(recruitment or {})
     for _ in range(attempts):
         token = secrets.token_urlsafe(24)
         try:
             with Session(engine, expire_on_commit=False) as s, s.begin():
                 now = utcnow()
+                if rid is not None and s.scalar(select(Participant.id).where(
+                        Participant.study_id == study.id, Participant.recruitment_id == rid)) is not None:
+                    raise _limits.EnrolmentRefused("You have already taken part in this study (your recruitment "
+                                                   "id is registered); thank you.")
                 _limits.check_and_log(s.connection(), study, now, key=key, limits=limits)
                 pos = s.scalar(select(func.coalesce(func.max(Participant.alloc_position), -1) + 1)
                                .where(Participant.study_id == study.id, Participant.stratum == stratum))
@@ -198,6 +208,7 @@ def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20
                     condition=">".join(cond_order), condition_order=cond_order, assignment_seed=a.seed,
                     alloc_position=a.position, alloc_block_index=a.block_index, alloc_block_size=a.block_size,
                     stimulus_order=blocks, progress=0, status="active", created_at=now,
+                    recruitment=dict(recruitment) if recruitment else None, recruitment_id=rid,
                 )
                 s.add(p)
             return p, token

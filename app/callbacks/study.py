@@ -55,10 +55,11 @@ def render_step(token, _refresh, study_id):
 @callback(Output(ids.TOKEN, "data"), Output(ids.REFRESH, "data"), Output(ids.ERROR, "children"),
           Input(ids.TIMING, "data"), State(ids.answer(ALL), "value"), State(ids.answer(ALL), "id"),
           State(ids.TOKEN, "data"), State(ids.STUDY_ID, "data"), State(ids.REFRESH, "data"),
-          prevent_initial_call=True)
-def submit_step(timing, values, answer_ids, token, study_id, refresh):
+          State(ids.RECRUIT, "data"), prevent_initial_call=True)
+def submit_step(timing, values, answer_ids, token, study_id, refresh, recruit):
     if not timing:
         raise PreventUpdate
     answers = {i.get("field") if isinstance(i, dict) else None: v for i, v in zip(answer_ids or [], values or [])}
-    new_token, error = submit_answer(study_id, token, timing, answers, client=flask.request.remote_addr)
+    new_token, error = submit_answer(study_id, token, timing, answers, client=flask.request.remote_addr,
+                                     recruitment=recruit)
     return (new_token if new_token != token else no_update), (refresh or 0) + (0 if error else 1), error

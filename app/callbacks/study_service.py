@@ -30,6 +30,7 @@ from workspace.errors import CandorError, first_line
 from study import answers as checks
 from study import flow, limits, pins, runtime, store
 from study import truth as study_truth
+from study.recruitment import parse_params as recruitment_params
 from study.schema import Study, StudyError
 from study.store import TrialContext
 
@@ -255,7 +256,7 @@ def stimulus_view(study: Study, item_id: str, condition_id: str) -> StimulusView
 
 
 def submit_answer(study_id: str, token: str | None, timing: dict, answers: dict,
-                  client: str | None = None) -> tuple[str | None, str]:
+                  client: str | None = None, recruitment: dict | None = None) -> tuple[str | None, str]:
     """Check and record one submission from the browser; nothing is stored when it is refused.
 
     Parameters
@@ -271,6 +272,9 @@ def submit_answer(study_id: str, token: str | None, timing: dict, answers: dict,
         by :mod:`study.answers` against the step shown.
     client : str or None, default=None
         The requester's address, for the enrolment rate limit.
+    recruitment : dict or None, default=None
+        The study link's query parameters (Prolific/MTurk ids), checked by
+        :func:`study.recruitment.parse_params` and stored at consent; ignored afterwards.
 
     Returns
     -------
@@ -294,9 +298,10 @@ def submit_answer(study_id: str, token: str | None, timing: dict, answers: dict,
             consented, stratum = checks.check_consent(study, answers)
             if not consented:
                 return token, "Please tick the consent box to take part."
+            ids_from_link = recruitment_params(recruitment if isinstance(recruitment, dict) else None)
             pin_study(study)
             _participant, new_token = store.enrol(eng, resolved(study), stratum=stratum, client=client,
-                                                  limits=limits.limits_from_env())
+                                                  limits=limits.limits_from_env(), recruitment=ids_from_link)
             return new_token, ""
         p = store.participant_by_token(eng, study.id, token)
         if p is None:

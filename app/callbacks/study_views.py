@@ -11,6 +11,7 @@ from dash import dcc, html
 
 from workspace.errors import CandorError
 from study import flow, ids, runtime, store
+from study.recruitment import completion_link
 from study.schema import Study, StudyError
 
 from .study_service import stimulus_view
@@ -126,5 +127,9 @@ def render(study_id: str | None, token: str | None) -> html.Div:
     except CandorError as err:
         return message("This case cannot be shown", str(err))
     code = store.complete(runtime.engine(), p.id)
+    link = completion_link(study.completion_url, code)
+    back = [html.P("Return to the site that sent you here to record your participation:"),
+            dbc.Button("Finish and return", href=link, id="study-completion-link", color="primary",
+                       external_link=True)] if link else []
     return html.Div([html.H2("Thank you!"), html.P("Your completion code is:"),
-                     html.P(code, id="study-completion-code", className="metric-value")])
+                     html.P(code, id="study-completion-code", className="metric-value"), *back])
