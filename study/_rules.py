@@ -16,7 +16,7 @@ ID_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}\Z")
 TOP_KEYS = {
     "id", "title", "consent_version", "consent_text", "instructions", "model", "stimuli",
     "conditions", "design", "randomisation", "tasks", "attention_checks", "questionnaires",
-    "confidence_scale", "max_participants", "recruitment",
+    "confidence_scale", "max_participants", "recruitment", "exclusions",
 }
 #: Longest text a study may show (consent, instructions, prompts, item text), in characters.
 MAX_STUDY_TEXT = 20_000
@@ -114,10 +114,24 @@ def check_study(loc: Located) -> list[Error]:
     _questionnaires(c, d.get("questionnaires"))
     _confidence_scale(c, d.get("confidence_scale"))
     _recruitment(c, d.get("recruitment"))
+    _exclusions(c, d.get("exclusions"), d.get("attention_checks"))
     mp = d.get("max_participants")
     if mp is not None and c.typed(mp, int, ("max_participants",), "an integer") and not 1 <= mp <= 10**6:
         c.err(("max_participants",), f"expected 1..1000000 participants, got {mp}")
     return c.errors
+
+
+def _exclusions(c: _Checker, e, checks) -> None:
+    """``exclusions: {max_failed_attention_checks: K}``: the pre-declared rule the analysis applies."""
+    p = ("exclusions",)
+    if e is None or not c.typed(e, dict, p, "a mapping with max_failed_attention_checks"):
+        return
+    c.keys(e, p, {"max_failed_attention_checks"}, ("max_failed_attention_checks",))
+    k = e.get("max_failed_attention_checks")
+    if k is not None and c.typed(k, int, p + ("max_failed_attention_checks",), "an integer") and k < 0:
+        c.err(p + ("max_failed_attention_checks",), f"expected 0 or more failed checks, got {k}")
+    if "max_failed_attention_checks" in e and not checks:
+        c.err(p + ("max_failed_attention_checks",), "an exclusion rule on attention checks needs attention_checks")
 
 
 def _recruitment(c: _Checker, r) -> None:

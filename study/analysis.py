@@ -53,7 +53,7 @@ from .intervals import bootstrap_mean, wilson
 __all__ = [
     "Reliance", "reliance", "weight_of_advice", "mean_ci", "decision_table", "per_participant",
     "questionnaire_scores", "reliance_by_condition", "summary_by_condition", "calibration", "CI_METHOD",
-    "PROPORTIONS",
+    "PROPORTIONS", "exclusions", "apply_exclusions",
 ]
 
 CI_METHOD = ("95%: Wilson interval for proportions pooled over a condition's decision trials; "
@@ -125,6 +125,47 @@ def reliance(initial: Sequence, model: Sequence, final: Sequence, truth: Sequenc
                    appropriate_reliance=_frac(int(((agree & ~wrong) | (~agree & wrong)).sum()), len(f)),
                    initial_accuracy=_frac(int((i == t).sum()), len(f)))
     return Reliance(**out)
+
+
+def exclusions(trials: pd.DataFrame, max_failed: int | None) -> pd.DataFrame:
+    """Participants the pre-declared rule excludes: more than ``max_failed`` failed attention checks.
+
+    Parameters
+    ----------
+    trials : DataFrame
+        Rows of ``trial_log`` (``phase == "attention"`` rows carry ``attention_check_passed``).
+    max_failed : int or None
+        The study's ``exclusions.max_failed_attention_checks``; None: no rule, nobody is excluded.
+
+    Returns
+    -------
+    DataFrame
+        ``participant_id, condition, failed, checks, reason``, one row per excluded participant.
+    """
+    cols = ["participant_id", "condition", "failed", "checks", "reason"]
+    if max_failed is None or trials.empty or "phase" not in trials:
+        return pd.DataFrame(columns=cols)
+    att = trials[trials["phase"] == "attention"]
+    if att.empty:
+        return pd.DataFrame(columns=cols)
+    g = att.groupby("participant_id").agg(condition=("condition", "first"), checks=("phase", "size"),
+                                          failed=("attention_check_passed", lambda s: int((~s.astype(bool)).sum())))
+    out = g[g["failed"] > max_failed].reset_index()
+    out["reason"] = [f"failed {f} of {n} attention checks (rule: more than {max_failed})"
+                     for f, n in zip(out["failed"], out["checks"])]
+    return out[cols]
+
+
+def apply_exclusions(trials: pd.DataFrame, responses: pd.DataFrame, max_failed: int | None
+                     ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Drop the excluded participants' rows; return ``(trials, responses, excluded)`` (see :func:`exclusions`)."""
+    ex = exclusions(trials, max_failed)
+    if ex.empty:
+        return trials, responses, ex
+    drop = set(ex["participant_id"])
+    keep_t = trials[~trials["participant_id"].isin(drop)]
+    keep_r = responses[~responses["participant_id"].isin(drop)] if not responses.empty else responses
+    return keep_t, keep_r, ex
 
 
 def weight_of_advice(initial: Sequence[float], advice: Sequence[float], final: Sequence[float]) -> tuple[float, int]:

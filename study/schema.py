@@ -135,6 +135,7 @@ class Study:
     confidence_scale: tuple[float, float] = (0.0, 100.0)
     max_participants: int | None = None
     completion_url: str | None = None
+    max_failed_attention_checks: int | None = None
     source_text: str = field(default="", repr=False, compare=False)
 
     @property
@@ -246,7 +247,9 @@ def _build(loc: Located, text: str) -> Study:
         questionnaires=tuple(_build_questionnaire(q) for q in d.get("questionnaires") or ()),
         confidence_scale=tuple(float(x) for x in d.get("confidence_scale") or (0, 100)),
         max_participants=d.get("max_participants"),
-        completion_url=(d.get("recruitment") or {}).get("completion_url"), source_text=text,
+        completion_url=(d.get("recruitment") or {}).get("completion_url"),
+        max_failed_attention_checks=(d.get("exclusions") or {}).get("max_failed_attention_checks"),
+        source_text=text,
     )
 
 

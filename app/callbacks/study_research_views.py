@@ -52,6 +52,8 @@ def dashboard(study_id: str) -> html.Div:
     enrol = (people.groupby(["condition", "stratum", "status"]).size().unstack("status", fill_value=0).reset_index())
     parts = pinned + [card("Enrolment and completion", _table(enrol),
                   source="Counts from the participants table; allocation by seeded permuted blocks, stratified when the study says so.")]
+    trials, answers, excluded = analysis.apply_exclusions(trials, answers, study.max_failed_attention_checks)
+    parts.append(_exclusion_card(study, excluded))
     if not trials.empty and not answers.empty:
         s = analysis.summary_by_condition(trials, answers)
         s["measure"] = s["measure"].map(lambda m: MEASURES.get(m, m))
@@ -65,6 +67,20 @@ def dashboard(study_id: str) -> html.Div:
     if not trials.empty:
         parts += _reliance_plots(study, trials, answers)
     return html.Div(parts)
+
+
+def _exclusion_card(study, excluded: pd.DataFrame):
+    """Who the study's pre-declared exclusion rule removes from every result below, and why."""
+    rule = study.max_failed_attention_checks
+    if rule is None:
+        return card("Exclusions", html.P("The study file declares no exclusion rule: every participant is analysed."),
+                    source="exclusions.max_failed_attention_checks in the study file, declared before data collection.")
+    body = [html.P(f"{len(excluded)} participant(s) excluded from every result below: more than {rule} failed "
+                   f"attention check(s).", id="study-exclusion-count")]
+    if not excluded.empty:
+        body.append(_table(excluded[["participant_id", "condition", "reason"]]))
+    return card("Exclusions", body, source="The study file's pre-declared rule (exclusions.max_failed_attention_checks), "
+                                           "applied to the trial log before any analysis.")
 
 
 def _graph(fig) -> dcc.Graph:

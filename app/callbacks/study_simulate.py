@@ -9,7 +9,8 @@ migrated as the server migrates it. The advice a participant reacts to is the pi
 shows (:func:`~app.callbacks.study_service.stimulus_view`). Decisions come from
 :class:`study.simulate.RelianceModel`, whose switching differs by condition.
 
-It prints the reliance measures by condition (Wilson intervals over trials,
+The study's pre-declared exclusion rule (``exclusions.max_failed_attention_checks``) is applied
+before the analysis. It prints the reliance measures by condition (Wilson intervals over trials,
 :func:`study.analysis.reliance_by_condition`) as a table, then one JSON line
 ``{condition: {"switch_fraction": [estimate, low, high], "over_reliance": [...],
 "under_reliance": [...], "accuracy": [...]}}``. With no FILE it runs the bundled example,
@@ -165,6 +166,10 @@ def simulate(path: str | Path, participants: int, seed: int, *, database: str | 
             for i in range(participants):
                 run_one(served, i, seed, m)
             trials = pd.DataFrame(export.table_rows(runtime.engine(), "trial_log", study.id))
+            trials, _, excluded = analysis.apply_exclusions(trials, pd.DataFrame(), study.max_failed_attention_checks)
+            if not excluded.empty:
+                print(f"excluded {len(excluded)} of {participants} participants by the study's pre-declared rule "
+                      f"(more than {study.max_failed_attention_checks} failed attention checks)", file=sys.stderr)
         except RuntimeError as err:
             raise CandorError(str(err)) from None
         finally:
