@@ -21,6 +21,7 @@ from workspace.settings import Settings
 from workspace.workspace import Workspace
 from .services import selection
 from .services.selection import LAUNCH_UID, Selection
+from .startup import defer_torch
 
 ROOT = Path(__file__).resolve().parent.parent
 _app: dash.Dash | None = None
@@ -91,6 +92,7 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     CandorError
         If a setting has a bad value (named) or the named files cannot be loaded.
     """
+    defer_torch()  # loading a scikit-learn model must not import torch (issue 14); pages that need it do
     if settings is not None:
         _settings.install(settings)
     settings = settings or Settings.from_env()

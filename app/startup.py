@@ -6,8 +6,14 @@ hook marks itself done *before* it does the work, so the other first requests th
 worker takes at the same moment skip it and are answered 500 (no callback, no layout). Running the
 hooks once here, in ``create_app`` (the gunicorn master with ``--preload``), makes them no-ops in
 every request of every worker.
+
+:func:`defer_torch` (also called by ``create_app``) keeps torch out of a server whose model and pages
+do not need it: loading a scikit-learn model otherwise imports it through scikit-learn's package walk.
 """
 from __future__ import annotations
+
+import importlib.abc
+import sys
 
 import dash
 from dash import _callback
@@ -38,3 +44,31 @@ def setup_dash_now(app: dash.Dash) -> None:
             _INLINE_SCRIPTS.append(script)
     _callback.GLOBAL_INLINE_SCRIPTS.clear()
     app._inline_scripts[:] = list(_INLINE_SCRIPTS)
+
+
+class _NoTorchShimWithoutTorch(importlib.abc.MetaPathFinder):
+    """Refuse scikit-learn's vendored array-API shim for torch while torch itself is not imported.
+
+    ``sklearn.utils.all_estimators`` (called by ``import skops.io`` and by
+    :func:`workspace.model_safety.allowed_types`) walks every scikit-learn package with
+    ``pkgutil.walk_packages``, which imports each package to find its sub-packages, including
+    ``sklearn.externals.array_api_compat.torch``, and that imports torch (about 200 MB and 2-4 s) in
+    a server whose model is a plain scikit-learn estimator. ``walk_packages`` skips a package that
+    raises ImportError, and ``all_estimators`` ignores ``externals`` anyway, so the list of
+    estimators is unchanged. With no torch imported there is no torch tensor for the shim to serve;
+    once torch is imported (a PyTorch model, the Text or Attention page) the shim imports normally.
+    """
+
+    SHIM = "sklearn.externals.array_api_compat.torch"
+
+    def find_spec(self, name, path=None, target=None):
+        if (name == self.SHIM or name.startswith(self.SHIM + ".")) and "torch" not in sys.modules:
+            raise ModuleNotFoundError(f"{name} is not imported while torch is not (Candor imports torch lazily)",
+                                      name=name)
+        return None
+
+
+def defer_torch() -> None:
+    """Keep torch out of a server that does not need it (idempotent); see :class:`_NoTorchShimWithoutTorch`."""
+    if not any(isinstance(f, _NoTorchShimWithoutTorch) for f in sys.meta_path):
+        sys.meta_path.insert(0, _NoTorchShimWithoutTorch())

@@ -14,7 +14,17 @@ from app import ids
 from app.callbacks.text import _spec
 from app.components import empty_figure, error_alert, method_note
 from workspace.errors import CandorError
-from app.services import text_lopardo as lop
+
+
+def _lop():
+    """:mod:`app.services.text_lopardo`, imported (with torch) when the card is first used, never at start-up
+    (issue 14); under the Text page's import guard, so a background job forked meanwhile does not inherit a
+    held import lock."""
+    from app.services.text_loader import import_guard
+
+    with import_guard():
+        from app.services import text_lopardo
+    return text_lopardo
 
 
 @callback(Output(ids.TEXT_LOPARDO_MODEL, "data"), Output(ids.TEXT_LOPARDO_STATUS, "children"),
@@ -28,7 +38,7 @@ from app.services import text_lopardo as lop
 def run_lopardo(set_progress, _clicks, dataset, text_col, label_col):
     """Background job: train the single-layer attention classifier on the dataset's labelled texts (cached)."""
     try:
-        trained, cached = lop.train(_spec(dataset, text_col, label_col),
+        trained, cached = _lop().train(_spec(dataset, text_col, label_col),
                                     progress=lambda d, n: set_progress((round(100 * d / n), f"batch {d} of {n}")))
     except Exception as err:  # noqa: BLE001 - CandorError names the file/column; anything else is shown too
         msg = str(err) if isinstance(err, CandorError) else f"training failed: {type(err).__name__}: {err}"
@@ -45,6 +55,7 @@ def render_lopardo(current, model):
     """The per-word explanations of the current text, their Spearman ρ with α-avg and what the numbers show."""
     if not current or not current.get("text"):
         raise PreventUpdate
+    lop = _lop()
     try:
         view = lop.lopardo_view((model or {}).get("key"), current["text"])
     except CandorError as err:
@@ -57,6 +68,7 @@ def render_lopardo(current, model):
 
 
 def _summary(view) -> html.Div:
+    lop = _lop()
     m, p = view.trained.meta, float(view.probabilities[view.target])
     n_used = m["n_train"] + m["n_test"]
     used = f"the first {n_used} of {m['n_available']}" if m["n_available"] > n_used else f"all {n_used}"

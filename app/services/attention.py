@@ -11,6 +11,7 @@ import explainers as ex
 from workspace.errors import CandorError
 from ._core import lazy, row_cache, workspace
 from .tabular import background, check_row
+from .text_loader import import_guard
 
 GRADIENT_SHAP_SAMPLES = 300
 
@@ -28,20 +29,21 @@ def _make_torch() -> TorchBundle | None:
     ws = workspace()
     if ws.transformer_paths is None:
         return None
-    import torch
+    with import_guard():  # imported in a request thread now, not by the warm-up: a fork meanwhile waits
+        import torch
 
-    from explainers.gradients import ClassLogOdds
-    from sample_models.tabular_transformer import load_tabular_transformer
+        from explainers.gradients import ClassLogOdds
+        from sample_models.tabular_transformer import load_tabular_transformer
 
-    torch.set_num_threads(1)
-    weights, config = ws.transformer_paths
-    model = load_tabular_transformer(weights, config)
+        torch.set_num_threads(1)
+        weights, config = ws.transformer_paths
+        model = load_tabular_transformer(weights, config)
     train = ws.X.iloc[ws.train_idx].to_numpy(dtype=float)
     return TorchBundle(model, ClassLogOdds(model, 1), np.median(train, axis=0),
                        background().to_numpy(dtype=float), json.loads(config.read_text()))
 
 
-_torch = lazy("torch", _make_torch, warm=True)
+_torch = lazy("torch", _make_torch)  # loaded when the Attention page first asks (issue 14)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 The model is the bundled all-MiniLM-L6-v2 with a zero-shot sentiment head, or the user's Hugging Face
 classifier folder named by ``CANDOR_TEXT_MODEL`` (:mod:`app.services.text_loader`). It loads lazily,
-warmed only after the server's first request; a folder that cannot be loaded gives a
+when the Text page first asks for it (never warmed in advance); a folder that cannot be loaded gives a
 :class:`~workspace.errors.CandorError` on the Text page (other pages are unaffected). Fast views (attention,
 gradient x input and, for texts of at most :data:`IG_SYNC_MAX_TOKENS` tokens, Integrated Gradients) are
 computed in the request and memoized per text; the slow attributions (IG on longer texts, LIME, SHAP)

@@ -7,7 +7,8 @@ zero-shot sentiment head (:func:`explainers.text.load_minilm_sentiment`). With
 nothing downloaded): its layers, heads and labels replace MiniLM's everywhere on the page. Problems
 with the folder become one :class:`~workspace.errors.CandorError` naming the folder and what is wrong.
 
-torch and transformers are imported only when a model is loaded (see :func:`app.services.text._load_model`).
+torch and transformers are imported only when a model is loaded (:func:`_load_model`), which happens when
+the Text page first asks for it (never in the warm-up of a tabular server).
 """
 from __future__ import annotations
 
@@ -245,6 +246,14 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
 
 
+def import_guard() -> threading.Lock:
+    """The lock held while torch is imported or a torch model loaded at run time (a fork waits for it).
+
+    Other services that import torch in a request thread (the Attention page's transformer) take it too.
+    """
+    return _import_guard
+
+
 def _load_model() -> LoadedModel:
     """Load the configured model (raises :class:`CandorError`); remembered for background jobs."""
     global _loaded
@@ -268,7 +277,9 @@ def _load_or_error():
         return err
 
 
-_state = lazy("text_model", _load_or_error, warm=True)
+# not warmed: torch, transformers and the model load when the Text page first asks for them, never in
+# a server whose pages do not need them (issue 14; a fork meanwhile waits on _import_guard)
+_state = lazy("text_model", _load_or_error)
 
 
 def current_model() -> LoadedModel:
