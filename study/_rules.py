@@ -244,7 +244,11 @@ def _conditions(c: _Checker, conds) -> int:
         q = p + (i,)
         if not c.typed(x, dict, q, "a mapping with id and explanation"):
             continue
-        c.keys(x, q, {"id", "explanation", "operators", "label"}, ("id", "explanation"))
+        c.keys(x, q, {"id", "explanation", "operators", "label", "show_dropped"}, ("id", "explanation"))
+        if "show_dropped" in x and c.typed(x["show_dropped"], bool, q + ("show_dropped",), "true or false") \
+                and x["show_dropped"] and x.get("explanation") in EXPLANATIONS and x.get("explanation") != "persuasive":
+            c.err(q + ("show_dropped",), "show_dropped applies only to a 'persuasive' condition (it lists what the "
+                                         "simplification left out)")
         if "id" in x and c.ident(x["id"], q + ("id",)):
             ids.append((x["id"], q + ("id",)))
         if "explanation" in x and x["explanation"] not in EXPLANATIONS:

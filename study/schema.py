@@ -56,11 +56,16 @@ class Stimulus:
 
 @dataclass(frozen=True)
 class Condition:
-    """One arm: ``explanation`` is ``none``, ``descriptive`` or ``persuasive``."""
+    """One arm: ``explanation`` is ``none`` (the model's prediction only), ``descriptive`` or ``persuasive``.
+
+    ``show_dropped`` (persuasive only) adds what the simplification left out: the hidden
+    features and their share of the descriptive explanation's ``|attribution|``.
+    """
 
     id: str
     explanation: str
     operators: tuple[str, ...] = ()
+    show_dropped: bool = False
 
 
 @dataclass(frozen=True)
@@ -221,7 +226,8 @@ def _build(loc: Located, text: str) -> Study:
     m = d["model"]
     model = ModelRef(str(m["id"]), tuple(str(o) for o in m["outputs"]), str(m.get("kind", "tabular")))
     conditions = tuple(
-        Condition(str(c["id"]), str(c["explanation"]), tuple(c.get("operators") or ())) for c in d["conditions"]
+        Condition(str(c["id"]), str(c["explanation"]), tuple(c.get("operators") or ()), bool(c.get("show_dropped")))
+        for c in d["conditions"]
     )
     design = d.get("design", "between")
     r = d.get("randomisation") or {}

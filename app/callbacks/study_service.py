@@ -47,6 +47,7 @@ class StimulusView:
     kind: str
     figure: object | None
     statement: str | None
+    dropped: tuple[tuple[str, float], ...] = ()
 
 
 def _top_k(operators: tuple[str, ...]) -> int:
@@ -105,11 +106,17 @@ def _compute_view(study: Study, item_id: str, condition_id: str, ws) -> dict:
         return view
     d = len(expl.feature_names)
     k = d if cond.explanation == "descriptive" else min(_top_k(cond.operators), d)
-    sim = services.persuasive(row, k).simplification
+    pv = services.persuasive(row, k)
+    sim = pv.simplification
     ops = ([f"{name}(" + ", ".join(f"{key}={val}" for key, val in params.items()) + ")" for name, params in sim.operators]
            if cond.explanation == "persuasive" else None)
+    shown_dropped = bool(ops) and cond.show_dropped
+    if shown_dropped:
+        ops.append("show_dropped")
+        view["dropped"] = [[d.feature, float(d.share)] for d in pv.dropped]
     view["context"] = asdict(TrialContext(
-        model_prediction=pred, truth=truth, explanation_id=f"row{row}:shap" + (f":top_k={k}" if ops else ""),
+        model_prediction=pred, truth=truth,
+        explanation_id=f"row{row}:shap" + (f":top_k={k}" if ops else "") + (":dropped_shown" if shown_dropped else ""),
         explanation_parent_id=f"row{row}:shap" if ops else None, operators=ops,
         fidelity_metric="mass_retained", fidelity=float(sim.fidelity_after["mass_retained"]),
         complexity={key: float(v) for key, v in sim.complexity_after.items()}))
@@ -252,7 +259,8 @@ def stimulus_view(study: Study, item_id: str, condition_id: str) -> StimulusView
         raise CandorError(f"stimulus {item_id!r} under condition {condition_id!r} was not pinned for this study")
     figure = go.Figure(view["figure"]) if view.get("figure") else None
     return StimulusView(tuple(tuple(f) for f in view["features"]), None, TrialContext(**view["context"]),
-                        view["kind"], figure, view.get("statement"))
+                        view["kind"], figure, view.get("statement"),
+                        tuple((str(f), float(s)) for f, s in view.get("dropped") or ()))
 
 
 def submit_answer(study_id: str, token: str | None, timing: dict, answers: dict,

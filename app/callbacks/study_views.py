@@ -80,10 +80,22 @@ def trial(study: Study, participant, step_index: int, step: flow.Step, phase: st
             parts.append(html.P(view.statement, className="statement"))
         if view.figure is not None:
             parts.append(dcc.Graph(figure=view.figure, config={"displaylogo": False, "staticPlot": True}))
+        if view.dropped:
+            parts.append(dropped_note(view.dropped))
     parts += [html.P(PHASE_PROMPT[phase], className="mt-3 mb-1 fw-semibold"), _radio("response", study.model.outputs)]
     if phase == "final":
         parts += _confidence_slider(study)
     return html.Div(parts + [_button(step_index, phase, "Submit")])
+
+
+def dropped_note(dropped) -> html.Div:
+    """What the simplified explanation left out: the hidden features and their share of |attribution|."""
+    total = sum(s for _, s in dropped)
+    return html.Div([
+        html.P(f"This explanation leaves out {len(dropped)} feature{'s' if len(dropped) != 1 else ''}, which carry "
+               f"{total:.0%} of what the full explanation attributes to the features:", className="mb-1"),
+        html.Ul([html.Li(f"{name}: {share:.1%}") for name, share in dropped], className="study-dropped"),
+    ], id="study-dropped-note", className="mt-2")
 
 
 def attention(study: Study, step_index: int, step: flow.Step) -> html.Div:
