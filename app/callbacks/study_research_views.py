@@ -83,6 +83,24 @@ def _exclusion_card(study, excluded: pd.DataFrame):
                                            "applied to the trial log before any analysis.")
 
 
+def _mixed_card(study, trials: pd.DataFrame) -> list:
+    """The main contrast, over-reliance by condition, from the mixed-effects model (or why it is missing)."""
+    from study import mixed
+
+    try:
+        contrasts = mixed.over_reliance_contrast(trials, reference=None)
+    except ValueError as err:
+        return [card("Main contrast: over-reliance (mixed-effects model)", html.P(str(err)), source=mixed.METHOD)]
+    if not contrasts:
+        return []
+    rows = pd.DataFrame([{
+        "condition": c.condition, "vs": c.reference, "log-odds": fmt(c.effect),
+        "95% interval": f"[{fmt(c.low)}, {fmt(c.high)}]",
+        "odds ratio": f"{fmt(c.odds_ratio[0])} [{fmt(c.odds_ratio[1])}, {fmt(c.odds_ratio[2])}]",
+        "trials": c.n_trials, "participants": c.n_participants, "items": c.n_items} for c in contrasts])
+    return [card("Main contrast: over-reliance (mixed-effects model)", _table(rows), source=mixed.METHOD)]
+
+
 def _graph(fig) -> dcc.Graph:
     return dcc.Graph(figure=fig, config={"displaylogo": False})
 
@@ -112,6 +130,7 @@ def _reliance_plots(study, trials: pd.DataFrame, answers: pd.DataFrame) -> list:
                             source="Final-answer confidence by whether the model's advice was right (truth from "
                                    "the data); each point is a trial, its hover gives the fidelity of the "
                                    "explanation shown (share of |attribution| kept)."))
+    out += _mixed_card(study, trials)
     tq = _trust_questionnaire(study)
     if tq is not None and not answers.empty:
         cal = analysis.calibration(trials, answers, questionnaire_id=tq[0])

@@ -122,7 +122,7 @@ def _logged_initial(eng, participant_id: str, trial_index: int) -> str:
 
 
 def simulate(path: str | Path, participants: int, seed: int, *, database: str | None = None,
-             model: RelianceModel | None = None) -> pd.DataFrame:
+             model: RelianceModel | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run ``participants`` simulated participants through the study at ``path``; return the reliance table.
 
     Parameters
@@ -140,8 +140,10 @@ def simulate(path: str | Path, participants: int, seed: int, *, database: str | 
 
     Returns
     -------
-    DataFrame
-        :func:`study.analysis.reliance_by_condition` of the stored trial log.
+    table : DataFrame
+        :func:`study.analysis.reliance_by_condition` of the stored trial log (after exclusions).
+    trials : DataFrame
+        That trial log.
 
     Raises
     ------
@@ -175,7 +177,20 @@ def simulate(path: str | Path, participants: int, seed: int, *, database: str | 
         finally:
             runtime.reset()
             _settings.install(previous)
-    return analysis.reliance_by_condition(trials)
+    return analysis.reliance_by_condition(trials), trials
+
+
+def mixed_lines(trials: pd.DataFrame) -> list[str]:
+    """The main contrast from :func:`study.mixed.over_reliance_contrast`, one line per condition."""
+    from study import mixed
+
+    try:
+        contrasts = mixed.over_reliance_contrast(trials)
+    except ValueError as err:
+        return [f"mixed model: {err}"]
+    return [f"mixed model, over-reliance {c.condition} vs {c.reference}: odds ratio {c.odds_ratio[0]:.2f} "
+            f"[{c.odds_ratio[1]:.2f}, {c.odds_ratio[2]:.2f}] (log-odds {c.effect:+.3f} ± {c.sd:.3f}; "
+            f"{c.n_trials} trials, {c.n_participants} participants, {c.n_items} items)" for c in contrasts]
 
 
 def headline(table: pd.DataFrame) -> dict:
@@ -224,10 +239,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"{path}: {summary}; {args.participants} simulated participants, seed {args.seed}", file=sys.stderr)
     try:
-        table = simulate(path, args.participants, args.seed, database=args.database)
+        table, trials = simulate(path, args.participants, args.seed, database=args.database)
     except CandorError as err:
         print(f"candor: error: {err}")
         return 2
     print(format_table(table))
+    for line in mixed_lines(trials):
+        print(line)
     print(json.dumps(headline(table)))
     return 0

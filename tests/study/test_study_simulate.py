@@ -69,8 +69,11 @@ def test_simulate_goes_through_the_flow_and_prints_the_analysis(run):
         r = rows[item]
         assert set(g["truth"]) == {names[1 - int(data.target.iloc[r])]}
         assert set(g["model_prediction"]) == {names[int(model.predict(data.data.iloc[[r]])[0])]}
-    # the JSON line: the reliance figures recomputed from the raw log
+    # the JSON line: the reliance figures recomputed from the raw log, without the participants the
+    # study's pre-declared rule excludes (any failed attention check: an answer other than 'blue')
     got = json.loads(out.strip().splitlines()[-1])
+    failed = set(trials.loc[(trials["phase"] == "attention") & (trials["response"] != "blue"), "participant_id"])
+    dec = dec[~dec["participant_id"].isin(failed)]
     wide = dec.pivot_table(index=["participant_id", "trial_index"], columns="phase", values="response",
                            aggfunc="first").join(
         dec[dec["phase"] == "final"].set_index(["participant_id", "trial_index"])[
@@ -85,3 +88,4 @@ def test_simulate_goes_through_the_flow_and_prints_the_analysis(run):
             est, lo, hi = got[cond][m]
             assert est == pytest.approx(v, abs=1e-4) and 0 <= lo <= est <= hi <= 1, (cond, m)
     assert "switch_fraction" in out and "95% Wilson" in out
+    assert "mixed model, over-reliance persuasive vs descriptive: odds ratio" in out
