@@ -12,7 +12,7 @@ from dash import dcc, html
 
 from app import figures_study
 from app.components import card, fmt
-from study import analysis, export, runtime
+from study import analysis, export, export_analysis, runtime
 from study.schema import StudyError
 
 from .study_service import pin_status
@@ -143,7 +143,11 @@ def _reliance_plots(study, trials: pd.DataFrame, answers: pd.DataFrame) -> list:
 
 
 def export_zip(study_id: str, fmt_name: str) -> dict:
-    """A ``dcc.Download`` payload: a zip of one file per table (see :mod:`study.export`)."""
+    """A ``dcc.Download`` payload: a zip of one file per table (see :mod:`study.export`) and ``analysis.py``.
+
+    ``analysis.py`` (:mod:`study.export_analysis`) reruns the reliance analysis on the unzipped
+    folder without Candor: exclusions, Wilson intervals and the mixed model of the main contrast.
+    """
     writer = export.export_parquet if fmt_name == "parquet" else export.export_csv
     buf = io.BytesIO()
     with tempfile.TemporaryDirectory() as tmp:
@@ -151,4 +155,5 @@ def export_zip(study_id: str, fmt_name: str) -> dict:
         with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
             for p in paths:
                 zf.write(p, arcname=Path(p).name)
+            zf.write(export_analysis.__file__, arcname="analysis.py")
     return dcc.send_bytes(buf.getvalue(), f"{study_id}-{fmt_name}.zip")
