@@ -21,7 +21,7 @@ def _text(component) -> str:
 
 def test_sources_are_the_frontier_and_default_has_most_rules(sources):
     options, default = sources
-    assert len(options) == 12 and default.startswith("cart|")
+    assert len(options) == 16 and default.startswith("cart|")  # MUSE, CART, CART as a decision set, flat x 4
     assert any(o["value"] == default for o in options)
 
 
