@@ -104,7 +104,7 @@ class ShapExplainer:
         n = min(background_size, len(background))
         self.background = background.sample(n=n, random_state=seed) if len(background) > n else background
         self.target_name, self._columns = target_name, background.columns
-        self._init_backend(algorithm, space, n)
+        self._init_backend(algorithm, space, n, want)
         self.cost = estimate_cost(len(self.feature_names), n if self.algorithm != "kernel" else KMEANS_K,
                                   self.algorithm, len(self.output_names))
         self.params = {"background_size": n, "background_rows_given": len(background), "seed": seed,
@@ -130,8 +130,10 @@ class ShapExplainer:
         """True when the values are exact (standard error 0): tree, linear and enumeration backends."""
         return self.algorithm in ("tree", "linear", "exact")
 
-    def _init_backend(self, algorithm: str, space: str, n: int) -> None:
+    def _init_backend(self, algorithm: str, space: str, n: int, want: str) -> None:
         a, bg = self.adapter, self.background
+        # Linear SHAP explains the margin of the last class only: another class falls back to sampling
+        margin_ok = a.task != "multiclass" and want == a.output_names[-1]
         self._tree = a.tree_view() if algorithm in ("auto", "tree") else None
         self._view, self._margin, self._groups, self._kind = None, False, None, ""
         self.players = "raw columns"
@@ -158,12 +160,10 @@ class ShapExplainer:
                     if self._groups is not None else "")
             except Exception as exc:  # shap refuses e.g. multiclass GradientBoosting: fall back, say so
                 self._tree, self._kind = None, f"(TreeExplainer refused: {str(exc)[:80]}) "
-        lin = linear_pipeline_view(a) if algorithm in ("auto", "linear") and self._tree is None \
-            and a.task != "multiclass" else None
+        lin = linear_pipeline_view(a) if algorithm in ("auto", "linear") and self._tree is None and margin_ok else None
         if self._tree is not None:
             pass
-        elif algorithm in ("auto", "linear") and is_linear_model(a.model) and a.task != "multiclass" \
-                and not a.codec.categorical:
+        elif algorithm in ("auto", "linear") and is_linear_model(a.model) and margin_ok and not a.codec.categorical:
             self._backend = shap.LinearExplainer(a.model, shap.maskers.Independent(a.raw(bg), max_samples=n))
             self._margin = a.task != "regression"
             self.algorithm = "linear"

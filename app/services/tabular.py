@@ -328,7 +328,8 @@ def _shap_row(row: int) -> ex.Explanation:
     if is_ready("shap_all") and _shap().exact:
         g, where = _shap_all()
         if row in where:
-            return _shap().from_row(x, g.values[where[row]], g.base_value)
+            se = None if g.standard_error is None else g.standard_error[where[row]]  # > 0 on repaired tree rows
+            return _shap().from_row(x, g.values[where[row]], g.base_value, standard_error=se)
     # never wait for the global view (seconds to minutes) to show one row; exact backends give the same
     # values either way; sampled ones are computed alone, to the row's own (tighter) tolerance, seeded per row
     return guarded(f"SHAP for row {row}", _shap().explain, x)

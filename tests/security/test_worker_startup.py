@@ -133,7 +133,9 @@ def _explain_row(base: str, row: int) -> int:
             ("descriptive-agreement", "children"), ("descriptive-notes", "children")]
     key = ".." + "...".join(f"{i}.{p}" for i, p in outs) + ".."
     body = {"output": key, "outputs": [{"id": i, "property": p} for i, p in outs],
-            "inputs": [{"id": "row-input", "property": "value", "value": row}], "changedPropIds": ["row-input.value"],
+            "inputs": [{"id": "row-input", "property": "value", "value": row},
+                       {"id": "descriptive-shap-players", "property": "value", "value": "children"}],
+            "changedPropIds": ["row-input.value"],
             "state": []}
     return requests.post(base + "/_dash-update-component", json=body, timeout=600).status_code
 
