@@ -383,7 +383,8 @@ class Participant(threading.Thread):
                  [{"id": i, "property": "id", "value": i} for i in ids],
                  {"id": "study-token", "property": "data", "value": self.token},
                  {"id": "study-id", "property": "data", "value": STUDY_ID},
-                 {"id": "study-refresh", "property": "data", "value": self.refresh}]
+                 {"id": "study-refresh", "property": "data", "value": self.refresh},
+                 {"id": "study-recruitment", "property": "data", "value": {}}]  # a plain link: no platform ids
         out = self._callback("submit", SUBMIT_OUTPUT,
                              [{"id": "study-token", "property": "data"}, {"id": "study-refresh", "property": "data"},
                               {"id": "study-error", "property": "children"}],
