@@ -16,7 +16,7 @@ ID_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}\Z")
 TOP_KEYS = {
     "id", "title", "consent_version", "consent_text", "instructions", "model", "stimuli",
     "conditions", "design", "randomisation", "tasks", "attention_checks", "questionnaires",
-    "confidence_scale", "max_participants", "recruitment", "exclusions",
+    "confidence_scale", "max_participants", "recruitment", "exclusions", "debrief",
 }
 #: Longest text a study may show (consent, instructions, prompts, item text), in characters.
 MAX_STUDY_TEXT = 20_000
@@ -93,7 +93,7 @@ def check_study(loc: Located) -> list[Error]:
     c.keys(d, (), TOP_KEYS, REQUIRED_TOP)
     if "id" in d:
         c.ident(d["id"], ("id",))
-    for k in ("title", "consent_text", "instructions"):
+    for k in ("title", "consent_text", "instructions", "debrief"):
         if k in d:
             c.text(d[k], (k,))
     if "consent_version" in d:

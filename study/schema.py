@@ -141,6 +141,7 @@ class Study:
     max_participants: int | None = None
     completion_url: str | None = None
     max_failed_attention_checks: int | None = None
+    debrief: str = ""
     source_text: str = field(default="", repr=False, compare=False)
 
     @property
@@ -255,6 +256,7 @@ def _build(loc: Located, text: str) -> Study:
         max_participants=d.get("max_participants"),
         completion_url=(d.get("recruitment") or {}).get("completion_url"),
         max_failed_attention_checks=(d.get("exclusions") or {}).get("max_failed_attention_checks"),
+        debrief=str(d.get("debrief", "")),
         source_text=text,
     )
 

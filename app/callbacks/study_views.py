@@ -143,5 +143,6 @@ def render(study_id: str | None, token: str | None) -> html.Div:
     back = [html.P("Return to the site that sent you here to record your participation:"),
             dbc.Button("Finish and return", href=link, id="study-completion-link", color="primary",
                        external_link=True)] if link else []
-    return html.Div([html.H2("Thank you!"), html.P("Your completion code is:"),
+    debrief = [html.H5("About this study"), html.P(study.debrief, id="study-debrief")] if study.debrief else []
+    return html.Div([html.H2("Thank you!"), *debrief, html.P("Your completion code is:"),
                      html.P(code, id="study-completion-code", className="metric-value"), *back])

@@ -71,6 +71,7 @@ def test_completion_page_links_back_with_the_code(db_url, tmp_path, monkeypatch)
     assert study.completion_url.endswith("cc={code}")
     token = run_one(study, 0, 5, RelianceModel())  # every step through the participant flow
     page = render(STUDY, token)
+    assert not any(getattr(c, "id", None) == "study-debrief" for c in page.children)  # the file has none
     code = next(c for c in page.children if getattr(c, "id", None) == "study-completion-code").children
     link = next(c for c in page.children if getattr(c, "id", None) == "study-completion-link")
     assert len(code) == 10 and link.href == f"https://app.prolific.com/submissions/complete?cc={code}"
@@ -82,6 +83,21 @@ def test_completion_url_must_be_http(example_text, url):
     (err,) = validate_text(example_text + f'recruitment:\n  completion_url: "{url}"\n')
     assert err.path == "recruitment.completion_url" and "http(s) URL" in err.message
     assert err.line == len(example_text.splitlines()) + 2
+
+
+def test_debrief_is_shown_with_the_completion_code(db_url, tmp_path, monkeypatch):  # noqa: F811
+    from app.callbacks.study_simulate import run_one
+    from app.callbacks.study_views import render
+    from study.simulate import RelianceModel
+    from tests.study.live_study import DATA
+
+    source = (DATA / "small_study.yaml").read_text() + "debrief: The model was wrong on one case of three.\n"
+    study = serve_study(db_url, tmp_path, monkeypatch, text=source)
+    page = render(STUDY, run_one(study, 0, 6, RelianceModel()))
+    (note,) = [c for c in page.children if getattr(c, "id", None) == "study-debrief"]
+    assert note.children == "The model was wrong on one case of three."
+    (err,) = validate_text(source.replace("debrief: The model", "debrief: ''\n# The model"))
+    assert err.path == "debrief"
 
 
 def test_migration_from_the_previous_head_adds_the_columns(tmp_path):
