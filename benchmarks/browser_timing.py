@@ -30,7 +30,9 @@ PROBE = """
     if (!url.includes('_dash-update-component')) return p;
     s.inflight++; s.started++;
     const key = s.started;
-    try { s.pending[key] = JSON.parse(init.body).output; } catch (e) { s.pending[key] = '?'; }
+    let output = '?';
+    try { output = JSON.parse(init.body).output; } catch (e) { /* not JSON: keep '?' */ }
+    s.pending[key] = {output: output, t: performance.now()};
     const done = () => requestAnimationFrame(() => {
       s.inflight--; s.ended++; s.lastEnd = performance.now(); delete s.pending[key];
     });
@@ -58,7 +60,8 @@ return [...document.querySelectorAll('.js-plotly-plot')]
 STATE = """
 const s = window.__cd || {};
 return {inflight: s.inflight, started: s.started, ended: s.ended, lastEnd: s.lastEnd, lastPlot: s.lastPlot,
-        clickAt: s.clickAt, now: performance.now(), pending: Object.values(s.pending || {}),
+        clickAt: s.clickAt, now: performance.now(), pending: Object.values(s.pending || {}).map(p => p.output),
+        pendingSince: Object.values(s.pending || {}).map(p => p.t),
         loading: document.querySelectorAll('[data-dash-is-loading="true"]').length};
 """
 
@@ -97,7 +100,8 @@ def click(driver, element_js: str) -> int:
     return before
 
 
-def wait_settled(driver, drawn_js: str, *, since_started: int | None = None, timeout: float = 300) -> dict:
+def wait_settled(driver, drawn_js: str, *, since_started: int | None = None, timeout: float = 300,
+                 ignore_before: float | None = None) -> dict:
     """Wait until the page is settled (module docstring); return the probe state with ``settled_ms``.
 
     Parameters
@@ -108,6 +112,10 @@ def wait_settled(driver, drawn_js: str, *, since_started: int | None = None, tim
         The request count before a click: then at least one request must have started after it.
     timeout : float
         Seconds.
+    ignore_before : float, optional
+        Page clock (ms): requests started before it are not waited for, nor are loading markers (used
+        when an earlier request, such as a slow global panel, is still running: then only what a
+        click started is measured).
 
     Raises
     ------
@@ -121,7 +129,11 @@ def wait_settled(driver, drawn_js: str, *, since_started: int | None = None, tim
         last = max(st["lastEnd"] or 0, st["lastPlot"] or 0)
         quiet = st["now"] - last >= QUIET_MS
         new_work = since_started is None or st["started"] > since_started
-        if st["inflight"] == 0 and quiet and not st["loading"] and new_work and driver.execute_script(drawn_js):
+        if ignore_before is None:
+            idle = st["inflight"] == 0 and not st["loading"]
+        else:
+            idle = not any(t >= ignore_before for t in st["pendingSince"])
+        if idle and quiet and new_work and driver.execute_script(drawn_js):
             return {**st, "settled_ms": last}
         time.sleep(0.1)
     raise TimeoutError(f"page not settled within {timeout} s: {st}")
