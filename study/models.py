@@ -106,6 +106,7 @@ class TrialLog(Base):
     fidelity_metric: Mapped[str | None] = mapped_column(String(32), nullable=True)
     fidelity: Mapped[float | None] = mapped_column(Float, nullable=True)
     complexity: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    fidelity_measures: Mapped[dict | None] = mapped_column(JSON, nullable=True)
     response: Mapped[str] = mapped_column(Text)
     correct: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
     rt_ms: Mapped[float | None] = mapped_column(Float, nullable=True)

@@ -73,6 +73,9 @@ class TrialContext:
         Fidelity of the explanation shown.
     complexity : dict or None
         Complexity vector of the explanation shown.
+    fidelity_measures : dict or None
+        Every fidelity figure of the explanation shown against its descriptive parent
+        (``Simplification.fidelity_after``), so trust can be related to any of them.
     """
 
     model_prediction: str | None = None
@@ -83,6 +86,7 @@ class TrialContext:
     fidelity_metric: str | None = None
     fidelity: float | None = None
     complexity: dict | None = None
+    fidelity_measures: dict | None = None
 
     @property
     def model_correct(self) -> bool | None:
@@ -315,6 +319,7 @@ def record_trial(engine: Engine | Connection, study: Study, participant: Partici
             model_correct=context.model_correct, explanation_id=context.explanation_id,
             explanation_parent_id=context.explanation_parent_id, operators=context.operators,
             fidelity_metric=context.fidelity_metric, fidelity=context.fidelity, complexity=context.complexity,
+            fidelity_measures=context.fidelity_measures,
             correct=None if target is None else str(response) == target,
         )
     return _insert_ignore(engine, TrialLog.__table__, [row], ["participant_id", "trial_index", "phase"]) == 1

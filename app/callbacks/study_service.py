@@ -119,7 +119,8 @@ def _compute_view(study: Study, item_id: str, condition_id: str, ws) -> dict:
         explanation_id=f"row{row}:shap" + (f":top_k={k}" if ops else "") + (":dropped_shown" if shown_dropped else ""),
         explanation_parent_id=f"row{row}:shap" if ops else None, operators=ops,
         fidelity_metric="mass_retained", fidelity=float(sim.fidelity_after["mass_retained"]),
-        complexity={key: float(v) for key, v in sim.complexity_after.items()}))
+        complexity={key: float(v) for key, v in sim.complexity_after.items()},
+        fidelity_measures={key: (float(v) if np.isfinite(v) else None) for key, v in sim.fidelity_after.items()}))
     if cond.explanation == "descriptive":
         fig = figures.attribution_bar(expl, max_display=10, title="Why the model predicts this")
     else:

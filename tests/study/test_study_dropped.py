@@ -43,6 +43,12 @@ def test_dropped_features_are_shown_and_logged(db_url, tmp_path, monkeypatch):  
     assert sum(s for _, s in view.dropped) == pytest.approx(1 - view.context.fidelity, abs=1e-9)  # 1 - mass kept
     assert "show_dropped" in view.context.operators and view.context.explanation_id.endswith(":dropped_shown")
     assert stimulus_view(study, "r12", "descriptive").dropped == ()
+    # every fidelity figure is kept with the view (and logged): the top-3 share recomputed here, and
+    # the identity view (descriptive, k = d) scores mass 1 and rank correlations 1 (methods.md T10)
+    kept = sum(abs(phi[j]) for j in order[:3]) / np.abs(phi).sum()
+    assert view.context.fidelity_measures["mass_retained"] == pytest.approx(kept, abs=1e-9)
+    full = stimulus_view(study, "r12", "descriptive").context.fidelity_measures
+    assert (full["mass_retained"], full["spearman"], full["kendall_tau_b"]) == pytest.approx((1.0, 1.0, 1.0), abs=1e-9)
 
     # a participant in the persuasive arm sees the note with the advice, and the log says so
     for _ in range(6):
@@ -58,5 +64,8 @@ def test_dropped_features_are_shown_and_logged(db_url, tmp_path, monkeypatch):  
     assert submit(token, 1, "final", {"response": "benign", "confidence": 50}) == (token, "")
     log = pd.DataFrame(export.table_rows(runtime.engine(), "trial_log", STUDY))
     final = log[log["phase"] == "final"].iloc[0]
+    logged = final["fidelity_measures"]
+    assert logged == stimulus_view(study, final["item_id"], "persuasive").context.fidelity_measures
+    assert {"mass_retained", "spearman", "sufficiency", "comprehensiveness", "deletion_auc"} <= set(logged)
     assert "show_dropped" in final["operators"] and final["fidelity"] == pytest.approx(1 - sum(
         s for _, s in stimulus_view(study, final["item_id"], "persuasive").dropped), abs=1e-9)
