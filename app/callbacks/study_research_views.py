@@ -54,7 +54,7 @@ def dashboard(study_id: str) -> html.Div:
                   source="Counts from the participants table; allocation by seeded permuted blocks, stratified when the study says so.")]
     trials, answers, excluded = analysis.apply_exclusions(trials, answers, study.max_failed_attention_checks)
     parts.append(_exclusion_card(study, excluded))
-    if not trials.empty and not answers.empty:
+    if not trials.empty:  # questionnaire scores join in once answers exist
         s = analysis.summary_by_condition(trials, answers)
         s["measure"] = s["measure"].map(lambda m: MEASURES.get(m, m))
         s["95% CI"] = [f"[{fmt(lo)}, {fmt(hi)}]" for lo, hi in zip(s["ci_low"], s["ci_high"])]
