@@ -18,7 +18,7 @@ Measures (docs/methods.md, "Study mode"):
 - weight of advice ``(final - initial) / (advice - initial)`` for numeric answers
   (Harvey & Fischer 1997), capped to [0, 1] as in Logg, Minson & Moore (2019).
 
-Intervals respect their range (:mod:`study.intervals`): a proportion pooled over a
+Intervals respect their range (:mod:`explainers.intervals`): a proportion pooled over a
 condition's decision trials gets the **Wilson** interval, a mean of participant
 scores (questionnaires, confidence) a seeded **percentile bootstrap** over
 participants, and the trust–fidelity correlation the Fisher z interval. The Wilson
@@ -48,7 +48,7 @@ import pandas as pd
 from scipy import stats
 
 from .instruments import score
-from .intervals import bootstrap_mean, wilson
+from explainers.intervals import bootstrap_mean, wilson
 
 __all__ = [
     "Reliance", "reliance", "weight_of_advice", "mean_ci", "decision_table", "per_participant",

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .intervals import wilson
+from explainers.intervals import wilson
 from .simulate import RelianceModel
 
 __all__ = ["PowerPoint", "simulate_over_reliance", "power_curve"]

@@ -7,7 +7,7 @@ from ._types import (AgreementDetail, Frontier, FrontierPoint, RuleSetQuantities
                      TwoLevelRuleSet)
 from .cart import CartSurrogate
 from .estimator import FlatDecisionSet, TwoLevelDecisionSet
-from ._interval import wilson_interval
+from ..intervals import wilson_interval
 from .frontier import (agreement_detail, evaluate_rule_set, majority_label, make_rule_set, predict_rule_set,
                        rule_agreement, surrogate_frontier)
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..rules import conjunction_mask
-from ._interval import wilson_interval
+from ..intervals import wilson_interval
 from ._types import RuleSetQuantities, TwoLevelRule
 
 __all__ = ["fire_matrix", "resolve", "resolve_rules", "default_label", "quantities"]

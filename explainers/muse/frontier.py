@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..types import Predicate
-from ._interval import wilson_interval
+from ..intervals import wilson_interval
 from ._semantics import default_label, fire_matrix, quantities, resolve_rules
 from ._types import AgreementDetail, Frontier, FrontierPoint, RuleSetQuantities, TwoLevelRule, TwoLevelRuleSet
 from .cart import CartSurrogate

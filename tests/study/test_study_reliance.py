@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from study import analysis
-from study.intervals import bootstrap_mean, wilson
+from explainers.intervals import bootstrap_mean, wilson
 
 
 def _wilson_closed_form(k: int, n: int, z: float) -> tuple[float, float]:
