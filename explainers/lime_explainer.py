@@ -31,9 +31,9 @@ __all__ = ["LimeExplainer", "weighted_r2"]
 MISSING_BIN = "(missing)"
 REPEATS = 5
 """Independent LIME fits per explanation (their spread gives the standard error)."""
-REL_TOLERANCE = 0.02
+REL_TOLERANCE = 0.05
 """Target: largest standard error at most this share of the largest |weight|."""
-TIME_BUDGET_S = 2.0
+TIME_BUDGET_S = 1.0
 MAX_SAMPLES = 64_000
 
 
@@ -95,10 +95,10 @@ class LimeExplainer:
         from all of them took minutes per explained row.
     repeats : int, default=5
         Independent LIME fits per explanation (seeds ``seed, seed+1, ..., seed+repeats-1``); at least 2.
-    rel_tolerance : float, default=0.02
+    rel_tolerance : float, default=0.05
         Stop doubling ``num_samples`` once the largest standard error is at most this share of the
         largest ``|weight|``.
-    time_budget_s : float, default=2.0
+    time_budget_s : float, default=1.0
         Do not start a doubling whose predicted time (twice the last round's) would exceed this many
         seconds since the start; the result then says ``converged=False``.
     max_samples : int, default=64000

@@ -111,14 +111,15 @@ def test_fresh_workers_answer_concurrent_first_requests(tmp_path):
 
 @pytest.fixture(scope="module")
 def slow_model(tmp_path_factory):
-    """A real slow model: k-nearest neighbours (brute force) over 60 000 rows; one row's SHAP and LIME take
-    seconds of CPU, as a large user model would."""
+    """A real slow model: k-nearest neighbours (brute force) over 20 000 rows; one row's SHAP and LIME take
+    seconds of CPU, as a large user model would (SHAP and LIME now sample until their standard errors meet
+    a tolerance, so 20 000 rows are as slow per row as 60 000 were with fixed samples)."""
     import skops.io as sio
     from sklearn.neighbors import KNeighborsClassifier
 
     folder = tmp_path_factory.mktemp("slow")
     rng = np.random.default_rng(0)
-    X = pd.DataFrame(rng.normal(size=(60_000, 12)), columns=[f"f{i}" for i in range(12)])
+    X = pd.DataFrame(rng.normal(size=(20_000, 12)), columns=[f"f{i}" for i in range(12)])
     y = (X.f0 + X.f1 > 0).astype(int)
     sio.dump(KNeighborsClassifier(n_neighbors=15, algorithm="brute").fit(X, y), folder / "knn.skops")
     X.assign(label=y).to_csv(folder / "knn.csv", index=False)
