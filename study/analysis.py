@@ -51,7 +51,7 @@ from .instruments import score
 from explainers.intervals import bootstrap_mean, wilson
 
 __all__ = [
-    "Reliance", "reliance", "weight_of_advice", "mean_ci", "decision_table", "per_participant",
+    "Reliance", "reliance", "weight_of_advice", "decision_table", "per_participant",
     "questionnaire_scores", "reliance_by_condition", "summary_by_condition", "calibration", "CI_METHOD",
     "PROPORTIONS", "exclusions", "apply_exclusions",
 ]
@@ -200,27 +200,6 @@ def weight_of_advice(initial: Sequence[float], advice: Sequence[float], final: S
         return float("nan"), 0
     w = np.clip((f[use] - i[use]) / (a[use] - i[use]), 0.0, 1.0)
     return float(w.mean()), int(use.sum())
-
-
-def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float, int]:
-    """Mean and t-based confidence interval of finite ``values``.
-
-    Returns
-    -------
-    mean, low, high : float
-        NaN bounds when fewer than two values.
-    n : int
-        Number of finite values used.
-    """
-    x = np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=float)
-    n = len(x)
-    if n == 0:
-        return float("nan"), float("nan"), float("nan"), 0
-    mean = float(x.mean())
-    if n < 2:
-        return mean, float("nan"), float("nan"), n
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1) * x.std(ddof=1) / math.sqrt(n))
-    return mean, mean - half, mean + half, n
 
 
 def decision_table(trials: pd.DataFrame) -> pd.DataFrame:

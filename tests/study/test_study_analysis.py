@@ -41,14 +41,6 @@ def test_jian_scoring_reverse_codes_distrust():
         score({"wary": 0}, scale_points=7)
 
 
-def test_mean_ci_t_interval():
-    mean, lo, hi, n = analysis.mean_ci([1.0, 2.0, 3.0, 4.0])
-    half = 3.182446305284263 * math.sqrt(5 / 3) / 2  # t_{0.975,3} * sd / sqrt(n)
-    assert (mean, n) == (2.5, 4)
-    assert lo == pytest.approx(2.5 - half, abs=1e-9) and hi == pytest.approx(2.5 + half, abs=1e-9)
-    assert math.isnan(analysis.mean_ci([1.0])[1]) and analysis.mean_ci([])[3] == 0
-
-
 def _frames(engine):
     return (pd.DataFrame(export.table_rows(engine, "trial_log")),
             pd.DataFrame(export.table_rows(engine, "questionnaire_responses")))
