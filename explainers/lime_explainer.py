@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -26,7 +27,7 @@ from lime.lime_tabular import LimeTabularExplainer
 
 from .types import Explanation, Fidelity
 
-__all__ = ["LimeExplainer", "weighted_r2"]
+__all__ = ["LimeExplainer", "RepeatedFits", "repeat_until_converged", "weighted_r2"]
 
 MISSING_BIN = "(missing)"
 REPEATS = 5
@@ -56,6 +57,99 @@ def weighted_r2(y: np.ndarray, y_hat: np.ndarray, weights: np.ndarray) -> float:
     if denom == 0:
         return float("nan")
     return float(1 - np.sum(w * (y - y_hat) ** 2) / denom)
+
+
+@dataclass(frozen=True)
+class RepeatedFits:
+    """The last round of :func:`repeat_until_converged`: ``repeats`` LIME fits and what they say together.
+
+    Parameters
+    ----------
+    fits : list
+        What ``fit`` returned for each seed of the last round (its first item the weights).
+    values : ndarray of shape (n_features,)
+        Mean weight over the fits.
+    standard_error : ndarray of shape (n_features,)
+        Sample standard deviation of the weights over the fits divided by ``sqrt(repeats)``.
+    num_samples : int
+        Neighborhood size per fit in the last round.
+    total_samples : int
+        Neighborhood rows drawn over every round.
+    converged : bool
+        ``max(standard_error) <= tolerance``.
+    tolerance : float
+        ``rel_tolerance * max(|values|)``, units of ``values``.
+    seconds : float
+    stopped_by : {"tolerance", "fixed size", "time budget", "sample cap"}
+    """
+
+    fits: list
+    values: np.ndarray
+    standard_error: np.ndarray
+    num_samples: int
+    total_samples: int
+    converged: bool
+    tolerance: float
+    seconds: float
+    stopped_by: str
+
+
+def repeat_until_converged(fit, num_samples: int, *, seed: int, repeats: int = REPEATS,
+                           rel_tolerance: float = REL_TOLERANCE, time_budget_s: float = TIME_BUDGET_S,
+                           max_samples: int = MAX_SAMPLES, fixed: bool = False) -> RepeatedFits:
+    """LIME's sampling error: ``repeats`` seeded fits, the neighborhood doubled until their spread is small.
+
+    The one loop behind tabular LIME (:class:`LimeExplainer`) and text LIME
+    (:func:`explainers.text.lime_text`), docs/methods.md, "LIME". Each round fits ``fit(s, n)`` for
+    seeds ``s = seed .. seed + repeats - 1`` (independent neighborhoods of ``n`` samples); the mean
+    weight is the estimate and the spread of the fits over ``sqrt(repeats)`` its standard error.
+    ``n`` doubles until the largest standard error is at most ``rel_tolerance`` times the largest
+    ``|mean weight|``, unless ``fixed``, the next round would pass ``max_samples``, or its predicted
+    time (twice the last round's) would end after ``time_budget_s`` seconds from the start.
+
+    Parameters
+    ----------
+    fit : callable(seed, num_samples) -> tuple
+        One LIME fit; the first item is its weights, ndarray of shape (n_features,).
+    num_samples : int
+        First neighborhood size per fit.
+    seed : int
+    repeats : int, default=5
+        At least 2.
+    rel_tolerance : float, default=0.05
+    time_budget_s : float, default=1.0
+    max_samples : int, default=64000
+    fixed : bool, default=False
+        One round of ``num_samples`` (``converged`` still says whether the tolerance was met).
+
+    Returns
+    -------
+    RepeatedFits
+
+    Raises
+    ------
+    ValueError
+        If ``repeats < 2`` (a spread needs two fits).
+    """
+    if int(repeats) < 2:
+        raise ValueError(f"repeats must be at least 2 (a standard error needs two fits), got {repeats}")
+    n, t0, total = int(num_samples), time.perf_counter(), 0
+    while True:
+        t_round = time.perf_counter()
+        fits = [fit(seed + i, n) for i in range(repeats)]
+        total += n * repeats
+        coefs = np.array([np.asarray(f[0], dtype=float) for f in fits])
+        values = coefs.mean(axis=0)
+        se = coefs.std(axis=0, ddof=1) / np.sqrt(repeats)
+        tolerance = rel_tolerance * float(np.max(np.abs(values)))
+        converged = bool(np.max(se) <= tolerance)
+        now = time.perf_counter()
+        stop = ("tolerance" if converged else "fixed size" if fixed else
+                "sample cap" if 2 * n > max_samples else
+                "time budget" if (now - t0) + 2 * (now - t_round) > time_budget_s else "")
+        if stop:
+            return RepeatedFits(fits, values, se, n, total, converged, tolerance, time.perf_counter() - t0, stop)
+        n *= 2
 
 
 class LimeExplainer:
@@ -279,31 +373,18 @@ class LimeExplainer:
         row_t = self._to_lime(row[None, :])[0]
         fn = self._model_fn(row, row_t)
         fixed = num_samples is not None
-        n = int(num_samples) if fixed else self.num_samples
-        t0, total = time.perf_counter(), 0
-        while True:
-            t_round = time.perf_counter()
-            fits = [self._fit(row_t, fn, seed + i, n) for i in range(self.repeats)]
-            total += n * self.repeats
-            coefs = np.array([f[0] for f in fits])
-            values = coefs.mean(axis=0)
-            se = coefs.std(axis=0, ddof=1) / np.sqrt(self.repeats)
-            tolerance = self.rel_tolerance * float(np.max(np.abs(values)))
-            converged = bool(np.max(se) <= tolerance)
-            now = time.perf_counter()
-            if converged or fixed or 2 * n > self.max_samples or \
-                    (now - t0) + 2 * (now - t_round) > self.time_budget_s:
-                break
-            n *= 2
-        seconds = time.perf_counter() - t0
+        r = repeat_until_converged(lambda s, m: self._fit(row_t, fn, s, m),
+                                   int(num_samples) if fixed else self.num_samples, seed=seed,
+                                   repeats=self.repeats, rel_tolerance=self.rel_tolerance,
+                                   time_budget_s=self.time_budget_s, max_samples=self.max_samples, fixed=fixed)
+        fits, values, se, n, total = r.fits, r.values, r.standard_error, r.num_samples, r.total_samples
+        converged, tolerance, seconds = r.converged, r.tolerance, r.seconds
         intercept = float(np.mean([f[1] for f in fits]))
         score = float(np.mean([f[2] for f in fits]))
         heldout = self._heldout_r2(row_t, fn, values, intercept, seed + self.repeats, n)
         out = fn(row_t[None, :])
         prediction = float(out[0, self.target_index] if out.ndim == 2 else out[0])
-        why = ("" if converged else
-               " (fixed size)" if fixed else
-               " (time budget)" if 2 * n <= self.max_samples else " (sample cap)")
+        why = "" if converged else f" ({r.stopped_by})"
         source = (f"{self.source}; {n} samples per fit, {self.repeats} fits (seeds {seed}–{seed + self.repeats - 1}); "
                   f"largest standard error {np.max(se):.2g} {'≤' if converged else '>'} tolerance {tolerance:.2g} "
                   f"({self.rel_tolerance:.0%} of the largest |weight|): "
