@@ -34,6 +34,8 @@ from .types import Explanation, GlobalImportance
 __all__ = ["ShapExplainer", "estimate_cost"]
 
 KMEANS_K = 20
+KERNEL_REPEATS = 4
+"""Seeded Kernel SHAP runs per request; their spread over sqrt(runs) is the standard error."""
 REPAIR_GAP = 1e-4
 """Tree SHAP rows whose values miss ``f(x) - base`` by more than this (output units) are redone by
 permutation SHAP. shap 0.51 misses by one tree's vote on a few forests (1/30, 1/200); float32 split
@@ -58,7 +60,8 @@ class ShapExplainer:
     background_size : int, default=100
     seed : int, default=0
     algorithm : {"auto", "tree", "linear", "permutation", "kernel", "exact"}, default="auto"
-        ``kernel`` summarises the background with k-means (20 weighted centroids); ``exact``
+        ``kernel`` summarises the background with k-means (20 weighted centroids) and reports the
+        mean of 4 seeded runs with their spread / 2 as standard error; ``exact``
         enumerates every coalition of the raw columns (at most 14 of them, and
         ``2**n_features * background_size`` model rows at most 2,000,000).
     space : {"raw", "transformed", "raw_shapley"}, default="raw"
@@ -190,7 +193,9 @@ class ShapExplainer:
             summary = shap.kmeans(bg.to_numpy(dtype=float), min(KMEANS_K, len(bg)))
             self._backend = shap.KernelExplainer(a.outputs, summary, seed=self.seed)
             self.algorithm, self.output_space = "kernel", a.output_space
-            self._kind += f"KernelExplainer, background summarised by k-means to {min(KMEANS_K, len(bg))} rows"
+            self._kind += (f"KernelExplainer, background summarised by k-means to {min(KMEANS_K, len(bg))} rows; "
+                           f"mean of {KERNEL_REPEATS} seeded runs, standard error = their spread / "
+                           f"sqrt({KERNEL_REPEATS})")
         elif algorithm == "exact" or (space == "raw_shapley" and algorithm == "auto"
                                       and exact_fits(len(a.feature_names), n)):
             d = len(a.feature_names)
@@ -257,9 +262,7 @@ class ShapExplainer:
             vals, base = np.stack([r[0] for r in res]), res[0][1]
             se = np.zeros_like(vals)
         elif self.algorithm == "kernel":
-            vals = np.asarray(self._backend.shap_values(X.to_numpy(dtype=float), silent=True), dtype=float)
-            base = np.asarray(self._backend.expected_value, dtype=float).ravel()
-            se, info["converged"] = np.nan, np.zeros(n, bool)  # shap's Kernel explainer reports no sampling error
+            vals, base, se, info["converged"] = self._kernel(X, rel_tol, judge)
         else:
             inputs = self._view.transform(X) if self._view is not None else self.adapter.raw(X)
             vals = np.asarray(self._backend.shap_values(inputs), dtype=float)
@@ -274,6 +277,34 @@ class ShapExplainer:
         if self.algorithm == "tree" and len(self.feature_names) == X.shape[1]:
             vals, se, info = self._repair_tree_rows(X, vals, se, base, info, rel_tol)
         return vals, base, se, info
+
+    def _kernel(self, X: pd.DataFrame, rel_tol: float | None, judge: int | None):
+        """Kernel SHAP as the mean of :data:`KERNEL_REPEATS` seeded runs; standard error = their spread / sqrt(runs).
+
+        shap's ``KernelExplainer`` samples coalitions from numpy's global random state and reports no
+        error; run ``r`` seeds that state with ``seed + r`` (restored afterwards). Returns values and
+        standard errors (n_rows, n_features, n_outputs), base values (n_outputs,) and per-row
+        ``converged``: every standard error of the judged output at most
+        ``rel_tol * |f(x) - base|`` (no more runs are added when it is not).
+        """
+        Xn = X.to_numpy(dtype=float)
+        state = np.random.get_state()
+        try:
+            runs = []
+            for r in range(KERNEL_REPEATS):
+                np.random.seed(self.seed + r)
+                runs.append(np.asarray(self._backend.shap_values(Xn, silent=True), dtype=float))
+        finally:
+            np.random.set_state(state)
+        runs = np.stack(runs)
+        if runs.ndim == 3:
+            runs = runs[..., None]
+        vals, se = runs.mean(axis=0), runs.std(axis=0, ddof=1) / np.sqrt(KERNEL_REPEATS)
+        base = np.asarray(self._backend.expected_value, dtype=float).ravel()
+        t = slice(None) if judge is None else slice(judge, judge + 1)
+        tol = (self.rel_tol if rel_tol is None else rel_tol) * np.abs(vals.sum(axis=1))[:, t]  # |f(x) - base|
+        converged = (se[:, :, t] <= np.maximum(tol, 1e-12)[:, None, :]).all(axis=(1, 2))
+        return vals, base, se, converged
 
     def _repair_tree_rows(self, X: pd.DataFrame, vals, se, base, info, rel_tol: float | None = None):
         """Recompute rows where Tree SHAP is not additive with permutation SHAP (exactly additive).
@@ -307,7 +338,7 @@ class ShapExplainer:
         -------
         OutputAttributions
             ``values`` of shape (n_rows, n_features, n_outputs), output names are the class labels;
-            ``params["standard_error"]`` the same shape (0 for exact backends, NaN for Kernel),
+            ``params["standard_error"]`` the same shape (0 for exact backends),
             ``params["converged"]`` a tuple of bools per row (judged on the target output).
         """
         vals, base, se, info = self._values3(X)

@@ -157,3 +157,30 @@ def test_exact_backends_report_zero_standard_error(bc, gb_model):
     assert x.params["standard_error"] == (0.0,) * 30 and x.params["converged"] is True
     g = ShapExplainer(gb_model, background=X.iloc[train], background_size=30).explain_many(X.iloc[test[:3]])
     assert g.standard_error.shape == (3, 30) and not g.standard_error.any()
+
+
+def _direct_kernel(model, background: pd.DataFrame, row: pd.DataFrame, seeds) -> np.ndarray:
+    """shap's own KernelExplainer (k-means to 20 rows), one run per numpy seed: class-1 values, (len(seeds), d)."""
+    k = shap.KernelExplainer(model.predict_proba, shap.kmeans(background.to_numpy(dtype=float), 20))
+    out = []
+    for s in seeds:
+        np.random.seed(s)
+        out.append(np.asarray(k.shap_values(row.to_numpy(dtype=float), silent=True), dtype=float)[0, :, 1])
+    return np.array(out)
+
+
+def test_kernel_reports_the_spread_of_independent_shap_kernel_runs(bc, gb_model):
+    """Kernel SHAP on request: values = mean of shap's own runs (seeds 0..3), SE = their SD / 2; and that SE
+    matches the SD of one run over 12 other seeds / 2 (shap run directly, not through the product)."""
+    X, _, train, test = bc
+    e = ShapExplainer(gb_model, background=X.iloc[train], background_size=30, algorithm="kernel")
+    row = X.iloc[[test[1]]]
+    got = e.explain(row)
+    direct = _direct_kernel(gb_model, e.background, row, range(4))
+    np.testing.assert_allclose(got.values, direct.mean(axis=0), rtol=0, atol=1e-10)
+    se = np.asarray(got.params["standard_error"])
+    np.testing.assert_allclose(se, direct.std(axis=0, ddof=1) / 2, rtol=0, atol=1e-10)
+    assert np.isfinite(se).all() and se.max() > 0 and isinstance(got.params["converged"], bool)
+    empirical = _direct_kernel(gb_model, e.background, row, range(100, 112)).std(axis=0, ddof=1) / 2
+    ratio = np.sqrt(np.mean(se ** 2) / np.mean(empirical ** 2))
+    assert 0.6 < ratio < 1.6, ratio
