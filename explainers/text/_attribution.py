@@ -21,6 +21,18 @@ from explainers.text._tokens import encode_text, merge_token_scores
 from explainers.text._types import TextEncoding
 from explainers.types import Explanation
 
+LIME_SAMPLES = 250
+"""First neighborhood size per text LIME fit."""
+LIME_REPEATS = 4
+"""Independent text LIME fits (their spread gives the standard error)."""
+LIME_REL_TOLERANCE = 0.05
+LIME_TIME_BUDGET_S = 30.0
+LIME_MAX_SAMPLES = 4000
+SHAP_MAX_EVALS = 1000
+"""Budget of model evaluations per text SHAP explanation (MiniLM, one core: at most about 4 s)."""
+SHAP_REL_TOL = 0.01
+"""Target: every text SHAP standard error at most 1 % of |g(x) - g(baseline)|."""
+
 __all__ = ["integrated_gradients", "gradient_x_input", "lime_text", "lime_heldout_r2", "shap_text",
            "explained_output"]
 
@@ -221,12 +233,13 @@ def _predict_proba(model: TextClassifier, texts, batch_size: int = 64) -> np.nda
     return np.concatenate(out)
 
 
-def lime_heldout_r2(explainer, exp, classifier_fn, target: int, num_samples: int) -> float:
+def lime_heldout_r2(explainer, exp, classifier_fn, target: int, num_samples: int, *,
+                    coef: np.ndarray | None = None, intercept: float | None = None) -> float:
     """Weighted R² of a fitted LIME text surrogate on a fresh neighbourhood not used for fitting.
 
     The text counterpart of tabular LIME's held-out R² (:class:`explainers.lime_explainer.LimeExplainer`,
     docs/methods.md, "LIME"): ``explainer`` (a ``LimeTextExplainer`` with the fitting one's settings
-    and another seed, seed + 1 by convention) draws ``num_samples`` new masks of the same text the way
+    and another seed, one no fit used) draws ``num_samples`` new masks of the same text the way
     LIME does (number of removed words uniform, then which ones), weighs them with LIME's kernel, and
     the surrogate ``intercept + z @ coef`` is scored with :func:`explainers.lime_explainer.weighted_r2`.
 
@@ -241,6 +254,9 @@ def lime_heldout_r2(explainer, exp, classifier_fn, target: int, num_samples: int
     target : int
         Column of the outputs that ``exp`` explains.
     num_samples : int
+    coef : ndarray of shape (n_words,), optional
+    intercept : float, optional
+        Score this surrogate instead of ``exp``'s own (e.g. the mean of several fits).
 
     Returns
     -------
@@ -253,43 +269,73 @@ def lime_heldout_r2(explainer, exp, classifier_fn, target: int, num_samples: int
     indexed = exp.domain_mapper.indexed_string
     data, labels, distances = explainer._LimeTextExplainer__data_labels_distances(
         indexed, classifier_fn, num_samples)
-    coef = np.zeros(indexed.num_words())
-    for j, w in exp.local_exp[target]:
-        coef[j] = w
+    if coef is None:
+        coef = np.zeros(indexed.num_words())
+        for j, w in exp.local_exp[target]:
+            coef[j] = w
+    b = float(exp.intercept[target]) if intercept is None else float(intercept)
     weights = explainer.base.kernel_fn(distances)
-    return weighted_r2(np.asarray(labels)[:, target], float(exp.intercept[target]) + data @ coef, weights)
+    return weighted_r2(np.asarray(labels)[:, target], b + data @ np.asarray(coef, dtype=float), weights)
 
 
 def lime_text(model: TextClassifier, text: str, target: int | None = None,
-              num_samples: int = 1000, seed: int = 0, batch_size: int = 64) -> Explanation:
-    """LIME text explanation (Ribeiro et al. 2016, arXiv 1602.04938), lime 0.2.0.1.
+              num_samples: int = LIME_SAMPLES, seed: int = 0, batch_size: int = 64, *,
+              repeats: int = LIME_REPEATS, rel_tolerance: float = LIME_REL_TOLERANCE,
+              time_budget_s: float = LIME_TIME_BUDGET_S, max_samples: int = LIME_MAX_SAMPLES) -> Explanation:
+    """LIME text explanation (Ribeiro et al. 2016, arXiv 1602.04938), lime 0.2.0.1, with standard errors.
 
     Interpretable features are the tokenizer's words by *position*
     (``bow=False``); a removed word is replaced by the pad token, as the IG
     baseline. The explained output is the probability of ``target``.
+    The weights are the mean of ``repeats`` LIME fits on independent seeded neighborhoods and their
+    standard error the spread of those fits over ``sqrt(repeats)``; the neighborhood doubles until
+    the largest standard error is within ``rel_tolerance`` of the largest weight, ``max_samples`` or
+    the time budget: the loop tabular LIME uses
+    (:func:`explainers.lime_explainer.repeat_until_converged`, docs/methods.md, "LIME").
 
     Parameters
     ----------
     model : TextClassifier
     text : str
     target : int, optional
-    num_samples : int, default=1000
-        The ``interactive`` profile; 5000 for ``reference``.
+    num_samples : int, default=250
+        First neighborhood size per fit (4 fits of 250 cost what one LIME fit of 1000 did).
     seed : int, default=0
+        Fits use seeds ``seed .. seed + repeats - 1``, the held-out neighborhood ``seed + repeats``.
     batch_size : int, default=64
+    repeats : int, default=4
+        At least 2.
+    rel_tolerance : float, default=0.05
+    time_budget_s : float, default=30.0
+        Do not start a doubling predicted to end after this many seconds (with MiniLM on one core a
+        round of 4 x 250 samples of a 15-word sentence took about 4 s).
+    max_samples : int, default=4000
+        Largest neighborhood per fit; ``max_samples=num_samples`` fits one round only.
 
     Returns
     -------
     Explanation
-        ``values`` per word; ``base_value`` = surrogate intercept,
-        ``prediction`` = surrogate prediction at the text
+        ``values`` per word (mean weight); ``base_value`` = mean surrogate intercept,
+        ``prediction`` = mean surrogate prediction at the text
         (``params["model_probability"]`` is the model's),
-        ``params["score"]`` = LIME's weighted in-sample R2,
-        ``params["heldout_r2"]`` = the same R2 on a fresh neighbourhood drawn with ``seed + 1``
-        (:func:`lime_heldout_r2`), as tabular LIME reports it.
+        ``params["score"]`` = mean of LIME's weighted in-sample R2,
+        ``params["heldout_r2"]`` = the mean surrogate's R2 on a fresh neighbourhood drawn with
+        ``seed + repeats`` (:func:`lime_heldout_r2`), as tabular LIME reports it;
+        ``params["standard_error"]`` (tuple, one float per word, probability units),
+        ``converged``, ``tolerance``, ``num_samples`` (per fit, last round), ``repeats``,
+        ``total_samples``, ``seconds``.
+
+    Raises
+    ------
+    ValueError
+        If ``repeats < 2`` or ``num_samples`` is not between 2 and ``max_samples``.
     """
     from lime.lime_text import LimeTextExplainer
 
+    from explainers.lime_explainer import repeat_until_converged
+
+    if not 2 <= int(num_samples) <= int(max_samples):
+        raise ValueError(f"need 2 <= num_samples <= max_samples, got {num_samples} and {max_samples}")
     enc, ids, mask, target = _prepare(model, text, target, False)
     words = list(enc.words)
 
@@ -301,71 +347,134 @@ def lime_text(model: TextClassifier, text: str, target: int | None = None,
     def proba(ts):
         return _predict_proba(model, ts, batch_size)
 
-    exp = make(seed).explain_instance(enc.text, proba, labels=(target,), num_features=len(words),
-                                      num_samples=num_samples)
-    n_feat = len(exp.domain_mapper.indexed_string.inverse_vocab)
-    if n_feat != len(words):
-        raise RuntimeError(f"LIME found {n_feat} words, the tokenizer {len(words)}")
-    word_values = np.zeros(len(words))
-    for j, w in exp.as_map()[target]:
-        word_values[j] = w
+    def fit(s, n):
+        exp = make(s).explain_instance(enc.text, proba, labels=(target,), num_features=len(words),
+                                       num_samples=n)
+        n_feat = len(exp.domain_mapper.indexed_string.inverse_vocab)
+        if n_feat != len(words):
+            raise RuntimeError(f"LIME found {n_feat} words, the tokenizer {len(words)}")
+        coef = np.zeros(len(words))
+        for j, w in exp.as_map()[target]:
+            coef[j] = w
+        return coef, float(exp.intercept[target]), float(exp.score), float(np.ravel(exp.local_pred)[0]), exp
+
+    r = repeat_until_converged(fit, int(num_samples), seed=seed, repeats=int(repeats),
+                               rel_tolerance=rel_tolerance, time_budget_s=time_budget_s,
+                               max_samples=int(max_samples))
+    word_values = r.values
+    intercept = float(np.mean([f[1] for f in r.fits]))
     # spread word values to first pieces so the token view stays consistent
     token_values = np.zeros(enc.n_tokens)
     for j in range(len(words)):
         token_values[np.flatnonzero(enc.word_index == j)[0]] = word_values[j]
     prob = float(_predict_proba(model, [enc.text])[0, target])
-    heldout = lime_heldout_r2(make(seed + 1), exp, proba, target, num_samples)
+    heldout = lime_heldout_r2(make(seed + int(repeats)),
+                              r.fits[0][4], proba, target, r.num_samples, coef=word_values, intercept=intercept)
+    se = r.standard_error
+    source = (f"lime 0.2.0.1 LimeTextExplainer, bow=False, mask {model.tokenizer.pad_token}, kernel_width=25; "
+              f"mean of {int(repeats)} seeded fits (seeds {seed}–{seed + int(repeats) - 1}) of {r.num_samples} "
+              f"samples; largest standard error {np.max(se):.2g} {'≤' if r.converged else '>'} tolerance "
+              f"{r.tolerance:.2g} ({rel_tolerance:.0%} of the largest |weight|): "
+              + ("converged" if r.converged else f"not converged ({r.stopped_by})"))
     return _explanation(
-        "lime", model, enc, token_values, exp.intercept[target], float(exp.local_pred[0]), target,
-        "probability", f"lime 0.2.0.1 LimeTextExplainer, {num_samples} samples, bow=False, "
-        f"mask {model.tokenizer.pad_token}, kernel_width=25",
-        dict(num_samples=num_samples, seed=seed, score=float(exp.score), heldout_r2=heldout,
-             model_probability=prob))
+        "lime", model, enc, token_values, intercept, float(np.mean([f[3] for f in r.fits])), target,
+        "probability", source,
+        dict(num_samples=r.num_samples, seed=seed, score=float(np.mean([f[2] for f in r.fits])),
+             heldout_r2=heldout, model_probability=prob, repeats=int(repeats),
+             total_samples=r.total_samples, standard_error=tuple(float(v) for v in se),
+             converged=r.converged, tolerance=r.tolerance, rel_tolerance=float(rel_tolerance),
+             time_budget_s=float(time_budget_s), seconds=r.seconds))
+
+
+def _masked_words(model: TextClassifier, enc: TextEncoding, target: int, output: str, batch_size: int):
+    """The value function of words as players: masks (n, n_words) of 0/1 -> g, shape (n, 1).
+
+    A word outside the coalition has every piece replaced by the pad token (the IG baseline);
+    special tokens, positions and the sequence length stay, the attention mask is all ones.
+    """
+    ids = np.asarray(enc.input_ids)
+    pad = model.tokenizer.pad_token_id
+    if pad is None:
+        raise ValueError(f"{type(model.tokenizer).__name__} has no pad token for the baseline")
+    wi = np.asarray(enc.word_index)
+    content = np.flatnonzero(wi >= 0)
+
+    def f(Z: np.ndarray) -> np.ndarray:
+        keep = np.asarray(Z, dtype=float)[:, wi[content]] > 0.5
+        rows = np.repeat(ids[None, :], len(keep), axis=0)
+        rows[:, content] = np.where(keep, ids[content][None, :], pad)
+        out = []
+        for i in range(0, len(rows), batch_size):
+            b = torch.tensor(rows[i:i + batch_size])
+            with torch.no_grad():
+                out.append(explained_output(model(b, torch.ones_like(b))[0], target, output).double().numpy())
+        return np.concatenate(out)[:, None]
+    return f
 
 
 def shap_text(model: TextClassifier, text: str, target: int | None = None,
-              max_evals: int = 500, seed: int = 0, output: str = "log_odds",
-              batch_size: int = 64) -> Explanation:
-    """SHAP Partition explanation with a text masker (Lundberg & Lee 2017, arXiv 1705.07874).
+              max_evals: int = SHAP_MAX_EVALS, seed: int = 0, output: str = "log_odds",
+              batch_size: int = 64, *, rel_tol: float = SHAP_REL_TOL,
+              time_budget_s: float | None = None) -> Explanation:
+    """Shapley values of the words by antithetic permutation sampling, with standard errors.
 
-    ``shap.Explainer(f, shap.maskers.Text(tokenizer, mask_token=pad))``;
-    masked tokens become the pad token, like the IG baseline.
+    Shapley values (Lundberg & Lee 2017, arXiv 1705.07874) with the text's words as players,
+    estimated as Štrumbelj & Kononenko (2014, KAIS 41) with each ordering followed by its reverse
+    (:func:`explainers._permutation.permutation_shap`, the tabular permutation path, docs/methods.md,
+    "SHAP"). A word outside a coalition has all its pieces replaced by the pad token, like the IG
+    baseline; ``[CLS]``/``[SEP]``, positions and length stay. Sampling stops when every standard error
+    is at most ``rel_tol * |g(x) - g(baseline)|``, or at the budget.
 
     Parameters
     ----------
     model, text, target, output : as :func:`integrated_gradients`
-    max_evals : int, default=500
+    max_evals : int, default=1000
+        Budget of model evaluations: ``max_evals // (n_words - 1)`` orderings (each costs
+        ``n_words - 1`` forward passes), at least 16.
     seed : int, default=0
+    batch_size : int, default=64
+    rel_tol : float, default=0.01
+    time_budget_s : float, optional
+        Also stop after the round that passes this many seconds (the values then depend on the
+        machine's speed; None keeps them a function of ``seed``).
 
     Returns
     -------
     Explanation
-        ``values`` per word; ``base_value`` = g of the fully masked text;
-        ``additivity_gap`` is reported by ``Explanation``.
+        ``values`` per word (output units), exactly additive: ``base_value`` = g of the all-pad
+        baseline, ``prediction`` = g(x); ``params["standard_error"]`` (tuple, one float per word:
+        the spread of the antithetic pairs over sqrt(pairs)), ``converged``, ``tolerance``,
+        ``orderings``, ``stopped_by``, ``max_evals``. ``token_values`` carry each word's value
+        on its first piece.
+
+    Raises
+    ------
+    ValueError
+        For an empty text or a tokenizer without a pad token.
     """
-    import shap
+    from explainers._permutation import permutation_shap
 
     enc, ids, mask, target = _prepare(model, text, target, False)
-    tok = model.tokenizer
-
-    def f(texts):
-        b = tok([str(t) for t in texts], padding=True, truncation=True,
-                max_length=model.max_length, return_tensors="pt")
-        with torch.no_grad():
-            return explained_output(model(b["input_ids"], b["attention_mask"])[0],
-                                    target, output).double().numpy()
-
-    masker = shap.maskers.Text(tok, mask_token=tok.pad_token, collapse_mask_token=False)
-    explainer = shap.Explainer(f, masker, seed=seed)
-    sv = explainer([enc.text], max_evals=max_evals, batch_size=batch_size, silent=True)
-    vals = np.asarray(sv.values[0], dtype=float)
-    if vals.shape[0] != enc.n_tokens:
-        raise RuntimeError(f"SHAP returned {vals.shape[0]} values for {enc.n_tokens} tokens")
-    token_values = np.where(enc.special_mask, 0.0, vals)
-    with torch.no_grad():
-        g_x = float(f([enc.text])[0])
+    f = _masked_words(model, enc, target, output, batch_size)
+    d = len(enc.words)
+    max_orderings = max(16, int(max_evals) // max(d - 1, 1))
+    res = permutation_shap(f, np.ones(d), np.zeros((1, d)), rel_tol=rel_tol, max_orderings=max_orderings,
+                           time_budget_s=time_budget_s, seed=seed)
+    word_values, se = res.values[:, 0], res.standard_error[:, 0]
+    token_values = np.zeros(enc.n_tokens)
+    for j in range(d):
+        token_values[np.flatnonzero(enc.word_index == j)[0]] = word_values[j]
+    base, g_x = float(res.base[0]), float(f(np.ones((1, d)))[0, 0])
+    stopped = {"tolerance": "converged", "max_orderings": "not converged (evaluation budget)",
+               "time_budget": "not converged (time budget)"}[res.stopped_by]
+    tol = float(res.tolerance[0])
     return _explanation(
-        "shap", model, enc, token_values, float(np.asarray(sv.base_values).ravel()[0])
-        + float(vals[enc.special_mask].sum()), g_x, target, output,
-        f"shap {shap.__version__} Partition explainer, Text masker (mask {tok.pad_token}), "
-        f"max_evals={max_evals}", dict(max_evals=max_evals, seed=seed))
+        "shap", model, enc, token_values, base, g_x, target, output,
+        f"permutation SHAP (antithetic orderings, Štrumbelj & Kononenko 2014), words as players, a removed "
+        f"word's pieces -> {model.tokenizer.pad_token}; {res.orderings} orderings, seed {seed}; largest standard "
+        f"error {np.max(se):.2g} {'≤' if res.converged else '>'} tolerance {tol:.2g} ({rel_tol:.1%} of "
+        f"|g(x) − g(baseline)|): {stopped}",
+        dict(max_evals=int(max_evals), seed=seed, orderings=res.orderings, converged=bool(res.converged),
+             tolerance=tol, rel_tol=float(rel_tol), stopped_by=res.stopped_by,
+             standard_error=tuple(float(v) for v in se), players="words",
+             baseline=f"pad token {model.tokenizer.pad_token}"))

@@ -1,7 +1,7 @@
 """Text LIME reports the held-out local R² that tabular LIME reports (docs/methods.md, "LIME").
 
 Oracle: LIME 0.2.0.1's text sampler re-implemented in numpy with the same ``RandomState(seed + 1)``
-calls (number of removed words uniform in 1..d, then which ones), LIME's kernel
+calls (seed + repeats; number of removed words uniform in 1..d, then which ones), LIME's kernel
 ``sqrt(exp(-(100 (1 - sqrt(m/d)))^2 / 25^2))`` and the weighted R² written out by hand. The masked
 strings come from lime's own ``IndexedString`` (the library, not Candor's code).
 """
@@ -20,7 +20,7 @@ def test_lime_text_heldout_r2_matches_numpy(tiny_bert):
     e = lime_text(tiny_bert, TEXT, num_samples=n, seed=seed)
     words = list(e.feature_names)
     d, target = len(words), tiny_bert.labels.index(e.target)
-    rs = np.random.RandomState(seed + 1)
+    rs = np.random.RandomState(seed + e.params["repeats"])  # the fits use seed .. seed + repeats - 1
     Z = np.ones((n, d))
     for i, size in enumerate(rs.randint(1, d + 1, n - 1), start=1):
         Z[i, rs.choice(range(d), size, replace=False)] = 0
