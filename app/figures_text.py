@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.figures import GREY, POS, TEMPLATE, esc, esc_all
+from app.figures import GREY, POS, ROUGH, ROUGH_NOTE, TEMPLATE, esc, esc_all, plain, rank_unresolved, standard_errors
 
 _BASE = dict(template=TEMPLATE, font=dict(size=12))
 
@@ -110,24 +110,37 @@ def word_strips(words, rows, *, text_format: str, hover_format: str) -> go.Figur
     Parameters
     ----------
     words : sequence of str
-    rows : list of (label, ndarray of shape (n_words,), signed)
-        ``signed`` strips use a symmetric red-blue scale, the others 0 to max on Viridis.
+    rows : list of (label, ndarray of shape (n_words,), signed) or (label, values, signed, standard_error)
+        ``signed`` strips use a symmetric red-blue scale, the others 0 to max on Viridis. A
+        ``standard_error`` (ndarray of shape (n_words,), or None) is shown in the hover as ``± se``,
+        and a word whose error exceeds the gap to its ranked neighbour (:func:`app.figures.rank_unresolved`)
+        gets :data:`app.figures.ROUGH` before its number.
     text_format, hover_format : str
         Python format specs of the numbers printed in cells and in the hover.
     """
     fig = make_subplots(rows=len(rows), cols=1, shared_xaxes=True, vertical_spacing=0.02)
     ticks = _ticks(words)
-    for i, (name, v, signed) in enumerate(rows):
+    for i, (name, v, signed, *rest) in enumerate(rows):
         v = np.asarray(v, float)
+        se = np.asarray(rest[0], float) if rest and rest[0] is not None else None
         bound = float(np.max(np.abs(v))) or 1.0
         kw = dict(zmin=-bound, zmax=bound, colorscale="RdBu_r") if signed else dict(zmin=0, zmax=bound,
                                                                                    colorscale="Viridis")
-        fig.add_trace(go.Heatmap(z=[v], x=ticks, y=[esc(name)], text=[[format(x, text_format) for x in v]],
+        flags = rank_unresolved(v, se)
+        text = [(ROUGH if f else "") + format(x, text_format) for x, f in zip(v, flags)]
+        err = [f" ± {format(s, hover_format)}" if s == s else "" for s in se] if se is not None else [""] * v.size
+        fig.add_trace(go.Heatmap(z=[v], x=ticks, y=[esc(name)], text=[text], customdata=[err],
                                  texttemplate="%{text}", showscale=False,
-                                 hovertemplate=f"%{{y}}<br>%{{x}}: %{{z:{hover_format}}}<extra></extra>", **kw),
+                                 hovertemplate=f"%{{y}}<br>%{{x}}: %{{z:{hover_format}}}%{{customdata}}<extra></extra>",
+                                 **kw),
                       row=i + 1, col=1)
     fig.update_xaxes(tickangle=45)
     return fig
+
+
+def attribution_row(expl) -> tuple:
+    """``(label, values, standard_error or None)`` of one text attribution, for :func:`aggregates_view`."""
+    return attribution_label(expl), expl.values, standard_errors(expl)
 
 
 def aggregates_view(words, attention_rows, attribution_rows) -> go.Figure:
@@ -138,14 +151,17 @@ def aggregates_view(words, attention_rows, attribution_rows) -> go.Figure:
     words : sequence of str
     attention_rows : list of (label, ndarray of shape (n_words,))
         Display-normalised attention (sums to 1).
-    attribution_rows : list of (label, ndarray of shape (n_words,))
-        Signed attributions; each strip has its own symmetric colour range.
+    attribution_rows : list of (label, ndarray of shape (n_words,)) or (label, values, standard_error)
+        Signed attributions; each strip has its own symmetric colour range; standard errors (or None)
+        go to the hover and the ≈ flag (:func:`attribution_row` builds a row from an Explanation).
     """
-    rows = [(n, v, False) for n, v in attention_rows] + [(n, v, True) for n, v in attribution_rows]
+    rows = [(n, v, False) for n, v in attention_rows] + [(r[0], r[1], True, *r[2:]) for r in attribution_rows]
     fig = word_strips(words, rows, text_format=".2f", hover_format=".4f")
     fig.update_yaxes(tickfont=dict(size=10))
-    return _layout(fig, "Per-word attention aggregates (sum to 1) and attributions (signed), word pieces merged",
-                   height=60 * len(rows) + 190, margin=dict(l=330, r=10, t=40, b=100))
+    rough = any(rank_unresolved(r[1], r[2]).any() for r in attribution_rows if len(r) > 2 and r[2] is not None)
+    note = f"<br><sup>{ROUGH_NOTE}; hover for ± 1 standard error</sup>" if rough else ""
+    return _layout(fig, "Per-word attention aggregates (sum to 1) and attributions (signed), word pieces merged"
+                   + note, height=60 * len(rows) + 190 + (20 if note else 0), margin=dict(l=330, r=10, t=60, b=100))
 
 
 def agreement_heatmap(report, metric: str) -> go.Figure:
@@ -302,10 +318,15 @@ def attribution_label(expl) -> str:
                 f"{p['relative_gap']:.2%})")
     if expl.method == "gradient_x_input":
         return f"gradient x input (log-odds of {target})"
+    se = standard_errors(expl)
+    err = "" if se is None or not np.isfinite(se).any() else \
+        f", largest standard error {plain(float(np.nanmax(se)))}" + ("" if p.get("converged", True) else " (not converged)")
     if expl.method == "lime":
         heldout = p.get("heldout_r2", float("nan"))
-        return (f"LIME (probability of {target}; {p['num_samples']} samples, local R² {p['score']:.2f} in-sample, "
-                f"{heldout:.2f} held-out)")
+        fits = f"mean of {p['repeats']} fits of " if "repeats" in p else ""
+        return (f"LIME (probability of {target}; {fits}{p['num_samples']} samples, local R² {p['score']:.2f} in-sample, "
+                f"{heldout:.2f} held-out{err})")
     if expl.method == "shap":
-        return f"SHAP Partition (log-odds of {target}; {p['max_evals']} evals, additivity gap {expl.additivity_gap:.3f})"
+        how = f"permutation, {p['orderings']} orderings" if "orderings" in p else f"Partition, {p['max_evals']} evals"
+        return f"SHAP {how} (log-odds of {target}; additivity gap {expl.additivity_gap:.3f}{err})"
     return f"{expl.method} ({expl.output_space} of {target})"

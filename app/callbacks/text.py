@@ -201,7 +201,7 @@ def render_aggregates(current, layer, _done):
     except CandorError as err:
         return empty_figure(str(err))
     return ft.aggregates_view(services.text_view(text).attention.encoding.words, rows,
-                              [(ft.attribution_label(e), e.values) for e in expls if e is not None])
+                              [ft.attribution_row(e) for e in expls if e is not None])
 
 
 @callback(Output(ids.TEXT_AGREEMENT, "figure"), Output(ids.TEXT_AGREEMENT_NOTE, "children"),

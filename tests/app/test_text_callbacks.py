@@ -106,8 +106,10 @@ def test_slow_job_computes_lime_and_shap_then_serves_them_from_the_cache(text_ap
     shap = services.attribution("Terrible service.", "shap")
     assert shap.additivity_gap < 1e-6
     names = [d.y[0] for d in cb.render_aggregates(current, 5, done).data]
-    assert any(n.startswith("LIME (probability of negative; 1000 samples") for n in names)
-    assert any(n.startswith("SHAP Partition (log-odds of negative; 500 evals") for n in names)
+    assert any(n.startswith("LIME (probability of negative; mean of 4 fits of 250 samples") and
+               "largest standard error" in n for n in names)
+    assert any(n.startswith("SHAP permutation, ") and "largest standard error" in n for n in names)
+    assert len(lime.params["standard_error"]) == 3 and len(shap.params["standard_error"]) == 3
     again, status = cb.run_slow(lambda _: None, 2, current)
     assert "LIME 0.0 s, SHAP 0.0 s" in status
 
