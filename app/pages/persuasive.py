@@ -22,7 +22,7 @@ def layout(**_):
     if (why := services.why_not(REQUIRES)) is not None:
         return html.Div([html.H2("Persuasive"), dbc.Alert(why, color="secondary")])
     columns = list(services.workspace().X.columns)
-    d = len(columns)
+    d = min(len(columns), services.persuasive_max_k())
     slider = dcc.Slider(id=ids.K_SLIDER, min=1, max=d, step=1, value=min(3, d),
                         marks={k: str(k) for k in sorted({1, d, *range(5, d, 5)})},
                         tooltip={"placement": "bottom", "always_visible": False})

@@ -9,7 +9,7 @@ from ._core import first_request, init, warm_done, workspace
 from .applicable import capabilities, why_not
 from .attention import AttentionView, attention_view, has_attention_model
 from . import gradients, persuasive_rules  # noqa: F401  (check's Integrated Gradients; rules section of the Persuasive page)
-from .persuasive import GlobalCurve, PersuasiveView, persuasive, persuasive_global
+from .persuasive import GlobalCurve, PersuasiveView, persuasive, persuasive_global, persuasive_max_k
 from .surrogates import (
     MuseView,
     default_muse_key,
@@ -41,7 +41,7 @@ from .tabular import (
 __all__ = [
     "AttentionView", "LocalView", "PersuasiveView", "attention_view", "check_row", "data_columns", "data_page", "default_row",
     "first_request", "global_importance", "has_attention_model", "init", "lime_row", "local_view",
-    "model_summary", "persuasive", "persuasive_global", "GlobalCurve", "random_row", "row_count", "row_status", "shap_row", "workspace", "raw_players_offered",
+    "model_summary", "persuasive", "persuasive_global", "persuasive_max_k", "GlobalCurve", "random_row", "row_count", "row_status", "shap_row", "workspace", "raw_players_offered",
     "MuseView", "default_muse_key", "feature_names", "fit_frontier", "fit_muse", "frontier", "muse_params",
     "muse_view", "class_choices", "select_class", "why_not", "capabilities",
 ]

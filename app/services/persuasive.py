@@ -26,6 +26,8 @@ ROUNDING = {"exact": None, "0.01": 0.01, "0.05": 0.05, "0.1": 0.1, "qualitative"
 SENSITIVE_SHARE = 0.05
 TOP_GUARD = 1
 GLOBAL_ROWS = 40
+MAX_K = 40
+"""Largest k the Persuasive page offers and measures (the k slider stops there on wide tables)."""
 NEIGHBORHOOD = 500
 CURVE_MEASURES = ("mass_retained", "spearman", "sufficiency", "comprehensiveness", "r2_restricted")
 """What the row's tradeoff plots for every k (``app.figures_persuasive.ROW_MEASURES``); the rest only for the choice."""
@@ -115,7 +117,7 @@ def _parse(rounding) -> object:
 def _row_curve(row: int, rounding: str, grouping: bool, sensitive: tuple[str, ...]):
     groups = _groups() if grouping else None
     return xp.tradeoff_curve(shap_row(row), _context(row, False), rounding=_parse(rounding), groups=groups,
-                             sensitive=sensitive, measures=CURVE_MEASURES)
+                             sensitive=sensitive, measures=CURVE_MEASURES, max_k=MAX_K)
 
 
 @row_cache(maxsize=256)
@@ -169,7 +171,7 @@ def _make_global() -> GlobalCurve:
     contexts = [xp.make_context(predict_positive, _train(), bg, ws.X.iloc[r].to_numpy(dtype=float),
                                 (ws.classes[0], ws.classes[1]), num_samples=0, full=False,
                                 categories=_categorical(), reference=_medians()) for r in rows]
-    avg = xp.average_curve([shap_row(r) for r in rows], contexts, measures=GLOBAL_MEASURES)
+    avg = xp.average_curve([shap_row(r) for r in rows], contexts, measures=GLOBAL_MEASURES, max_k=MAX_K)
     m, se = avg.measures, avg.std_error
     return GlobalCurve(avg.k, m["sufficiency"], m["comprehensiveness"], m["spearman"], m["mass_retained"],
                        avg.n_rows, f"top-k of SHAP (the page's chain, exact values), averaged over the first "
@@ -178,6 +180,11 @@ def _make_global() -> GlobalCurve:
 
 
 _global = lazy("persuasive_global", _make_global, warm=True)
+
+
+def persuasive_max_k() -> int:
+    """The largest k the page offers (:data:`MAX_K`)."""
+    return MAX_K
 
 
 def persuasive_global() -> GlobalCurve:

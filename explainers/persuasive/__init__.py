@@ -185,7 +185,8 @@ class CurvePoint:
 
 
 def tradeoff_curve(explanation, ctx: Context, *, rounding=None, groups: Mapping[str, Sequence[str]] | None = None,
-                   sensitive: Sequence[str] = (), measures: Sequence[str] = CHEAP_MEASURES) -> tuple[CurvePoint, ...]:
+                   sensitive: Sequence[str] = (), measures: Sequence[str] = CHEAP_MEASURES,
+                   max_k: int | None = None) -> tuple[CurvePoint, ...]:
     """The cheap measures of :func:`simplify` for every ``k = 0..items``, with one batched model call.
 
     Calling :func:`simplify` once per k measures every step of the chain and
@@ -206,11 +207,14 @@ def tradeoff_curve(explanation, ctx: Context, *, rounding=None, groups: Mapping[
         As in :func:`simplify`.
     measures : sequence of str, default=CHEAP_MEASURES
         Keys of ``fidelity_after`` (see :func:`attribution_fidelity_many`).
+    max_k : int, optional
+        Largest k measured (default: every item). A table of 10,000 columns has no story of 10,000
+        items, and the curve's cost grows with k squared.
 
     Returns
     -------
     tuple of CurvePoint
-        Indexed by k.
+        Indexed by k, from 0 to ``min(items, max_k)``.
 
     References
     ----------
@@ -231,7 +235,8 @@ def tradeoff_curve(explanation, ctx: Context, *, rounding=None, groups: Mapping[
     ranked = [shown.items[i] for i in order]
     e, d = explanation, explanation.values.size
     f, phi, pred, base, flip = predicted_class(e, ctx)
-    steps = [tuple(ranked[:k]) for k in range(len(ranked) + 1)]
+    last = len(ranked) if max_k is None else min(len(ranked), int(max_k))
+    steps = [tuple(ranked[:k]) for k in range(last + 1)]
     vectors = [per_feature_values(items, d) for items in steps]
     fids = attribution_fidelity_many(phi, [-v if flip else v for v in vectors],
                                      [[j for it in items for j in it.members] for items in steps],
@@ -269,7 +274,8 @@ class AverageCurve:
 
 
 def average_curve(explanations: Sequence, contexts: Sequence[Context], *, measures: Sequence[str],
-                  rounding=None, groups: Mapping[str, Sequence[str]] | None = None) -> AverageCurve:
+                  rounding=None, groups: Mapping[str, Sequence[str]] | None = None,
+                  max_k: int | None = None) -> AverageCurve:
     """Mean and standard error of :func:`tradeoff_curve`'s measures over rows (one batched call per row).
 
     Parameters
@@ -282,6 +288,8 @@ def average_curve(explanations: Sequence, contexts: Sequence[Context], *, measur
         Keys of :data:`CHEAP_MEASURES`.
     rounding, groups
         As in :func:`simplify`.
+    max_k : int, optional
+        As in :func:`tradeoff_curve`.
 
     Returns
     -------
@@ -297,7 +305,7 @@ def average_curve(explanations: Sequence, contexts: Sequence[Context], *, measur
                          f"explanations and {len(contexts)} contexts")
     table = {m: [] for m in measures}
     for e, ctx in zip(explanations, contexts):
-        curve = tradeoff_curve(e, ctx, rounding=rounding, groups=groups, measures=measures)
+        curve = tradeoff_curve(e, ctx, rounding=rounding, groups=groups, measures=measures, max_k=max_k)
         for m in measures:
             table[m].append([p.fidelity_after[m] for p in curve])
     n = len(explanations)
