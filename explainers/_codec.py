@@ -275,6 +275,11 @@ class TabularCodec:
         DataFrame with the original column labels and dtypes.
         """
         Z = np.asarray(encoded, dtype=float).reshape(-1, len(self.columns))
+        if all(c.kind == "numeric" for c in self.columns) and \
+                all(isinstance(d, np.dtype) and d == np.float64 for d in self._dtypes):
+            out = pd.DataFrame(Z.copy())  # every column a float64 number: one block, not a Series per column
+            out.columns = self._raw_columns
+            return out
         data = {}
         for j, (code, dtype) in enumerate(zip(self.columns, self._dtypes)):
             z = Z[:, j]
