@@ -80,7 +80,10 @@ def main(argv: list[str] | None = None) -> int:
         has errors (one line per error on stdout, formatted ``FILE:LINE: PATH:
         MESSAGE``) or the arguments are wrong.
     """
-    parser = argparse.ArgumentParser(prog="python -m app study", description="Study-mode tools.")
+    parser = argparse.ArgumentParser(
+        prog="python -m app study", description="Study-mode tools.",
+        epilog="python -m app study simulate [FILE] --participants N --seed S: simulated participants through the "
+               "server's own participant flow, then the reliance analysis (see its --help).")
     sub = parser.add_subparsers(dest="command", required=True)
     val = sub.add_parser("validate", help="check a study YAML file against its schema and the data; name every "
                                           "error with its line")
