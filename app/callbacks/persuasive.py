@@ -117,8 +117,9 @@ def _cost(view):
     if after.get("curve_gap_small"):
         body.append(dbc.Alert(f"Deletion/insertion say little for this row: the training-median baseline already scores "
                               f"{fmt(after['curve_gap'])} from the row's output (g(x) − g(baseline)), under a quarter of "
-                              "the output's spread over the background rows, so the curves hardly move and their "
-                              "normalised areas divide by almost nothing.", color="warning", class_name="py-1 mt-2"))
+                              "the output's spread over the background rows or of the range the curves travel, so "
+                              "their normalised areas divide by almost nothing and can leave 0 to 1.",
+                              color="warning", class_name="py-1 mt-2"))
     return card("What the simplification costs", body,
                 source=f"{s.parent.source}; ERASER sufficiency/comprehensiveness and AOPC (DeYoung et al. 2020) with "
                        "hidden features set to each background row, AOPC over the ranks the view shows; "

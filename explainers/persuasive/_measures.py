@@ -49,6 +49,12 @@ class Neighborhood:
     w: np.ndarray
 
 
+
+def _gap_small(gap: float, spread: float, deletion: np.ndarray, insertion: np.ndarray) -> bool:
+    """Whether ``g(x) - g(baseline)`` is too small to normalise the curves by (see ``curve_gap_small``)."""
+    travel = max(float(np.ptp(deletion)), float(np.ptp(insertion)))
+    return bool(abs(gap) < SMALL_GAP * spread if spread > 0 else gap == 0) or abs(gap) < SMALL_GAP * travel
+
 def make_neighborhood(predict_fn: PredictFn, x, scale, *, num_samples: int = 1000, seed: int = 0,
                       kernel_width: float | None = None, categorical=None) -> Neighborhood:
     """Gaussian neighborhood ``x + z * scale`` (``z ~ N(0, I)``), weighted as LIME does.
@@ -234,8 +240,9 @@ def attribution_fidelity(parent_values, shown_values, shown_features, *, predict
         ``deletion_auc``, ``insertion_auc`` (raw, and ``_norm``: the AUC of
         ``(curve - g(baseline)) / (g(x) - g(baseline))``), ``curve_gap``
         (``g(x) - g(baseline)``), ``curve_gap_small`` (1.0 when ``|curve_gap|`` is below
-        :data:`SMALL_GAP` times the standard deviation of ``g`` over the background rows:
-        the normalised AUCs then divide by almost nothing, and the raw ones hardly move),
+        :data:`SMALL_GAP` times the standard deviation of ``g`` over the background rows, or
+        below :data:`SMALL_GAP` times the range either curve travels: the normalised AUCs then
+        divide by almost nothing, or by less than the curves' own swings),
         and ``r2_restricted``/``r2_full``. NaN where a measure is undefined.
         The curves' path puts the features in the shown order, hidden ones (value 0) ordered
         by ``φ``, then by column index.
@@ -259,7 +266,7 @@ def attribution_fidelity(parent_values, shown_values, shown_features, *, predict
         gap = g_x - g_b
         out.update(deletion_auc=curve_auc(dele), insertion_auc=curve_auc(ins),
                    deletion_auc_norm=normalised_auc(dele, g_x, g_b), insertion_auc_norm=normalised_auc(ins, g_x, g_b),
-                   curve_gap=gap, curve_gap_small=float(abs(gap) < SMALL_GAP * spread if spread > 0 else gap == 0))
+                   curve_gap=gap, curve_gap_small=float(_gap_small(gap, spread, dele, ins)))
     if neighborhood is not None:
         out["r2_restricted"] = restricted_r2(neighborhood, sorted(set(int(j) for j in shown_features)))
         out["r2_full"] = restricted_r2(neighborhood, range(d))

@@ -283,3 +283,16 @@ def test_small_gap_is_flagged_when_the_baseline_already_scores_like_the_row():
     far = np.zeros(3)
     out = P.describe(_raw(w * x, x, 3.0, 0.0), P.Context(f, bg, far, far, ("no", "yes"))).fidelity_after
     assert out["curve_gap_small"] == 0.0
+
+
+def test_small_gap_is_flagged_when_the_curves_swing_far_more_than_the_gap():
+    """g = x0 - x1 at x = (5, 4.9) from a zero baseline: g(x) - g(b) = 0.1, but deleting x0 first (largest φ)
+    takes g to -4.9, so the normalised deletion AUC is far outside [0, 1] (a first-time user saw -498.961).
+    The background hardly varies (SD 0.005), so only the curves' own range can say the gap is too small."""
+    f = lambda a: np.asarray(a, float) @ np.array([1.0, -1.0])  # noqa: E731
+    x, b = np.array([5.0, 4.9]), np.zeros(2)
+    bg = np.array([[0.0, 0.0], [0.01, 0.0]])
+    out = P.describe(_raw(np.array([5.0, -4.9]), x, 0.1, 0.0), P.Context(f, bg, b, b, ("no", "yes"))).fidelity_after
+    deletion = np.array([0.1, -4.9, 0.0])  # by hand: x, then x0 at baseline, then both
+    assert out["deletion_auc_norm"] == pytest.approx(float(np.mean((deletion[1:] + deletion[:-1]) / 2)) / 0.1)
+    assert out["deletion_auc_norm"] < -10 and out["curve_gap_small"] == 1.0
