@@ -86,6 +86,23 @@ class _State:
         self.scount = np.zeros(n_dl, dtype=np.int64)
         self.npreds = self.dis = self.ro = self.cover = 0.0
 
+    def move(self, r: int, sign: int, cov, q_id, s_id, npreds, wrong) -> None:
+        """Add (``sign`` +1) or remove (-1) candidate ``r`` and its counts; :meth:`refresh` then."""
+        if sign > 0:
+            self.sel.append(r)
+        else:
+            self.sel.remove(r)
+        self.c += sign * cov[r]
+        self.dcount[q_id[r]] += sign
+        self.scount[s_id[r]] += sign
+        self.npreds += sign * npreds[r]
+        self.dis += sign * wrong[r]
+
+    def refresh(self, w) -> None:
+        """Weighted cover and pairwise overlap of the selected rules, from the coverage counts."""
+        self.cover = float(w @ (self.c > 0))
+        self.ro = float(w @ (self.c.astype(np.int64) * (self.c - 1) // 2))
+
 
 def local_search(cov: np.ndarray, wrong: np.ndarray, npreds: np.ndarray, q_id: np.ndarray,
                  s_id: np.ndarray, A: np.ndarray, *, lambdas, scales: Scales, max_rules: int,
@@ -178,14 +195,8 @@ def local_search(cov: np.ndarray, wrong: np.ndarray, npreds: np.ndarray, q_id: n
         tau = max(delta / float(avail0.sum()) ** 4, 1e-9)
         st = _State(N, A.shape[0], A.shape[1])
         for d in start:
-            st.sel.append(d)
-            st.c += cov[d]
-            st.dcount[q_id[d]] += 1
-            st.scount[s_id[d]] += 1
-            st.npreds += npreds[d]
-            st.dis += wrong[d]
-        st.cover = float(w @ (st.c > 0))
-        st.ro = float(w @ (st.c.astype(np.int64) * (st.c - 1) // 2))
+            st.move(d, 1, cov, q_id, s_id, npreds, wrong)
+        st.refresh(w)
         fo = fo_of(st.dcount, st.scount)
         F = _objective(lam, scales, st.npreds, fo, st.ro, st.cover, st.dis)
         moves = 0
@@ -239,21 +250,10 @@ def local_search(cov: np.ndarray, wrong: np.ndarray, npreds: np.ndarray, q_id: n
                 break
             es, d = best_move
             for e in (() if es is None else (es,) if np.isscalar(es) else es):
-                st.sel.remove(e)
-                st.c -= cov[e]
-                st.dcount[q_id[e]] -= 1
-                st.scount[s_id[e]] -= 1
-                st.npreds -= npreds[e]
-                st.dis -= wrong[e]
+                st.move(e, -1, cov, q_id, s_id, npreds, wrong)
             if d is not None:
-                st.sel.append(d)
-                st.c += cov[d]
-                st.dcount[q_id[d]] += 1
-                st.scount[s_id[d]] += 1
-                st.npreds += npreds[d]
-                st.dis += wrong[d]
-            st.cover = float(w @ (st.c > 0))
-            st.ro = float(w @ (st.c.astype(np.int64) * (st.c - 1) // 2))
+                st.move(d, 1, cov, q_id, s_id, npreds, wrong)
+            st.refresh(w)
             fo = fo_of(st.dcount, st.scount)
             F = _objective(lam, scales, st.npreds, fo, st.ro, st.cover, st.dis)
             moves += 1
