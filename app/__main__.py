@@ -1,7 +1,8 @@
 """Command line: ``python -m app`` serves the bundled sample; ``--model/--data/--target`` serve yours;
 ``python -m app study validate FILE`` checks a study file; ``python -m app users add NAME --role ROLE`` and
 ``python -m app users revoke NAME`` manage logins (:mod:`accounts`); ``python -m app check --model M --data D
---target T`` loads your pair and explains one row without serving.
+--target T`` loads your pair and explains one row without serving; ``python -m app report --out FILE``
+writes a self-contained review report (:mod:`app.report.cli`).
 
 Every input problem prints one line, ``candor: error: ...``, and exits with
 status 2; no traceback.
@@ -67,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
         from .check import main as check_main
 
         return check_main(argv[1:])
+    if argv[:1] == ["report"]:
+        from .report.cli import main as report_main
+
+        return report_main(argv[1:])
     if argv[:2] == ["study", "simulate"]:  # through the server's own participant flow, so it lives in app/
         from .callbacks.study_simulate import main as simulate_main
 
