@@ -86,6 +86,20 @@ _UNITS = {"probability": "probability of class {c!r}",
           "raw": "predicted {c} (regression output)"}
 
 
+def _class_names(classes: np.ndarray, names, model_name: str) -> tuple[str, ...]:
+    """Display names of ``classes``: ``names`` checked (one per class, distinct, not empty), else ``str(c)``."""
+    own = tuple(str(c) for c in classes)
+    if names is None:
+        return own
+    names = tuple(str(n).strip() for n in names)
+    if len(names) != len(own):
+        raise TypeError(f"{len(names)} class names given ({', '.join(names)}) but {model_name} has "
+                        f"{len(own)} classes ({', '.join(own)})")
+    if any(not n for n in names) or len(set(names)) != len(names):
+        raise TypeError(f"class names must be distinct and not empty, got {', '.join(map(repr, names))}")
+    return names
+
+
 @dataclass(frozen=True)
 class TreeView:
     """A tree ensemble inside the model, the transform that feeds it, and its features' raw columns.
@@ -152,14 +166,18 @@ class ModelAdapter:
         Encoding of the raw feature table the model takes.
     target : str, default="target"
         Name of the target, for regression units.
+    class_names : sequence of str, optional
+        Names people read for ``model.classes_``, in the same order (the CLI's ``--classes``);
+        default the classes themselves as text. The model is still called with its own classes.
 
     Raises
     ------
     TypeError
-        If the model has no ``predict`` or a classifier has fewer than two classes.
+        If the model has no ``predict``, a classifier has fewer than two classes, or ``class_names``
+        does not name each class once (or is given for a regressor).
     """
 
-    def __init__(self, model, codec: TabularCodec, *, target: str = "target") -> None:
+    def __init__(self, model, codec: TabularCodec, *, target: str = "target", class_names=None) -> None:
         if not hasattr(model, "predict"):
             raise TypeError(f"{type(model).__name__} has no predict method; expected a fitted estimator")
         self.model, self.codec, self.target = model, codec, target
@@ -168,7 +186,7 @@ class ModelAdapter:
             if len(self.classes_) < 2:
                 raise TypeError(f"{type(model).__name__} knows {len(self.classes_)} class; at least two are needed")
             self.task = "binary" if len(self.classes_) == 2 else "multiclass"
-            self.class_names = tuple(str(c) for c in self.classes_)
+            self.class_names = _class_names(self.classes_, class_names, type(model).__name__)
             if hasattr(model, "predict_proba"):
                 self.kind, self.output_names = "probability", self.class_names
             elif hasattr(model, "decision_function"):
@@ -177,6 +195,8 @@ class ModelAdapter:
             else:
                 self.kind, self.output_names = "label", self.class_names
         else:
+            if class_names is not None:
+                raise TypeError(f"{type(model).__name__} is a regressor; class names apply to classifiers only")
             self.classes_, self.class_names = None, ()
             self.task, self.kind, self.output_names = "regression", "raw", (str(target),)
         self.output_space = "probability" if self.kind == "probability" else "raw"

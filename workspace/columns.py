@@ -40,16 +40,18 @@ def _strip_label(v: str) -> str:
 
 
 def encode_target(classes: tuple[str, ...], values: pd.Series, data_name: str, target: str,
-                   notes: list[str]) -> np.ndarray:
+                   notes: list[str], aliases: tuple[str, ...] = ()) -> np.ndarray:
     """Class index of every target value.
 
     Labels that differ from a class only by spaces or a trailing '.' (UCI Adult's
     test file: ``>50K.``) are normalised, and a note says how many and which.
+    ``aliases`` (same order as ``classes``) are other spellings of the classes: the model's own
+    ``classes_`` when ``classes`` are names given with ``--classes``.
     """
     if ptypes.is_float_dtype(values) and (values == values.round()).all():
         values = values.astype("int64")  # 1.0 is the class 1 (a CSV column with a gap reads as float)
         notes.append(f"{data_name}: target {target!r} read as decimals; whole numbers matched to the classes")
-    by_text = {c: i for i, c in enumerate(classes)}
+    by_text = {**{a: i for i, a in enumerate(aliases)}, **{c: i for i, c in enumerate(classes)}}
     text = values.astype(str)
     codes = text.map(by_text)
     if codes.isna().any():
@@ -63,5 +65,5 @@ def encode_target(classes: tuple[str, ...], values: pd.Series, data_name: str, t
         else:
             bad = sorted(text[codes.isna()].unique())[:5]
             raise CandorError(f"{data_name}: target {target!r} has values the model never predicts: "
-                              f"{', '.join(bad)} (model classes: {', '.join(classes)})")
+                              f"{', '.join(bad)} (model classes: {', '.join(aliases or classes)}; --classes names them)")
     return codes.to_numpy(dtype=int)

@@ -26,7 +26,8 @@ def load_model(path: str | Path, *, trust_pickle: bool = False, torch_options: T
         ``.joblib``/``.pkl``, TorchScript, and skops types outside the reviewed list (never a
         pickled PyTorch model).
     torch_options : TorchOptions, optional
-        Classes, output, class and kwargs of a PyTorch model (see :mod:`workspace.torch_files`).
+        Classes, output, class and kwargs of a PyTorch model (see :mod:`workspace.torch_files`); of a
+        scikit-learn model only ``classes`` applies (checked against ``classes_`` by :func:`~workspace.workspace.load_pair`).
 
     Raises
     ------
@@ -44,11 +45,12 @@ def load_model(path: str | Path, *, trust_pickle: bool = False, torch_options: T
                           f"expected one of {', '.join(MODEL_SUFFIXES)}")
     if suffix in TORCH_SUFFIXES:
         return load_torch_model(path, torch_options, trust_code=trust_pickle)
-    if torch_options is not None and torch_options.given():
+    torch_only = [g for g in (torch_options.given() if torch_options is not None else ()) if g != "classes"]
+    if torch_only:  # --classes names a scikit-learn model's classes too (checked by the adapter)
         flags = {"model_class": "--torch-class", "kwargs": "--torch-kwargs", "classes": "--classes",
                  "output": "--torch-output", "feature_names": "feature_names"}
-        raise CandorError(f"{path.name}: {', '.join(flags[g] for g in torch_options.given())} "
-                          f"{'applies' if len(torch_options.given()) == 1 else 'apply'} to PyTorch models only "
+        raise CandorError(f"{path.name}: {', '.join(flags[g] for g in torch_only)} "
+                          f"{'applies' if len(torch_only) == 1 else 'apply'} to PyTorch models only "
                           f"({', '.join(TORCH_SUFFIXES)}), not to a {suffix} file")
     if suffix == ".skops":
         model = load_skops(path, trust_code=trust_pickle)

@@ -92,6 +92,8 @@ def add_torch_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--torch-class", metavar="PKG.MODULE:CLASS",
                    help="module class of a state dict (trusted code: it is imported and built)")
     g.add_argument("--torch-kwargs", metavar="JSON", help="constructor keyword arguments, a JSON object")
-    g.add_argument("--classes", metavar="A,B,...", help="class labels in output order (omit for a regressor)")
+    g.add_argument("--classes", metavar="A,B,...",
+                   help="class names in output order: a PyTorch model's (omit for a regressor), or the names "
+                        "people read for a scikit-learn model's classes_, in their order")
     g.add_argument("--torch-output", choices=("logits", "probabilities"), help="what the module returns "
                                                                                "(default logits)")

@@ -189,10 +189,11 @@ def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, tru
         raise CandorError(f"{name}: {exc}") from None
     if is_torch_model(model):
         check_numeric_columns(codec, name, model_name)
-    try:
-        adapter = ModelAdapter(model, codec, target=target)
+    names = None if is_torch_model(model) or torch_options is None else torch_options.classes
+    try:  # --classes of a scikit-learn model: names people read for its classes_, one each
+        adapter = ModelAdapter(model, codec, target=target, class_names=names)
     except TypeError as exc:
-        raise CandorError(f"{model_name}: {exc}") from None
+        raise CandorError(f"{model_name}: {'--classes: ' if names else ''}{exc}") from None
     notes += [f"{name}: {n}" for n in codec.notes()]
     probe(adapter, raw, model_name, name)
     if adapter.task == "regression":
@@ -202,7 +203,8 @@ def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, tru
             raise CandorError(f"{name}: target {target!r} of a regressor must be numeric; got {bad!r}")
         y, stratify = y.to_numpy(dtype=float), None
     else:
-        y = encode_target(adapter.class_names, tcol, name, target, notes)
+        own = tuple(str(c) for c in adapter.classes_)  # the data may spell classes as the model or as --classes
+        y = encode_target(adapter.class_names, tcol, name, target, notes, aliases=own if names else ())
         counts = np.bincount(y)
         n_test = int(np.ceil(test_size * len(y)))
         stratify = y if counts.min() >= 2 and min(n_test, len(y) - n_test) >= len(counts) else None

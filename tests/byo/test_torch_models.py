@@ -284,8 +284,10 @@ KW = '{"n_features": 30, "n_outputs": 2}'
     (["--model", "bc.pt", "--torch-class", MLP], "bc.pt is a TorchScript archive, which carries its own code"),
     (["--model", "garbage.pt"], "garbage.pt: not a PyTorch file Candor can read"),
     (["--model", "typo.pt"], "typo.pt.json: unknown keys clases"),
-    (["--model", "lr.skops", "--data", "lr.csv", "--classes", "a,b"], "lr.skops: --classes applies to PyTorch "
-                                                                      "models only"),
+    (["--model", "lr.skops", "--data", "lr.csv", "--classes", "a,b,c"],  # --classes names scikit-learn classes too
+     "lr.skops: --classes: 3 class names given (a, b, c) but LogisticRegression has 2 classes (benign, malignant)"),
+    (["--model", "lr.skops", "--data", "lr.csv", "--torch-output", "logits"], "lr.skops: --torch-output applies to "
+                                                                              "PyTorch models only"),
 ])
 def test_torch_refusals_are_one_line_exit_2(files, bad_tables, capsys, argv, message):
     flags = [a for a in argv if a in ("--trust-pickle", "--trust-model-code")]
