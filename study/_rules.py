@@ -321,8 +321,15 @@ def _questionnaires(c: _Checker, qs) -> None:
         if not c.typed(q, dict, path, "a mapping"):
             continue
         kind = q.get("instrument")
-        c.keys(q, path, {"id", "instrument", "instrument_version", "items", "scale_points"},
-               ("instrument", "instrument_version", "items"))
+        builtin = kind in INSTRUMENTS
+        c.keys(q, path, {"id", "instrument", "instrument_version", "items", "scale_points", "object"},
+               ("instrument",) if builtin else ("instrument", "instrument_version", "items"))
+        if "object" in q:
+            if not builtin:
+                c.err(path + ("object",), "'object' applies to a built-in instrument (it names what its items "
+                                          "are about, e.g. 'the model')", at_key=True)
+            else:
+                c.text(q["object"], path + ("object",), "what the items are about, e.g. 'the model'", limit=MAX_OPTION)
         qid = q.get("id", kind)
         if c.ident(qid, path + ("id",) if "id" in q else path + ("instrument",)):
             ids.append((qid, path))
@@ -342,7 +349,9 @@ def _questionnaires(c: _Checker, qs) -> None:
 def _builtin_items(c: _Checker, q: dict, path, inst) -> None:
     items = q.get("items")
     ip = path + ("items",)
-    if items is None or not c.typed(items, dict, ip, "a mapping of item label to the exact item text"):
+    if items is None:  # the published wording (study.instruments)
+        return
+    if not c.typed(items, dict, ip, "a mapping of item label to the exact item text"):
         return
     for label, text in items.items():
         if label not in inst.labels:

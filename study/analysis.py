@@ -306,8 +306,9 @@ def per_participant(trials: pd.DataFrame) -> pd.DataFrame:
 def questionnaire_scores(responses: pd.DataFrame) -> pd.DataFrame:
     """Scores per participant, condition and questionnaire (rows of ``questionnaire_responses``).
 
-    Columns: ``total`` (mean after reverse-coding) and, for ``jian2000``,
-    ``trust`` and ``distrust`` sub-scores.
+    Columns: ``sum`` and ``total`` (the mean) after reverse-coding the items the study marks
+    reversed (:func:`study.instruments.score`), ``n_items``, and for ``jian2000`` the ``trust``
+    and ``distrust`` sub-scores.
     """
     rows = []
     keys = ["participant_id", "condition", "block_index", "questionnaire_id", "instrument"]
@@ -315,7 +316,7 @@ def questionnaire_scores(responses: pd.DataFrame) -> pd.DataFrame:
         s = score(dict(zip(g["item_label"], g["response"].astype(int))), scale_points=int(g["scale_points"].iloc[0]),
                   reverse=set(g.loc[g["reverse"].astype(bool), "item_label"]), instrument=key[-1])
         rows.append(dict(zip(keys, key)) | s)
-    return pd.DataFrame(rows, columns=keys + ["total", "trust", "distrust"])
+    return pd.DataFrame(rows, columns=keys + ["sum", "total", "n_items", "trust", "distrust"])
 
 
 def summary_by_condition(trials: pd.DataFrame, responses: pd.DataFrame) -> pd.DataFrame:
@@ -327,7 +328,7 @@ def summary_by_condition(trials: pd.DataFrame, responses: pd.DataFrame) -> pd.Da
         Columns ``condition, measure, mean, ci_low, ci_high, n, n_participants``. Reliance
         proportions come from :func:`reliance_by_condition` (Wilson; ``n`` in trials);
         ``confidence`` (final answers) and questionnaire measures, named
-        ``<questionnaire_id>.<total|trust|distrust>``, are means of participant scores with a
+        ``<questionnaire_id>.<sum|total|trust|distrust>`` (``total`` is the item mean), are means of participant scores with a
         percentile bootstrap interval (``n`` in participants).
     """
     cols = ["condition", "measure", "mean", "ci_low", "ci_high", "n", "n_participants"]
@@ -340,9 +341,9 @@ def summary_by_condition(trials: pd.DataFrame, responses: pd.DataFrame) -> pd.Da
             mean, lo, hi, n = bootstrap_mean(g.tolist())
             out.append((cond, "confidence", mean, lo, hi, n, n))
     qs = questionnaire_scores(responses) if not responses.empty else pd.DataFrame(
-        columns=["condition", "questionnaire_id", "total", "trust", "distrust"])
+        columns=["condition", "questionnaire_id", "sum", "total", "trust", "distrust"])
     for (cond, qid), g in qs.groupby(["condition", "questionnaire_id"], sort=True):
-        for m in ("total", "trust", "distrust"):
+        for m in ("sum", "total", "trust", "distrust"):
             if g[m].notna().any():
                 mean, lo, hi, n = bootstrap_mean(g[m].tolist())
                 out.append((cond, f"{qid}.{m}", mean, lo, hi, n, n))

@@ -12,7 +12,9 @@ overrides it), and prints, per condition, the reliance proportions over two-stag
 with 95% Wilson intervals (Wilson 1927), then the main contrast: a logistic mixed model of
 following wrong advice, ``followed ~ condition + (1|participant) + (1|item)``, by statsmodels'
 variational Bayes. The last line is one JSON object ``{"reliance": {condition: {measure:
-[estimate, low, high, n]}}, "mixed": {condition: [log_odds, sd]}, "excluded": [...]}``.
+[estimate, low, high, n]}}, "mixed": {condition: [log_odds, sd]}, "questionnaires": {condition:
+{questionnaire: [mean sum, mean item mean, n]}}, "excluded": [...]}``; questionnaire scores code
+reverse items (the ``reverse`` column) as ``scale_points + 1 - x``.
 """
 from __future__ import annotations
 
@@ -92,6 +94,22 @@ def reliance(dec: pd.DataFrame) -> dict:
     return out
 
 
+def questionnaires(resp: pd.DataFrame) -> dict:
+    """Mean over participants of each questionnaire's ``sum`` and ``mean`` (reverse items coded
+    ``scale_points + 1 - x``), per condition: ``{condition: {questionnaire: [mean_sum, mean_mean, n]}}``."""
+    if resp.empty:
+        return {}
+    r = resp.copy()
+    x = pd.to_numeric(r["response"]).astype(float)
+    rev = r["reverse"].astype(str).str.lower().isin(["true", "1"])
+    r["coded"] = np.where(rev, pd.to_numeric(r["scale_points"]) + 1 - x, x)
+    per = r.groupby(["condition", "questionnaire_id", "block_index", "participant_id"])["coded"].agg(["sum", "mean"])
+    out: dict = {}
+    for (cond, qid), g in per.groupby(level=["condition", "questionnaire_id"], sort=True):
+        out.setdefault(cond, {})[qid] = [float(g["sum"].mean()), float(g["mean"].mean()), int(len(g))]
+    return out
+
+
 def mixed(dec: pd.DataFrame) -> dict:
     """Log-odds (posterior mean, SD) of following wrong advice, each condition vs the first (sorted)."""
     from statsmodels.genmod.bayes_mixed_glm import BinomialBayesMixedGLM
@@ -135,6 +153,13 @@ def main(argv=None) -> int:
         log = log[~log["participant_id"].isin(excluded)]
     dec = decisions(log)
     rel, mix = reliance(dec), mixed(dec)
+    try:
+        resp = read_table(folder, "questionnaire_responses")
+    except SystemExit:
+        resp = pd.DataFrame()
+    if not resp.empty:
+        resp = resp[(resp["study_id"] == sid) & ~resp["participant_id"].isin(excluded)]
+    quest = questionnaires(resp)
     print(f"study {sid}: {dec['participant_id'].nunique()} participants analysed, {len(excluded)} excluded "
           f"(rule: more than {rule} failed attention checks)" if rule is not None else f"study {sid}: no exclusion rule")
     for cond, measures in rel.items():
@@ -142,7 +167,10 @@ def main(argv=None) -> int:
             print(f"{cond:<14}{m:<22}{est:8.3f}  [{lo:.3f}, {hi:.3f}]  n = {n}")
     for cond, (b, sd) in mix.items():
         print(f"mixed model: {cond} vs reference, log-odds of following wrong advice {b:+.3f} ± {sd:.3f}")
-    print(json.dumps({"reliance": rel, "mixed": mix, "excluded": excluded}))
+    for cond, qs in quest.items():
+        for qid, (total, mean, n) in qs.items():
+            print(f"{cond:<14}{qid:<22}sum {total:8.3f}  item mean {mean:.3f}  n = {n} participants")
+    print(json.dumps({"reliance": rel, "mixed": mix, "questionnaires": quest, "excluded": excluded}))
     return 0
 
 

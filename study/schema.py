@@ -3,9 +3,10 @@
 A study names the model and its stimuli, the conditions (none / descriptive /
 persuasive explanation), the tasks per trial, attention checks and the
 questionnaires (docs/methods.md, "Study mode"). Built-in instruments (Jian et al. 2000 trust scale,
-Hoffman et al. 2018 explanation-satisfaction scale) carry item *labels* only; the
-study file supplies the exact item text and an ``instrument_version`` (see
-:mod:`study.instruments` and ``docs/study-mode.md``).
+Hoffman et al. 2018 explanation-satisfaction and trust scales) bring their published item text
+(:mod:`study.instruments`, which says where each wording was checked); a study may name the
+items' ``object`` or give its own text, and ``instrument: custom`` takes any Likert items
+(``docs/study-mode.md``).
 
 References
 ----------
@@ -22,7 +23,7 @@ from pathlib import Path as FsPath
 
 from ._located import Error, Located, load_located
 from ._rules import EXPLANATIONS, ID_RE, TASKS, check_study, n_sequences
-from .instruments import INSTRUMENTS
+from .instruments import INSTRUMENTS, item_texts
 
 __all__ = [
     "Error", "Study", "ModelRef", "Stimulus", "Condition", "Randomisation",
@@ -113,6 +114,8 @@ class Questionnaire:
     instrument_version: str
     scale_points: int
     items: tuple[Item, ...]
+    anchors: tuple[str, str] = ("strongly disagree", "strongly agree")
+    wording_note: str = ""
 
     @property
     def reverse(self) -> frozenset[str]:
@@ -279,8 +282,13 @@ def _build_questionnaire(q: dict) -> Questionnaire:
     if kind == "custom":
         items = tuple(Item(str(i["label"]), str(i["text"]), bool(i.get("reverse", False))) for i in q["items"])
         points = int(q["scale_points"])
-    else:
-        inst = INSTRUMENTS[kind]
-        items = tuple(Item(lab, str(q["items"][lab]), lab in inst.reverse) for lab in inst.labels if lab in q["items"])
-        points = inst.scale_points
-    return Questionnaire(str(q.get("id", kind)), kind, str(q["instrument_version"]), points, items)
+        return Questionnaire(str(q.get("id", kind)), kind, str(q["instrument_version"]), points, items)
+    inst = INSTRUMENTS[kind]
+    given = q.get("items")
+    texts = {lab: str(t) for lab, t in given.items()} if given else item_texts(inst, q.get("object"))
+    items = tuple(Item(lab, texts[lab], lab in inst.reverse) for lab in inst.labels if lab in texts)
+    note = ("the study's own wording" if given else
+            (f"published wording ({inst.wording_source})" if inst.wording_verified
+             else f"wording NOT verified against the paper ({inst.wording_source})"))
+    return Questionnaire(str(q.get("id", kind)), kind, str(q.get("instrument_version", inst.edition)),
+                         inst.scale_points, items, inst.anchors, note)

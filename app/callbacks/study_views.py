@@ -110,7 +110,7 @@ def questionnaire(study: Study, step_index: int, step: flow.Step) -> html.Div:
     items = [html.Div([html.P(item.text, className="mb-1"), _radio(f"q:{item.label}", points)], className="mb-3")
              for item in q.items]
     return html.Div([html.H5("Questionnaire"),
-                     html.P(f"1 = strongly disagree, {q.scale_points} = strongly agree", className="method-note"),
+                     html.P(f"1 = {q.anchors[0]}, {q.scale_points} = {q.anchors[1]}", className="method-note"),
                      *items, _button(step_index, "questionnaire", "Submit")])
 
 

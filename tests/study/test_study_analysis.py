@@ -36,7 +36,7 @@ def test_jian_scoring_reverse_codes_distrust():
     answers = {label: 6 for label in JIAN2000.labels}
     answers.update({label: 2 for label in JIAN2000.reverse})
     s = score(answers, scale_points=7, reverse=JIAN2000.reverse, instrument="jian2000")
-    assert s == {"total": 6.0, "trust": 6.0, "distrust": 2.0}
+    assert s == {"total": 6.0, "sum": 72.0, "n_items": 12, "trust": 6.0, "distrust": 2.0}
     with pytest.raises(ValueError, match="integer in 1..7"):
         score({"wary": 0}, scale_points=7)
 

@@ -49,6 +49,10 @@ def test_export_script_reproduces_the_product(db_url, tmp_path, monkeypatch, fmt
         assert n == row.n
         for a, b in ((est, row.mean), (lo, row.ci_low), (hi, row.ci_high)):
             assert (pd.isna(a) and pd.isna(b)) or a == pytest.approx(b, abs=1e-12), (row.condition, row.measure)
+    responses = pd.DataFrame(export.table_rows(runtime.engine(), "questionnaire_responses", STUDY))
+    scores = analysis.questionnaire_scores(responses[~responses["participant_id"].isin(got["excluded"])])
+    for (cond, qid), g in scores.groupby(["condition", "questionnaire_id"]):
+        assert got["questionnaires"][cond][qid] == pytest.approx([g["sum"].mean(), g["total"].mean(), len(g)])
     for c in mixed.over_reliance_contrast(kept):
         b, sd = got["mixed"][c.condition]
         assert b == pytest.approx(c.effect, abs=0.05) and sd == pytest.approx(c.sd, rel=0.1)
