@@ -72,6 +72,7 @@ def empty_figure(message: str):
 def gilpin_badge(label) -> html.Span:
     """The Gilpin et al. (2018) label of an explanation as a badge (docs/methods.md, "Gilpin labels")."""
     return dbc.Badge(f"Gilpin: {label.text()}", color="warning" if label.persuasive else "secondary",
+                     text_color="dark" if label.persuasive else None,  # 4.5:1 contrast on amber
                      class_name="me-1 gilpin-badge", title=f"default fidelity metric: {label.default_metric}")
 
 

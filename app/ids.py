@@ -11,6 +11,7 @@ CLASS_SELECT = "class-select"
 CLASS_STATUS = "class-status"
 CLASS_SWITCHED = "class-switched"
 ROW_URL_SYNC = "row-url-sync"
+URL_NOTE = "url-note"  # the one-line note of ignored link parameters (app/url_state.py)
 
 # Model & data
 SUMMARY = "overview-summary"
@@ -48,6 +49,7 @@ SURROGATE_PROGRESS = "surrogate-progress"
 SURROGATE_ERROR = "surrogate-error"
 SURROGATE_KEY = "surrogate-key"
 SURROGATE_FRONTIER_KEY = "surrogate-frontier-key"
+SURROGATE_POINT = "surrogate-point"  # store: the link's chosen frontier point, "method|budget"
 
 # Persuasive
 K_SLIDER = "persuasive-k"

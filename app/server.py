@@ -122,6 +122,7 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     from .layout import shell
 
     app.layout = shell
+    app.index_string = app.index_string.replace("<html>", '<html lang="en">', 1)  # WCAG 3.1.1: the page's language
     # request bodies over one upload (as base64 in Dash's JSON) are refused before they are read (413)
     app.server.config["MAX_CONTENT_LENGTH"] = limits.max_request_bytes()
     app.server.register_error_handler(413, _too_large)

@@ -37,9 +37,9 @@ def _input_card() -> dbc.Card:
                                                           "(optional label column; at most 2 MB)"]),
                    className="upload-box mb-2", multiple=False, accept=".csv,text/csv"),
         dbc.Row([
-            dbc.Col([dbc.Label("text column", className="small mb-0"),
+            dbc.Col([dbc.Label("text column", html_for=ids.TEXT_COLUMN, className="small mb-0"),
                      dcc.Dropdown(id=ids.TEXT_COLUMN, clearable=False, disabled=True)], md=6),
-            dbc.Col([dbc.Label("label column", className="small mb-0"),
+            dbc.Col([dbc.Label("label column", html_for=ids.TEXT_LABEL_COLUMN, className="small mb-0"),
                      dcc.Dropdown(id=ids.TEXT_LABEL_COLUMN, disabled=True)], md=6),
         ], className="mb-2 g-2"),
         dbc.Button("Use the built-in examples", id=ids.TEXT_BUILTIN, color="link", size="sm", n_clicks=0,
@@ -55,10 +55,10 @@ def _input_card() -> dbc.Card:
 def _head_controls() -> dbc.Row:
     """Layer and head pickers; their options come from the loaded model (a callback fills them)."""
     return dbc.Row([
-        dbc.Col([dbc.Label("layer", className="small mb-0"),
+        dbc.Col([dbc.Label("layer", html_for=ids.TEXT_LAYER, className="small mb-0"),
                  dcc.Dropdown(id=ids.TEXT_LAYER, options=[], clearable=False, placeholder="loading the model…")],
                 md=3),
-        dbc.Col([dbc.Label("heads (more than 4: their mean)", className="small mb-0"),
+        dbc.Col([dbc.Label("heads (more than 4: their mean)", html_for=ids.TEXT_HEADS, className="small mb-0"),
                  dcc.Dropdown(id=ids.TEXT_HEADS, options=[], multi=True, placeholder="loading the model…")], md=9),
     ], className="mb-2 g-2")
 
@@ -81,16 +81,16 @@ def _intro() -> html.P:
 def _agreement_controls() -> dbc.Row:
     radio = dict(inline=True, className="small")
     return dbc.Row([
-        dbc.Col([dbc.Label("attribution", className="small mb-0"), dbc.RadioItems(
+        dbc.Col([dbc.Label("attribution", html_for=ids.TEXT_METHOD, className="small mb-0"), dbc.RadioItems(
             id=ids.TEXT_METHOD, value="ig", options=[{"label": "Integrated Gradients", "value": "ig"},
                                                     {"label": "gradient x input", "value": "gxi"},
                                                     {"label": "LIME", "value": "lime"},
                                                     {"label": "SHAP", "value": "shap"}], **radio)], md=5),
-        dbc.Col([dbc.Label("metric", className="small mb-0"), dbc.RadioItems(
+        dbc.Col([dbc.Label("metric", html_for=ids.TEXT_METRIC, className="small mb-0"), dbc.RadioItems(
             id=ids.TEXT_METRIC, value="spearman", options=[{"label": "Spearman ρ", "value": "spearman"},
                                                            {"label": "Kendall τ-b", "value": "kendall"},
                                                            {"label": "top-k overlap", "value": "top_k"}], **radio)], md=4),
-        dbc.Col([dbc.Label("attention of", className="small mb-0"), dbc.RadioItems(
+        dbc.Col([dbc.Label("attention of", html_for=ids.TEXT_QUERY, className="small mb-0"), dbc.RadioItems(
             id=ids.TEXT_QUERY, value="cls", options=[{"label": "CLS row", "value": "cls"},
                                                      {"label": "mean over queries", "value": "mean"}], **radio)], md=3),
     ], className="mb-2")
