@@ -4,6 +4,7 @@ import dash_bootstrap_components as dbc
 from dash import html
 
 from app import ids, services
+from app.url_state import from_url
 from app.components import graph
 
 REQUIRES = "attention"
@@ -13,6 +14,7 @@ dash.register_page(__name__, path="/attention", name="Attention", title="Candor 
                    requires=REQUIRES)
 
 
+@from_url('/attention')  # the view's state from and to its URL (app/url_state.py)
 def layout(**_):
     if (why := services.why_not(REQUIRES)) is not None:
         return html.Div([html.H2("Attention vs attribution"), dbc.Alert(why, color="secondary")])

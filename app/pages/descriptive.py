@@ -4,6 +4,7 @@ import dash_bootstrap_components as dbc
 from dash import html
 
 from app import ids
+from app.url_state import from_url
 from app.access import has_role
 from app.components import graph
 from app.stability_views import stability_controls
@@ -11,6 +12,7 @@ from app.stability_views import stability_controls
 dash.register_page(__name__, path="/descriptive", name="Descriptive", title="Candor · Descriptive", order=1)
 
 
+@from_url('/descriptive')  # the view's state from and to its URL (app/url_state.py)
 def layout(**_):
     return html.Div([
         html.H2("Descriptive: what the model does"),

@@ -4,6 +4,7 @@ import dash_bootstrap_components as dbc
 from dash import dash_table, html
 
 from app import ids
+from app.url_state import from_url
 from app.components import card
 
 dash.register_page(__name__, path="/", name="Model & data", title="Candor · Model & data", order=0)
@@ -11,6 +12,7 @@ dash.register_page(__name__, path="/", name="Model & data", title="Candor · Mod
 PAGE_SIZE = 12
 
 
+@from_url('/')  # the view's state from and to its URL (app/url_state.py)
 def layout(**_):
     table = dash_table.DataTable(
         id=ids.DATA_TABLE, page_action="custom", page_current=0, page_size=PAGE_SIZE, page_count=1,

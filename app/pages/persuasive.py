@@ -4,6 +4,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from app import ids, services
+from app.url_state import from_url
 from app.components import choice_options, graph
 
 REQUIRES = "persuasive"
@@ -18,6 +19,7 @@ ROUNDING_OPTIONS = [{"label": "exact", "value": "exact"}, {"label": "round to 0.
                     {"label": "direction only", "value": "direction"}]
 
 
+@from_url('/persuasive')  # the view's state from and to its URL (app/url_state.py)
 def layout(**_):
     if (why := services.why_not(REQUIRES)) is not None:
         return html.Div([html.H2("Persuasive"), dbc.Alert(why, color="secondary")])

@@ -4,6 +4,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from app import ids, services
+from app.url_state import from_url
 from app.access import has_role
 from app.components import choice_options, graph
 
@@ -19,6 +20,7 @@ def _budget(label: str, component_id: str, value: int, hi: int) -> dbc.Col:
                     dbc.Input(id=component_id, type="number", min=1, max=hi, step=1, value=value, size="sm")], md=2)
 
 
+@from_url('/surrogate')  # the view's state from and to its URL (app/url_state.py)
 def layout(**_):
     if (why := services.why_not(REQUIRES)) is not None:
         return html.Div([html.H2("Surrogate"), dbc.Alert(why, color="secondary")])

@@ -8,6 +8,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from app import ids, services
+from app.url_state import from_url
 from app.components import card, empty_figure, graph, labelled_options, method_note
 from workspace.errors import CandorError
 from app.services import text_loader
@@ -162,6 +163,7 @@ def _waiting(component_id: str, height: int):
     return g
 
 
+@from_url('/text')  # the view's state from and to its URL (app/url_state.py)
 def layout(**_):
     return html.Div([
         html.H2("Text attention vs attribution"),
