@@ -1,1 +1,0 @@
-"""Candor's Dash app: pages, callbacks and figures over :mod:`explainers`."""

@@ -1,1 +1,0 @@
-"""Scripts that build Candor's bundled sample models from real data, offline and deterministically."""
