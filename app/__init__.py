@@ -1,0 +1,1 @@
+"""Candor's Dash app: pages, callbacks and figures over :mod:`explainers`."""

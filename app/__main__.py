@@ -1,0 +1,129 @@
+"""Command line: ``python -m app`` serves the bundled sample; ``--model/--data/--target`` serve yours;
+``python -m app study validate FILE`` checks a study file; ``python -m app users add NAME --role ROLE`` and
+``python -m app users revoke NAME`` manage logins (:mod:`accounts`); ``python -m app check --model M --data D
+--target T`` loads your pair and explains one row without serving; ``python -m app report --out FILE``
+writes a self-contained review report (:mod:`app.report.cli`).
+
+Every input problem prints one line, ``candor: error: ...``, and exits with
+status 2; no traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+
+from workspace.errors import CandorError
+from workspace.settings import Settings
+from workspace.torch_options import TorchOptions, add_torch_arguments
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m app", description="Serve the Candor dashboard.")
+    p.add_argument("--model", help="fitted scikit-learn estimator or Pipeline (.skops; .joblib/.pkl with "
+                                   "--trust-model-code) or PyTorch tabular model (a state dict .pt/.pth/.safetensors "
+                                   "with --torch-class; TorchScript with --trust-model-code)")
+    p.add_argument("--data", help="CSV/TSV or Parquet with the model's feature columns and the target column")
+    p.add_argument("--target", help="name of the target column in --data")
+    p.add_argument("--target-class", help="class the pages explain against the rest (a multiclass model; default "
+                                          "the last class; the navbar's class picker switches it)")
+    p.add_argument("--trust-model-code", "--trust-pickle", dest="trust_pickle", action="store_true",
+                   help="the model file may RUN CODE: allow .joblib/.pkl, TorchScript, and skops types outside "
+                        "Candor's reviewed list; only for files you trust (never for uploads)")
+    add_torch_arguments(p)
+    p.add_argument("--text-model", help="a Hugging Face *ForSequenceClassification folder (save_pretrained, with "
+                                        "its tokenizer) for the Text page, instead of the bundled MiniLM")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=_port, default=8050)
+    return p
+
+
+def _port(text: str) -> int:
+    """A TCP port number from 1 to 65535 (argparse turns the ValueError into a one-line error, exit 2)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be from 1 to 65535, got {port}")
+    return port
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Raise :class:`CandorError` if ``host:port`` cannot be bound (in use, or not an address here)."""
+    import socket
+
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            raise CandorError(f"cannot serve on {host}:{port} ({exc.strerror or exc}); check --host, or pass "
+                              "another --port, or stop what is using it") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["check"]:
+        from .check import main as check_main
+
+        return check_main(argv[1:])
+    if argv[:1] == ["report"]:
+        from .report.cli import main as report_main
+
+        return report_main(argv[1:])
+    if argv[:2] == ["study", "simulate"]:  # through the server's own participant flow, so it lives in app/
+        from .callbacks.study_simulate import main as simulate_main
+
+        return simulate_main(argv[2:])
+    if argv[:1] == ["study"]:
+        from study.cli import main as study_main
+
+        return study_main(argv[1:])
+    if argv[:1] == ["users"]:
+        from accounts.cli import main as users_main
+
+        return users_main(argv[1:])
+    parser = _parser()
+    args = parser.parse_args(argv)
+    given = [args.model, args.data, args.target]
+    if any(given) and not all(given):
+        missing = ", ".join(f"--{n}" for n, v in zip(("model", "data", "target"), given) if not v)
+        parser.exit(2, f"candor: error: --model, --data and --target go together; missing {missing}\n")
+    try:
+        torch_given = TorchOptions.from_args(args).given()
+    except CandorError as err:
+        parser.exit(2, f"candor: error: {err}\n")
+    if torch_given and not args.model:
+        parser.exit(2, "candor: error: --torch-class, --torch-kwargs, --classes and --torch-output go with --model\n")
+    if args.target_class and not args.model:
+        parser.exit(2, "candor: error: --target-class goes with --model\n")
+    try:  # the flags over the environment, read and checked once, handed to the server (not via os.environ)
+        settings = Settings.from_args(args)
+    except CandorError as err:
+        parser.exit(2, f"candor: error: {err}\n")
+    if settings.model and settings.trust_pickle:
+        print("candor: warning: --trust-model-code (--trust-pickle) lets the model file run code (pickle, "
+              "TorchScript, any skops type)", file=sys.stderr)
+    from accounts.binding import check_bind
+    from accounts.users import AccountsError
+
+    try:  # beyond this machine only with a login; the Host header must then name this server
+        settings = dataclasses.replace(settings, bind_hosts=tuple(check_bind([args.host])))
+    except AccountsError as err:
+        parser.exit(2, f"candor: error: {err}\n")
+    try:
+        _check_port_free(args.host, args.port)
+        from .server import create_app
+
+        app = create_app(settings=settings)
+    except CandorError as err:
+        print(f"candor: error: {err}", file=sys.stderr)
+        return 2
+    print(f"Candor is serving on http://{args.host}:{args.port}", file=sys.stderr)
+    app.run(host=args.host, port=args.port, debug=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,8 @@
+"""Each page's callbacks; importing this package registers them all."""
+from . import (  # noqa: F401
+    attention, descriptive, overview, persuasive, persuasive_rules, shell, study, study_researcher, surrogate, upload,
+)
+from . import text  # noqa: F401,E402  (Text attention page, issue 5)
+from . import text_lopardo  # noqa: F401,E402  (Lopardo et al. 2024 card of the Text page, issue 5)
+from . import stability  # noqa: F401,E402  (rank stability card of the Descriptive page, issue 13)
+from . import links  # noqa: F401,E402  (every view's state in its URL, issue 15)

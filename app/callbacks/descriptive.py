@@ -1,0 +1,80 @@
+"""Descriptive page callbacks: global SHAP, then SHAP vs LIME for the chosen row."""
+from dash import Input, Output, callback, html
+from dash.exceptions import PreventUpdate
+
+from app import figures, ids, services
+from app.components import card, empty_figure, error_alert, fmt, gilpin_badge, method_note, metric, metric_row
+from explainers.persuasive import gilpin_label
+from workspace.errors import CandorError
+
+
+@callback(Output(ids.GLOBAL_BAR, "figure"), Output(ids.GLOBAL_BEESWARM, "figure"), Output(ids.GLOBAL_NOTE, "children"),
+          Input(ids.URL, "pathname"))
+def render_global(_pathname):
+    """Global SHAP importance and beeswarm, and which rows they cover (all, or a seeded sample and why)."""
+    try:
+        g = services.global_importance()
+    except CandorError as err:
+        return empty_figure(str(err)), empty_figure(str(err)), error_alert(str(err))
+    return figures.importance_bar(g), figures.beeswarm(g), method_note(f"Global view: {g.source}")
+
+
+@callback(Output(ids.SHAP_PLAYERS_BOX, "style"), Input(ids.URL, "pathname"))
+def show_players(_pathname):
+    """Offer raw columns as players only where the default sums one-hot children (a tree Pipeline)."""
+    try:
+        return {} if services.raw_players_offered() else {"display": "none"}
+    except CandorError:
+        return {"display": "none"}
+
+
+@callback(Output(ids.SHAP_WATERFALL, "figure"), Output(ids.LIME_BAR, "figure"), Output(ids.LOCAL_AGREEMENT, "children"),
+          Output(ids.LOCAL_NOTES, "children"), Input(ids.ROW_INPUT, "value"), Input(ids.SHAP_PLAYERS, "value"))
+def render_local(row, players="children"):
+    if row is None:
+        raise PreventUpdate
+    try:
+        view = services.local_view(row, k=5, raw_players=players == "raw")
+    except CandorError as err:
+        return empty_figure(str(err)), empty_figure(str(err)), error_alert(str(err)), None
+    s, l, a = view.shap, view.lime, view.agreement
+    lime_title = (f"LIME attributions (local R² {fmt(l.fidelity.value)} in-sample, "
+                  f"{fmt(l.params['heldout_r2'])} held-out)")
+    summary = card(f"Row {int(row)}: do SHAP and LIME agree?", metric_row([
+        metric("Spearman ρ of |attribution|", fmt(a.spearman)),
+        metric(f"Top-{a.k} overlap", fmt(a.top_k_overlap, 2)),
+        metric("Kendall τ-b", fmt(a.kendall_tau_b)),
+        metric("Sign agreement", fmt(a.sign_agreement, 2)),
+        metric("SHAP additivity gap", figures.gap_text(s.additivity_gap), "|base_value + Σφ − f(x)|"),
+        _shap_error_metric(s),
+        metric("LIME local R²", fmt(l.fidelity.value), f"in-sample; held-out {fmt(l.params['heldout_r2'])}"),
+    ]))
+    notes = html.Div([gilpin_badge(gilpin_label(s)), method_note(s.source + _players_note(s)), gilpin_badge(gilpin_label(l)),
+                      method_note(l.source + "; values are ridge coefficients on LIME's binary interpretable "
+                                  f"features, in the units of the output ({l.params['units']})")])
+    return figures.waterfall(s, value_labels=view.labels), figures.attribution_bar(l, title=lime_title), summary, notes
+
+
+def _shap_error_metric(s):
+    """How sure the SHAP values are: exact (SE 0), or the largest standard error and whether sampling converged."""
+    se = s.params.get("standard_error") or ()
+    finite = [v for v in se if v == v]
+    if not finite:
+        return metric("SHAP standard error", "n/a", "this backend reports none")
+    if max(finite) == 0:
+        return metric("SHAP standard error", "0 (exact)", s.params.get("algorithm", ""))
+    tol = s.params.get("tolerance")
+    state = "converged" if s.params.get("converged") else "budget reached, not converged"
+    return metric("SHAP largest standard error", figures.plain(max(finite)),
+                  f"{state} after {s.params.get('orderings', '?')} orderings"
+                  + (f"; tolerance {figures.plain(tol)}" if tol is not None else ""))
+
+
+def _players_note(s) -> str:
+    """What a raw column's number is, in words."""
+    players = s.params.get("players", "")
+    if players.startswith("transformed features (raw column value"):
+        return "; each raw column shows the sum of its one-hot children's SHAP values, not its Shapley value"
+    if s.params.get("space") == "raw_shapley":
+        return "; Shapley values with the raw columns as players"
+    return ""

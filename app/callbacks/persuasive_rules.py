@@ -1,0 +1,42 @@
+"""Persuasive page, rules section: one set of controls drives the shown rules, their cost and the tradeoff."""
+import dash_bootstrap_components as dbc
+from dash import Input, Output, callback, html
+from dash.exceptions import PreventUpdate
+
+from app import ids
+from app.components import card, empty_figure, error_alert, fmt, metric, metric_row
+from workspace.errors import CandorError
+from app.figures_persuasive import rule_tradeoff
+from app.services import persuasive_rules
+
+
+@callback(Output(ids.RULES_SOURCE, "options"), Output(ids.RULES_SOURCE, "value"), Input(ids.URL, "pathname"))
+def load_rule_sources(_pathname):
+    return persuasive_rules.surrogate_choices(), persuasive_rules.default_choice()
+
+
+@callback(Output(ids.RULES_SHOWN, "children"), Output(ids.RULES_COST, "children"), Output(ids.RULES_TRADEOFF, "figure"),
+          Input(ids.RULES_SOURCE, "value"), Input(ids.RULES_KEEP, "value"), Input(ids.RULES_ROUND, "value"),
+          Input(ids.RULES_PLAIN, "value"))
+def render_rules(choice, keep, round_sig, plain):
+    if not choice or keep is None:
+        raise PreventUpdate
+    try:
+        v = persuasive_rules.rule_view(choice, int(keep), int(round_sig) if round_sig else None, bool(plain))
+    except CandorError as err:
+        return error_alert(str(err)), None, empty_figure(str(err))
+    s = v.simplification
+    b, a, cb, ca = s.fidelity_before, s.fidelity_after, s.complexity_before, s.complexity_after
+    shown = card(f"Rules a reader is shown ({len(s.rules)} of {len(s.rules) + len(s.dropped)})", [
+        html.Ul([html.Li(r.text(), className="rule-text") for r in s.rules] or [html.Li("(no rule)")]),
+        html.Div(f"Otherwise: {s.default_label}", className="rule-text")],
+        source=" → ".join(f"{name} {params}" for name, params in s.operators))
+    cost = card("What the rule simplification costs", metric_row([
+        metric("Agreement with the model", f"{fmt(a['agreement'])} vs {fmt(b['agreement'])}",
+               f"shown vs all rules, {v.n_eval} held-out rows"),
+        metric("Coverage", f"{a['coverage']:.1%} vs {b['coverage']:.1%}", "rows some shown rule fires on"),
+        metric("Predicates", f"{ca['numpreds']} vs {cb['numpreds']}"),
+        metric("Rows whose label changed", str(len(s.changed_rows))),
+    ]), source="Persuasive layer after Herman 2017 (arXiv 1711.07414): O5 keeps the top rules by (coverage, precision) and recomputes the default label; "
+               "O2 rounds thresholds; O8 phrases predicates (lossless phrases here); agreement re-measured after each")
+    return shown, cost, rule_tradeoff(v, len(s.rules))

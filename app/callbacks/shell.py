@@ -1,0 +1,88 @@
+"""Navbar callbacks: random row, a one-line status of the chosen row (kept in the URL), the class picker."""
+import json
+
+from dash import Input, Output, callback, clientside_callback
+from dash.exceptions import PreventUpdate
+
+from app import ids, services
+from workspace.errors import CandorError
+
+
+@callback(Output(ids.ROW_INPUT, "value"), Input(ids.ROW_RANDOM, "n_clicks"), prevent_initial_call=True)
+def pick_random_row(n_clicks):
+    if not n_clicks:
+        raise PreventUpdate
+    return services.random_row(seed=n_clicks)
+
+
+@callback(Output(ids.ROW_STATUS, "children"), Input(ids.ROW_INPUT, "value"))
+def show_row_status(row):
+    if row is None:  # the number box gives None for anything outside its min/max or not a number
+        return f"enter a whole row number from 0 to {services.row_count() - 1}"
+    try:
+        return services.row_status(row)
+    except CandorError as err:
+        return str(err)
+
+
+@callback(Output(ids.NAVBAR, "class_name"), Input(ids.URL, "pathname"))
+def hide_navbar_for_participants(pathname):
+    """Study participants (``/study/...``) never see the analyst's navbar, row status or pages."""
+    return "d-none" if (pathname or "").startswith("/study/") else "mb-3"
+
+
+TABULAR_ROW_PAGES = ("/", "/descriptive", "/persuasive", "/attention")
+
+# The row lives in the URL (``/descriptive?row=42``), so a link shows the same explanation to a
+# colleague: the URL's row sets the picker on load; a new row replaces the URL's query in place
+# (``history.replaceState``: no navigation, the page is not rendered again). Study pages keep theirs.
+clientside_callback(
+    """function(search) {
+        const row = new URLSearchParams(search || "").get("row");
+        if (row === null || row.trim() === "" || !Number.isInteger(Number(row))) {
+            return window.dash_clientside.no_update;
+        }
+        return Number(row);
+    }""",
+    Output(ids.ROW_INPUT, "value", allow_duplicate=True), Input(ids.URL, "search"),
+    prevent_initial_call="initial_duplicate")
+
+clientside_callback(
+    """function(row, pathname) {
+        const pages = %s;
+        if (!Number.isInteger(row) || !pages.includes(pathname || "/")) {
+            return window.dash_clientside.no_update;
+        }
+        const params = new URLSearchParams(window.location.search);
+        if (params.get("row") !== String(row)) {
+            params.set("row", String(row));
+            window.history.replaceState(window.history.state, "", (pathname || "/") + "?" + params.toString());
+        }
+        return window.dash_clientside.no_update;
+    }""" % json.dumps(list(TABULAR_ROW_PAGES)),
+    Output(ids.ROW_URL_SYNC, "data"), Input(ids.ROW_INPUT, "value"), Input(ids.URL, "pathname"))
+
+
+@callback(Output(ids.ROW_PICKER, "className"), Input(ids.URL, "pathname"))
+def show_row_picker_on_row_pages(pathname):
+    """The row picker explains table rows: shown only on the pages that explain one."""
+    return "d-flex align-items-center" if (pathname or "/") in TABULAR_ROW_PAGES else "d-none"
+
+
+@callback(Output(ids.CLASS_SWITCHED, "data"), Output(ids.CLASS_STATUS, "children"),
+          Input(ids.CLASS_SELECT, "value"), prevent_initial_call=True,
+          running=[(Output(ids.CLASS_SELECT, "disabled"), True, False)])
+def switch_class(name):
+    """Explain another class (every page, every worker); the page then reloads to show it."""
+    if not name:
+        raise PreventUpdate
+    try:
+        return services.select_class(name), "reloading…"
+    except CandorError as err:
+        return None, str(err)
+
+
+# a full reload: every figure on every page was computed for the previous class
+clientside_callback(
+    "function(done) { if (done) { window.location.reload(); } return window.dash_clientside.no_update; }",
+    Output(ids.CLASS_SWITCHED, "clear_data"), Input(ids.CLASS_SWITCHED, "data"), prevent_initial_call=True)

@@ -1,0 +1,36 @@
+"""Descriptive page, rank stability card: a background job per row (SHAP and LIME rerun 10 times each)."""
+from dash import Input, Output, State, callback
+from dash.exceptions import PreventUpdate
+
+from app import ids
+from app.components import error_alert
+from app.services import stability
+from app.stability_views import stability_card, stability_hint
+from workspace.errors import CandorError
+
+
+@callback(Output(ids.STABILITY_CARD, "children"), Input(ids.STABILITY_RUN, "n_clicks"), State(ids.ROW_INPUT, "value"),
+          background=True, prevent_initial_call=True,
+          running=[(Output(ids.STABILITY_RUN, "disabled"), True, False),
+                   (Output(ids.STABILITY_CANCEL, "disabled"), False, True)],
+          cancel=[Input(ids.STABILITY_CANCEL, "n_clicks")],
+          progress=[Output(ids.STABILITY_PROGRESS, "value"), Output(ids.STABILITY_PROGRESS, "label")])
+def run_stability(set_progress, n_clicks, row):
+    """Background job: rerun the chosen row's SHAP over background resamples and LIME over seeds."""
+    if not n_clicks or row is None:
+        raise PreventUpdate
+    try:
+        view = stability.stability_view(row, k=5, progress=lambda done, total: set_progress(
+            (round(100 * done / total), f"{'SHAP' if done <= total // 2 else 'LIME'}: {done} of {total} reruns")))
+    except CandorError as err:
+        return error_alert(str(err))
+    return stability_card(view)
+
+
+@callback(Output(ids.STABILITY_CARD, "children", allow_duplicate=True),
+          Output(ids.STABILITY_PROGRESS, "value", allow_duplicate=True),
+          Output(ids.STABILITY_PROGRESS, "label", allow_duplicate=True),
+          Input(ids.ROW_INPUT, "value"), prevent_initial_call=True)
+def reset_stability(_row):
+    """A new row: the previous row's card no longer applies."""
+    return stability_hint(), 0, ""

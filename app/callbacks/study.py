@@ -1,0 +1,65 @@
+"""Participant-flow callbacks: render the current step, record a submission.
+
+Chain: a click on a ``study-submit`` button -> (browser) the response time
+since the step rendered goes into ``TIMING`` -> (server) the answer is stored
+and ``REFRESH`` bumps -> the current step is rendered again from the database.
+"""
+import flask
+from dash import ALL, Input, Output, State, callback, clientside_callback, no_update
+from dash.exceptions import PreventUpdate
+
+from study import ids
+
+from .study_service import submit_answer
+from .study_views import render
+
+clientside_callback(
+    """function(children) { window._candorStudyT0 = performance.now(); return window._candorStudyT0; }""",
+    Output(ids.RENDER_T, "data"), Input(ids.BODY, "children"),
+)
+
+clientside_callback(
+    """function(clicks, buttonIds) {
+        const cc = dash_clientside.callback_context;
+        let trig = cc.triggered_id;
+        if (!trig && cc.triggered && cc.triggered.length) {
+            const pid = cc.triggered[0].prop_id; trig = JSON.parse(pid.slice(0, pid.lastIndexOf('.')));
+        }
+        const key = (o) => o ? [o.type, String(o.step), o.phase].join('|') : '';
+        const i = (clicks || []).findIndex((c, j) => c && c > 0 && key(buttonIds[j]) === key(trig));
+        if (i < 0) { return dash_clientside.no_update; }
+        const t0 = window._candorStudyT0 || performance.now();
+        return {step: buttonIds[i].step, phase: buttonIds[i].phase, rt_ms: Math.round((performance.now() - t0) * 10) / 10,
+                client_ts: Date.now(), nonce: Math.random()};
+    }""",
+    Output(ids.TIMING, "data"), Input(ids.submit(ALL, ALL), "n_clicks"), State(ids.submit(ALL, ALL), "id"),
+    prevent_initial_call=True,
+)
+
+clientside_callback(
+    """function(token) {
+        if (token) { const u = new URL(window.location.href);
+            if (u.searchParams.get('t') !== token) { u.searchParams.set('t', token); window.history.replaceState(null, '', u); } }
+        return dash_clientside.no_update;
+    }""",
+    Output(ids.URL_SYNC, "data"), Input(ids.TOKEN, "data"),
+)
+
+
+@callback(Output(ids.BODY, "children"), Input(ids.TOKEN, "data"), Input(ids.REFRESH, "data"),
+          State(ids.STUDY_ID, "data"))
+def render_step(token, _refresh, study_id):
+    return render(study_id, token)
+
+
+@callback(Output(ids.TOKEN, "data"), Output(ids.REFRESH, "data"), Output(ids.ERROR, "children"),
+          Input(ids.TIMING, "data"), State(ids.answer(ALL), "value"), State(ids.answer(ALL), "id"),
+          State(ids.TOKEN, "data"), State(ids.STUDY_ID, "data"), State(ids.REFRESH, "data"),
+          State(ids.RECRUIT, "data"), prevent_initial_call=True)
+def submit_step(timing, values, answer_ids, token, study_id, refresh, recruit):
+    if not timing:
+        raise PreventUpdate
+    answers = {i.get("field") if isinstance(i, dict) else None: v for i, v in zip(answer_ids or [], values or [])}
+    new_token, error = submit_answer(study_id, token, timing, answers, client=flask.request.remote_addr,
+                                     recruitment=recruit)
+    return (new_token if new_token != token else no_update), (refresh or 0) + (0 if error else 1), error

@@ -1,0 +1,336 @@
+"""Study stimuli from :mod:`app.services`: the same explanations and numbers the analyst sees.
+
+A tabular stimulus is a row of the loaded workspace. The advice is the model's
+label (P(positive) >= 0.5, as in the navbar); the descriptive explanation is
+``services.shap_row``; the persuasive one is ``services.persuasive(row, k)``
+(top-k simplification with its sentence), ``k`` from the condition's
+``top_k:K`` operator (default 3). The logged fidelity is the share of
+|attribution| the shown explanation keeps (``mass_retained``: 1.0 for the full
+SHAP explanation) with the simplification's complexity counts.
+
+A study is *pinned* when it is first served (the first consent, or the first
+trial rendered): every stimulus's view under every condition is computed once
+from the live workspace and stored in the database with the workspace's
+fingerprint (:mod:`study.pins`). Participants are served the stored views,
+so an upload or a model/class switch during the study changes nothing they see
+or what is logged; the researcher page says when the live model differs.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+from app import figures, services
+from workspace.errors import CandorError, first_line
+from study import answers as checks
+from study import flow, limits, pins, runtime, store
+from study import truth as study_truth
+from study.recruitment import parse_params as recruitment_params
+from study.schema import Study, StudyError
+from study.store import TrialContext
+
+DEFAULT_TOP_K = 3
+
+
+@dataclass(frozen=True)
+class StimulusView:
+    """What one trial shows: the input, the advice and (per condition) the explanation."""
+
+    features: tuple[tuple[str, str], ...]
+    text: str | None
+    context: TrialContext
+    kind: str
+    figure: object | None
+    statement: str | None
+    dropped: tuple[tuple[str, float], ...] = ()
+
+
+def _top_k(operators: tuple[str, ...]) -> int:
+    for op in operators:
+        name, _, arg = op.partition(":")
+        if name == "top_k" and arg.strip().isdigit():
+            return int(arg)
+    return DEFAULT_TOP_K
+
+
+def workspace_fingerprint(study: Study, ws=None) -> str:
+    """SHA-256 (hex) of what the study's advice depends on in the workspace ``ws`` (default: live).
+
+    Covers the class names, the feature names, the stimulus rows' values and true
+    labels, and the model's output on those rows (rounded to 12 digits), so a new
+    upload, a refitted model or a class switch changes it.
+
+    Raises
+    ------
+    CandorError
+        If a stimulus row is outside the loaded table or the model fails on it.
+    """
+    ws = ws or services.workspace()
+    rows = [s.row for s in study.stimuli if s.row is not None]
+    n = len(ws.X)
+    bad = [r for r in rows if not 0 <= r < n]
+    if bad:
+        raise CandorError(f"study {study.id!r} names rows {bad[:5]} but the loaded table has {n} rows (0..{n - 1})")
+    h = hashlib.sha256(json.dumps({"classes": [str(c) for c in ws.classes], "positive": str(ws.positive_class),
+                                   "features": [str(c) for c in ws.X.columns]}).encode())
+    if rows:
+        x = ws.X.iloc[rows]
+        try:
+            out = np.asarray(ws.output(x), dtype=float)
+        except Exception as exc:  # the user's model: one line, not a traceback
+            raise CandorError(f"the model failed on the study's rows: {first_line(exc)}") from exc
+        for part in (np.asarray(x, dtype=float), np.asarray(ws.y)[rows].astype(float), np.round(out, 12)):
+            h.update(np.ascontiguousarray(part).tobytes())
+    return h.hexdigest()
+
+
+def _compute_view(study: Study, item_id: str, condition_id: str, ws) -> dict:
+    """The JSON view of ``item_id`` under ``condition_id`` from workspace ``ws``; raises CandorError."""
+    stim = study.stimulus(item_id)
+    if stim.row is None:
+        raise CandorError("text stimuli need a text-model service; this server explains tabular rows only")
+    row = services.check_row(stim.row)
+    expl = services.shap_row(row)
+    (pred,) = study_truth.predicted_labels(ws, [row])
+    truth = ws.classes[int(ws.y[row])]
+    features = [[str(name), f"{float(v):.4g}"] for name, v in ws.X.iloc[row].items()]
+    cond = study.condition(condition_id)
+    view = dict(features=features, kind=cond.explanation, figure=None, statement=None,
+                context=asdict(TrialContext(model_prediction=pred, truth=truth)))
+    if cond.explanation == "none":
+        return view
+    d = len(expl.feature_names)
+    k = d if cond.explanation == "descriptive" else min(_top_k(cond.operators), d)
+    pv = services.persuasive(row, k)
+    sim = pv.simplification
+    ops = ([f"{name}(" + ", ".join(f"{key}={val}" for key, val in params.items()) + ")" for name, params in sim.operators]
+           if cond.explanation == "persuasive" else None)
+    shown_dropped = bool(ops) and cond.show_dropped
+    if shown_dropped:
+        ops.append("show_dropped")
+        view["dropped"] = [[d.feature, float(d.share)] for d in pv.dropped]
+    view["context"] = asdict(TrialContext(
+        model_prediction=pred, truth=truth,
+        explanation_id=f"row{row}:shap" + (f":top_k={k}" if ops else "") + (":dropped_shown" if shown_dropped else ""),
+        explanation_parent_id=f"row{row}:shap" if ops else None, operators=ops,
+        fidelity_metric="mass_retained", fidelity=float(sim.fidelity_after["mass_retained"]),
+        complexity={key: float(v) for key, v in sim.complexity_after.items()},
+        fidelity_measures={key: (float(v) if np.isfinite(v) else None) for key, v in sim.fidelity_after.items()}))
+    if cond.explanation == "descriptive":
+        fig = figures.attribution_bar(expl, max_display=10, title="Why the model predicts this")
+    else:
+        fig = figures.attribution_bar(expl, max_display=k, values=np.asarray(sim.values),
+                                      title="Why the model predicts this")
+        view["statement"] = sim.statement
+    view["figure"] = json.loads(fig.to_json())
+    return view
+
+
+_pin_lock = threading.Lock()
+
+
+def check_truth(study: Study, ws=None) -> dict[str, study_truth.Facts]:
+    """The data's truth and model label of every stimulus; refuse a file that declares otherwise.
+
+    Raises
+    ------
+    CandorError
+        If the study's outputs are not the model's classes, a row is outside the table, or a declared
+        ``truth``/``model_correct`` differs from the data (every such stimulus is named with the declared
+        and the actual value, :func:`study.truth.check`).
+    """
+    ws = ws or services.workspace()
+    try:
+        facts = study_truth.facts_from_workspace(study, ws)
+    except ValueError as err:
+        raise CandorError(str(err)) from None
+    errors = study_truth.check(study, facts)
+    if errors:
+        raise CandorError(f"study {study.id!r} declares values that differ from the data: "
+                          + "; ".join(e.format(f"{study.id}.yaml") for e in errors))
+    return facts
+
+
+def check_study_files(ws=None) -> None:
+    """At server start: refuse to serve when a study file for this model declares a truth the data contradict.
+
+    Only schema-valid files whose outputs are this model's classes are checked (a folder may hold studies of
+    other models; they are refused when served). Opens no database.
+
+    Raises
+    ------
+    CandorError
+        Naming every conflicting stimulus of every such file.
+    """
+    from study.schema import load_study
+
+    ws = ws or services.workspace()
+    if len(ws.classes) != 2:
+        return
+    problems = []
+    for sid in runtime.list_studies():
+        try:
+            study = load_study(runtime.study_dir() / f"{sid}.yaml")
+        except (StudyError, OSError, UnicodeDecodeError):
+            continue  # listed with its errors on the researcher page; participants are told it is unavailable
+        if tuple(study.model.outputs) != tuple(str(c) for c in ws.classes) or study.model.kind != "tabular":
+            continue
+        try:
+            check_truth(study, ws)
+        except CandorError as err:
+            problems.append(str(err))
+    if problems:
+        raise CandorError(" | ".join(problems) + " (python -m app study validate FILE lists each with its line)")
+
+
+def resolved(study: Study) -> Study:
+    """``study`` with each stimulus's truth and model_correct from its pinned views (the data when pinned)."""
+    facts = {}
+    eng = runtime.engine()
+    cond = study.conditions[0].id
+    for s in study.stimuli:
+        view = pins.pinned_view(eng, study.id, s.id, cond)
+        if view is not None and view["context"].get("truth") is not None:
+            c = view["context"]
+            facts[s.id] = study_truth.Facts(s.row, c["truth"], c["model_prediction"])
+    return study_truth.resolve(study, facts)
+
+
+def pin_study(study: Study) -> pins.Pin:
+    """Pin ``study`` to the live workspace if it is not pinned yet; return its pin.
+
+    Raises
+    ------
+    CandorError
+        If the study's outputs are not the loaded model's classes, a stimulus
+        cannot be shown, or the workspace was switched while pinning.
+    """
+    eng = runtime.engine()
+    pin = pins.get_pin(eng, study.id)
+    if pin is not None:
+        return pin
+    with _pin_lock:  # one pinning per process; other workers race on the insert (first writer wins)
+        pin = pins.get_pin(eng, study.id)
+        if pin is not None:
+            return pin
+        ws = services.workspace()
+        check_truth(study, ws)
+        fp = workspace_fingerprint(study, ws)
+        views = {(s.id, c.id): _compute_view(study, s.id, c.id, ws) for s in study.stimuli for c in study.conditions}
+        if services.workspace() is not ws or workspace_fingerprint(study, ws) != fp:
+            raise CandorError("the model was switched while the study's stimuli were prepared; please reload")
+        return pins.store_pin(eng, study.id, fp, str(ws.name), views)
+
+
+def pin_status(study: Study) -> str | None:
+    """A warning for the researcher when the live workspace differs from the study's pin, else None."""
+    pin = pins.get_pin(runtime.engine(), study.id)
+    if pin is None:
+        return None
+    try:
+        live = workspace_fingerprint(study)
+    except (CandorError, RuntimeError) as err:  # RuntimeError: no workspace loaded
+        live = f"unavailable ({err})"
+    if live == pin.fingerprint:
+        return None
+    return (f"The live model differs from the one this study was pinned to on {pin.created_at:%Y-%m-%d %H:%M} UTC "
+            f"({pin.model_name}, fingerprint {pin.fingerprint[:12]}; live: {live[:40]}). Participants keep seeing "
+            "the pinned advice and explanations; the analyst pages show the live model.")
+
+
+def stimulus_view(study: Study, item_id: str, condition_id: str) -> StimulusView:
+    """The pinned view of ``item_id`` under ``condition_id`` (pinning the study first if needed).
+
+    Raises
+    ------
+    CandorError
+        If the study cannot be pinned (see :func:`pin_study`) or has no such view.
+    """
+    eng = runtime.engine()
+    view = pins.pinned_view(eng, study.id, item_id, condition_id)
+    if view is None:
+        pin_study(study)
+        view = pins.pinned_view(eng, study.id, item_id, condition_id)
+    if view is None:
+        raise CandorError(f"stimulus {item_id!r} under condition {condition_id!r} was not pinned for this study")
+    figure = go.Figure(view["figure"]) if view.get("figure") else None
+    return StimulusView(tuple(tuple(f) for f in view["features"]), None, TrialContext(**view["context"]),
+                        view["kind"], figure, view.get("statement"),
+                        tuple((str(f), float(s)) for f, s in view.get("dropped") or ()))
+
+
+def submit_answer(study_id: str, token: str | None, timing: dict, answers: dict,
+                  client: str | None = None, recruitment: dict | None = None) -> tuple[str | None, str]:
+    """Check and record one submission from the browser; nothing is stored when it is refused.
+
+    Parameters
+    ----------
+    study_id : str
+    token : str or None
+        The participant's resume token (None before consent).
+    timing : dict
+        ``step`` (index or ``"consent"``), ``phase``, ``rt_ms`` (``performance.now()``
+        from render to click), ``client_ts`` (ms since the epoch), ``nonce``.
+    answers : dict
+        Field name to value, from the ``study-answer`` inputs on screen; checked
+        by :mod:`study.answers` against the step shown.
+    client : str or None, default=None
+        The requester's address, for the enrolment rate limit.
+    recruitment : dict or None, default=None
+        The study link's query parameters (Prolific/MTurk ids), checked by
+        :func:`study.recruitment.parse_params` and stored at consent; ignored afterwards.
+
+    Returns
+    -------
+    token : str or None
+        The (possibly new) resume token.
+    error : str
+        A message for the participant (what to fix), or "".
+    """
+    try:
+        study = runtime.get_study(study_id)
+    except StudyError as err:
+        return token, "This study cannot be taken right now. Please contact the researcher who sent you the link."
+    if study is None:
+        return token, "This study does not exist."
+    eng = runtime.engine()
+    try:
+        t = checks.check_timing(timing)
+        if t.step == "consent":
+            if store.participant_by_token(eng, study.id, token) is not None:
+                return token, ""
+            consented, stratum = checks.check_consent(study, answers)
+            if not consented:
+                return token, "Please tick the consent box to take part."
+            ids_from_link = recruitment_params(recruitment if isinstance(recruitment, dict) else None)
+            pin_study(study)
+            _participant, new_token = store.enrol(eng, resolved(study), stratum=stratum, client=client,
+                                                  limits=limits.limits_from_env(), recruitment=ids_from_link)
+            return new_token, ""
+        p = store.participant_by_token(eng, study.id, token)
+        if p is None:
+            return token, "This link is not valid for this study."
+        all_steps = flow.steps(study, p)
+        if not t.step < len(all_steps):
+            return token, checks.RELOAD
+        step = all_steps[t.step]
+        phase = t.phase if step.kind == "trial" else None
+        if step.kind == "trial" and phase not in flow.trial_phases(study):
+            return token, checks.RELOAD
+        a = checks.check_answers(study, step, phase, answers)
+        context = None
+        if step.kind == "trial":
+            item = store.trial_plan(p)[step.trial_index][2]
+            context = stimulus_view(study, item, p.condition_order[step.block_index]).context
+        flow.submit(eng, study, p, t.step, phase=phase, response=a.response, context=context, rt_ms=t.rt_ms,
+                    confidence=a.confidence, client_timestamp=t.client_timestamp)
+    except (checks.AnswerError, limits.EnrolmentRefused, CandorError) as err:
+        return token, str(err)
+    except ValueError as err:
+        return token, first_line(err)
+    return token, ""

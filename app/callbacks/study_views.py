@@ -1,0 +1,148 @@
+"""Components of the participant flow, one builder per step kind.
+
+Everything the browser needs to answer is in pattern-matching IDs from
+:mod:`study.ids`; the server recomputes the step, the item and the advice
+on every request, so the page holds no state worth tampering with.
+"""
+from __future__ import annotations
+
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+from workspace.errors import CandorError
+from study import flow, ids, runtime, store
+from study.recruitment import completion_link
+from study.schema import Study, StudyError
+
+from .study_service import stimulus_view
+
+PHASE_PROMPT = {
+    "forward": "What will the model predict for this case?",
+    "initial": "What is your answer for this case?",
+    "final": "Having seen the model's advice, what is your final answer?",
+}
+
+
+def _button(step, phase=None, label="Continue") -> dbc.Button:
+    return dbc.Button(label, id=ids.submit(step, phase), n_clicks=0, color="primary", className="mt-3")
+
+
+def _radio(field: str, options, inline: bool = True) -> dbc.RadioItems:
+    return dbc.RadioItems(id=ids.answer(field), options=[{"label": str(o), "value": o} for o in options],
+                          inline=inline, className="study-radio")
+
+
+def message(title: str, text: str) -> html.Div:
+    return html.Div([html.H2(title), html.P(text)])
+
+
+def consent(study: Study) -> html.Div:
+    r = study.randomisation
+    strata = []
+    if r.stratify_by:
+        strata = [html.P(f"Before we start: {r.stratify_by.replace('_', ' ')}?", className="mt-3 mb-1"),
+                  _radio("stratum", r.strata)]
+    return html.Div([
+        html.H2(study.title), html.H5("Consent"), html.P(study.consent_text or "Please read and consent."),
+        dbc.Checklist(id=ids.answer("consent"), options=[{"label": "I agree to take part", "value": "yes"}], value=[]),
+        *strata, _button("consent", None, "Start"),
+        html.Div(f"Consent form version {study.consent_version}", className="method-note"),
+    ])
+
+
+def _features_table(view) -> dbc.Table:
+    rows = [html.Tr([html.Td(name), html.Td(value)]) for name, value in view.features]
+    return dbc.Table(html.Tbody(rows), size="sm", bordered=False, striped=True, className="study-features")
+
+
+def _plain(v: float) -> float | int:
+    return int(v) if float(v).is_integer() else v
+
+
+def _confidence_slider(study: Study) -> list:
+    """The confidence question on the study's ``confidence_scale`` (default 0-100), 100 steps."""
+    lo, hi = study.confidence_scale
+    mid = _plain((lo + hi) / 2)
+    step = _plain((hi - lo) / 100)
+    return [html.P(f"How confident are you ({lo:g}-{hi:g})?", className="mt-3 mb-1"),
+            dcc.Slider(id=ids.answer("confidence"), min=_plain(lo), max=_plain(hi), step=step, value=mid,
+                       marks={_plain(v): f"{v:g}" for v in (lo, mid, hi)})]
+
+
+def trial(study: Study, participant, step_index: int, step: flow.Step, phase: str) -> html.Div:
+    view = stimulus_view(study, store.trial_plan(participant)[step.trial_index][2],
+                         participant.condition_order[step.block_index])
+    n = sum(1 for s in flow.steps(study, participant) if s.kind == "trial")
+    parts = [html.H5(f"Case {step.trial_index + 1} of {n}"), _features_table(view)]
+    if phase == "final":
+        parts.append(dbc.Alert(f"The model predicts: {view.context.model_prediction}", color="info"))
+        if view.statement:
+            parts.append(html.P(view.statement, className="statement"))
+        if view.figure is not None:
+            parts.append(dcc.Graph(figure=view.figure, config={"displaylogo": False, "staticPlot": True}))
+        if view.dropped:
+            parts.append(dropped_note(view.dropped))
+    parts += [html.P(PHASE_PROMPT[phase], className="mt-3 mb-1 fw-semibold"), _radio("response", study.model.outputs)]
+    if phase == "final":
+        parts += _confidence_slider(study)
+    return html.Div(parts + [_button(step_index, phase, "Submit")])
+
+
+def dropped_note(dropped) -> html.Div:
+    """What the simplified explanation left out: the hidden features and their share of |attribution|."""
+    total = sum(s for _, s in dropped)
+    return html.Div([
+        html.P(f"This explanation leaves out {len(dropped)} feature{'s' if len(dropped) != 1 else ''}, which carry "
+               f"{total:.0%} of what the full explanation attributes to the features:", className="mb-1"),
+        html.Ul([html.Li(f"{name}: {share:.1%}") for name, share in dropped], className="study-dropped"),
+    ], id="study-dropped-note", className="mt-2")
+
+
+def attention(study: Study, step_index: int, step: flow.Step) -> html.Div:
+    check = next(a for a in study.attention_checks if a.after_trial == step.trial_index + 1)
+    return html.Div([html.P(check.prompt, className="fw-semibold"), _radio("response", check.options),
+                     _button(step_index, "attention", "Submit")])
+
+
+def questionnaire(study: Study, step_index: int, step: flow.Step) -> html.Div:
+    q = next(x for x in study.questionnaires if x.id == step.questionnaire_id)
+    points = list(range(1, q.scale_points + 1))
+    items = [html.Div([html.P(item.text, className="mb-1"), _radio(f"q:{item.label}", points)], className="mb-3")
+             for item in q.items]
+    return html.Div([html.H5("Questionnaire"),
+                     html.P(f"1 = {q.anchors[0]}, {q.scale_points} = {q.anchors[1]}", className="method-note"),
+                     *items, _button(step_index, "questionnaire", "Submit")])
+
+
+def render(study_id: str | None, token: str | None) -> html.Div:
+    """The screen for ``token`` in ``study_id`` (consent when there is no valid token)."""
+    try:
+        study = runtime.get_study(study_id) if study_id else None
+    except StudyError as err:
+        return message("Study unavailable", "This study cannot be taken right now. Please contact the researcher "
+                                            "who sent you the link.")
+    if study is None:
+        return message("Study not found", "Check the link you were given.")
+    p = store.participant_by_token(runtime.engine(), study.id, token) if token else None
+    if p is None:
+        return consent(study)
+    i, step, phase = flow.current(runtime.engine(), study, p)
+    try:
+        if step.kind == "instructions":
+            return html.Div([html.H5("Instructions"), html.P(study.instructions), _button(i, "instructions")])
+        if step.kind == "trial":
+            return trial(study, p, i, step, phase)
+        if step.kind == "attention":
+            return attention(study, i, step)
+        if step.kind == "questionnaire":
+            return questionnaire(study, i, step)
+    except CandorError as err:
+        return message("This case cannot be shown", str(err))
+    code = store.complete(runtime.engine(), p.id)
+    link = completion_link(study.completion_url, code)
+    back = [html.P("Return to the site that sent you here to record your participation:"),
+            dbc.Button("Finish and return", href=link, id="study-completion-link", color="primary",
+                       external_link=True)] if link else []
+    debrief = [html.H5("About this study"), html.P(study.debrief, id="study-debrief")] if study.debrief else []
+    return html.Div([html.H2("Thank you!"), *debrief, html.P("Your completion code is:"),
+                     html.P(code, id="study-completion-code", className="metric-value"), *back])

@@ -1,0 +1,73 @@
+"""Your model page callbacks: store each upload, then install the pair."""
+import dash_bootstrap_components as dbc
+from dash import Input, Output, State, callback, html
+from dash.exceptions import PreventUpdate
+
+from app import ids
+from app.components import error_alert
+from workspace.errors import CandorError
+from app.services import upload as service
+
+
+def _now_explaining(done: str) -> dbc.Alert:
+    """Success, and a full page load of Model & data (the navbar then names the new model)."""
+    return dbc.Alert([done, " ", html.A("Open Model & data →", href="/", className="alert-link")], color="success")
+
+
+def _stored_note(s: service.Stored) -> dbc.Alert:
+    extra = f", {len(s.columns)} columns" if s.columns else ""
+    notes = "".join(f" {n}." for n in s.notes)
+    return dbc.Alert(f"{s.name}: stored on the server ({s.size / 1024:.0f} KiB{extra}).{notes}", color="success",
+                     className="py-2 small")
+
+
+@callback(Output(ids.UPLOAD_MODEL_TOKEN, "data"), Output(ids.UPLOAD_MODEL_STATUS, "children"),
+          Input(ids.UPLOAD_MODEL, "contents"), State(ids.UPLOAD_MODEL, "filename"), prevent_initial_call=True)
+def store_model(contents, filename):
+    if not contents:
+        raise PreventUpdate
+    try:
+        s = service.receive(filename, contents, "model")
+    except CandorError as err:
+        return None, error_alert(str(err))
+    return s.token, _stored_note(s)
+
+
+@callback(Output(ids.UPLOAD_DATA_TOKEN, "data"), Output(ids.UPLOAD_DATA_STATUS, "children"),
+          Output(ids.UPLOAD_TARGET, "options"), Input(ids.UPLOAD_DATA, "contents"),
+          State(ids.UPLOAD_DATA, "filename"), prevent_initial_call=True)
+def store_data(contents, filename):
+    if not contents:
+        raise PreventUpdate
+    try:
+        s = service.receive(filename, contents, "data")
+    except CandorError as err:
+        return None, error_alert(str(err)), []
+    return s.token, _stored_note(s), [{"label": c, "value": c} for c in s.columns]
+
+
+@callback(Output(ids.UPLOAD_RESULT, "children"), Input(ids.UPLOAD_LOAD, "n_clicks"),
+          State(ids.UPLOAD_MODEL_TOKEN, "data"), State(ids.UPLOAD_DATA_TOKEN, "data"),
+          State(ids.UPLOAD_TARGET, "value"),
+          prevent_initial_call=True)
+def load_pair(n_clicks, model_token, data_token, target):
+    if not n_clicks:
+        raise PreventUpdate
+    try:
+        done = service.activate(model_token, data_token, target)
+    except CandorError as err:
+        return error_alert(str(err))
+    return _now_explaining(done)
+
+
+@callback(Output(ids.UPLOAD_SAMPLE_RESULT, "children"), Input(ids.UPLOAD_SAMPLE, "n_clicks"),
+          prevent_initial_call=True,
+          running=[(Output(ids.UPLOAD_SAMPLE, "disabled"), True, False)])
+def back_to_sample(n_clicks):
+    if not n_clicks:
+        raise PreventUpdate
+    try:
+        done = service.use_sample()
+    except CandorError as err:
+        return error_alert(str(err))
+    return _now_explaining(done)

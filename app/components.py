@@ -1,0 +1,135 @@
+"""Small dash-bootstrap-components builders shared by the pages."""
+from __future__ import annotations
+
+import re
+
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+
+def card(title: str, body, *, source: str | None = None, class_name: str = "") -> dbc.Card:
+    """A titled card; ``source`` names the method that made its numbers."""
+    children = list(body) if isinstance(body, (list, tuple)) else [body]
+    if source:
+        children.append(method_note(source))
+    return dbc.Card([dbc.CardHeader(title), dbc.CardBody(children)], class_name=f"mb-3 {class_name}")
+
+
+def method_note(text: str) -> html.Div:
+    """The "Method: ..." line under every number."""
+    return html.Div([html.Span("Method: ", className="fw-semibold"), text], className="method-note")
+
+
+def graph(component_id: str, height: int = 380) -> dcc.Loading:
+    """A graph with a loading spinner and a fixed height (no layout jump)."""
+    return dcc.Loading(dcc.Graph(id=component_id, config={"displaylogo": False}, style={"height": f"{height}px"}),
+                       type="dot", delay_show=300)
+
+
+def metric(label: str, value: str, help_text: str | None = None) -> html.Div:
+    """One labelled figure, e.g. "Agreement 0.944"."""
+    return html.Div([html.Div(label, className="metric-label"), html.Div(value, className="metric-value"),
+                     html.Div(help_text, className="metric-help") if help_text else None], className="metric")
+
+
+def metric_row(items: list[html.Div]) -> html.Div:
+    return html.Div(items, className="metric-row")
+
+
+def error_alert(message: str) -> dbc.Alert:
+    """What a page shows instead of a traceback."""
+    return dbc.Alert(message, color="danger", className="mb-2")
+
+
+def fmt(value: float, digits: int = 3) -> str:
+    """Format a number for display; NaN reads as "n/a"."""
+    if value is None or value != value:
+        return "n/a"
+    return f"{value:.{digits}f}"
+
+
+def empty_figure(message: str):
+    """A blank figure carrying ``message`` (wrapped at about 70 characters), for when a view does not apply or failed.
+
+    ``message`` is plain text (error messages name the user's columns and files): it is escaped, never drawn as
+    Plotly markup.
+    """
+    import textwrap
+
+    import plotly.graph_objects as go
+
+    from app.figures import esc
+
+    lines = textwrap.wrap(message, 70, break_long_words=False, break_on_hyphens=False) or [message]
+    fig = go.Figure()
+    fig.add_annotation(text="<br>".join(esc(line) for line in lines),
+                       showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
+    fig.update_layout(template="candor", xaxis_visible=False, yaxis_visible=False)
+    return fig
+
+
+# --- Persuasive (issue 4) ---
+def gilpin_badge(label) -> html.Span:
+    """The Gilpin et al. (2018) label of an explanation as a badge (docs/methods.md, "Gilpin labels")."""
+    return dbc.Badge(f"Gilpin: {label.text()}", color="warning" if label.persuasive else "secondary",
+                     text_color="dark" if label.persuasive else None,  # 4.5:1 contrast on amber
+                     class_name="me-1 gilpin-badge", title=f"default fidelity metric: {label.default_metric}")
+
+
+# --- Dropdowns of user strings (feature names, columns, texts) ---
+# dcc.Dropdown indexes every substring of each option's value and string label in plain JS objects
+# (js-search): a value or label containing "__proto__" writes to Object.prototype and throws
+# ("Immutable prototype object"), breaking the page. So an option's value never holds "_" (it is
+# encoded), its label is a component (not indexed), and its search text has "__proto__" broken up.
+_VALUE_CODES = {"%": "%25", "_": "%5F"}
+_VALUE_DECODE = re.compile("%(25|5F)")
+_PROTO = "__proto__"
+
+
+def choice_value(name) -> str:
+    """The dropdown value of a user string: ``%`` and ``_`` percent-encoded, so it can hold no ``__proto__``."""
+    return "".join(_VALUE_CODES.get(ch, ch) for ch in str(name))
+
+
+def choice_name(value):
+    """The user string a :func:`choice_value` stands for (``None`` stays ``None``)."""
+    if value is None:
+        return None
+    return _VALUE_DECODE.sub(lambda m: "%" if m.group(1) == "25" else "_", str(value))
+
+
+def choice_names(values) -> list[str]:
+    """:func:`choice_name` of every value of a multi-select (``None`` reads as no value)."""
+    return [choice_name(v) for v in values or []]
+
+
+def _searchable(text: str) -> str:
+    """``text`` lower-cased as the dropdown's search compares it, with every ``__proto__`` broken up."""
+    text = str(text).lower()
+    while _PROTO in text:
+        text = text.replace(_PROTO, "__proto_ _")
+    return text
+
+
+def choice_options(names) -> list[dict]:
+    """``dcc.Dropdown`` options of user strings (``None`` items left out).
+
+    Parameters
+    ----------
+    names : iterable
+        Feature or column names, shown as typed.
+
+    Returns
+    -------
+    list of dict
+        ``{"label": Span(name), "value": choice_value(name), "search": ...}``; read the selection back with
+        :func:`choice_name` / :func:`choice_names`.
+    """
+    return [{"label": html.Span(str(n)), "value": choice_value(n), "search": _searchable(n)}
+            for n in names if n is not None]
+
+
+def labelled_options(options: list[dict]) -> list[dict]:
+    """Options ``{"label": user text, "value": number}`` made safe for ``dcc.Dropdown`` (values kept)."""
+    return [{"label": html.Span(str(o["label"])), "value": o["value"], "search": _searchable(o["label"])}
+            for o in options]

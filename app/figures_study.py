@@ -1,0 +1,93 @@
+"""Figures of the researcher page (study mode): reliance by condition, trust against fidelity,
+confidence against the advice's correctness and the explanation's fidelity.
+
+Built from :mod:`study.analysis` frames; user strings (condition ids) go through
+:func:`app.figures.esc` and never into a ``hovertemplate``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from app.figures import TEMPLATE, esc
+
+__all__ = ["reliance_bars", "calibration_scatter", "confidence_by_correctness", "RELIANCE_SHOWN"]
+
+#: Measures drawn by :func:`reliance_bars`, with their axis labels.
+RELIANCE_SHOWN = {
+    "switch_fraction": "switch to advice", "over_reliance": "over-reliance", "under_reliance": "under-reliance",
+    "appropriate_reliance": "appropriate reliance", "accuracy": "accuracy after advice",
+}
+
+
+def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
+    fig.update_layout(template=TEMPLATE, title=title, margin=dict(l=10, r=10, t=40, b=40), font=dict(size=12), **kw)
+    return fig
+
+
+def reliance_bars(table: pd.DataFrame) -> go.Figure:
+    """Grouped bars: each reliance proportion by condition, with its 95% Wilson interval as error bars.
+
+    Parameters
+    ----------
+    table : DataFrame
+        :func:`study.analysis.reliance_by_condition` (``condition, measure, mean, ci_low, ci_high, n``).
+    """
+    fig = go.Figure()
+    shown = table[table["measure"].isin(list(RELIANCE_SHOWN))]
+    for cond, g in shown.groupby("condition", sort=True):
+        g = g.set_index("measure").reindex(list(RELIANCE_SHOWN))
+        fig.add_bar(
+            name=esc(cond), x=list(RELIANCE_SHOWN.values()), y=g["mean"].tolist(),
+            error_y=dict(type="data", symmetric=False, array=(g["ci_high"] - g["mean"]).tolist(),
+                         arrayminus=(g["mean"] - g["ci_low"]).tolist()),
+            customdata=np.stack([g["ci_low"], g["ci_high"], g["n"]], axis=1),
+            hovertemplate="%{x}: %{y:.3f} [%{customdata[0]:.3f}, %{customdata[1]:.3f}], n = %{customdata[2]}"
+                          "<extra></extra>")
+    fig.update_yaxes(range=[0, 1], title="share of decision trials")
+    return _layout(fig, "Reliance by condition (95% Wilson intervals)", barmode="group", height=380)
+
+
+def calibration_scatter(points: pd.DataFrame, r: float, ci: tuple[float, float], trust_label: str) -> go.Figure:
+    """Each participant's trust score against the mean fidelity of the explanations they saw.
+
+    Parameters
+    ----------
+    points : DataFrame
+        ``participant_id, condition, mean_fidelity, trust`` (:func:`study.analysis.calibration`).
+    r : float
+        Pearson r, shown in the title with its Fisher-z interval ``ci``.
+    trust_label : str
+        The questionnaire score on the y axis.
+    """
+    fig = go.Figure()
+    for cond, g in points.groupby("condition", sort=True):
+        fig.add_scatter(x=g["mean_fidelity"], y=g["trust"], mode="markers", name=esc(cond),
+                        hovertemplate="fidelity %{x:.3f}, trust %{y:.2f}<extra></extra>")
+    fig.update_xaxes(title="mean fidelity shown (share of |attribution| kept)")
+    fig.update_yaxes(title=esc(trust_label))
+    r_text = "n/a" if not np.isfinite(r) else f"{r:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]"
+    return _layout(fig, f"Trust vs fidelity: Pearson r = {r_text}", height=360)
+
+
+def confidence_by_correctness(decisions: pd.DataFrame) -> go.Figure:
+    """Final-answer confidence by condition, split by whether the model's advice was right.
+
+    Calibrated trust is higher where the advice is right; over-trust shows as equal confidence
+    on wrong advice. Each trial's fidelity is in the hover.
+
+    Parameters
+    ----------
+    decisions : DataFrame
+        :func:`study.analysis.decision_table` (``condition, confidence, model_wrong, known, fidelity``).
+    """
+    fig = go.Figure()
+    d = decisions[decisions["known"] & decisions["confidence"].notna()]
+    for label, wrong in (("advice right", False), ("advice wrong", True)):
+        g = d[d["model_wrong"] == wrong]
+        fig.add_box(x=[esc(c) for c in g["condition"]], y=g["confidence"], name=label, boxpoints="all", jitter=0.4,
+                    pointpos=0, customdata=g["fidelity"].astype(float).fillna(np.nan),
+                    hovertemplate="confidence %{y:.1f}, fidelity %{customdata:.3f}<extra></extra>")
+    fig.update_yaxes(title="confidence in the final answer")
+    return _layout(fig, "Confidence when the advice was right vs wrong", boxmode="group", height=360)

@@ -1,0 +1,72 @@
+"""The shell: navbar from ``dash.page_registry``, the global row and class pickers, the page container."""
+from __future__ import annotations
+
+import dash
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+from . import access, ids, services
+
+
+def _nav_links() -> list:
+    pages = sorted((p for p in dash.page_registry.values() if p.get("order") is not None and p["order"] < 100
+                    and services.why_not(p.get("requires")) is None),
+                   key=lambda p: p["order"])
+    return [dbc.NavItem(dbc.NavLink(p["name"], href=p["relative_path"], active="exact")) for p in pages]
+
+
+def row_picker() -> html.Div:
+    n = len(services.workspace().X)
+    return html.Div([
+        dbc.Label("Row", html_for=ids.ROW_INPUT, className="me-2 mb-0 text-white"),
+        # the row lives in the URL (?row=N), not in browser storage: a link shows the same row to anyone
+        dbc.Input(id=ids.ROW_INPUT, type="number", min=0, max=n - 1, step=1, value=services.default_row(),
+                  debounce=True, size="sm", className="row-input"),
+        dbc.Button("Random row", id=ids.ROW_RANDOM, size="sm", color="light", className="ms-2", n_clicks=0),
+        html.Span(id=ids.ROW_STATUS, className="ms-2 text-white-50 small"),
+        dcc.Store(id=ids.ROW_URL_SYNC),
+    ], className="d-flex align-items-center", id=ids.ROW_PICKER)
+
+
+def class_picker() -> html.Div:
+    """The class a multiclass model's pages explain against the rest (absent for other models).
+
+    Disabled, with a note, for a user without the analyst role (the server refuses their switch too).
+    """
+    choices, current = services.class_choices()
+    allowed = access.has_role("analyst")
+    return html.Div([
+        dbc.Label("Class", html_for=ids.CLASS_SELECT, className="me-2 mb-0 text-white"),
+        dbc.Select(id=ids.CLASS_SELECT, options=[{"label": c, "value": c} for c in choices], value=current,
+                   size="sm", className="class-select", disabled=not allowed),
+        dcc.Loading(html.Span(id=ids.CLASS_STATUS, className="ms-2 text-white-50 small"), type="dot",
+                    color="#ffffff", parent_className="d-inline-block"),
+        dcc.Store(id=ids.CLASS_SWITCHED),
+    ], className="d-flex align-items-center me-3" if choices else "d-none",
+        title="every page explains this class against the rest" if allowed
+        else "switching the class needs the analyst role")
+
+
+def user_box() -> html.Div:
+    """Who is logged in, with a Log out button (a form POST to /logout); empty for the local user."""
+    user = access.current_user()
+    if user is None or user.name == access.LOCAL_USER:
+        return html.Div()
+    return html.Form([
+        html.Span(f"{user.name} ({user.role})", className="text-white-50 small me-2"),
+        dbc.Button("Log out", type="submit", size="sm", color="light", outline=True),
+    ], action=access.LOGOUT_PATH, method="post", className="d-flex align-items-center ms-3 mb-0")
+
+
+def shell() -> html.Div:
+    if access.current_user() is None:  # a study participant (or someone about to log in): no analyst navbar
+        return html.Div([dcc.Location(id=ids.URL), dbc.Container(dash.page_container, fluid=True)])
+    ws = services.workspace()
+    navbar = dbc.Navbar(dbc.Container([
+        dbc.NavbarBrand(["Candor", html.Span(f" · {ws.name}", className="brand-sub")], href="/"),
+        dbc.Nav(_nav_links(), navbar=True, className="me-auto"),
+        class_picker(),
+        row_picker(),
+        user_box(),
+    ], fluid=True), color="dark", dark=True, className="mb-3", id=ids.NAVBAR)
+    return html.Div([dcc.Location(id=ids.URL), navbar, dbc.Container(dash.page_container, fluid=True)])

@@ -1,0 +1,29 @@
+"""Descriptive: global SHAP importance, and SHAP next to LIME for the chosen row."""
+import dash
+import dash_bootstrap_components as dbc
+from dash import html
+
+from app import ids
+from app.url_state import from_url
+from app.access import has_role
+from app.components import graph
+from app.stability_views import stability_controls
+
+dash.register_page(__name__, path="/descriptive", name="Descriptive", title="Candor · Descriptive", order=1)
+
+
+@from_url('/descriptive')  # the view's state from and to its URL (app/url_state.py)
+def layout(**_):
+    return html.Div([
+        html.H2("Descriptive: what the model does"),
+        dbc.Row([dbc.Col(graph(ids.GLOBAL_BAR, 420), md=5), dbc.Col(graph(ids.GLOBAL_BEESWARM, 420), md=7)]),
+        html.Div(id=ids.GLOBAL_NOTE, className="mb-2"),
+        html.Div(id=ids.LOCAL_AGREEMENT),
+        html.Div(dbc.RadioItems(id=ids.SHAP_PLAYERS, inline=True, value="children", options=[
+            {"label": "sum of one-hot children's SHAP values (fast)", "value": "children"},
+            {"label": "Shapley value with raw columns as players (exact enumeration, or sampled with its error)",
+             "value": "raw"}]), id=ids.SHAP_PLAYERS_BOX, style={"display": "none"}, className="mb-2 small"),
+        dbc.Row([dbc.Col(graph(ids.SHAP_WATERFALL, 440), md=6), dbc.Col(graph(ids.LIME_BAR, 440), md=6)]),
+        html.Div(id=ids.LOCAL_NOTES),
+        stability_controls(has_role("analyst")),
+    ])

@@ -1,0 +1,28 @@
+"""Model & data: task, classes, held-out metrics and the data table (paged on the server)."""
+import dash
+import dash_bootstrap_components as dbc
+from dash import dash_table, html
+
+from app import ids
+from app.url_state import from_url
+from app.components import card
+
+dash.register_page(__name__, path="/", name="Model & data", title="Candor · Model & data", order=0)
+
+PAGE_SIZE = 12
+
+
+@from_url('/')  # the view's state from and to its URL (app/url_state.py)
+def layout(**_):
+    table = dash_table.DataTable(
+        id=ids.DATA_TABLE, page_action="custom", page_current=0, page_size=PAGE_SIZE, page_count=1,
+        style_table={"overflowX": "auto"}, style_cell={"fontSize": 12, "padding": "4px", "minWidth": "70px"},
+        style_header={"fontWeight": "600"}, cell_selectable=True,
+    )
+    return html.Div([
+        html.H2("Model & data"),
+        html.Div(id=ids.SUMMARY),
+        card("Data (click a row to explain it)",
+             [html.P("Only the page you see is sent to the browser; rows are numbered as in the row picker.",
+                     className="text-muted small"), html.Div(id=ids.EXPLAIN_LINKS, className="small mb-2"), table]),
+    ])

@@ -1,0 +1,109 @@
+"""``python -m app report``: write a review report (one self-contained HTML file, optionally a PDF) without serving.
+
+Without ``--model`` the report explains the bundled sample. Every problem prints one line,
+``candor: error: ...``, and exits with status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from workspace.errors import CandorError
+from workspace.torch_options import TorchOptions, add_torch_arguments
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line, ``candor: error: ...``, exit 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"candor: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _OneLineParser(prog="python -m app report",
+                       description="Write one self-contained HTML review report (plotly.js inlined, no network) "
+                                   "and, with --pdf, print it with headless Chromium.")
+    p.add_argument("--model", help="model file (as for python -m app); default: the bundled sample")
+    p.add_argument("--data", help="CSV/TSV or Parquet with the feature columns and the target")
+    p.add_argument("--target", help="target column in --data")
+    p.add_argument("--target-class", help="the class explained against the rest (default: the last class)")
+    p.add_argument("--trust-model-code", "--trust-pickle", dest="trust_pickle", action="store_true",
+                   help="the model file may RUN CODE (.joblib/.pkl, TorchScript); only for files you trust")
+    add_torch_arguments(p)
+    p.add_argument("--rows", help="rows to explain, e.g. 3,17,42 (default: the held-out rows with the highest, "
+                                  "lowest and median explained output)")
+    p.add_argument("--k", type=int, default=3, help="items the persuasive story shows (default 3)")
+    p.add_argument("--out", required=True, help="the HTML file to write")
+    p.add_argument("--pdf", help="also print the report to this PDF file (needs Chromium)")
+    return p
+
+
+def _workspace(args):
+    from workspace.workspace import load_sample_workspace, load_user_workspace
+
+    given = [args.model, args.data, args.target]
+    if any(given) and not all(given):
+        missing = ", ".join(f"--{n}" for n, v in zip(("model", "data", "target"), given) if not v)
+        raise CandorError(f"--model, --data and --target go together; missing {missing}")
+    if not args.model:
+        from workspace.workspace import SAMPLE_MODEL
+
+        return load_sample_workspace(), {"model": SAMPLE_MODEL}
+    ws = load_user_workspace(args.model, args.data, args.target, trust_pickle=args.trust_pickle,
+                             target_class=args.target_class, torch_options=TorchOptions.from_args(args))
+    return ws, {"model": Path(args.model), "data": Path(args.data)}
+
+
+def _writable(path: str, flag: str) -> Path:
+    p = Path(path)
+    if not p.parent.is_dir():
+        raise CandorError(f"{flag} {path}: folder {p.parent} does not exist")
+    if p.is_dir():
+        raise CandorError(f"{flag} {path} is a folder; give a file name")
+    return p
+
+
+def run(args, out) -> None:
+    """Load, compute through the services, write the HTML (and the PDF); print one summary line to ``out``."""
+    from app import services
+    from app.check import _settings
+
+    from .content import parse_rows, report_content
+    from .render import render_html
+
+    rows = parse_rows(args.rows)
+    html_path = _writable(args.out, "--out")
+    pdf_path = _writable(args.pdf, "--pdf") if args.pdf else None
+    if args.k < 0:
+        raise CandorError(f"--k must be 0 or more, got {args.k}")
+    t0 = time.perf_counter()
+    ws, files = _workspace(args)
+    with tempfile.TemporaryDirectory(prefix="candor-report-") as cache, _settings(cache_dir=Path(cache)), \
+            services._core.installed(ws):  # surrogates fitted afresh, never read from another model's cache
+        content = report_content(rows, k=args.k, files=files)
+        html = render_html(content)
+    html_path.write_text(html, encoding="utf-8")
+    built = time.perf_counter() - t0
+    summary = (f"wrote {html_path} ({html_path.stat().st_size / 1e6:.1f} MB; rows {', '.join(str(s.row) for s in content.rows)}) "
+               f"in {built:.1f} s")
+    if pdf_path is not None:
+        from .pdf import print_pdf
+
+        t1 = time.perf_counter()
+        print_pdf(html_path, pdf_path)
+        summary += f"; {pdf_path} ({pdf_path.stat().st_size / 1e6:.1f} MB) in {time.perf_counter() - t1:.1f} s"
+    print(summary, file=out)
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of ``python -m app report``; returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        run(args, sys.stdout)
+    except CandorError as err:
+        print(f"candor: error: {err}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,173 @@
+"""Build the Dash app. ``server`` is the WSGI entry point (``gunicorn app.server:server``).
+
+The workspace comes from :func:`workspace.workspace.load_sample_workspace` unless the settings
+(:class:`workspace.settings.Settings`) name the user's files: ``python -m app`` passes the ones it
+parsed from its flags; gunicorn's ``server`` reads ``Settings.from_env()`` (``CANDOR_MODEL``,
+``CANDOR_DATA``, ``CANDOR_TARGET``, ``CANDOR_TRUST_PICKLE=1``, ``CANDOR_CLASS``, ``CANDOR_TORCH_*``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import dash
+
+from workspace import limits
+from . import services
+from .jobs import LimitedJobs
+from workspace import settings as _settings
+from workspace.settings import Settings
+from workspace.workspace import Workspace
+from .services import selection
+from .services.selection import LAUNCH_UID, Selection
+from .startup import defer_torch
+
+ROOT = Path(__file__).resolve().parent.parent
+_app: dash.Dash | None = None
+
+
+class _ForkAfterWarmManager(LimitedJobs, dash.DiskcacheManager):
+    """Dash's DiskcacheManager, but a job forks only once the warm-up thread is done, within the job limits.
+
+    :class:`app.jobs.LimitedJobs` refuses a job over ``CANDOR_MAX_JOBS`` / ``CANDOR_MAX_JOBS_PER_USER``.
+
+    A background job runs in a forked copy of the server. A lock that another thread holds at the
+    moment of the fork (an import in progress, a model loading) stays held forever in the copy, and
+    the job hangs; the warm-up thread is what imports and loads at run time, so jobs wait for it.
+    """
+
+    def call_job_fn(self, key, job_fn, args, context):
+        services.warm_done.wait(timeout=300)
+        return super().call_job_fn(key, job_fn, args, context)
+
+
+def background_manager(cache_dir: Path | None = None) -> dash.DiskcacheManager:
+    """Runs ``background=True`` callbacks (long jobs with progress and cancel) in worker processes.
+
+    Results are cached on disk under ``<cache_dir>/background`` (``CANDOR_CACHE_DIR``, default ``.cache``), keyed
+    by this launch and by the current selection (model, data, class), so neither a restart nor a
+    switch to another model or class ever serves stale results (STYLE B3 rule 4).
+    """
+    import diskcache
+
+    folder = Path(_settings.current().cache_dir if cache_dir is None else cache_dir) / "background"
+    folder.mkdir(parents=True, exist_ok=True)
+    return _ForkAfterWarmManager(diskcache.Cache(str(folder)), cache_by=[_cache_key], expire=3600)
+
+
+def _cache_key() -> str:
+    return f"{LAUNCH_UID}-{selection.current().generation}"
+
+
+def selection_from_settings(settings: Settings) -> Selection:
+    """The selection the settings name (``--model``/``CANDOR_MODEL`` ...), or the bundled sample."""
+    if not settings.model:
+        return Selection()
+    torch = settings.torch
+    return Selection(model=str(settings.model), data=str(settings.data), target=settings.target,
+                     target_class=settings.target_class, trust_pickle=settings.trust_pickle,
+                     torch=dataclasses.asdict(torch) if torch.given() else None)
+
+
+def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = None,
+               settings: Settings | None = None) -> dash.Dash:
+    """Create the Dash app over ``workspace`` (default: the one ``settings`` name).
+
+    Parameters
+    ----------
+    workspace : Workspace, optional
+    warm : bool or "sync", optional
+        ``True``: compute global SHAP, the surrogate and load the transformer
+        in a background thread right away, so that first clicks are fast.
+        ``"sync"``: do it before returning (gunicorn ``--preload``, so forked
+        workers inherit the results). Default: ``settings.warm`` (``CANDOR_WARM``).
+    settings : Settings, optional
+        Given (``python -m app``, gunicorn's ``server``): installed for the whole process
+        (:func:`workspace.settings.current`). None: read from the environment for this call only,
+        and modules keep reading the environment (tests that set variables per test).
+
+    Raises
+    ------
+    CandorError
+        If a setting has a bad value (named) or the named files cannot be loaded.
+    """
+    defer_torch()  # loading a scikit-learn model must not import torch (issue 14); pages that need it do
+    if settings is not None:
+        _settings.install(settings)
+    settings = settings or Settings.from_env()
+    if warm is None:
+        warm = settings.warm
+    # one OpenMP thread per server process (HistGradientBoosting, LightGBM): request threads and
+    # workers already share the cores, and oversubscribed OpenMP pools stall (as torch's, ENVIRONMENT-NOTES)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="openmp")
+    chosen = selection_from_settings(settings) if workspace is None else Selection(generation="explicit")
+    selection.start(chosen, warm=warm)
+    services.init(workspace or chosen.load(), warm=warm)
+    from .callbacks.study_service import check_study_files
+
+    check_study_files()  # a study file whose declared truth the data contradict is refused before serving
+    # the study database is opened (and migrated) on first use by study mode (study.runtime.engine),
+    # so a launch that never runs a study creates no database file
+    app = dash.Dash(
+        __name__, use_pages=True, pages_folder=str(ROOT / "app" / "pages"), assets_folder=str(ROOT / "assets"),
+        title="Candor", update_title=None,
+        # pages lay out what applies to the model (a regressor's Persuasive page is one sentence), so
+        # a page's components may be absent from every layout: no start-up validation layout
+        suppress_callback_exceptions=True, background_callback_manager=background_manager(settings.cache_dir),
+    )
+    from . import callbacks  # noqa: F401  (registers every page's callbacks)
+    from .layout import shell
+
+    app.layout = shell
+    app.index_string = app.index_string.replace("<html>", '<html lang="en">', 1)  # WCAG 3.1.1: the page's language
+    # request bodies over one upload (as base64 in Dash's JSON) are refused before they are read (413)
+    app.server.config["MAX_CONTENT_LENGTH"] = limits.max_request_bytes()
+    app.server.register_error_handler(413, _too_large)
+    limits.apply_memory_ceiling()
+    limits.apply_model_timeout()
+    from . import access
+    from .startup import setup_dash_now
+
+    setup_dash_now(app)  # before any request: Dash's lazy first-request set-up races in a fresh worker
+    access.install(app)  # Host allowlist, cross-site POSTs, login and roles, before every other hook
+    app.server.before_request(services.first_request.set)
+    app.server.before_request(selection.sync)  # another worker may have switched model, data or class
+    app.server.add_url_rule("/_candor/ready", "candor_ready", _ready)
+    app.server.add_url_rule("/_candor/workspace", "candor_workspace", _workspace_info)
+    return app
+
+
+def _too_large(_err):
+    """413: the request body is over the upload limit (the browser's upload boxes refuse such files first)."""
+    mb = limits.setting("CANDOR_MAX_UPLOAD_MB")
+    return (f"candor: error: the request is larger than the {mb:g} MiB upload limit (CANDOR_MAX_UPLOAD_MB)\n", 413,
+            {"Content-Type": "text/plain; charset=utf-8"})
+
+
+def _workspace_info():
+    """What this process explains (JSON): for operators and tests of multi-worker deployments."""
+    ws, chosen = services.workspace(), selection.current()
+    return {"pid": os.getpid(), "name": ws.name, "task": ws.task, "classes": list(ws.classes),
+            "generation": chosen.generation, "ready": services.warm_done.is_set()}
+
+
+def _ready():
+    """Readiness probe: 200 once global SHAP, the surrogates and the models are computed, else 503."""
+    return ("ready\n", 200) if services.warm_done.is_set() else ("warming up\n", 503)
+
+
+def get_app() -> dash.Dash:
+    """The process-wide app, created on first use."""
+    global _app
+    if _app is None:
+        _app = create_app(settings=Settings.from_env())
+    return _app
+
+
+def __getattr__(name: str):
+    if name == "server":
+        return get_app().server
+    raise AttributeError(name)

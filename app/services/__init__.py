@@ -1,0 +1,78 @@
+"""The only place :mod:`app` calls :mod:`explainers`.
+
+One module per page family; each builds its explainers once per workspace
+(:func:`~app.services._core.lazy`) and memoizes per-row results
+(:func:`~app.services._core.row_cache`). Callbacks call exactly one function
+from here and render what it returns.
+"""
+from ._core import first_request, init, warm_done, workspace
+from .applicable import capabilities, why_not
+from .attention import AttentionView, attention_view, has_attention_model
+from . import gradients, persuasive_rules  # noqa: F401  (check's Integrated Gradients; rules section of the Persuasive page)
+from .persuasive import GlobalCurve, PersuasiveView, persuasive, persuasive_global, persuasive_max_k
+from .surrogates import (
+    MuseView,
+    default_muse_key,
+    feature_names,
+    fit_frontier,
+    fit_muse,
+    frontier,
+    muse_params,
+    muse_view,
+)
+from .selection import class_choices, select_class
+from .tabular import (
+    LocalView,
+    check_row,
+    data_columns,
+    data_page,
+    default_row,
+    global_importance,
+    lime_row,
+    local_view,
+    model_summary,
+    random_row,
+    raw_players_offered,
+    row_count,
+    row_status,
+    shap_row,
+)
+
+__all__ = [
+    "AttentionView", "LocalView", "PersuasiveView", "attention_view", "check_row", "data_columns", "data_page", "default_row",
+    "first_request", "global_importance", "has_attention_model", "init", "lime_row", "local_view",
+    "model_summary", "persuasive", "persuasive_global", "persuasive_max_k", "GlobalCurve", "random_row", "row_count", "row_status", "shap_row", "workspace", "raw_players_offered",
+    "MuseView", "default_muse_key", "feature_names", "fit_frontier", "fit_muse", "frontier", "muse_params",
+    "muse_view", "class_choices", "select_class", "why_not", "capabilities",
+]
+
+# Text page (issue 5): the MiniLM sentiment classifier, uploads, the head-analysis job.
+from .text import (  # noqa: E402
+    EXAMPLES,
+    TextView,
+    agreement,
+    aggregates,
+    attribution,
+    check_text,
+    run_slow_attributions,
+    slow_methods,
+    text_model,
+    text_view,
+)
+from .text_data import (  # noqa: E402
+    BUILTIN,
+    HeadAnalysisView,
+    TextDataset,
+    dataset,
+    dataset_options,
+    dataset_text,
+    head_analysis,
+    save_conllu_upload,
+    save_csv_upload,
+)
+
+__all__ += [
+    "BUILTIN", "EXAMPLES", "HeadAnalysisView", "TextDataset", "TextView", "agreement", "aggregates",
+    "attribution", "check_text", "dataset", "dataset_options", "dataset_text", "head_analysis",
+    "run_slow_attributions", "save_conllu_upload", "save_csv_upload", "slow_methods", "text_model", "text_view",
+]

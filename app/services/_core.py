@@ -1,0 +1,147 @@
+"""Shared state of the service layer: the workspace, lazily built objects, per-row caches.
+
+Feature modules register what they build once (:func:`lazy`) and what they
+memoize per row (:func:`row_cache`); :func:`init` resets both when a new
+workspace is installed.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Callable
+
+from workspace.workspace import Workspace
+
+_ws: Workspace | None = None
+_factories: dict[str, Callable[[], object]] = {}
+_lazies: dict[str, "_Lazy"] = {}
+_caches: list = []
+_warm_order: list[str] = []
+first_request = threading.Event()
+"""Set by the server on its first request; background warm-up waits for it so the first page is not slowed."""
+warm_done = threading.Event()
+"""Set when the warm-up has computed everything registered with ``warm=True`` (``/_candor/ready``)."""
+
+
+class _Lazy:
+    """A value computed once, on first access, under a lock."""
+
+    def __init__(self, factory: Callable[[], object]) -> None:
+        self._factory, self._lock, self._value, self._done = factory, threading.Lock(), None, False
+
+    def get(self):
+        if not self._done:
+            with self._lock:
+                if not self._done:
+                    self._value, self._done = self._factory(), True
+        return self._value
+
+
+def _fresh_locks_after_fork() -> None:
+    """Background callbacks run in a forked process; a lock another thread held at the fork would never
+    be released there, so the child gets fresh locks (a value mid-computation is recomputed).
+    The same hazard holds for Python's per-module import locks, which cannot be reset: modules a
+    background job uses must be imported when its service module is imported, not inside the job."""
+    for lz in _lazies.values():
+        lz._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_fresh_locks_after_fork)
+
+
+def lazy(name: str, factory: Callable[[], object], *, warm: bool = False) -> Callable[[], object]:
+    """Register ``factory`` under ``name``; returns a getter that builds the value once per workspace.
+
+    ``warm=True`` adds it to what :func:`init` precomputes.
+    """
+    _factories[name] = factory
+    if warm:
+        _warm_order.append(name)
+    return lambda: get(name)
+
+
+def get(name: str):
+    if name not in _lazies:
+        raise RuntimeError("services.init(workspace) has not been called")
+    return _lazies[name].get()
+
+
+def is_ready(name: str) -> bool:
+    """Whether the lazy value ``name`` has been computed (never waits for it)."""
+    lz = _lazies.get(name)
+    return lz is not None and lz._done
+
+
+def row_cache(maxsize: int = 256):
+    """``functools.lru_cache`` whose entries belong to one workspace.
+
+    Entries are dropped when a new workspace is installed, and keyed by the workspace they were
+    computed for: a computation that started before a switch (another request choosing a class)
+    and ends after it is never served for the new workspace.
+    """
+    def wrap(fn):
+        cached = lru_cache(maxsize=maxsize)(lambda _ws_id, *args, **kwargs: fn(*args, **kwargs))
+
+        def call(*args, **kwargs):
+            return cached(id(_ws), *args, **kwargs)
+
+        call.cache_clear, call.cache_info, call.__wrapped__ = cached.cache_clear, cached.cache_info, fn
+        _caches.append(cached)
+        return call
+    return wrap
+
+
+def workspace() -> Workspace:
+    if _ws is None:
+        raise RuntimeError("services.init(workspace) has not been called")
+    return _ws
+
+
+def init(ws: Workspace, *, warm: bool | str = True) -> None:
+    """Install ``ws`` as the workspace every page explains.
+
+    ``warm=True`` computes the registered warm values in a background thread
+    (after the first request), ``warm="sync"`` before returning (gunicorn
+    ``--preload``), ``False`` leaves everything lazy.
+    """
+    global _ws
+    _ws = ws
+    warm_done.clear()
+    for cached in _caches:
+        cached.cache_clear()
+    _lazies.clear()
+    _lazies.update({name: _Lazy(f) for name, f in _factories.items()})
+    if not warm:
+        warm_done.set()  # nothing will be warmed: nothing to wait for
+    elif warm == "sync":
+        _warm()
+    else:
+        threading.Thread(target=_warm, kwargs={"wait": True}, name="candor-warm", daemon=True).start()
+
+
+def _warm(wait: bool = False) -> None:
+    if wait:
+        first_request.wait(timeout=15)
+        time.sleep(1.0)  # the first page's own callbacks arrive just after the HTML
+    for name in _warm_order:
+        try:
+            get(name)
+        except Exception:  # surfaced again, with its message, when a page asks for it
+            pass
+    warm_done.set()
+
+
+@contextmanager
+def installed(ws: Workspace):
+    """Install ``ws`` (nothing warmed) for the ``with`` block, then put back the workspace there was, if any
+    (``python -m app check`` run in-process, tests)."""
+    previous = _ws
+    init(ws, warm=False)
+    try:
+        yield ws
+    finally:
+        if previous is not None:
+            init(previous, warm=False)

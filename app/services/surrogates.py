@@ -1,0 +1,217 @@
+"""Surrogate page services: MUSE two-level decision sets, their frontier against CART and a flat set.
+
+Fits take from one to tens of seconds, so the page runs them as background
+callbacks (separate processes); results are kept in an on-disk cache shared
+by every process, keyed by the fit's settings, and the browser only holds
+that key (STYLE B3 rule 5).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import diskcache
+import numpy as np
+
+# imported here, not inside the functions: fit_muse/fit_frontier run in forked background processes
+from explainers._codec import conjunction_text
+from explainers.muse import (TwoLevelDecisionSet, agreement_detail, evaluate_rule_set, majority_label,
+                             rule_agreement, surrogate_frontier)
+
+from workspace import settings
+from workspace.errors import CandorError
+from .applicable import require
+from ._core import lazy, workspace
+from .tabular import display_codec, model_labels
+
+DEFAULT_BUDGETS = {"max_rules": 10, "max_width": 3, "max_neighborhoods": 4}
+DEFAULT_LAMBDAS = "0.1, 0.1, 0.1, 1, auto"
+LAMBDA_NAMES = ("fewer predicates", "feature overlap", "rule overlap", "cover", "fidelity")
+FRONTIER_BUDGETS = (2, 5, 10, 20)
+RESULTS_VERSION = 2
+"""Part of every cache key: results computed by older code (no intervals, no trivial surrogate) are not reused."""
+
+
+def _results():
+    folder = Path(settings.current().cache_dir) / "results"
+    return diskcache.Cache(str(folder))
+
+
+def _split():
+    ws = workspace()
+    labels = np.asarray([ws.classes[i] for i in _label_index(model_labels())], dtype=object)
+    return ws.X.iloc[ws.train_idx], labels[ws.train_idx], ws.X.iloc[ws.test_idx], labels[ws.test_idx]
+
+
+def _label_index(labels: np.ndarray) -> np.ndarray:
+    classes = list(workspace().model.classes_)
+    return np.array([classes.index(v) for v in labels])
+
+
+def _key(kind: str, params: dict) -> str:
+    blob = json.dumps({"kind": kind, "workspace": workspace().source, "v": RESULTS_VERSION, **params},
+                      sort_keys=True, default=str)
+    return f"{kind}:{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
+
+
+def parse_lambdas(text: str | None) -> list:
+    """``"0.1, 0.1, 0.1, 1, auto"`` → ``[0.1, 0.1, 0.1, 1.0, None]`` (MUSE's five λ weights).
+
+    The weights are of (fewer predicates, feature overlap, rule overlap, cover, fidelity); "auto"
+    for the fidelity weight lets the fit choose it on a validation split.
+
+    Raises
+    ------
+    CandorError
+        Naming the entry that is not a non-negative number (or "auto" in fifth place).
+    """
+    parts = [p.strip() for p in (text or DEFAULT_LAMBDAS).split(",")]
+    if len(parts) != 5:
+        raise CandorError(f"λ weights: give 5 comma-separated numbers ({', '.join(LAMBDA_NAMES)}), got {len(parts)}")
+    out = []
+    for i, (name, part) in enumerate(zip(LAMBDA_NAMES, parts)):
+        if i == 4 and part.lower() == "auto":
+            out.append(None)
+            continue
+        try:
+            value = float(part)
+        except ValueError:
+            value = -1.0
+        if not value >= 0:
+            raise CandorError(f"λ weight for {name} must be a non-negative number"
+                              f"{' or auto' if i == 4 else ''}, got {part!r}")
+        out.append(value)
+    return out
+
+
+def muse_params(features_of_interest=None, max_rules=None, max_width=None, max_neighborhoods=None,
+                lambdas: str | None = None) -> dict:
+    """Validated MUSE settings from the page's controls; raises :class:`CandorError` naming a bad value."""
+    names = list(map(str, workspace().X.columns))
+    foi = sorted(set(features_of_interest or [])) or None
+    unknown = [f for f in foi or [] if f not in names]
+    if unknown:
+        raise CandorError(f"features of interest not in the data: {', '.join(unknown)}")
+    out = {"features_of_interest": foi, "lambdas": parse_lambdas(lambdas)}
+    for name, value, hi in (("max_rules", max_rules, 30), ("max_width", max_width, 3),
+                            ("max_neighborhoods", max_neighborhoods, 10)):
+        v = DEFAULT_BUDGETS[name] if value in (None, "") else value
+        if not (isinstance(v, (int, float)) and float(v).is_integer() and 1 <= v <= hi):
+            raise CandorError(f"{name.replace('_', ' ')} must be a whole number from 1 to {hi}, got {value!r}")
+        out[name] = int(v)
+    return out
+
+
+@dataclass(frozen=True)
+class MuseView:
+    """A fitted rule set as the page shows it: held-out quantities (agreement with its Wilson 95 %
+    interval), per-rule agreement, confusion, and the trivial surrogate on the same rows
+    (``detail.trivial_label``, ``detail.trivial_agreement``: always the training majority label)."""
+
+    rule_set: object
+    heldout: object
+    detail: object
+    rule_agreement: np.ndarray
+    rule_heldout_support: np.ndarray
+    n_train: int
+    n_eval: int
+    source: str
+    rule_texts: tuple[str, ...] = ()
+    """Per rule, its decision rule as shown: the user's levels and dates, never codes ("" = always)."""
+    neighborhood_texts: tuple[str, ...] = ()
+    """Per ``rule_set.neighborhoods`` entry, its descriptor as shown ("" = everywhere)."""
+
+
+def _with_texts(view: MuseView) -> MuseView:
+    """``view`` with display texts of its predicates (computed on reading: the cache holds no texts)."""
+    codec, rs = display_codec(), view.rule_set
+    return replace(view, rule_texts=tuple(conjunction_text(r.rule, codec) for r in rs.rules),
+                   neighborhood_texts=tuple(conjunction_text(d, codec) for d in rs.neighborhoods))
+
+
+def _view(rule_set, source: str) -> MuseView:
+    _, y_train, X_eval, y_eval = _split()
+    agree, support = rule_agreement(rule_set, X_eval, y_eval)
+    detail = agreement_detail(rule_set, X_eval, y_eval, trivial_label=majority_label(y_train))
+    return MuseView(rule_set, evaluate_rule_set(rule_set, X_eval, y_eval), detail,
+                    agree, support, len(workspace().train_idx), len(X_eval), source)
+
+
+def fit_muse(params: dict) -> str:
+    """Fit MUSE with ``params`` (from :func:`muse_params`) unless cached; return the result's key."""
+    key = _key("muse", params)
+    cache = _results()
+    if key not in cache:
+        X_train, y_train, _, _ = _split()
+        est = TwoLevelDecisionSet(features_of_interest=params["features_of_interest"], max_rules=params["max_rules"],
+                                  max_width=params["max_width"], max_neighborhoods=params["max_neighborhoods"],
+                                  lambdas=tuple(params["lambdas"]), seed=0).fit(X_train, y_train)
+        foi = ", ".join(params["features_of_interest"] or []) or "all features"
+        source = (f"MUSE two-level decision set (Lakkaraju et al. 2019), fitted to the model's predictions on "
+                  f"{len(X_train)} training rows; budgets: {params['max_rules']} rules, width {params['max_width']}, "
+                  f"{params['max_neighborhoods']} neighborhoods; descriptors over {foi}; λ weights "
+                  f"{', '.join(f'{v:g}' for v in est.rule_set_.params['lambdas'])} (fidelity weight "
+                  f"{'chosen on a validation split' if params['lambdas'][4] is None else 'set by you'}); seed 0")
+        cache.set(key, _view(est.rule_set_, source))
+    return key
+
+
+def fit_frontier(params: dict, progress=None) -> str:
+    """MUSE, CART and flat surrogates over :data:`FRONTIER_BUDGETS`, unless cached; return the key.
+
+    ``progress(done, total)`` is called after each fit.
+    """
+    key = _key("frontier", params)
+    cache = _results()
+    if key not in cache:
+        X_train, y_train, X_eval, y_eval = _split()
+        muse = {k: (tuple(v) if k == "lambdas" else v) for k, v in params.items() if k != "max_rules"}
+        cache.set(key, surrogate_frontier(X_train, y_train, X_eval, y_eval, budgets=FRONTIER_BUDGETS,
+                                          muse_params=muse, seed=0, progress=progress))
+    return key
+
+
+_default_muse = lazy("muse_default", lambda: require("surrogate") or fit_muse(muse_params()), warm=True)
+_default_frontier = lazy("frontier_default", lambda: require("surrogate") or fit_frontier(
+    {k: v for k, v in muse_params().items() if k != "max_rules"}), warm=True)
+
+
+def default_muse_key() -> str:
+    """Key of MUSE with default budgets over all features (fitted once, in the warm-up)."""
+    return _default_muse()
+
+
+_ORIGIN = {"cart": "tree leaves", "cart_dl": "the tree's leaves not of the default label, plus the default rule"}
+
+
+def muse_view(key: str) -> MuseView:
+    """The rule set stored under ``key``: a MUSE fit, or ``"<frontier key>|<method>|<budget>"``."""
+    cache = _results()
+    if "|" in key:
+        fkey, method, budget = key.split("|")
+        frontier = cache.get(fkey)
+        if frontier is None:
+            raise CandorError("that frontier is no longer cached; compute it again")
+        point = next((p for p in frontier.points if p.method == method and p.budget == int(budget)), None)
+        if point is None:
+            raise CandorError(f"no {method} surrogate with budget {budget} in this frontier")
+        return _with_texts(_view(point.rule_set, f"{method.upper()} surrogate from the frontier, budget {budget} "
+                                 f"(rules read from {_ORIGIN.get(method, 'the candidate pool')})"))
+    view = cache.get(key)
+    if view is None:
+        raise CandorError("that surrogate is no longer cached; fit it again")
+    return _with_texts(view)
+
+
+def frontier(key: str):
+    """The :class:`explainers.muse.Frontier` stored under ``key``."""
+    value = _results().get(key)
+    if value is None:
+        raise CandorError("that frontier is no longer cached; compute it again")
+    return value
+
+
+def feature_names() -> list[str]:
+    return list(map(str, workspace().X.columns))

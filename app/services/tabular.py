@@ -1,0 +1,402 @@
+"""Model & data and Descriptive services: summary, table pages, SHAP and LIME per row.
+
+For the user's files (``workspace().adapter`` set) the explainers work on the
+encoded raw table (category codes, NaN kept), the data table shows the values as
+the user wrote them, and every computation is guarded by a fingerprint of the
+model's predictions taken before and after it (:func:`guarded`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import accuracy_score, mean_absolute_error, mean_squared_error, r2_score, roc_auc_score
+
+import explainers as ex
+from explainers._codec import value_labels
+from explainers.metrics import RankAgreement
+
+from workspace.errors import CandorError, first_line
+from ._core import is_ready, lazy, row_cache, workspace
+
+BACKGROUND_SIZE = 100
+LIME_SAMPLES = 1000
+GLOBAL_ROWS = {"tree": 5000, "linear": 20000}
+"""Rows the all-rows SHAP computation covers per backend; others (permutation, kernel): see below."""
+AGNOSTIC_BUDGET_S = 20.0
+AGNOSTIC_ROWS = (10, 200)
+"""Model-agnostic SHAP covers as many rows as fit ``AGNOSTIC_BUDGET_S`` seconds (from one timed row),
+at least 10 and at most 200: a slow model (an SVC, HistGradientBoosting) gets a smaller global
+sample, said on the page, instead of minutes of warm-up."""
+PROBE_ROWS = 20
+LOCAL_MAX_ORDERINGS = 64
+"""Model-agnostic (permutation) SHAP of one row: antithetic orderings until every standard error is at most
+0.25 % of |f(x) − base| (the explainer's default tolerance), at most this many orderings; an unconverged row says
+so, with the standard errors it reached."""
+GLOBAL_REL_TOL = 0.05
+"""The global view's looser tolerance (largest standard error at most 5 % of |f(x) − base|), stated on the page:
+mean |SHAP| averages many rows, and start-up stays within ``AGNOSTIC_BUDGET_S``."""
+
+
+def fingerprint(ws=None) -> str:
+    """SHA-256 of the model's explained output on the first rows (changes if the model is refitted or mutated)."""
+    ws = ws or workspace()
+    out = np.round(np.asarray(ws.output(ws.X.iloc[:PROBE_ROWS]), dtype=float), 12)
+    return hashlib.sha256(np.ascontiguousarray(out).tobytes()).hexdigest()
+
+
+def guarded(job: str, fn, *args):
+    """Run ``fn(*args)`` and check that the model's predictions are the same before and after.
+
+    Raises
+    ------
+    CandorError
+        If they differ (the explanation changed the user's model), or for any
+        failure of ``fn``, named with ``job``.
+    """
+    ws = workspace()  # the same model before and after, even if another request switches class meanwhile
+    before = fingerprint(ws)
+    try:
+        result = fn(*args)
+    except CandorError:
+        raise
+    except Exception as exc:  # the page shows one line and keeps running
+        raise CandorError(f"{job} failed: {first_line(exc)}") from exc
+    if workspace() is not ws:
+        raise CandorError(f"the model or class was switched while computing {job}; reload the page")
+    if fingerprint(ws) != before:
+        raise CandorError(f"the model's predictions changed while computing {job}; the model was mutated "
+                          "(it is never re-fitted by Candor: please report this)")
+    return result
+
+
+def background() -> pd.DataFrame:
+    """The seeded 100-row background sample of the training rows (what dropped features are set to)."""
+    ws = workspace()
+    train = ws.X.iloc[ws.train_idx]
+    return train.sample(n=min(BACKGROUND_SIZE, len(train)), random_state=0)
+
+
+def predict_positive(a: np.ndarray) -> np.ndarray:
+    """The explained output (P(positive class) for probabilistic classifiers) of an array of rows, shape (n,)."""
+    ws = workspace()
+    return ws.output(pd.DataFrame(a, columns=ws.X.columns))
+
+
+def _make_shap(space: str = "raw"):
+    ws = workspace()
+    return ex.ShapExplainer(ws.model, background=ws.X.iloc[ws.train_idx], target_index=1,
+                            target_name=ws.positive_class, background_size=BACKGROUND_SIZE, seed=0, space=space,
+                            max_orderings=LOCAL_MAX_ORDERINGS)
+
+
+def _make_lime():
+    ws = workspace()
+    cats, missing = {}, ()
+    if ws.adapter is not None:
+        codec = ws.adapter.codec
+        cats = {j: [codec.columns[j].label(i) for i in range(len(codec.columns[j].levels))] for j in codec.categorical}
+        missing = tuple(np.flatnonzero(ws.X.isna().to_numpy().any(axis=0)))
+    if ws.output_kind == "probability":
+        return ex.LimeExplainer(lambda a: ws.model.predict_proba(pd.DataFrame(a, columns=ws.X.columns)),
+                                training_data=ws.X.iloc[ws.train_idx], class_names=ws.classes,
+                                num_samples=LIME_SAMPLES, seed=0, categorical_names=cats, missing_columns=missing)
+    view = ws.model  # margins, labels or a regressor's output: LIME in regression mode on that number
+    return ex.LimeExplainer(lambda a: view.adapter.outputs(pd.DataFrame(a, columns=ws.X.columns)),
+                            training_data=ws.X.iloc[ws.train_idx], class_names=view.adapter.output_names,
+                            target_index=view.index, mode="regression", output_space="raw", units=view.units(),
+                            num_samples=LIME_SAMPLES, seed=0, categorical_names=cats, missing_columns=missing)
+
+
+def _sample_order() -> np.ndarray:
+    """Every row in the order a global sample takes them: held-out rows first, each part seeded-shuffled."""
+    ws = workspace()
+    rng = np.random.default_rng(0)
+    return np.concatenate([rng.permutation(ws.test_idx), rng.permutation(ws.train_idx)])
+
+
+def _global_rows() -> np.ndarray:
+    """Rows a tree or linear backend covers in the global view: all of them, or a seeded sample."""
+    ws = workspace()
+    cap = GLOBAL_ROWS[_shap().algorithm]
+    if len(ws.X) <= cap:
+        return np.arange(len(ws.X))
+    return np.sort(_sample_order()[:cap])
+
+
+def _agnostic_rows() -> tuple[np.ndarray, str, ex.GlobalImportance]:
+    """Model-agnostic SHAP: explain the first sampled row, time it, and take as many rows as fit the budget.
+
+    Returns the rows (sorted), why a sample (for the page) and the first row's attributions (reused).
+    """
+    ws, e = workspace(), _shap()
+    order = _sample_order()
+    t0 = time.perf_counter()
+    first = guarded("SHAP for the global view", _explain_global, ws.X.iloc[order[:1]])
+    seconds = time.perf_counter() - t0
+    lo, hi = AGNOSTIC_ROWS
+    cap = int(np.clip(AGNOSTIC_BUDGET_S / max(seconds, 1e-9), lo, hi))
+    if len(ws.X) <= cap:
+        return np.arange(len(ws.X)), "", first
+    why = (f" (model-agnostic SHAP took {seconds:.2g} s for one row here: the sample fits a "
+           f"{AGNOSTIC_BUDGET_S:.0f} s budget; other rows are explained when chosen)")
+    return np.sort(order[:cap]), why, first
+
+
+def _explain_global(X: pd.DataFrame) -> ex.GlobalImportance:
+    """SHAP of many rows for the global view (sampled backends at :data:`GLOBAL_REL_TOL`)."""
+    return _shap().explain_many(X, rel_tol=None if _shap().exact else GLOBAL_REL_TOL)
+
+
+def _compute_all():
+    ws = workspace()
+    if _shap().algorithm in GLOBAL_ROWS:
+        rows, why = _global_rows(), ""
+        g = guarded("SHAP for every row", _shap().explain_many, ws.X.iloc[rows])
+    else:
+        rows, why, first = _agnostic_rows()
+        r0 = int(_sample_order()[0])
+        rest = rows[rows != r0]
+        g = guarded("SHAP for every row", _explain_global, ws.X.iloc[rest])
+        at = int(np.searchsorted(rest, r0))  # put the timed row back in its place
+        g = dataclasses.replace(g, values=np.insert(g.values, at, first.values[0], axis=0),
+                                feature_values=np.insert(g.feature_values, at, first.feature_values[0], axis=0),
+                                standard_error=np.insert(g.standard_error, at, first.standard_error[0], axis=0))
+    if not _shap().exact:
+        g = dataclasses.replace(g, source=f"{g.source}; global view to a looser tolerance: every standard error at "
+                                          f"most {GLOBAL_REL_TOL * 100:.0f} % of |f(x) − base| (or the floor), "
+                                          f"at most {LOCAL_MAX_ORDERINGS} orderings per row")
+    if len(rows) < len(ws.X):
+        g = dataclasses.replace(g, source=f"{g.source}; global view over a seeded sample of {len(rows)} of "
+                                          f"{len(ws.X)} rows{why}")
+    return g, {int(r): i for i, r in enumerate(rows)}
+
+
+_shap = lazy("shap", lambda: guarded("the SHAP explainer", _make_shap))
+_shap_players = lazy("shap_raw_players", lambda: guarded("the raw-column Shapley explainer", _make_shap, "raw_shapley"))
+_shap_all = lazy("shap_all", _compute_all, warm=True)
+_lime = lazy("lime", _make_lime)
+model_labels = lazy("labels", lambda: workspace().model.predict(workspace().X), warm=True)
+
+
+def check_row(row) -> int:
+    """Validate a row id from the UI; raises :class:`CandorError` naming the valid range."""
+    n = len(workspace().X)
+    try:
+        r = int(row)
+    except (TypeError, ValueError):
+        raise CandorError(f"row must be a whole number between 0 and {n - 1}, got {row!r}") from None
+    if not 0 <= r < n:
+        raise CandorError(f"row {r} does not exist; rows are numbered 0 to {n - 1}")
+    return r
+
+
+def row_count() -> int:
+    """Number of rows of the explained table."""
+    return len(workspace().X)
+
+
+def default_row() -> int:
+    """First held-out row."""
+    return int(workspace().test_idx[0])
+
+
+def random_row(seed: int) -> int:
+    """A row chosen with ``numpy.random.default_rng(seed)`` (reproducible per click count)."""
+    return int(np.random.default_rng(seed).integers(len(workspace().X)))
+
+
+def _true_label(r: int) -> str:
+    """The row's true class as the table has it (a multiclass model's real class, not "not c")."""
+    ws = workspace()
+    if ws.task == "multiclass" and ws.pair is not None:
+        return ws.adapter.class_names[int(ws.pair.y[r])]
+    return ws.classes[int(ws.y[r])]
+
+
+def row_status(row) -> str:
+    """"held-out · true malignant · P(malignant) 0.998" for the navbar (a regressor: true and predicted values)."""
+    ws = workspace()
+    r = check_row(row)
+    v = float(ws.output(ws.X.iloc[[r]])[0])
+    split = "held-out" if r in set(ws.test_idx.tolist()) else "train"
+    if not ws.is_classifier:
+        return f"{split} · true {ws.target} {ws.y[r]:.4g} · predicted {v:.4g}"
+    return f"{split} · true {_true_label(r)} · {ws.output_label} {v:.3f}"
+
+
+def model_summary() -> ex.ModelSummary:
+    """Task, classes and held-out metrics computed now from the loaded model.
+
+    Probabilities: accuracy (threshold 0.5) and ROC AUC; margins: accuracy of ``predict`` and ROC
+    AUC of the margin; labels only: accuracy; a regressor: R², MAE and RMSE (scikit-learn).
+    """
+    ws = workspace()
+    Xt, yt = ws.X.iloc[ws.test_idx], ws.y[ws.test_idx]
+    out = ws.output(Xt)
+    if not ws.is_classifier:
+        metrics = {"r2": float(r2_score(yt, out)), "mae": float(mean_absolute_error(yt, out)),
+                   "rmse": float(np.sqrt(mean_squared_error(yt, out)))}
+        task = f"regression ({ws.output_label})"
+    else:
+        pred = (out >= 0.5).astype(int) if ws.output_kind == "probability" else ws.model.predict(Xt)
+        metrics = {"accuracy": float(accuracy_score(yt, pred))}
+        if len(np.unique(yt)) == 2 and ws.output_kind in ("probability", "margin"):
+            metrics["roc_auc"] = float(roc_auc_score(yt, out))
+        task = "binary classification"
+        if ws.task == "multiclass":
+            task = f"{len(ws.adapter.class_names)}-class classification ({ws.positive_class} vs rest)"
+        if ws.output_kind != "probability":
+            task += f", {ws.output_kind}s"
+    return ex.ModelSummary(task=task, classes=ws.classes, target=ws.target, metrics=metrics,
+                           n_train=len(ws.train_idx), n_test=len(ws.test_idx),
+                           feature_names=tuple(map(str, ws.X.columns)),
+                           source=ws.source + "".join(f"; {n}" for n in ws.notes))
+
+
+def data_columns() -> list[dict]:
+    """The data table's columns, ``{"name": shown, "id": key}``, in display order.
+
+    Keys are ours (``id``, ``_split``, ``_truth``, ``_output``, ``c0``, ``c1``, ...), never a user's
+    column name: a column named ``id``, ``split`` or like the target would otherwise overwrite the
+    row number the table links by (``row_id``) or another column.
+    """
+    ws = workspace()
+    names = map(str, (ws.raw if ws.raw is not None else ws.X).columns)
+    return ([{"name": "id", "id": "id"}, {"name": "split", "id": "_split"}, {"name": ws.target, "id": "_truth"},
+             {"name": ws.output_label, "id": "_output"}]
+            + [{"name": n, "id": f"c{j}"} for j, n in enumerate(names)])
+
+
+def data_page(page: int, page_size: int) -> tuple[list[dict], int]:
+    """One page of the data table as records (only these rows reach the browser).
+
+    Returns
+    -------
+    records : list of dict
+        Keyed as :func:`data_columns` says: ``id`` (row number), ``_split``, ``_truth`` (the true
+        label), ``_output`` (P(positive class), margin or prediction) and ``c<j>`` (feature j).
+    page_count : int
+    """
+    ws = workspace()
+    n = len(ws.X)
+    page_count = max(1, -(-n // page_size))
+    page = min(max(int(page or 0), 0), page_count - 1)
+    rows = np.arange(page * page_size, min(n, (page + 1) * page_size))
+    chunk = ws.X.iloc[rows]
+    out = ws.output(chunk)
+    is_test = np.isin(rows, ws.test_idx)
+    records = []
+    shown = _display(ws.raw.iloc[rows] if ws.raw is not None else chunk)
+    for i, r in enumerate(rows):
+        truth = _true_label(int(r)) if ws.is_classifier else round(float(ws.y[r]), 4)
+        rec = {"id": int(r), "_split": "held-out" if is_test[i] else "train", "_truth": truth,
+               "_output": round(float(out[i]), 3 if ws.output_kind == "probability" else 4)}
+        rec.update({f"c{j}": v for j, v in enumerate(shown[i])})
+        records.append(rec)
+    return records, page_count
+
+
+def _display(frame: pd.DataFrame) -> list[list]:
+    """JSON-safe rows of raw values, in column order: numbers rounded, missing values as "(missing)", the rest as text."""
+    from explainers._codec import MISSING
+
+    cols = []
+    for j in range(frame.shape[1]):
+        s = frame.iloc[:, j]
+        if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
+            vals = [MISSING if pd.isna(v) else round(float(v), 4) for v in s.astype(object)]
+        else:
+            vals = [MISSING if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) or v is pd.NaT
+                    else ("(empty string)" if v == "" else str(v)) for v in s.astype(object)]
+        cols.append(vals)
+    return [[c[i] for c in cols] for i in range(len(frame))]
+
+
+def global_importance() -> ex.GlobalImportance:
+    """SHAP attributions of every row, or of a seeded sample of big tables (mean |SHAP| is the importance)."""
+    return _shap_all()[0]
+
+
+@row_cache(maxsize=2048)
+def _shap_row(row: int) -> ex.Explanation:
+    x = workspace().X.iloc[[row]]
+    if is_ready("shap_all") and _shap().exact:
+        g, where = _shap_all()
+        if row in where:
+            se = None if g.standard_error is None else g.standard_error[where[row]]  # > 0 on repaired tree rows
+            return _shap().from_row(x, g.values[where[row]], g.base_value, standard_error=se)
+    # never wait for the global view (seconds to minutes) to show one row; exact backends give the same
+    # values either way; sampled ones are computed alone, to the row's own (tighter) tolerance, seeded per row
+    return guarded(f"SHAP for row {row}", _shap().explain, x)
+
+
+def shap_row(row) -> ex.Explanation:
+    """SHAP explanation of one row (exact backends: read from the all-rows computation once it is done)."""
+    return _shap_row(check_row(row))
+
+
+def raw_players_offered() -> bool:
+    """True when the default SHAP of a raw column is the sum of its one-hot children's SHAP values (a tree
+    Pipeline), so that the Descriptive page offers the Shapley value with raw columns as players."""
+    return _shap().sums_children
+
+
+@row_cache(maxsize=256)
+def _shap_players_row(row: int) -> ex.Explanation:
+    return guarded(f"raw-column Shapley values for row {row}", _shap_players().explain, workspace().X.iloc[[row]])
+
+
+def shap_players_row(row) -> ex.Explanation:
+    """Shapley values of one row with raw columns as players (exact enumeration, or converged sampling).
+
+    Raises
+    ------
+    CandorError
+        If the model's default SHAP already has raw columns as players (nothing else to compute).
+    """
+    r = check_row(row)
+    if not raw_players_offered():
+        raise CandorError("this model's SHAP values already have the raw columns as players")
+    return _shap_players_row(r)
+
+
+@row_cache(maxsize=512)
+def _lime_row(row: int) -> ex.Explanation:
+    return guarded(f"LIME for row {row}", _lime().explain, workspace().X.iloc[[row]])
+
+
+def lime_row(row) -> ex.Explanation:
+    """LIME explanation of one row (interactive profile, seeded)."""
+    return _lime_row(check_row(row))
+
+
+def display_codec():
+    """The user's :class:`~explainers._codec.TabularCodec` (levels and dates for display), or None for the sample."""
+    adapter = getattr(workspace(), "adapter", None)
+    return adapter.codec if adapter is not None else None
+
+
+@dataclass(frozen=True)
+class LocalView:
+    """SHAP and LIME for one row; ``labels``: the row's values as shown (levels, dates, 4-digit numbers)."""
+
+    shap: ex.Explanation
+    lime: ex.Explanation
+    agreement: RankAgreement
+    labels: tuple[str, ...] = ()
+
+
+def local_view(row, k: int = 5, raw_players: bool = False) -> LocalView:
+    """SHAP and LIME for one row, their rank agreement (Spearman, top-k overlap) and the row's display values.
+
+    ``raw_players``: SHAP with raw columns as players (:func:`shap_players_row`) where the default sums
+    one-hot children (:func:`raw_players_offered`); ignored elsewhere.
+    """
+    s = shap_players_row(row) if raw_players and raw_players_offered() else shap_row(row)
+    l = lime_row(row)
+    return LocalView(s, l, ex.rank_agreement(s, l, k), value_labels(s.feature_values, display_codec()))

@@ -1,0 +1,421 @@
+"""Text page: the single-layer multi-head attention classifier of Lopardo et al. (2024), issue 5.
+
+Lopardo, Precioso, Garreau, "Attention Meets Post-hoc Interpretability: A Mathematical
+Perspective", ICML 2024, arXiv 2402.03485 (docs/methods.md, "Lopardo et al. 2024"). The model is trained on CPU on the
+labelled texts of the current dataset (the built-in examples or an uploaded CSV with a label
+column) in a background job (:func:`train`), and saved per dataset under ``TEXT_DIR/lopardo`` as a
+``torch.save`` dict of tensors, lists and numbers (loaded back with ``weights_only=True``). For one
+text, :func:`lopardo_view` gives the seven per-word scores of the paper's Figure 1 (α-avg, α-max,
+LIME, G-avg, G-L1, G-L2, G×I), the paper's closed-form approximation of LIME beside real LIME, their
+rank agreement with α-avg (docs/methods.md, "Agreement" metrics, which are this product's choice and
+are not attributed to the paper), and :func:`card_sentences` says in words what those numbers show.
+
+torch, scipy, lime and :mod:`explainers.text` are imported at module top: the training job runs in
+a forked process, where a first import inside the job could deadlock on an import lock.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+import lime.lime_text  # noqa: F401 - imported before a fork (see above); used by lopardo_lime
+from scipy import stats
+
+from explainers.text import LopardoClassifier, SimpleVocab, closed_form_gradient, lopardo_scores, train_lopardo
+from explainers.text._lopardo_lime import lime_approximation, lopardo_lime
+
+from workspace.errors import CandorError
+from . import text as _text
+from .text import CACHE_VERSION, check_text
+from .text_data import BUILTIN, dataset
+from .text_loader import model_labels
+
+CONFIG = dict(n_heads=2, d_e=32, d_att=16, d_out=16, max_len=64)
+"""Model size (the defaults of :func:`explainers.text.train_lopardo`)."""
+EPOCHS = 30
+LR = 1e-2
+BATCH_SIZE = 32
+SEED = 0
+MAX_TRAIN_TEXTS = 5000
+HOLDOUT_MIN_TEXTS = 20
+"""With at least this many labelled texts, a seeded 20% is held out and accuracy is measured on it;
+with fewer (the 12 built-in examples), only training accuracy is reported, and said so."""
+HOLDOUT_FRACTION = 0.2
+LIME_SAMPLES = 500
+SCORE_NAMES = ("α-avg", "α-max", "LIME", "LIME approx.", "G-avg", "G-L1", "G-L2", "G×I")
+"""The seven explainers of Lopardo et al.'s Figure 1 and the paper's approximation of LIME, in display order."""
+LIKE, PARTLY = 0.8, 0.5
+"""Spearman ρ (or Pearson r) from which the card says two scores order the words "like" each other
+(≥ LIKE), "partly like" (≥ PARTLY) or "differently" (below): Candor's wording thresholds, docs/methods.md."""
+
+_models: dict = {}
+_lock = threading.Lock()
+
+
+def _fresh_lock_in_child() -> None:
+    """A forked job never inherits ``_lock`` held by a request thread of the parent."""
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_fresh_lock_in_child)
+
+
+def _folder():
+    folder = _text.text_dir() / "lopardo"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def model_key(spec: dict | None) -> str:
+    """Cache key of the model trained on a dataset (its id and chosen columns, the training settings).
+
+    Parameters
+    ----------
+    spec : dict or None
+        Dataset description (:func:`app.services.text_data.dataset`); None = built-in examples.
+
+    Returns
+    -------
+    str
+        20 hex characters.
+    """
+    spec = spec or BUILTIN
+    raw = (f"{CACHE_VERSION}|lopardo|{spec['id']}:{spec.get('text_column')}:{spec.get('label_column')}|"
+           f"labels={'/'.join(model_labels())}|"
+           f"{sorted(CONFIG.items())}|epochs={EPOCHS}|lr={LR}|bs={BATCH_SIZE}|seed={SEED}|max={MAX_TRAIN_TEXTS}|"
+           f"holdout={HOLDOUT_MIN_TEXTS}:{HOLDOUT_FRACTION}")
+    return hashlib.sha256(raw.encode()).hexdigest()[:20]
+
+
+@dataclass(frozen=True)
+class LopardoModel:
+    """A trained Lopardo et al. (2024) classifier with what it was trained on.
+
+    Parameters
+    ----------
+    model : explainers.text.LopardoClassifier
+        In eval mode.
+    vocab : explainers.text.SimpleVocab
+    meta : dict
+        ``dataset`` (name), ``n_train``, ``n_test``, ``train_accuracy``, ``test_accuracy`` (None
+        when nothing was held out), ``epochs``, ``seconds``, ``key``, ``labels`` (class names, in
+        logit order: the text model's labels, which the dataset's labels were read as).
+    """
+
+    model: object
+    vocab: object
+    meta: dict
+
+    @property
+    def labels(self) -> list:
+        """Class names in logit order (``class 0``, ``class 1``... for a model saved without them)."""
+        n = int(self.model.W_l.shape[1])
+        names = list(self.meta.get("labels") or [])
+        return names + [f"class {i}" for i in range(len(names), n)]
+
+    @property
+    def accuracy_text(self) -> str:
+        """Accuracy in words, saying whether it is held-out or training accuracy."""
+        m = self.meta
+        if m["test_accuracy"] is not None:
+            return (f"held-out accuracy {m['test_accuracy']:.3f} on {m['n_test']} texts not used for training "
+                    f"(training accuracy {m['train_accuracy']:.3f} on {m['n_train']})")
+        return (f"training accuracy {m['train_accuracy']:.3f} on the {m['n_train']} texts it was trained on "
+                f"(too few labelled texts to hold any out: this says nothing about generalisation)")
+
+
+def _vocab_from_itos(itos: list) -> SimpleVocab:
+    vocab = SimpleVocab([])
+    vocab.itos = list(itos)
+    vocab.stoi = {w: i for i, w in enumerate(vocab.itos)}
+    return vocab
+
+
+def _save(trained: LopardoModel, path) -> None:
+    torch.save({"state": trained.model.state_dict(), "itos": list(trained.vocab.itos),
+                "n_classes": int(trained.model.W_l.shape[1]), "config": dict(CONFIG), "meta": dict(trained.meta)},
+               path)
+
+
+def _load(path) -> LopardoModel:
+    blob = torch.load(path, weights_only=True)
+    cfg = blob["config"]
+    model = LopardoClassifier(len(blob["itos"]), blob["n_classes"], cfg["d_e"], cfg["d_att"], cfg["d_out"],
+                              cfg["n_heads"], cfg["max_len"])
+    model.load_state_dict(blob["state"])
+    model.eval()
+    return LopardoModel(model, _vocab_from_itos(blob["itos"]), blob["meta"])
+
+
+def trained_model(key: str | None) -> LopardoModel | None:
+    """The model saved under ``key`` (memoized per process), or None if it has not been trained.
+
+    Parameters
+    ----------
+    key : str or None
+        From :func:`model_key` (the training job returns it).
+
+    Returns
+    -------
+    LopardoModel or None
+    """
+    if not key:
+        return None
+    with _lock:
+        if key in _models:
+            return _models[key]
+        path = _folder() / f"{key}.pt"
+        if not path.is_file():
+            return None
+        _models[key] = _load(path)
+        return _models[key]
+
+
+def _accuracy(model, ids, y) -> float:
+    with torch.no_grad():
+        return float((model(ids).argmax(-1) == y).float().mean())
+
+
+def train(spec: dict | None, progress: Callable[[int, int], None] | None = None) -> tuple[LopardoModel, bool]:
+    """Train (or read from disk) the Lopardo et al. (2024) classifier on the dataset's labelled texts.
+
+    The training loop is :func:`explainers.text.train_lopardo`'s (Adam, cross-entropy, seeded
+    initialisation and shuffling, CPU), run here batch by batch so the job can report progress.
+    Runs inside a background job; cancelling the job kills it before anything is saved.
+
+    Parameters
+    ----------
+    spec : dict or None
+        Dataset description (:func:`app.services.text_data.dataset`); None = built-in examples.
+    progress : callable(done, total), optional
+        Called after every batch.
+
+    Returns
+    -------
+    (LopardoModel, bool)
+        The model and whether it came from the on-disk cache.
+
+    Raises
+    ------
+    CandorError
+        If the dataset has no usable labels (the text model's labels, or 0..n-1) or a single class.
+
+    References
+    ----------
+    Lopardo, Precioso, Garreau (2024), arXiv 2402.03485, docs/methods.md, "Lopardo et al. 2024".
+    """
+    spec = spec or BUILTIN
+    key = model_key(spec)
+    hit = trained_model(key)
+    if hit is not None:
+        return hit, True
+    ds, names = dataset(spec), model_labels()
+    if ds.labels is None:
+        numbers = "/".join(str(i) for i in range(len(names)))
+        why = f" ({ds.note})" if spec["id"] == "builtin" else ""
+        raise CandorError(f"{ds.name}: the attention classifier needs labels{why}; choose a label column whose "
+                          f"values are {'/'.join(names)} or {numbers}")
+    texts, labels = list(ds.texts[:MAX_TRAIN_TEXTS]), np.asarray(ds.labels[:MAX_TRAIN_TEXTS])
+    if len(set(labels.tolist())) < 2:
+        raise CandorError(f"{ds.name}: every label is '{names[int(labels[0])]}'; training needs at least two "
+                          "classes")
+    gen = torch.Generator().manual_seed(SEED)
+    order = torch.randperm(len(texts), generator=gen).numpy()
+    n_test = int(round(HOLDOUT_FRACTION * len(texts))) if len(texts) >= HOLDOUT_MIN_TEXTS else 0
+    test_idx, train_idx = order[:n_test], order[n_test:]
+    train_texts = [texts[i] for i in train_idx]
+    t0 = time.perf_counter()
+    model, vocab, train_acc = train_lopardo(
+        train_texts, labels[train_idx], n_heads=CONFIG["n_heads"], d_e=CONFIG["d_e"], d_att=CONFIG["d_att"],
+        d_out=CONFIG["d_out"], epochs=EPOCHS, lr=LR, batch_size=BATCH_SIZE, max_len=CONFIG["max_len"], seed=SEED,
+        progress=progress)
+    test_acc = None
+    if n_test:
+        test_acc = _accuracy(model, vocab.encode([texts[i] for i in test_idx], CONFIG["max_len"]),
+                             torch.as_tensor(labels[test_idx], dtype=torch.long))
+    meta = dict(dataset=ds.name, n_train=len(train_idx), n_test=n_test, train_accuracy=train_acc,
+                test_accuracy=test_acc, epochs=EPOCHS, seconds=round(time.perf_counter() - t0, 2), key=key,
+                n_available=len(ds.texts), labels=list(names[:int(labels.max()) + 1]))
+    trained = LopardoModel(model, vocab, meta)
+    path = _folder() / f"{key}.pt"
+    tmp = path.with_suffix(f".{id(trained)}.tmp")
+    _save(trained, tmp)
+    tmp.replace(path)
+    with _lock:
+        _models[key] = trained
+    return trained, False
+
+
+@dataclass(frozen=True)
+class LopardoView:
+    """The seven per-word explanations of one text under a trained Lopardo et al. (2024) model, and LIME's approximation.
+
+    Parameters
+    ----------
+    words : tuple of str
+        Lower-cased words (the model's tokenizer), ``[CLS]`` excluded, truncated to ``max_len``.
+    scores : dict
+        :data:`SCORE_NAMES` -> ndarray of shape (n_words,).
+    spearman : dict
+        Score name -> Spearman ρ of ``|score|`` with α-avg (NaN when undefined).
+    alpha : ndarray of shape (n_heads, n_words + 1)
+        CLS-row attention of every head, ``[CLS]`` included (each row sums to 1).
+    probabilities : ndarray of shape (n_classes,)
+    target : int
+        The explained logit (the predicted class).
+    gradient_check : float
+        Max |closed-form G×I − autograd G×I| (a live check of the formula).
+    trained : LopardoModel
+    truncated : bool
+    lime_fit : dict
+        LIME's weighted local R² of its linear model: ``score`` (in-sample) and ``heldout_r2`` (on a
+        fresh neighbourhood, seed + 1), ``num_samples``.
+    lime_pearson : float
+        Pearson r between the paper's closed-form approximation of LIME and the LIME run (NaN with
+        fewer than 3 words or a constant score).
+    """
+
+    words: tuple
+    scores: dict
+    spearman: dict
+    alpha: np.ndarray
+    probabilities: np.ndarray
+    target: int
+    gradient_check: float
+    trained: LopardoModel
+    truncated: bool
+    lime_fit: dict
+    lime_pearson: float
+
+    @property
+    def predicted_label(self) -> str:
+        return self.trained.labels[self.target]
+
+
+def _autograd_gxi(model, e: torch.Tensor, target: int) -> np.ndarray:
+    e = e.detach().clone().requires_grad_(True)
+    logits, _ = model.forward_embeddings(e[None])
+    (grad,) = torch.autograd.grad(logits[0, target], e)
+    return (grad[1:] * e[1:]).sum(-1).detach().double().numpy()
+
+
+def lopardo_view(key: str | None, text) -> LopardoView | None:
+    """α-avg, α-max, LIME, LIME's approximation, G-avg, G-L1, G-L2 and G×I of ``text``, and their agreement.
+
+    Parameters
+    ----------
+    key : str or None
+        The trained model's key (:func:`model_key`).
+    text : str
+
+    Returns
+    -------
+    LopardoView or None
+        None when no model has been trained under ``key``.
+
+    Raises
+    ------
+    CandorError
+        If the text is empty or has no word the tokenizer keeps.
+
+    References
+    ----------
+    Lopardo, Precioso, Garreau (2024), arXiv 2402.03485: the model, the closed-form gradient and the
+    seven explainers of their Figure 1, and their approximation of LIME (docs/methods.md, "Lopardo et al.
+    2024"). The agreement metrics (Spearman, docs/methods.md, "Agreement"; Pearson r of the approximation
+    with LIME) are Candor's choice, not the paper's.
+    """
+    trained = trained_model(key)
+    if trained is None:
+        return None
+    text = check_text(text)
+    model, vocab = trained.model, trained.vocab
+    all_words = vocab.split(text)
+    if not all_words:
+        raise CandorError("the text has no word for the attention classifier's tokenizer")
+    s = lopardo_scores(model, vocab, text)
+    words, target = s["words"], s["target"]
+    ids = vocab.encode([text], model.max_len)
+    with torch.no_grad():
+        e = model.embed(ids)[0]
+        logits, alpha = model.forward_embeddings(e[None])
+    z = logits[0].double().numpy()
+    probs = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    closed = (closed_form_gradient(model, e, target) * e[1:]).sum(-1).double().numpy()
+    check = float(np.max(np.abs(closed - _autograd_gxi(model, e, target))))
+    run = lopardo_lime(model, vocab, text, target, num_samples=LIME_SAMPLES, seed=SEED, class_names=trained.labels)
+    approx = lime_approximation(model, vocab, text, target)
+    scores = {"α-avg": s["alpha_avg"], "α-max": s["alpha_max"], "LIME": run.values, "LIME approx.": approx,
+              "G-avg": s["grad_avg"], "G-L1": s["grad_l1"], "G-L2": s["grad_l2"], "G×I": s["gradient_x_input"]}
+    ref = scores["α-avg"]
+    rho = {}
+    for name, v in scores.items():
+        if len(v) < 2 or np.ptp(np.abs(v)) == 0 or np.ptp(ref) == 0:
+            rho[name] = float("nan")
+        else:
+            rho[name] = float(stats.spearmanr(ref, np.abs(v))[0])
+    pearson = (float(stats.pearsonr(approx, run.values)[0])
+               if len(words) >= 3 and np.ptp(approx) > 0 and np.ptp(run.values) > 0 else float("nan"))
+    fit = {"score": run.score, "heldout_r2": run.heldout_r2, "num_samples": run.num_samples}
+    return LopardoView(tuple(words), scores, rho, alpha[0].double().numpy(), probs, target, check, trained,
+                       len(all_words) > model.max_len, fit, pearson)
+
+
+def _likeness(value: float) -> str:
+    if value >= LIKE:
+        return "like"
+    return "partly like" if value >= PARTLY else "differently from"
+
+
+def card_sentences(view: LopardoView) -> list[str]:
+    """What the card's numbers show, in sentences computed from them (never fixed claims).
+
+    Parameters
+    ----------
+    view : LopardoView
+
+    Returns
+    -------
+    list of str
+        One sentence on gradient magnitudes vs attention (Spearman ρ of G-L1 and G-L2 with α-avg,
+        read with :data:`LIKE` / :data:`PARTLY`), one on the sign that LIME and G×I carry and attention
+        cannot, and one on the paper's LIME approximation vs the LIME run (Pearson r, LIME's held-out R²).
+    """
+    rho, n = view.spearman, len(view.words)
+    out = []
+    mags = [rho.get(k, float("nan")) for k in ("G-L1", "G-L2")]
+    if any(np.isnan(mags)):
+        out.append("Gradient magnitudes vs attention: undefined on this text (a constant score or fewer than 2 "
+                   "words).")
+    else:
+        low = min(mags)
+        verb = _likeness(low)
+        why = ("as the closed form predicts: each word's gradient is its attention weight α_t times a vector, "
+               "so magnitudes follow attention unless that vector's size varies strongly between words"
+               if verb == "like" else
+               "the vector that multiplies α_t in the closed-form gradient varies enough between words to reorder "
+               "them")
+        out.append(f"Gradient magnitudes order the words {verb} attention on this text (Spearman ρ with α-avg: "
+                   f"G-L1 {mags[0]:.2f}, G-L2 {mags[1]:.2f}): {why}.")
+    against = int(np.sum(view.scores["LIME"] < 0))
+    out.append(f"LIME and G×I carry a direction that attention cannot express: LIME puts {against} of {n} words "
+               f"against {view.predicted_label} and G×I {int(np.sum(view.scores['G×I'] < 0))}.")
+    fit = view.lime_fit
+    r2 = (f"LIME's linear model explains {fit['heldout_r2']:.2f} of the logit's weighted variance on "
+          f"{fit['num_samples']} fresh masks not used for fitting ({fit['score']:.2f} in-sample)")
+    if np.isnan(view.lime_pearson):
+        out.append(f"The paper's approximation of LIME cannot be correlated with LIME on this text (fewer than 3 "
+                   f"words or a constant score); {r2}.")
+    else:
+        r = view.lime_pearson
+        how = "closely" if r >= LIKE else "partly" if r >= PARTLY else "poorly"
+        out.append(f"The paper's closed-form approximation of LIME agrees {how} with this LIME run (Pearson r = "
+                   f"{r:.2f} over {n} words); {r2}.")
+    return out

@@ -1,0 +1,74 @@
+"""Finish Dash's set-up before the server takes requests.
+
+Dash 4.4 sets itself up on the first request, in ``before_request`` hooks (``Dash._setup_server``:
+the callback map, scripts, cancel callbacks; Dash Pages' router: the page-content callback). Each
+hook marks itself done *before* it does the work, so the other first requests that a fresh gunicorn
+worker takes at the same moment skip it and are answered 500 (no callback, no layout). Running the
+hooks once here, in ``create_app`` (the gunicorn master with ``--preload``), makes them no-ops in
+every request of every worker.
+
+:func:`defer_torch` (also called by ``create_app``) keeps torch out of a server whose model and pages
+do not need it: loading a scikit-learn model otherwise imports it through scikit-learn's package walk.
+"""
+from __future__ import annotations
+
+import importlib.abc
+import sys
+
+import dash
+from dash import _callback
+
+_INLINE_SCRIPTS: list[str] = []
+"""Every clientside callback's code registered in this process, given to each app set up."""
+
+
+def setup_dash_now(app: dash.Dash) -> None:
+    """Run Dash's first-request hooks now, in a request context of ``/``.
+
+    Dash moves the module-level ``@callback`` registrations and the clientside callbacks' inline
+    scripts into the first app set up; every app created in the same process (tests) gets them too.
+    """
+    saved_map = {k: ({**v, "background": dict(v["background"])} if v.get("background") else dict(v))
+                 for k, v in _callback.GLOBAL_CALLBACK_MAP.items()}
+    saved_list = list(_callback.GLOBAL_CALLBACK_LIST)
+    _INLINE_SCRIPTS.extend(s for s in _callback.GLOBAL_INLINE_SCRIPTS if s not in _INLINE_SCRIPTS)
+    with app.server.test_request_context("/"):
+        for hook in list(app.server.before_request_funcs.get(None, ())):
+            hook()
+    _callback.GLOBAL_CALLBACK_MAP.update(saved_map)
+    _callback.GLOBAL_CALLBACK_LIST[:] = saved_list
+    # clientside callbacks' code: Dash moves it into the first app that renders a page, so a second app
+    # in the process (tests) served none and every clientside callback failed ("reading 'apply'")
+    for script in [*app._inline_scripts, *_callback.GLOBAL_INLINE_SCRIPTS]:  # incl. the set-up's own (pages)
+        if script not in _INLINE_SCRIPTS:
+            _INLINE_SCRIPTS.append(script)
+    _callback.GLOBAL_INLINE_SCRIPTS.clear()
+    app._inline_scripts[:] = list(_INLINE_SCRIPTS)
+
+
+class _NoTorchShimWithoutTorch(importlib.abc.MetaPathFinder):
+    """Refuse scikit-learn's vendored array-API shim for torch while torch itself is not imported.
+
+    ``sklearn.utils.all_estimators`` (called by ``import skops.io`` and by
+    :func:`workspace.model_safety.allowed_types`) walks every scikit-learn package with
+    ``pkgutil.walk_packages``, which imports each package to find its sub-packages, including
+    ``sklearn.externals.array_api_compat.torch``, and that imports torch (about 200 MB and 2-4 s) in
+    a server whose model is a plain scikit-learn estimator. ``walk_packages`` skips a package that
+    raises ImportError, and ``all_estimators`` ignores ``externals`` anyway, so the list of
+    estimators is unchanged. With no torch imported there is no torch tensor for the shim to serve;
+    once torch is imported (a PyTorch model, the Text or Attention page) the shim imports normally.
+    """
+
+    SHIM = "sklearn.externals.array_api_compat.torch"
+
+    def find_spec(self, name, path=None, target=None):
+        if (name == self.SHIM or name.startswith(self.SHIM + ".")) and "torch" not in sys.modules:
+            raise ModuleNotFoundError(f"{name} is not imported while torch is not (Candor imports torch lazily)",
+                                      name=name)
+        return None
+
+
+def defer_torch() -> None:
+    """Keep torch out of a server that does not need it (idempotent); see :class:`_NoTorchShimWithoutTorch`."""
+    if not any(isinstance(f, _NoTorchShimWithoutTorch) for f in sys.meta_path):
+        sys.meta_path.insert(0, _NoTorchShimWithoutTorch())

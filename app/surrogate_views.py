@@ -1,0 +1,81 @@
+"""Components of the Surrogate page: the summary metrics and the rules grouped by neighborhood."""
+from __future__ import annotations
+
+import dash_bootstrap_components as dbc
+from dash import html
+
+from app.components import card, fmt, gilpin_badge, metric, metric_row
+from explainers.persuasive import gilpin_label
+from explainers.rules import rule_text
+
+
+def _shown(text: str) -> str:
+    """A conjunction as the service rendered it (the user's levels and dates), "always" when empty."""
+    return text or "always"
+
+
+def trivial_warning(view):
+    """An alert when the surrogate does not beat "always the majority label" on the held-out rows, a
+    note when the trivial agreement lies inside the surrogate's 95 % interval; else None."""
+    d, q = view.detail, view.heldout
+    triv = getattr(d, "trivial_agreement", float("nan"))
+    if triv != triv:
+        return None
+    if not q.agreement > triv:
+        return dbc.Alert(f"This surrogate agrees with the model on {fmt(q.agreement)} of held-out rows; always "
+                         f"answering {d.trivial_label} agrees on {fmt(triv)}. It does not beat the trivial "
+                         "surrogate, so its rules explain nothing the majority label does not.",
+                         color="warning", className="mb-2")
+    low = getattr(q, "agreement_low", float("nan"))
+    if low == low and low <= triv:
+        return dbc.Alert(f"Always answering {d.trivial_label} agrees on {fmt(triv)}, inside this surrogate's 95 % "
+                         f"interval ({fmt(low)} to {fmt(q.agreement_high)}): on {view.n_eval} held-out rows it is "
+                         "not clearly better than the trivial surrogate.", color="secondary", className="mb-2")
+    return None
+
+
+def _with_ci(q) -> str:
+    low, high = getattr(q, "agreement_low", float("nan")), getattr(q, "agreement_high", float("nan"))
+    return fmt(q.agreement) if low != low else f"{fmt(q.agreement)} [{fmt(low)}, {fmt(high)}]"
+
+
+def surrogate_summary(view) -> dbc.Card:
+    """Held-out agreement (Wilson 95 % interval), the trivial surrogate's agreement, ambiguity and
+    default shares, and complexity of the shown rule set; a warning first if it does not beat the
+    trivial surrogate."""
+    q, rs = view.heldout, view.rule_set
+    per_class = " · ".join(f"{c}: {fmt(a)}" for c, a in zip(view.detail.classes, view.detail.per_class_agreement))
+    triv = getattr(view.detail, "trivial_agreement", float("nan"))
+    warning = trivial_warning(view)
+    metrics = metric_row([
+        metric("Agreement with the model", _with_ci(q), f"on {view.n_eval} held-out rows (95% Wilson interval)"),
+        metric("Trivial surrogate", fmt(triv), f"always {view.detail.trivial_label}"),
+        metric("Per class", per_class),
+        metric("Rules", str(q.size)), metric("Predicates", str(q.numpreds)),
+        metric("Neighborhoods", str(q.numdsets)),
+        metric("Ambiguous rows", f"{q.ambiguous_share:.1%}", "≥ 2 rules of different labels fire"),
+        metric("Default rule", f"{q.default_share:.1%}", f"no rule fires → {rs.default_label}"),
+    ])
+    return card([f"{rs.method.upper()} surrogate ", gilpin_badge(gilpin_label(rs))],
+                ([warning] if warning else []) + [metrics], source=view.source)
+
+
+def rules_by_neighborhood(view) -> dbc.Card:
+    """One block per neighborhood descriptor with its decision rules, support, precision, held-out agreement."""
+    rs = view.rule_set
+    blocks = []
+    for k, descriptor in enumerate(rs.neighborhoods):
+        rows = [html.Tr([html.Td(rule_text([view.rule_texts[i]], label=r.label, always="always"), className="rule-text"),
+                         html.Td(r.support), html.Td(fmt(r.precision, 2)), html.Td(fmt(view.rule_agreement[i], 2)),
+                         html.Td(int(view.rule_heldout_support[i]))])
+                for i, r in enumerate(rs.rules) if r.descriptor == descriptor]
+        head = "everywhere" if not descriptor else _shown(view.neighborhood_texts[k])
+        blocks.append(html.Div([html.Div(["If ", html.Span(head, className="rule-text fw-semibold"), ":"],
+                                         className="neighborhood-head"),
+                                dbc.Table([html.Thead(html.Tr([html.Th("Decision rule"), html.Th("Support"),
+                                                               html.Th("Precision"), html.Th("Held-out agreement"),
+                                                               html.Th("Held-out rows")])),
+                                           html.Tbody(rows)], size="sm", className="rules-table mb-2")],
+                               className="neighborhood"))
+    blocks.append(html.Div(f"Otherwise (default rule): {rs.default_label}", className="rule-text neighborhood-head"))
+    return card("Rules, grouped by neighborhood (support and precision on training rows)", blocks)

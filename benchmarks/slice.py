@@ -1,0 +1,131 @@
+"""Speed of the first vertical slice: cold start, warm row and k changes, peak memory.
+
+Run ``python -m benchmarks.slice`` (sample models built). It starts ``python -m app`` as a
+real server process and talks to it over HTTP exactly as the browser does
+(``POST /_dash-update-component`` with the payloads Dash sends), so every figure is
+built and serialised as in use.
+
+- ``first_page_s``: process start to the Model & data page served: ``GET /`` answered and
+  its summary and table callbacks answered.
+- row change: each page's row callback for 25 rows never requested before (cache misses,
+  warm process); median and p95 per page; the headline is the slowest page's p95.
+- ``k_change_p95_ms``: the Persuasive callback for one row over k = 1..25.
+- ``peak_rss_mb``: the server's peak resident memory (VmHWM).
+- row and k changes are measured once ``/_candor/ready`` says the background warm-up is done.
+
+The last line is one JSON object with the headline figures.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+ROW_PAGES = {"Descriptive": "descriptive-shap-waterfall", "Persuasive": "persuasive-statement",
+             "Attention": "attention-heatmap", "navbar status": "row-status"}
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _callbacks(base: str) -> list[dict]:
+    return requests.get(base + "/_dash-dependencies", timeout=30).json()
+
+
+def _find(deps: list[dict], output_id: str) -> dict:
+    return next(d for d in deps if f"..{output_id}." in d["output"] or d["output"].startswith(f"{output_id}."))
+
+
+def _call(base: str, dep: dict, values: dict) -> float:
+    """POST one callback the way dash-renderer does; returns seconds; raises on HTTP errors."""
+    outputs = [dict(zip(("id", "property"), o.split("."))) for o in dep["output"].strip(".").split("...")]
+    inputs = [{"id": i["id"], "property": i["property"], "value": values.get(f"{i['id']}.{i['property']}")}
+              for i in dep["inputs"]]
+    body = {"output": dep["output"], "outputs": outputs if len(outputs) > 1 else outputs[0], "inputs": inputs,
+            "changedPropIds": [f"{i['id']}.{i['property']}" for i in dep["inputs"]], "state": []}
+    t = time.perf_counter()
+    r = requests.post(base + "/_dash-update-component", json=body, timeout=120)
+    r.raise_for_status()
+    return time.perf_counter() - t
+
+
+def _stats(seconds: list[float]) -> tuple[float, float]:
+    ms = np.asarray(seconds) * 1000
+    return float(np.median(ms)), float(np.percentile(ms, 95))
+
+
+def _peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def main() -> dict:
+    port = _port()
+    base = f"http://127.0.0.1:{port}"
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "app", "--port", str(port)], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ})
+    try:
+        while True:
+            try:
+                if requests.get(base + "/", timeout=2).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                time.sleep(0.05)
+            if proc.poll() is not None or time.perf_counter() - t0 > 180:
+                raise SystemExit("server did not start")
+        deps = _callbacks(base)
+        _call(base, _find(deps, "overview-summary"), {"url.pathname": "/"})
+        _call(base, _find(deps, "overview-table"), {"overview-table.page_current": 0, "overview-table.page_size": 12})
+        first_page = time.perf_counter() - t0
+
+        while requests.get(base + "/_candor/ready", timeout=5).status_code != 200:  # warm-up: SHAP, surrogates,
+            time.sleep(0.5)                                                        # models, in the background
+        warm_s = time.perf_counter() - t0
+        _call(base, _find(deps, "descriptive-global-bar"), {"url.pathname": "/"})
+        rows = np.random.default_rng(1).choice(np.arange(569), size=26, replace=False).tolist()
+        per_page = {}
+        for name, out in ROW_PAGES.items():
+            dep = _find(deps, out)
+            vals = {"row-input.value": rows[0], "persuasive-k.value": 3}
+            _call(base, dep, vals)  # first call of each page pays one-off imports; not a row change
+            per_page[name] = [_call(base, dep, {**vals, "row-input.value": r}) for r in rows[1:]]
+        dep = _find(deps, "persuasive-statement")
+        k_times = [_call(base, dep, {"row-input.value": rows[1], "persuasive-k.value": k}) for k in range(1, 26)]
+        peak = _peak_rss_mb(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+    print(f"{'measure':<34}{'median ms':>12}{'p95 ms':>10}")
+    for name, times in per_page.items():
+        med, p95 = _stats(times)
+        print(f"{'row change: ' + name:<34}{med:>12.1f}{p95:>10.1f}")
+    k_med, k_p95 = _stats(k_times)
+    print(f"{'k change: Persuasive':<34}{k_med:>12.1f}{k_p95:>10.1f}")
+    print(f"first page served: {first_page:.2f} s   warm-up done: {warm_s:.1f} s   peak RSS: {peak:.0f} MB   "
+          f"({len(rows) - 1} rows per page, {len(k_times)} k values; CPU cores: {os.cpu_count()})")
+    worst = max(_stats(t)[1] for t in per_page.values())
+    result = {"first_page_s": round(first_page, 2), "row_change_p95_ms": round(worst, 1),
+              "k_change_p95_ms": round(k_p95, 1), "peak_rss_mb": round(peak, 1), "warm_up_s": round(warm_s, 1),
+              "row_change_p95_ms_by_page": {k: round(_stats(v)[1], 1) for k, v in per_page.items()}}
+    print(json.dumps(result))
+    return result
+
+
+if __name__ == "__main__":
+    main()

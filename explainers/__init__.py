@@ -1,0 +1,59 @@
+"""Candor's pure-compute library: models and data in, frozen dataclasses out.
+
+Never imports dash, flask or plotly (``tests/test_boundaries.py`` checks).
+Names backed by heavy libraries (shap, lime; torch and captum live in
+:mod:`explainers.gradients`, :mod:`explainers.attention` and
+:mod:`explainers.text`) are imported on first use (PEP 562), so that
+``import explainers`` stays fast and the dashboard serves its first page sooner.
+"""
+from importlib import import_module
+
+from .metrics import (
+    RankAgreement,
+    agreement_rate,
+    compare_ranks,
+    default_k,
+    jaccard_at_k,
+    kendall_tau_b,
+    rank_agreement,
+    sign_agreement,
+    spearman,
+    top_k,
+    top_k_overlap,
+)
+from .rules import conjunction_mask, predicate_mask, rule_text
+from .types import (
+    AgreementReport,
+    AttentionMap,
+    Explanation,
+    Fidelity,
+    GlobalImportance,
+    ModelSummary,
+    Predicate,
+    Rule,
+    Simplification,
+)
+
+_LAZY = {
+    "LimeExplainer": ".lime_explainer", "weighted_r2": ".lime_explainer",
+    "ShapExplainer": ".shap_explainer", "is_linear_model": ".model_kinds", "is_tree_model": ".model_kinds",
+    "comprehensiveness": ".persuasive", "masked_output": ".persuasive", "sufficiency": ".persuasive",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'explainers' has no attribute {name!r}")
+
+
+__all__ = [
+    "AgreementReport", "AttentionMap", "Explanation", "Fidelity", "GlobalImportance", "LimeExplainer",
+    "ModelSummary", "Predicate", "RankAgreement", "Rule", "ShapExplainer", "Simplification",
+    "agreement_rate", "comprehensiveness", "conjunction_mask",
+    "is_linear_model", "is_tree_model", "compare_ranks", "default_k", "jaccard_at_k", "kendall_tau_b", "masked_output", "predicate_mask",
+    "rank_agreement", "rule_text", "sign_agreement", "spearman",
+    "sufficiency", "top_k", "top_k_overlap", "weighted_r2",
+]

@@ -1,0 +1,400 @@
+"""A reversible numeric encoding of a raw feature table (the *raw feature space*).
+
+Explainers perturb numbers; users' models take the table as they wrote it
+(strings, pandas ``category``, nullable integers, datetimes, NaN). A
+:class:`TabularCodec` maps each raw column to exactly one numeric column and
+back, so attributions are per raw column, under the user's column names:
+
+========== ============================================== ===========================================
+kind       encoded value                                   decoded for the model
+========== ============================================== ===========================================
+numeric    the number as float64 (``pd.NA`` -> NaN)        original dtype (nullable ints keep ``<NA>``)
+category   index into ``levels`` (missing is a level)      original values / categories / missing
+datetime   days since 1970-01-01 (float, NaT -> NaN)      ``datetime64[ns]``
+========== ============================================== ===========================================
+
+Missing values of a string or category column (NaN, ``pd.NA``, ``None``)
+become the explicit level ``"(missing)"``; empty strings stay their own level
+``""`` (shown as ``'(empty string)'``).
+
+Display (what the dashboard shows instead of codes): :func:`value_labels` turns
+an encoded row into the user's values, :func:`predicate_text` and
+:func:`conjunction_parts` render a rule's predicates on encoded columns as set
+membership in the user's levels (``workclass in {Federal-gov, Private}``) or as
+a date (``signup <= 2021-03-04``). Without a codec (the bundled, all-numeric
+sample) they render numbers exactly as before.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from pandas.api import types as ptypes
+
+from .rules import format_predicate
+
+__all__ = ["ColumnCode", "TabularCodec", "MISSING", "date_text", "value_labels", "predicate_text", "conjunction_parts",
+           "conjunction_text"]
+
+MISSING = "(missing)"
+_EPOCH = pd.Timestamp("1970-01-01")
+_DAY = pd.Timedelta(days=1)
+MAX_LEVELS = 5
+"""Levels written out in a membership predicate before the rest are elided as ``… (+n more)``."""
+
+
+@dataclass(frozen=True)
+class ColumnCode:
+    """How one raw column is encoded.
+
+    Parameters
+    ----------
+    name : str
+        The column name exactly as the user wrote it.
+    kind : {"numeric", "category", "datetime"}
+    dtype : str
+        The raw pandas dtype, for messages and decoding.
+    levels : tuple
+        Raw values of a category column, in code order (``MISSING`` last if present).
+    note : str
+        What was done to the column, for display ("" if nothing notable).
+    """
+
+    name: str
+    kind: str
+    dtype: str
+    levels: tuple = ()
+    note: str = ""
+    na: object = None
+    """The column's own missing value (``None``, ``nan`` or ``pd.NA``), given back to the model as it was."""
+
+    timed: bool = False
+    """A datetime column with times of day (its thresholds are shown to the minute)."""
+
+    def label(self, code: float) -> str:
+        """The display text of an encoded value (a level name, a date or a number)."""
+        if np.isnan(code):
+            return MISSING
+        if self.kind == "category":
+            v = self.levels[int(np.clip(round(code), 0, len(self.levels) - 1))]
+            return "(empty string)" if v == "" else str(v)
+        if self.kind == "datetime":
+            return str((_EPOCH + code * _DAY).date())
+        return f"{code:.6g}"
+
+    def text(self, code: float, fmt: str = ".4g") -> str:
+        """Display text of an encoded value, numbers formatted by ``fmt`` (``label`` uses ``.6g``).
+
+        >>> ColumnCode("age", "numeric", "float64").text(38.123)
+        '38.12'
+        """
+        if self.kind == "numeric":
+            return MISSING if np.isnan(code) else format(float(code), fmt)
+        if self.kind == "datetime":
+            return date_text(code, self.timed)
+        return self.label(code)
+
+    def selected(self, op: str, threshold) -> tuple[int, ...]:
+        """Codes (ascending) of the levels on which ``code op threshold`` holds, as
+        :func:`~explainers.rules.predicate_mask` evaluates it; ``"in"`` takes a sequence of codes.
+
+        Raises
+        ------
+        ValueError
+            If ``op`` is not one of ``<=, >, ==, in``.
+        """
+        c = np.arange(len(self.levels), dtype=float)
+        tests = {"<=": lambda: c <= float(threshold), ">": lambda: c > float(threshold),
+                 "==": lambda: c == float(threshold), "in": lambda: np.isin(c, np.asarray(list(threshold), float))}
+        if op not in tests:
+            raise ValueError(f"unknown predicate operator {op!r}; expected one of '<=', '>', '==', 'in'")
+        return tuple(int(i) for i in np.flatnonzero(tests[op]()))
+
+    def membership(self, codes, max_levels: int = MAX_LEVELS) -> str:
+        """Set-membership text of the levels ``codes`` of a category column.
+
+        The shorter side is written out: ``colour = red`` (one level),
+        ``colour ≠ red`` (all but one), ``colour in {a, b}`` or
+        ``colour not in {c, d}`` (whichever set is smaller), at most
+        ``max_levels`` levels then ``… (+n more)``. A level containing a comma,
+        a brace or outer spaces is quoted.
+        """
+        chosen = sorted({int(c) for c in codes})
+        rest = [c for c in range(len(self.levels)) if c not in set(chosen)]
+        if not chosen:
+            return f"{self.name} in {{}}"
+        if not rest:
+            return f"{self.name} is any level"
+        if len(chosen) == 1:
+            return f"{self.name} = {self._level(chosen[0])}"
+        if len(rest) == 1:
+            return f"{self.name} ≠ {self._level(rest[0])}"
+        if len(chosen) <= len(rest):
+            return f"{self.name} in {self._set(chosen, max_levels)}"
+        return f"{self.name} not in {self._set(rest, max_levels)}"
+
+    def describe(self, op: str, threshold, max_levels: int = MAX_LEVELS) -> str:
+        """Display text of the predicate ``<this column> op threshold`` on encoded values.
+
+        ``threshold`` is in encoded units (a code, or codes for ``"in"``; days since 1970; the
+        number). A category predicate reads as membership in the user's levels (:meth:`membership`,
+        at most ``max_levels`` written out); a datetime one with a date (``signup <= 2021-03-04``:
+        for dates without times, exactly the rows the code predicate selects); a numeric one as
+        ``age <= 38.5`` (4 significant digits).
+
+        Examples
+        --------
+        >>> c = ColumnCode("colour", "category", "object", ("blue", "green", "red"))
+        >>> c.describe(">", 1.5)
+        'colour = red'
+        >>> c.describe("<=", 1.5)
+        'colour ≠ red'
+        """
+        if self.kind == "category":
+            return self.membership(self.selected(op, threshold), max_levels)
+        if self.kind == "datetime":
+            if op == "in":
+                return f"{self.name} in {{{', '.join(self.text(float(t)) for t in threshold)}}}"
+            return f"{self.name} {'=' if op == '==' else op} {self.text(float(threshold))}"
+        return format_predicate(self.name, op, threshold)
+
+    def level_list(self, codes, max_levels: int = MAX_LEVELS) -> str:
+        """``"Federal-gov, Local-gov, … (+12 more)"``: the levels ``codes`` (ascending), the rest elided."""
+        codes = sorted({int(c) for c in codes})
+        shown = [self._level(c) for c in codes[:max_levels]]
+        if len(codes) > max_levels:
+            shown.append(f"… (+{len(codes) - max_levels} more)")
+        return ", ".join(shown)
+
+    def _level(self, code: int) -> str:
+        text = self.label(float(code))
+        return repr(text) if any(ch in text for ch in ",{}") or text != text.strip() else text
+
+    def _set(self, codes, max_levels: int) -> str:
+        return "{" + self.level_list(codes, max_levels) + "}"
+
+
+def _is_categorical(s: pd.Series) -> bool:
+    return (isinstance(s.dtype, pd.CategoricalDtype) or ptypes.is_string_dtype(s.dtype)
+            or ptypes.is_object_dtype(s.dtype) or ptypes.is_bool_dtype(s.dtype) and s.isna().any())
+
+
+class TabularCodec:
+    """Encode a raw DataFrame into float columns and decode perturbed rows back.
+
+    Parameters
+    ----------
+    frame : DataFrame of shape (n_rows, n_features)
+        The raw features; defines the levels of every category column.
+
+    Attributes
+    ----------
+    columns : tuple of ColumnCode, length n_features
+    names : tuple of str
+        Column names as written by the user (``str`` of the original label).
+
+    Raises
+    ------
+    TypeError
+        For a column whose dtype has no numeric encoding (e.g. complex,
+        timedelta, interval, nested objects), naming the column and dtype.
+    """
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self._raw_columns = list(frame.columns)
+        self._dtypes = [frame[c].dtype for c in self._raw_columns] if frame.columns.is_unique else list(frame.dtypes)
+        codes = []
+        for j, col in enumerate(self._raw_columns):
+            codes.append(self._fit_column(str(col), frame.iloc[:, j]))
+        self.columns = tuple(codes)
+        self.names = tuple(c.name for c in codes)
+
+    @staticmethod
+    def _fit_column(name: str, s: pd.Series) -> ColumnCode:
+        dtype = str(s.dtype)
+        if ptypes.is_datetime64_any_dtype(s.dtype):
+            d = s.dropna()
+            timed = bool(len(d) and (d != d.dt.normalize()).any())
+            return ColumnCode(name, "datetime", dtype, note="encoded as days since 1970-01-01", timed=timed)
+        plain_bool = ptypes.is_bool_dtype(s.dtype) and not s.isna().any()
+        number = (ptypes.is_numeric_dtype(s.dtype) and not ptypes.is_complex_dtype(s.dtype)
+                  and not isinstance(s.dtype, pd.CategoricalDtype) and not ptypes.is_bool_dtype(s.dtype))
+        if plain_bool or number:
+            return ColumnCode(name, "numeric", dtype)
+        if _is_categorical(s):
+            if isinstance(s.dtype, pd.CategoricalDtype):
+                levels = list(s.cat.categories)
+            else:
+                values = s[s.notna()]
+                bad = [v for v in values.head(1000) if not isinstance(v, (str, int, float, bool, np.generic))]
+                if bad:
+                    raise TypeError(f"column {name!r} (dtype {dtype}) holds {type(bad[0]).__name__} values; "
+                                    "only strings, numbers and booleans can be explained")
+                levels = sorted(pd.unique(values), key=lambda v: (type(v).__name__, str(v)))
+            note, na = f"{len(levels)} levels", None
+            if s.isna().any():
+                levels.append(MISSING)
+                note += f", {int(s.isna().sum())} missing shown as {MISSING!r}"
+                na = s[s.isna()].iloc[0]
+            return ColumnCode(name, "category", dtype, tuple(levels), note, na)
+        raise TypeError(f"column {name!r} has dtype {dtype}, which has no numeric encoding for explanation")
+
+    def encode(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """Encode raw rows; unseen category levels become NaN.
+
+        Returns
+        -------
+        DataFrame of shape (n_rows, n_features), float64, columns ``names``.
+        """
+        out = np.empty((len(frame), len(self.columns)), dtype=float)
+        for j, code in enumerate(self.columns):
+            s = frame.iloc[:, j]
+            if code.kind == "numeric":
+                out[:, j] = pd.to_numeric(s, errors="coerce").astype("float64").to_numpy(dtype=float, na_value=np.nan)
+            elif code.kind == "datetime":
+                d = pd.to_datetime(s, errors="coerce")
+                out[:, j] = ((d - _EPOCH) / _DAY).astype("float64").to_numpy(dtype=float, na_value=np.nan)
+            else:
+                lookup = {v: i for i, v in enumerate(code.levels)}
+                vals = s.astype(object).where(s.notna(), MISSING)
+                out[:, j] = np.array([lookup.get(v, np.nan) for v in vals], dtype=float)
+        return pd.DataFrame(out, columns=list(self.names), index=frame.index)
+
+    def decode(self, encoded) -> pd.DataFrame:
+        """Rebuild raw rows (the model's input) from encoded, possibly perturbed, rows.
+
+        Parameters
+        ----------
+        encoded : ndarray or DataFrame of shape (n_rows, n_features)
+            Category codes are rounded and clipped to a valid level.
+
+        Returns
+        -------
+        DataFrame with the original column labels and dtypes.
+        """
+        Z = np.asarray(encoded, dtype=float).reshape(-1, len(self.columns))
+        if all(c.kind == "numeric" for c in self.columns) and \
+                all(isinstance(d, np.dtype) and d == np.float64 for d in self._dtypes):
+            out = pd.DataFrame(Z.copy())  # every column a float64 number: one block, not a Series per column
+            out.columns = self._raw_columns
+            return out
+        data = {}
+        for j, (code, dtype) in enumerate(zip(self.columns, self._dtypes)):
+            z = Z[:, j]
+            if code.kind == "numeric":
+                col = pd.Series(z)
+                if ptypes.is_integer_dtype(dtype) or ptypes.is_bool_dtype(dtype):
+                    if isinstance(dtype, np.dtype) and np.isnan(z).any():
+                        col = pd.Series(z)  # a numpy int column cannot hold NaN: keep float
+                    else:
+                        col = col.round().astype(dtype)
+                elif not isinstance(dtype, np.dtype):
+                    col = col.astype(dtype)
+            elif code.kind == "datetime":
+                col = pd.Series(_EPOCH + pd.to_timedelta(z, unit="D"))
+            else:
+                idx = np.clip(np.nan_to_num(np.round(z), nan=0), 0, len(code.levels) - 1).astype(int)
+                vals = [code.levels[i] for i in idx]
+                col = pd.Series([code.na if v == MISSING else v for v in vals], dtype=object)
+                if not isinstance(dtype, np.dtype):  # category, str, nullable boolean: back to that dtype
+                    col = col.astype(dtype)
+            data[j] = col.reset_index(drop=True)
+        out = pd.DataFrame(data)
+        out.columns = self._raw_columns
+        return out
+
+    def labels(self, encoded_row) -> tuple[str, ...]:
+        """Display text of one encoded row, e.g. ``("Private", "(missing)", "39")``."""
+        return tuple(c.label(float(v)) for c, v in zip(self.columns, np.asarray(encoded_row, dtype=float)))
+
+    def column(self, name: str) -> ColumnCode | None:
+        """The :class:`ColumnCode` of the column named ``name`` (None if there is none)."""
+        return next((c for c in self.columns if c.name == name), None)
+
+    def conjunction_parts(self, predicates: Sequence, max_levels: int = MAX_LEVELS) -> tuple[str, ...]:
+        """:func:`conjunction_parts` on this codec (what :func:`explainers.rules.rule_text` calls)."""
+        return conjunction_parts(predicates, self, max_levels)
+
+    @property
+    def categorical(self) -> tuple[int, ...]:
+        """Positions of category columns."""
+        return tuple(j for j, c in enumerate(self.columns) if c.kind == "category")
+
+    def notes(self) -> tuple[str, ...]:
+        """One line per column that was transformed notably."""
+        return tuple(f"{c.name}: {c.note}" for c in self.columns if c.note and c.kind != "category")
+
+
+def date_text(code: float, timed: bool = False) -> str:
+    """``"2021-03-04"`` (``"2021-03-04 13:20"`` if ``timed``) for days since 1970-01-01; NaN is ``"(missing)"``."""
+    if np.isnan(code):
+        return MISSING
+    t = _EPOCH + float(code) * _DAY
+    return t.strftime("%Y-%m-%d %H:%M") if timed else str(t.date())
+
+
+def value_labels(values, codec: TabularCodec | None = None, fmt: str = ".4g") -> tuple[str, ...]:
+    """Display text of one encoded row: levels, dates, and numbers formatted with ``fmt``.
+
+    ``values`` (shape (n_features,)) are encoded, as an Explanation's ``feature_values``. Without
+    a codec (all-numeric table) every value is formatted as a number, NaN as ``nan``; with one:
+    ``("blue", "2021-03-04", "38.12")``, missing values as ``"(missing)"``.
+    """
+    v = np.asarray(values, dtype=float).ravel()
+    if codec is None or len(codec.columns) != v.size:
+        return tuple(format(float(x), fmt) for x in v)
+    return tuple(c.text(float(x), fmt) for c, x in zip(codec.columns, v))
+
+
+def predicate_text(predicate, codec: TabularCodec | None = None, max_levels: int = MAX_LEVELS) -> str:
+    """Display text of a :class:`~explainers.types.Predicate` on encoded columns (:meth:`ColumnCode.describe`).
+
+    Without a codec, or on a numeric column: ``"worst radius > 16.8"`` (thresholds of ``<=``/``>``
+    to 4 significant digits), as the dashboard always rendered it.
+
+    >>> from explainers.types import Predicate
+    >>> codec = TabularCodec(pd.DataFrame({"colour": ["red", "green", "blue"]}))
+    >>> predicate_text(Predicate("colour", "<=", 1.5), codec)
+    'colour ≠ red'
+    """
+    col = codec.column(predicate.feature) if codec is not None else None
+    if col is None:
+        return format_predicate(predicate.feature, predicate.op, predicate.threshold)
+    return col.describe(predicate.op, predicate.threshold, max_levels)
+
+
+def conjunction_parts(predicates: Sequence, codec: TabularCodec | None = None,
+                      max_levels: int = MAX_LEVELS) -> tuple[str, ...]:
+    """Display text of a conjunction, one part per predicate, predicates on one category column merged.
+
+    ``workclass > 0.5 AND workclass <= 3.5`` becomes the one part
+    ``workclass in {Local-gov, Private, Self-emp}`` (the intersection of the
+    two level sets), placed where the column first appears.
+
+    Returns
+    -------
+    tuple of str
+        Empty for an empty conjunction; one part per predicate without a codec.
+    """
+    parts: list = []
+    merged: dict[str, tuple[int, set]] = {}
+    for p in predicates:
+        col = codec.column(p.feature) if codec is not None else None
+        if col is None or col.kind != "category":
+            parts.append(predicate_text(p, codec, max_levels))
+        elif p.feature in merged:
+            i, codes = merged[p.feature]
+            merged[p.feature] = (i, codes & set(col.selected(p.op, p.threshold)))
+        else:
+            merged[p.feature] = (len(parts), set(col.selected(p.op, p.threshold)))
+            parts.append("")
+    for feature, (i, codes) in merged.items():
+        parts[i] = codec.column(feature).membership(codes, max_levels)
+    return tuple(parts)
+
+
+def conjunction_text(predicates: Sequence, codec: TabularCodec | None = None, max_levels: int = MAX_LEVELS) -> str:
+    """``" AND "``-joined :func:`conjunction_parts` (``""`` for an empty conjunction)."""
+    return " AND ".join(conjunction_parts(predicates, codec, max_levels))

@@ -1,0 +1,423 @@
+"""SHAP attributions for scikit-learn models (Lundberg & Lee 2017, arXiv 1705.07874).
+
+Backend dispatch follows docs/methods.md, "SHAP": exact interventional Tree
+SHAP for tree ensembles (Lundberg et al. 2020, arXiv 1905.04610) — also the
+final tree of a Pipeline, explained in its transformed space and grouped back
+to raw columns as the sum of the one-hot children's SHAP values — Linear SHAP
+for linear models, plain or at the end of a Pipeline whose steps act column by
+column (there the grouped sum *is* the raw column's Shapley value: the margin is
+additive in raw columns), and the model-agnostic permutation estimate, run
+until its standard errors meet a stated tolerance (or Kernel, on request) in
+the raw feature space otherwise. ``space="raw_shapley"`` asks for Shapley
+values with raw columns as players where the default is not already that:
+exact enumeration of every coalition when it fits the budget, else the
+converged permutation estimate. Internally every backend yields values of shape
+(n_rows, n_features, n_outputs) with explicit output names (class labels), so
+multiclass values are never mistaken for interaction values, and standard
+errors of the same shape (0 for exact backends).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import shap
+
+from ._codec import TabularCodec
+from ._grouping import group_signed_sum
+from ._permutation import MAX_ORDERINGS, REL_TOL, permutation_shap
+from ._shapley_exact import EXACT_MAX_MODEL_ROWS, EXACT_MAX_PLAYERS, exact_fits, exact_shapley
+from ._shapley_support import estimate_cost, linear_pipeline_view, pct, permutation_evals  # noqa: F401
+from .model_adapter import ModelAdapter, OutputAttributions, OutputView
+from .model_kinds import is_linear_model
+from .types import Explanation, GlobalImportance
+
+__all__ = ["ShapExplainer", "estimate_cost"]
+
+KMEANS_K = 20
+KERNEL_REPEATS = 4
+"""Seeded Kernel SHAP runs per request; their spread over sqrt(runs) is the standard error."""
+REPAIR_GAP = 1e-4
+"""Tree SHAP rows whose values miss ``f(x) - base`` by more than this (output units) are redone by
+permutation SHAP. shap 0.51 misses by one tree's vote on a few forests (1/30, 1/200); float32 split
+thresholds leave every row of some forests 5e-5 off, far below any shown digit, and are left alone."""
+
+
+class ShapExplainer:
+    """SHAP attributions of one explained output (a class probability, a margin or a regression output).
+
+    Parameters
+    ----------
+    model : fitted classifier with ``predict_proba``, or a ModelAdapter / OneVsRest
+        A bare model must give probabilities; wrap it in
+        :class:`~explainers.model_adapter.ModelAdapter` to explain margins,
+        labels, regressors, Pipelines or non-numeric columns.
+    background : DataFrame of shape (n_background_rows, n_features)
+        Rows the expectations are taken over (encoded rows for an adapter);
+        ``background_size`` rows are sampled from it with ``seed``.
+    target_index : int, default=1
+        Index of the explained output among the model's outputs (class order).
+    target_name : str, default="class 1"
+    background_size : int, default=100
+    seed : int, default=0
+    algorithm : {"auto", "tree", "linear", "permutation", "kernel", "exact"}, default="auto"
+        ``kernel`` summarises the background with k-means (20 weighted centroids) and reports the
+        mean of 4 seeded runs with their spread / 2 as standard error; ``exact``
+        enumerates every coalition of the raw columns (at most 14 of them, and
+        ``2**n_features * background_size`` model rows at most 2,000,000).
+    space : {"raw", "transformed", "raw_shapley"}, default="raw"
+        For a Pipeline ending in a tree: report the sum of each raw column's one-hot children's
+        SHAP values (``"raw"``, fast, additive, but not the column's Shapley value when the model
+        has interactions), keep the transformed features, or compute Shapley values with raw
+        columns as players (``"raw_shapley"``: exact enumeration when it fits the budget above,
+        else the converged permutation estimate with its standard errors).
+    rel_tol : float, default=0.0025
+        Permutation SHAP runs until every standard error (of the target output) is at most
+        ``max(rel_tol * |f(x) - base|, 0.001 * std of f over the background)``, output units.
+    max_orderings : int, default=512
+        Budget of permutation SHAP orderings per row.
+    time_budget_s : float, optional
+        Also stop permutation SHAP for a row after this many seconds (the values then depend on the
+        machine's speed).
+
+    Raises
+    ------
+    TypeError
+        If a bare ``model`` has no ``predict_proba``.
+    ValueError
+        If ``space`` or ``algorithm`` is unknown, or ``algorithm="exact"`` exceeds its budget.
+    """
+
+    def __init__(self, model, *, background: pd.DataFrame, target_index: int = 1, target_name: str = "class 1",
+                 background_size: int = 100, seed: int = 0, algorithm: str = "auto", space: str = "raw",
+                 rel_tol: float = REL_TOL, max_orderings: int = MAX_ORDERINGS,
+                 time_budget_s: float | None = None) -> None:
+        if space not in ("raw", "transformed", "raw_shapley"):
+            raise ValueError(f"space must be 'raw', 'transformed' or 'raw_shapley', got {space!r}")
+        if algorithm not in ("auto", "tree", "linear", "permutation", "kernel", "exact"):
+            raise ValueError(f"unknown SHAP algorithm {algorithm!r}")
+        if isinstance(model, OutputView):  # incl. OneVsRest
+            adapter, want = model.adapter, model.adapter.output_names[model.index]
+        elif isinstance(model, ModelAdapter):
+            adapter, want = model, model.output_names[min(target_index, len(model.output_names) - 1)]
+        else:
+            if not hasattr(model, "predict_proba"):
+                raise TypeError(f"{type(model).__name__} has no predict_proba; SHAP needs class probabilities "
+                                "(wrap it in explainers.ModelAdapter to explain margins)")
+            adapter = ModelAdapter(model, TabularCodec(background))
+            want = adapter.output_names[target_index]
+        self.model, self.adapter, self.seed = model, adapter, seed
+        self.rel_tol, self.max_orderings, self.time_budget_s = float(rel_tol), int(max_orderings), time_budget_s
+        self.feature_names = adapter.feature_names
+        n = min(background_size, len(background))
+        self.background = background.sample(n=n, random_state=seed) if len(background) > n else background
+        self.target_name, self._columns = target_name, background.columns
+        self._init_backend(algorithm, space, n, want)
+        self.cost = estimate_cost(len(self.feature_names), n if self.algorithm != "kernel" else KMEANS_K,
+                                  self.algorithm, len(self.output_names))
+        self.params = {"background_size": n, "background_rows_given": len(background), "seed": seed,
+                       "algorithm": self.algorithm, "space": space, "players": self.players, **self.cost}
+        if self.algorithm == "permutation":
+            self.params.update(rel_tol=self.rel_tol, max_orderings=self.max_orderings)
+        if want not in self.output_names:
+            raise ValueError(f"output {want!r} is not explained by this backend (outputs: {self.output_names})")
+        self.target_index = self.output_names.index(want)
+        self.units = self._units[self.target_index]
+        summary = "" if len(background) <= n else f" sampled from {len(background)}"
+        self.source = (f"SHAP {shap.__version__} {self._kind}, {n} background rows{summary} (seed {seed}); "
+                       f"units: {self.units}")
+
+    @property
+    def sums_children(self) -> bool:
+        """True when a raw column's value is the sum of its one-hot children's SHAP values (a tree Pipeline,
+        ``space="raw"``): not the raw column's Shapley value; ``space="raw_shapley"`` computes that."""
+        return self._groups is not None and self.algorithm == "tree"
+
+    @property
+    def exact(self) -> bool:
+        """True when the values are exact (standard error 0): tree, linear and enumeration backends."""
+        return self.algorithm in ("tree", "linear", "exact")
+
+    def _init_backend(self, algorithm: str, space: str, n: int, want: str) -> None:
+        a, bg = self.adapter, self.background
+        # Linear SHAP explains the margin of the last class only: another class falls back to sampling
+        margin_ok = a.task != "multiclass" and want == a.output_names[-1]
+        self._tree = a.tree_view() if algorithm in ("auto", "tree") else None
+        self._view, self._margin, self._groups, self._kind = None, False, None, ""
+        self.players = "raw columns"
+        if self._tree is not None:
+            grouped = not np.array_equal(self._tree.groups, np.arange(len(self.feature_names)))
+            if grouped and space == "raw_shapley":
+                self._tree = None  # the signed sum is not the raw column's Shapley value: enumerate or sample
+        if self._tree is not None:
+            out = "probability" if a.kind == "probability" else "raw"
+            try:
+                self._backend = shap.TreeExplainer(self._tree.model, data=self._tree.transform(bg),
+                                                   feature_perturbation="interventional", model_output=out)
+                self.algorithm, self.output_space = "tree", ("probability" if out == "probability" else "raw")
+                self._view = self._tree
+                if grouped and space == "raw":
+                    self._groups = self._tree.groups
+                    self.players = "transformed features (raw column value = sum of one-hot children's SHAP values)"
+                elif grouped:
+                    self.feature_names, self.players = self._tree.names, "transformed features"
+                self._kind = "TreeExplainer, interventional" + (
+                    f", {len(self._tree.groups)} transformed features summed per raw column (signed): a raw "
+                    "column's value is the sum of its one-hot children's SHAP values, not the Shapley value of "
+                    "the column"
+                    if self._groups is not None else "")
+            except Exception as exc:  # shap refuses e.g. multiclass GradientBoosting: fall back, say so
+                self._tree, self._kind = None, f"(TreeExplainer refused: {str(exc)[:80]}) "
+        lin = linear_pipeline_view(a) if algorithm in ("auto", "linear") and self._tree is None and margin_ok else None
+        if self._tree is not None:
+            pass
+        elif algorithm in ("auto", "linear") and is_linear_model(a.model) and margin_ok and not a.codec.categorical:
+            self._backend = shap.LinearExplainer(a.model, shap.maskers.Independent(a.raw(bg), max_samples=n))
+            self._margin = a.task != "regression"
+            self.algorithm = "linear"
+            self.output_space = "log_odds" if self._margin else "raw"
+            self._kind = "LinearExplainer (margin), independent masker"
+        elif lin is not None:
+            self._view = lin
+            self._backend = shap.LinearExplainer(lin.model, shap.maskers.Independent(lin.transform(bg), max_samples=n))
+            self._margin, self.algorithm = a.task != "regression", "linear"
+            self.output_space = "log_odds" if self._margin else "raw"
+            if space == "transformed":
+                self.feature_names, self.players = lin.names, "transformed features"
+            else:
+                self._groups = lin.groups
+            self._kind = (f"LinearExplainer (margin) on the Pipeline's {len(lin.groups)} transformed features, "
+                          "independent masker" + ("" if space == "transformed" else
+                                                  "; summed per raw column, which is the exact Shapley value of "
+                                                  "the raw column (the margin is additive in raw columns)"))
+        elif algorithm == "kernel":
+            summary = shap.kmeans(bg.to_numpy(dtype=float), min(KMEANS_K, len(bg)))
+            self._backend = shap.KernelExplainer(a.outputs, summary, seed=self.seed)
+            self.algorithm, self.output_space = "kernel", a.output_space
+            self._kind += (f"KernelExplainer, background summarised by k-means to {min(KMEANS_K, len(bg))} rows; "
+                           f"mean of {KERNEL_REPEATS} seeded runs, standard error = their spread / "
+                           f"sqrt({KERNEL_REPEATS})")
+        elif algorithm == "exact" or (space == "raw_shapley" and algorithm == "auto"
+                                      and exact_fits(len(a.feature_names), n)):
+            d = len(a.feature_names)
+            if not exact_fits(d, n):
+                raise ValueError(f"exact Shapley values of {d} columns over {n} background rows need "
+                                 f"{2 ** d * n:,} model rows; the budget is {EXACT_MAX_MODEL_ROWS:,} rows and "
+                                 f"{EXACT_MAX_PLAYERS} columns")
+            self._backend = None
+            self.algorithm, self.output_space = "exact", a.output_space
+            self._kind += (f"exact Shapley values, all {2 ** d:,} coalitions of the {d} raw columns enumerated "
+                           "(Shapley 1953), independent masker")
+        else:
+            self._backend = None
+            self.algorithm, self.output_space = "permutation", a.output_space
+            self._kind += (f"permutation SHAP (antithetic orderings until every standard error is at most "
+                           f"{pct(self.rel_tol)} of |f(x) − base| or 0.1 % of f's standard deviation over the "
+                           f"background, at most {self.max_orderings} orderings; Štrumbelj & Kononenko 2014), "
+                           "independent masker, raw feature space")
+        probe = self._explained_outputs(bg.iloc[:1])
+        k = probe.shape[1]
+        self.output_names = tuple(a.output_names[-k:]) if len(a.output_names) >= k else tuple(a.output_names)
+        self._units = tuple(
+            f"log-odds of class {c!r}" if self._margin else a.units(a.output_names.index(c)) for c in self.output_names)
+        self.units = self._units[-1]
+
+    def _explained_outputs(self, X: pd.DataFrame) -> np.ndarray:
+        """The outputs the backend decomposes, shape (n_rows, n_explained_outputs)."""
+        a = self.adapter
+        if self._margin:
+            return np.asarray(a.model.decision_function(a.raw(X)), dtype=float).reshape(len(X), -1)[:, -1:]
+        out = a.outputs(X)
+        if self._tree is not None and out.shape[1] == 2 and a.task == "binary" and \
+                np.ndim(self._backend.expected_value) == 0:
+            return out[:, 1:]
+        return out
+
+    def _sampled(self, rows: np.ndarray, f, rel_tol: float | None, judge: int | None):
+        """Permutation SHAP of each row: values, base, standard errors (n, d, k) and per-row sampling facts."""
+        bg = self.background.to_numpy(dtype=float)
+        res = [permutation_shap(f, row, bg, rel_tol=self.rel_tol if rel_tol is None else rel_tol,
+                                max_orderings=self.max_orderings, time_budget_s=self.time_budget_s,
+                                seed=self.seed, judge=None if judge is None else (judge,)) for row in rows]
+        info = {"orderings": np.array([r.orderings for r in res]), "converged": np.array([r.converged for r in res]),
+                "tolerance": np.array([r.tolerance for r in res])}
+        return np.stack([r.values for r in res]), res[0].base, np.stack([r.standard_error for r in res]), info
+
+    def _values3(self, X: pd.DataFrame, rel_tol: float | None = None):
+        """Values and standard errors (n_rows, n_features, n_outputs), base values (n_outputs,), sampling facts.
+
+        ``info`` holds per-row ``converged`` (and for sampled rows ``orderings``, ``tolerance``); the
+        rows whose Tree SHAP was redone are counted in ``info["tree_rows_recomputed"]``. The
+        explainer's ``params`` never change after ``__init__``: what one call did is returned with
+        that call's result, never accumulated on ``self``.
+        """
+        n = len(X)
+        info = {"converged": np.ones(n, bool), "tree_rows_recomputed": 0}
+        judge = getattr(self, "target_index", None)
+        if self.algorithm == "permutation":
+            vals, base, se, sampled = self._sampled(X.to_numpy(dtype=float), self.adapter.outputs, rel_tol, judge)
+            info.update(sampled)
+        elif self.algorithm == "exact":
+            bg = self.background.to_numpy(dtype=float)
+            res = [exact_shapley(self.adapter.outputs, row, bg) for row in X.to_numpy(dtype=float)]
+            vals, base = np.stack([r[0] for r in res]), res[0][1]
+            se = np.zeros_like(vals)
+        elif self.algorithm == "kernel":
+            vals, base, se, info["converged"] = self._kernel(X, rel_tol, judge)
+        else:
+            inputs = self._view.transform(X) if self._view is not None else self.adapter.raw(X)
+            vals = np.asarray(self._backend.shap_values(inputs), dtype=float)
+            base = np.asarray(self._backend.expected_value, dtype=float).ravel()
+            se = None
+        if vals.ndim == 2:
+            vals = vals[:, :, None]
+        if self._groups is not None:
+            vals = group_signed_sum(vals, self._groups, len(self.adapter.feature_names))
+        if se is None or np.ndim(se) == 0:
+            se = np.full(vals.shape, 0.0 if se is None else se)
+        if self.algorithm == "tree" and len(self.feature_names) == X.shape[1]:
+            vals, se, info = self._repair_tree_rows(X, vals, se, base, info, rel_tol)
+        return vals, base, se, info
+
+    def _kernel(self, X: pd.DataFrame, rel_tol: float | None, judge: int | None):
+        """Kernel SHAP as the mean of :data:`KERNEL_REPEATS` seeded runs; standard error = their spread / sqrt(runs).
+
+        shap's ``KernelExplainer`` samples coalitions from numpy's global random state and reports no
+        error; run ``r`` seeds that state with ``seed + r`` (restored afterwards). Returns values and
+        standard errors (n_rows, n_features, n_outputs), base values (n_outputs,) and per-row
+        ``converged``: every standard error of the judged output at most
+        ``rel_tol * |f(x) - base|`` (no more runs are added when it is not).
+        """
+        Xn = X.to_numpy(dtype=float)
+        state = np.random.get_state()
+        try:
+            runs = []
+            for r in range(KERNEL_REPEATS):
+                np.random.seed(self.seed + r)
+                runs.append(np.asarray(self._backend.shap_values(Xn, silent=True), dtype=float))
+        finally:
+            np.random.set_state(state)
+        runs = np.stack(runs)
+        if runs.ndim == 3:
+            runs = runs[..., None]
+        vals, se = runs.mean(axis=0), runs.std(axis=0, ddof=1) / np.sqrt(KERNEL_REPEATS)
+        base = np.asarray(self._backend.expected_value, dtype=float).ravel()
+        t = slice(None) if judge is None else slice(judge, judge + 1)
+        tol = (self.rel_tol if rel_tol is None else rel_tol) * np.abs(vals.sum(axis=1))[:, t]  # |f(x) - base|
+        converged = (se[:, :, t] <= np.maximum(tol, 1e-12)[:, None, :]).all(axis=(1, 2))
+        return vals, base, se, converged
+
+    def _repair_tree_rows(self, X: pd.DataFrame, vals, se, base, info, rel_tol: float | None = None):
+        """Recompute rows where Tree SHAP is not additive with permutation SHAP (exactly additive).
+
+        shap 0.51's tree traversal disagrees with scikit-learn's on a few random
+        forests (gaps of one tree's vote, e.g. 1/30); those rows are redone in the
+        raw space, to the explainer's tolerance, with their standard errors; their count is
+        returned (the result's ``params["tree_rows_recomputed"]``).
+        """
+        gap = np.abs(base + vals.sum(axis=1) - self._explained_outputs(X)).max(axis=1)
+        bad = np.flatnonzero(gap > REPAIR_GAP)
+        if bad.size:
+            k = vals.shape[2]
+            f = lambda Z: self._explained_outputs(pd.DataFrame(Z, columns=X.columns))[:, -k:]  # noqa: E731
+            v, _, s, sampled = self._sampled(X.to_numpy(dtype=float)[bad], f, rel_tol,
+                                             getattr(self, "target_index", None))
+            vals, se = vals.copy(), se.copy()
+            vals[bad], se[bad] = v, s  # additive around the background mean, which equals the tree base value
+            info = {**info, "converged": info["converged"].copy()}
+            info["converged"][bad] = sampled["converged"]
+            orderings = np.zeros(len(X), int)
+            orderings[bad] = sampled["orderings"]
+            info["orderings"] = orderings
+        info["tree_rows_recomputed"] = int(bad.size)
+        return vals, se, info
+
+    def explain_outputs(self, X: pd.DataFrame) -> OutputAttributions:
+        """Attributions of every row of ``X`` for every explained output.
+
+        Returns
+        -------
+        OutputAttributions
+            ``values`` of shape (n_rows, n_features, n_outputs), output names are the class labels;
+            ``params["standard_error"]`` the same shape (0 for exact backends),
+            ``params["converged"]`` a tuple of bools per row (judged on the target output).
+        """
+        vals, base, se, info = self._values3(X)
+        extra = {"tree_rows_recomputed": info["tree_rows_recomputed"], "standard_error": se,
+                 "converged": tuple(bool(c) for c in info["converged"])}
+        if info.get("orderings") is not None:
+            extra["orderings"] = tuple(int(o) for o in info["orderings"])
+        return OutputAttributions(self.feature_names, vals, base, self.output_names, self.output_space,
+                                  self._units, self.source, {**self.params, **extra})
+
+    def explain_many(self, X: pd.DataFrame, *, rel_tol: float | None = None) -> GlobalImportance:
+        """Attributions for every row of ``X`` for the target output.
+
+        Parameters
+        ----------
+        X : DataFrame of shape (n_rows, n_features)
+        rel_tol : float, optional
+            Permutation SHAP's tolerance for these rows (e.g. looser for a global view); default the
+            explainer's.
+
+        Returns
+        -------
+        GlobalImportance
+            ``values`` of shape (n_rows, n_features) in ``output_space`` units, ``standard_error``
+            the same shape (0 for exact backends).
+        """
+        vals, base, se, _ = self._values3(X, rel_tol)
+        fv = self._view.transform(X) if self._view is not None and len(self.feature_names) != X.shape[1] else X
+        return GlobalImportance(self.feature_names, vals[:, :, self.target_index], np.asarray(fv, dtype=float),
+                                float(base[self.target_index]), self.output_space, self.target_name, self.source,
+                                standard_error=se[:, :, self.target_index])
+
+    def explain(self, x: pd.DataFrame) -> Explanation:
+        """Attribution of one row (a one-row DataFrame).
+
+        Returns
+        -------
+        Explanation
+            ``values`` of shape (n_features,); ``additivity_gap`` is reported;
+            ``params["standard_error"]`` (tuple, one float per feature, output units, 0.0 when
+            exact), ``params["converged"]`` (bool) and, when sampled, ``params["orderings"]`` and
+            ``params["tolerance"]`` (output units).
+
+        Raises
+        ------
+        ValueError
+            If ``x`` does not have exactly one row.
+        """
+        if len(x) != 1:
+            raise ValueError(f"explain takes one row, got {len(x)}")
+        vals, base, se, info = self._values3(x)
+        t = self.target_index
+        extra = {"converged": bool(info["converged"][0])}
+        if info.get("orderings") is not None and int(info["orderings"][0]):
+            extra["orderings"] = int(info["orderings"][0])
+        if "tolerance" in info:
+            extra["tolerance"] = float(info["tolerance"][0][t])
+        return self.from_row(x, vals[0, :, t], float(base[t]), tree_rows_recomputed=info["tree_rows_recomputed"],
+                             standard_error=se[0, :, t], **extra)
+
+    def from_row(self, x: pd.DataFrame, values: np.ndarray, base_value: float, *,
+                 tree_rows_recomputed: int = 0, standard_error=None, **sampling) -> Explanation:
+        """Wrap precomputed attributions of the one-row frame ``x`` as an :class:`Explanation`.
+
+        ``standard_error`` defaults to zeros for exact backends and NaN (unknown) otherwise;
+        ``sampling`` (``converged``, ``orderings``, ``tolerance``) goes into ``params``.
+        """
+        fv = x.to_numpy(dtype=float)[0]
+        if len(self.feature_names) != fv.size:
+            fv = np.asarray(self._view.transform(x), dtype=float)[0]
+        labels = self.adapter.codec.labels(x.to_numpy(dtype=float)[0]) if fv.size == x.shape[1] else ()
+        if standard_error is None:
+            standard_error = np.zeros(len(values)) if self.exact else np.full(len(values), np.nan)
+        sampling.setdefault("converged", self.exact)
+        return Explanation(
+            method="shap", feature_names=self.feature_names, values=values, base_value=base_value,
+            prediction=float(self._explained_outputs(x)[0, self.target_index]), feature_values=fv,
+            output_space=self.output_space, target=self.target_name, source=self.source,
+            params={**self.params, "units": self.units, "feature_labels": labels,
+                    "tree_rows_recomputed": tree_rows_recomputed,
+                    "standard_error": tuple(float(s) for s in np.asarray(standard_error, dtype=float)), **sampling},
+        )

@@ -1,0 +1,1 @@
+"""Build-then-serve: explanations computed once into a versioned store (Dash-free, beside ``app/``)."""

@@ -1,0 +1,226 @@
+"""Chunked, resumable per-row computation: in this process or on a Dask cluster.
+
+``run_chunks(task, n_rows, chunk_rows=..., out_dir=...)`` cuts ``range(n_rows)`` into chunks, runs
+``task(start, stop)`` on each one that is not on disk yet, writes each finished chunk atomically to
+``out_dir/chunks/{start:09d}-{stop:09d}.npz`` and returns every array concatenated in row order.
+A build killed halfway (the process, the machine, a Dask worker) is rerun with the same arguments
+and computes only the chunks that are missing.
+
+The chunks are written by the process that calls ``run_chunks`` (Dask workers return arrays), so a
+remote cluster needs no file system shared with the caller. Dask is imported only when a client is
+given or made (``client_from_address``); the single-process path needs numpy only.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Callable, Mapping
+
+import numpy as np
+
+from workspace.errors import CandorError
+
+Task = Callable[[int, int], Mapping[str, np.ndarray]]
+Progress = Callable[[int, int], None]
+
+CHUNK_NAME = re.compile(r"^(\d{9})-(\d{9})\.npz$")
+
+
+def chunk_bounds(n_rows: int, chunk_rows: int) -> list[tuple[int, int]]:
+    """``[(start, stop), ...]`` covering ``range(n_rows)`` in chunks of ``chunk_rows`` (the last may be shorter).
+
+    Raises
+    ------
+    CandorError
+        If ``n_rows`` is negative or ``chunk_rows`` is not positive.
+    """
+    if n_rows < 0 or chunk_rows < 1:
+        raise CandorError(f"chunks need n_rows >= 0 and chunk_rows >= 1, got {n_rows} and {chunk_rows}")
+    return [(s, min(s + chunk_rows, n_rows)) for s in range(0, n_rows, chunk_rows)]
+
+
+def chunk_path(out_dir: Path | str, start: int, stop: int) -> Path:
+    """Where the chunk ``[start, stop)`` of a run in ``out_dir`` is written."""
+    return Path(out_dir) / "chunks" / f"{start:09d}-{stop:09d}.npz"
+
+
+def _checked(arrays, start: int, stop: int) -> dict[str, np.ndarray]:
+    """The task's result as plain arrays, each with ``stop - start`` rows; a one-line error otherwise."""
+    if not isinstance(arrays, Mapping) or not arrays:
+        raise CandorError(f"chunk {start}-{stop}: the task returned {type(arrays).__name__}, "
+                          "not a non-empty dict of arrays")
+    out = {}
+    for name, value in arrays.items():
+        a = np.asarray(value)
+        if not isinstance(name, str) or not name.isidentifier():
+            raise CandorError(f"chunk {start}-{stop}: array name {name!r} is not an identifier")
+        if a.dtype.hasobject:
+            raise CandorError(f"chunk {start}-{stop}: array {name!r} holds Python objects; "
+                              "chunks store numbers and fixed-width strings only")
+        if a.ndim == 0 or a.shape[0] != stop - start:
+            raise CandorError(f"chunk {start}-{stop}: array {name!r} has shape {a.shape}, "
+                              f"expected {stop - start} rows first")
+        out[name] = a
+    return out
+
+
+def _write_atomically(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
+    """``np.savez`` to a temporary file beside ``path``, then rename it: a reader sees all of it or nothing."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _read(path: Path, start: int, stop: int) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except (OSError, ValueError) as exc:
+        raise CandorError(f"chunk file {path} cannot be read ({exc}); delete it to recompute it") from None
+    return _checked(arrays, start, stop)
+
+
+def _concatenate(parts: list[dict[str, np.ndarray]], bounds) -> dict[str, np.ndarray]:
+    if not parts:
+        return {}
+    names = set(parts[0])
+    for part, (start, stop) in zip(parts, bounds):
+        if set(part) != names:
+            raise CandorError(f"chunk {start}-{stop} holds arrays {sorted(part)}, the first chunk "
+                              f"{sorted(names)}: the chunks on disk come from different tasks")
+    try:
+        return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    except ValueError as exc:
+        raise CandorError(f"chunks do not stack ({exc}): the chunks on disk come from different tasks") from None
+
+
+def run_chunks(task: Task, n_rows: int, *, chunk_rows: int, out_dir: Path | str, client=None,
+               progress: Progress | None = None) -> dict[str, np.ndarray]:
+    """Run ``task`` over ``range(n_rows)`` in chunks, resumably, and return the results in row order.
+
+    Parameters
+    ----------
+    task : callable ``(start, stop) -> dict[str, numpy.ndarray]``
+        Computes rows ``start:stop``; every array's first axis has ``stop - start`` rows, and every
+        chunk returns the same names. It must be deterministic for reruns and Dask to give the same
+        result as one uninterrupted run (seed from ``start``, not from a global generator). With a
+        Dask client it is pickled (cloudpickle) to the workers.
+    n_rows : int
+        Number of rows.
+    chunk_rows : int
+        Rows per chunk (the last chunk may be shorter). A rerun must use the same value to reuse chunks.
+    out_dir : path
+        The run's directory; chunks go to ``out_dir/chunks/{start:09d}-{stop:09d}.npz``. A chunk
+        found there is not computed again: the caller keeps one directory per (model, data, task).
+    client : dask.distributed.Client, optional
+        ``None`` runs the chunks here, one after another. A client runs each missing chunk as a
+        Dask task; a task whose worker dies is rerun elsewhere by the scheduler (up to its
+        ``allowed-failures``), and the chunks are written here as they arrive.
+    progress : callable ``(done_rows, total_rows)``, optional
+        Called once at the start (with the rows already on disk) and after each chunk.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Each name's chunks concatenated along the first axis (``n_rows`` rows); ``{}`` if ``n_rows`` is 0.
+
+    Raises
+    ------
+    CandorError
+        On a malformed task result or an unreadable or inconsistent chunk on disk. An exception of
+        ``task`` itself propagates unchanged, after the chunks finished before it are written.
+    """
+    bounds = chunk_bounds(n_rows, chunk_rows)
+    (Path(out_dir) / "chunks").mkdir(parents=True, exist_ok=True)
+    todo = [b for b in bounds if not chunk_path(out_dir, *b).exists()]
+    done_rows = n_rows - sum(stop - start for start, stop in todo)
+    if progress is not None:
+        progress(done_rows, n_rows)
+    for (start, stop), arrays in (_in_process(task, todo) if client is None else _on_dask(client, task, todo)):
+        _write_atomically(chunk_path(out_dir, start, stop), _checked(arrays, start, stop))
+        done_rows += stop - start
+        if progress is not None:
+            progress(done_rows, n_rows)
+    return _concatenate([_read(chunk_path(out_dir, *b), *b) for b in bounds], bounds)
+
+
+def _in_process(task: Task, todo):
+    for start, stop in todo:
+        yield (start, stop), task(start, stop)
+
+
+def _on_dask(client, task: Task, todo):
+    """Yield ``((start, stop), arrays)`` as the Dask tasks finish; cancel the rest if one fails."""
+    from distributed import as_completed
+
+    if not todo:
+        return
+    # the task (a model and its data) goes to the cluster once, not with every chunk
+    shipped = client.scatter(task, broadcast=False, hash=False)
+    run = os.urandom(4).hex()
+    futures = {client.submit(_call, shipped, start, stop, pure=False,
+                             key=f"candor-chunk-{run}-{start:09d}-{stop:09d}"): (start, stop)
+               for start, stop in todo}
+    try:
+        for future in as_completed(futures):
+            arrays = future.result()
+            bounds = futures.pop(future)
+            future.release()
+            yield bounds, arrays
+    finally:
+        if futures:
+            client.cancel(list(futures))
+
+
+def _call(task: Task, start: int, stop: int):
+    return task(start, stop)
+
+
+def client_from_address(address: str, *, n_workers: int = 2):
+    """A Dask client for ``--dask ADDRESS``: ``"local"`` starts a LocalCluster, else a scheduler's address.
+
+    Parameters
+    ----------
+    address : str
+        ``"local"`` (or ``"local:N"`` for N workers) for a ``LocalCluster`` of single-threaded worker
+        processes on this machine, closed with the client; otherwise a running scheduler's address,
+        e.g. ``"tcp://10.0.0.5:8786"``.
+    n_workers : int
+        Workers of a ``"local"`` cluster when the address names none.
+
+    Returns
+    -------
+    distributed.Client
+        Use it as a context manager (``with client_from_address(a) as client: ...``) so a local
+        cluster is shut down at the end.
+
+    Raises
+    ------
+    CandorError
+        If dask.distributed is not installed, the worker count is not a positive integer, or the
+        scheduler cannot be reached within 10 seconds.
+    """
+    try:
+        from distributed import Client
+    except ImportError:
+        raise CandorError("--dask needs dask[distributed]: pip install -r requirements.txt") from None
+    address = address.strip()
+    local = re.fullmatch(r"local(?::(\d+))?", address)
+    if local:
+        n = int(local.group(1)) if local.group(1) else n_workers
+        if n < 1:
+            raise CandorError(f"--dask {address}: a local cluster needs at least one worker")
+        return Client(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
+    if "://" not in address:
+        raise CandorError(f"--dask {address!r}: give 'local', 'local:N' or a scheduler address such as tcp://host:8786")
+    try:
+        return Client(address, timeout=10)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise CandorError(f"--dask {address}: cannot reach the Dask scheduler ({exc})") from None

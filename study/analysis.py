@@ -1,0 +1,378 @@
+"""Behavioural and questionnaire measures of a study, by condition.
+
+Measures (docs/methods.md, "Study mode"):
+
+- agreement fraction ``mean(final == model)`` and switch fraction
+  ``#(initial != model and final == model) / #(initial != model)`` (Yin et al. 2019);
+- over-reliance ``P(final == model | model wrong)``, under-reliance
+  ``P(final != model | model right)``, team accuracy ``P(final == truth)``
+  (Bansal et al. 2021);
+- forward-prediction accuracy ``P(forward == model)`` (Hase & Bansal 2020);
+- questionnaire scores (Jian et al. 2000 total, trust and distrust sub-scores;
+  Hoffman et al. 2018 satisfaction mean; custom means);
+- calibration: each participant's trust against the mean fidelity of the
+  explanations they saw.
+
+- appropriate reliance ``P(final == model | model right or final != model | model wrong)``
+  and accuracy per condition, before (``initial_accuracy``) and after advice;
+- weight of advice ``(final - initial) / (advice - initial)`` for numeric answers
+  (Harvey & Fischer 1997), capped to [0, 1] as in Logg, Minson & Moore (2019).
+
+Intervals respect their range (:mod:`explainers.intervals`): a proportion pooled over a
+condition's decision trials gets the **Wilson** interval, a mean of participant
+scores (questionnaires, confidence) a seeded **percentile bootstrap** over
+participants, and the trust–fidelity correlation the Fisher z interval. The Wilson
+interval treats a condition's trials as independent; the confirmatory mixed-effects
+analysis (participant and item random intercepts, docs/methods.md, "Study mode")
+is run on the exported trial log.
+
+References
+----------
+.. [1] Yin, M., Wortman Vaughan, J., Wallach, H. (2019). CHI. doi 10.1145/3290605.3300509.
+.. [2] Bansal, G. et al. (2021). Does the Whole Exceed its Parts? CHI. arXiv 2006.14779.
+.. [3] Jian, J.-Y., Bisantz, A. M., Drury, C. G. (2000). Int. J. Cognitive Ergonomics 4(1).
+.. [4] Hoffman, R. R. et al. (2018). arXiv 1812.04608.
+.. [5] Harvey, N., Fischer, I. (1997). Taking advice: accepting help, improving judgment,
+   and sharing responsibility. OBHDP 70(2), 117-133.
+.. [6] Logg, J. M., Minson, J. A., Moore, D. A. (2019). Algorithm appreciation. OBHDP 151, 90-103.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .instruments import score
+from explainers.intervals import bootstrap_mean, wilson
+
+__all__ = [
+    "Reliance", "reliance", "weight_of_advice", "decision_table", "per_participant",
+    "questionnaire_scores", "reliance_by_condition", "summary_by_condition", "calibration", "CI_METHOD",
+    "PROPORTIONS", "exclusions", "apply_exclusions",
+]
+
+CI_METHOD = ("95%: Wilson interval for proportions pooled over a condition's decision trials; "
+             "percentile bootstrap over participants (2000 resamples, seed 0) for means")
+#: Reliance proportions: measure -> (numerator, denominator) column names of :func:`decision_table` flags.
+PROPORTIONS = {
+    "agreement": ("agree", None), "switch_fraction": ("switched", "initial_disagree"),
+    "over_reliance": ("agree", "model_wrong"), "under_reliance": ("disagree", "model_right"),
+    "appropriate_reliance": ("appropriate", "known"), "initial_accuracy": ("initial_correct", "known"),
+    "accuracy": ("final_correct", "known"), "forward_accuracy": None,
+}
+
+
+@dataclass(frozen=True)
+class Reliance:
+    """Reliance measures over a set of decision trials (NaN when undefined)."""
+
+    n: int
+    agreement: float
+    switch: float
+    over_reliance: float
+    under_reliance: float
+    team_accuracy: float
+    appropriate_reliance: float = float("nan")
+    initial_accuracy: float = float("nan")
+
+
+def _frac(num: int, den: int) -> float:
+    return num / den if den else float("nan")
+
+
+def reliance(initial: Sequence, model: Sequence, final: Sequence, truth: Sequence | None = None) -> Reliance:
+    """Agreement, switching and appropriate-reliance fractions.
+
+    Parameters
+    ----------
+    initial, model, final : sequence of labels, each of length n_trials
+        Participant's answer before advice, the model's advice, answer after advice.
+    truth : sequence of labels or None, default=None
+        True labels; without them over/under-reliance and team accuracy are NaN.
+
+    Returns
+    -------
+    Reliance
+
+    Examples
+    --------
+    docs/methods.md, "Tests with exact oracles", T15(a):
+
+    >>> r = reliance(list("ABBA"), list("AAAB"), list("AABB"))
+    >>> r.agreement, round(r.switch, 4)
+    (0.75, 0.6667)
+    """
+    i, m, f = (np.asarray(x, dtype=object) for x in (initial, model, final))
+    if not len(i) == len(m) == len(f):
+        raise ValueError(f"expected equal lengths, got {len(i)}, {len(m)}, {len(f)}")
+    agree = f == m
+    disagree0 = i != m
+    out = dict(n=len(f), agreement=_frac(int(agree.sum()), len(f)),
+               switch=_frac(int((disagree0 & agree).sum()), int(disagree0.sum())))
+    if truth is None:
+        out.update(over_reliance=float("nan"), under_reliance=float("nan"), team_accuracy=float("nan"))
+    else:
+        t = np.asarray(truth, dtype=object)
+        wrong = m != t
+        out.update(over_reliance=_frac(int((agree & wrong).sum()), int(wrong.sum())),
+                   under_reliance=_frac(int((~agree & ~wrong).sum()), int((~wrong).sum())),
+                   team_accuracy=_frac(int((f == t).sum()), len(f)),
+                   appropriate_reliance=_frac(int(((agree & ~wrong) | (~agree & wrong)).sum()), len(f)),
+                   initial_accuracy=_frac(int((i == t).sum()), len(f)))
+    return Reliance(**out)
+
+
+def exclusions(trials: pd.DataFrame, max_failed: int | None) -> pd.DataFrame:
+    """Participants the pre-declared rule excludes: more than ``max_failed`` failed attention checks.
+
+    Parameters
+    ----------
+    trials : DataFrame
+        Rows of ``trial_log`` (``phase == "attention"`` rows carry ``attention_check_passed``).
+    max_failed : int or None
+        The study's ``exclusions.max_failed_attention_checks``; None: no rule, nobody is excluded.
+
+    Returns
+    -------
+    DataFrame
+        ``participant_id, condition, failed, checks, reason``, one row per excluded participant.
+    """
+    cols = ["participant_id", "condition", "failed", "checks", "reason"]
+    if max_failed is None or trials.empty or "phase" not in trials:
+        return pd.DataFrame(columns=cols)
+    att = trials[trials["phase"] == "attention"]
+    if att.empty:
+        return pd.DataFrame(columns=cols)
+    g = att.groupby("participant_id").agg(condition=("condition", "first"), checks=("phase", "size"),
+                                          failed=("attention_check_passed", lambda s: int((~s.astype(bool)).sum())))
+    out = g[g["failed"] > max_failed].reset_index()
+    out["reason"] = [f"failed {f} of {n} attention checks (rule: more than {max_failed})"
+                     for f, n in zip(out["failed"], out["checks"])]
+    return out[cols]
+
+
+def apply_exclusions(trials: pd.DataFrame, responses: pd.DataFrame, max_failed: int | None
+                     ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Drop the excluded participants' rows; return ``(trials, responses, excluded)`` (see :func:`exclusions`)."""
+    ex = exclusions(trials, max_failed)
+    if ex.empty:
+        return trials, responses, ex
+    drop = set(ex["participant_id"])
+    keep_t = trials[~trials["participant_id"].isin(drop)]
+    keep_r = responses[~responses["participant_id"].isin(drop)] if not responses.empty else responses
+    return keep_t, keep_r, ex
+
+
+def weight_of_advice(initial: Sequence[float], advice: Sequence[float], final: Sequence[float]) -> tuple[float, int]:
+    """Mean weight of advice over numeric trials (Harvey & Fischer 1997).
+
+    Parameters
+    ----------
+    initial, advice, final : sequence of float, each of length n_trials
+        The participant's estimate before advice, the advice, the estimate after.
+
+    Returns
+    -------
+    woa : float
+        Mean over trials with ``advice != initial`` of ``(final - initial) / (advice - initial)``,
+        each capped to [0, 1] (Logg, Minson & Moore 2019): 0 keeps the own estimate, 1 adopts
+        the advice, 0.5 averages. NaN when no trial has ``advice != initial``.
+    n : int
+        Trials used.
+
+    Raises
+    ------
+    ValueError
+        On unequal lengths or a value that is not finite.
+    """
+    i, a, f = (np.asarray(x, dtype=float) for x in (initial, advice, final))
+    if not len(i) == len(a) == len(f):
+        raise ValueError(f"expected equal lengths, got {len(i)}, {len(a)}, {len(f)}")
+    if not (np.isfinite(i).all() and np.isfinite(a).all() and np.isfinite(f).all()):
+        raise ValueError("weight of advice needs finite numbers")
+    use = a != i
+    if not use.any():
+        return float("nan"), 0
+    w = np.clip((f[use] - i[use]) / (a[use] - i[use]), 0.0, 1.0)
+    return float(w.mean()), int(use.sum())
+
+
+def decision_table(trials: pd.DataFrame) -> pd.DataFrame:
+    """One row per two-stage decision trial: both answers, each stage's timing, and the reliance flags.
+
+    Columns: the final phase's ``participant_id, condition, trial_index, item_id,
+    model_prediction, truth, model_correct, fidelity, confidence``; ``initial`` and
+    ``final`` answers; ``rt_initial_ms``/``rt_final_ms`` and
+    ``server_timestamp_initial``/``server_timestamp_final`` per stage; and the flags
+    ``agree, disagree, initial_disagree, switched, known, model_wrong, model_right,
+    appropriate, initial_correct, final_correct`` (see :data:`PROPORTIONS`).
+
+    Parameters
+    ----------
+    trials : DataFrame
+        Rows of the ``trial_log`` table.
+    """
+    cols = ["participant_id", "condition", "trial_index", "item_id", "model_prediction", "truth",
+            "model_correct", "fidelity"]
+    dec = trials[trials["phase"].isin(["initial", "final"])]
+    if dec.empty:
+        return pd.DataFrame(columns=cols + ["initial", "final", "agree", "switched"])
+    wide = dec.pivot_table(index="participant_id trial_index".split(), columns="phase", values="response",
+                           aggfunc="first").reset_index()
+    for extra in ("rt_ms", "server_timestamp"):  # each stage's own timing (empty columns when not logged)
+        if extra in dec:
+            t = dec.pivot_table(index="participant_id trial_index".split(), columns="phase", values=extra,
+                                aggfunc="first")
+            t.columns = [f"{extra.replace('_ms', '')}_{c}" + ("_ms" if extra == "rt_ms" else "") for c in t.columns]
+            wide = wide.merge(t.reset_index(), on=["participant_id", "trial_index"], how="left")
+    meta = dec[dec["phase"] == "final"][cols + [c for c in ("confidence",) if c in dec]]
+    out = meta.merge(wide, on=["participant_id", "trial_index"], how="inner")
+    out = out.dropna(subset=["initial", "final"]).copy()
+    out["agree"] = out["final"] == out["model_prediction"]
+    out["disagree"] = ~out["agree"]
+    out["initial_disagree"] = out["initial"] != out["model_prediction"]
+    out["switched"] = out["initial_disagree"] & out["agree"]
+    out["known"] = out["truth"].notna() & out["model_prediction"].notna()
+    out["model_wrong"] = out["known"] & (out["model_prediction"] != out["truth"])
+    out["model_right"] = out["known"] & (out["model_prediction"] == out["truth"])
+    out["appropriate"] = (out["agree"] & out["model_right"]) | (out["disagree"] & out["model_wrong"])
+    out["initial_correct"] = out["known"] & (out["initial"] == out["truth"])
+    out["final_correct"] = out["known"] & (out["final"] == out["truth"])
+    return out.reset_index(drop=True)
+
+
+def reliance_by_condition(trials: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Every reliance proportion by condition, pooled over decision trials, with its Wilson interval.
+
+    Parameters
+    ----------
+    trials : DataFrame
+        Rows of the ``trial_log`` table.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``condition, measure, mean, ci_low, ci_high, n, n_participants``; ``n`` is the
+        denominator in trials (``switch_fraction``: trials whose initial answer differed from the
+        advice; ``over_reliance``: trials where the model was wrong; ``under_reliance``: where it
+        was right; the others: all decision trials with a known truth). Measures are named in
+        :data:`PROPORTIONS`.
+    """
+    dec = decision_table(trials)
+    fwd = trials[trials["phase"] == "forward"] if "phase" in trials else trials.iloc[:0]
+    conds = sorted(set(dec["condition"]) | set(fwd["condition"]))
+    rows = []
+    for cond in conds:
+        d = dec[dec["condition"] == cond]
+        for m, spec in PROPORTIONS.items():
+            if spec is None:  # forward prediction: P(forward == model), when the study asks it
+                if fwd.empty:
+                    continue
+                g = fwd[(fwd["condition"] == cond) & fwd["correct"].notna()]
+                k, n, people = int(g["correct"].astype(bool).sum()), len(g), g["participant_id"].nunique()
+            else:
+                num, den = spec
+                g = d if den is None else d[d[den]]
+                k, n, people = int(g[num].sum()), len(g), g["participant_id"].nunique()
+            rows.append((cond, m, *wilson(k, n, level), n, people))
+    return pd.DataFrame(rows, columns=["condition", "measure", "mean", "ci_low", "ci_high", "n", "n_participants"])
+
+
+def per_participant(trials: pd.DataFrame) -> pd.DataFrame:
+    """Behavioural measures per participant and condition (block)."""
+    rows = []
+    dec = decision_table(trials)
+    fwd = trials[trials["phase"] == "forward"]
+    keys = trials[trials["phase"] != "attention"][["participant_id", "condition"]].drop_duplicates()
+    for pid, cond in keys.itertuples(index=False):
+        d = dec[(dec["participant_id"] == pid) & (dec["condition"] == cond)]
+        f = fwd[(fwd["participant_id"] == pid) & (fwd["condition"] == cond)]
+        truth = None if d.empty or d["truth"].isna().any() else d["truth"].tolist()
+        r = reliance(d["initial"].tolist(), d["model_prediction"].tolist(), d["final"].tolist(), truth)
+        shown = trials[(trials["participant_id"] == pid) & (trials["condition"] == cond)]["fidelity"].dropna()
+        rows.append(dict(participant_id=pid, condition=cond, n_decisions=r.n, agreement=r.agreement,
+                         switch=r.switch, over_reliance=r.over_reliance, under_reliance=r.under_reliance,
+                         team_accuracy=r.team_accuracy,
+                         forward_accuracy=f["correct"].astype(float).mean() if len(f) else float("nan"),
+                         mean_fidelity=float(shown.mean()) if len(shown) else float("nan")))
+    return pd.DataFrame(rows)
+
+
+def questionnaire_scores(responses: pd.DataFrame) -> pd.DataFrame:
+    """Scores per participant, condition and questionnaire (rows of ``questionnaire_responses``).
+
+    Columns: ``sum`` and ``total`` (the mean) after reverse-coding the items the study marks
+    reversed (:func:`study.instruments.score`), ``n_items``, and for ``jian2000`` the ``trust``
+    and ``distrust`` sub-scores.
+    """
+    rows = []
+    keys = ["participant_id", "condition", "block_index", "questionnaire_id", "instrument"]
+    for key, g in responses.groupby(keys, sort=True):
+        s = score(dict(zip(g["item_label"], g["response"].astype(int))), scale_points=int(g["scale_points"].iloc[0]),
+                  reverse=set(g.loc[g["reverse"].astype(bool), "item_label"]), instrument=key[-1])
+        rows.append(dict(zip(keys, key)) | s)
+    return pd.DataFrame(rows, columns=keys + ["sum", "total", "n_items", "trust", "distrust"])
+
+
+def summary_by_condition(trials: pd.DataFrame, responses: pd.DataFrame) -> pd.DataFrame:
+    """Every measure by condition with its estimate and 95% interval (``CI_METHOD``).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``condition, measure, mean, ci_low, ci_high, n, n_participants``. Reliance
+        proportions come from :func:`reliance_by_condition` (Wilson; ``n`` in trials);
+        ``confidence`` (final answers) and questionnaire measures, named
+        ``<questionnaire_id>.<sum|total|trust|distrust>`` (``total`` is the item mean), are means of participant scores with a
+        percentile bootstrap interval (``n`` in participants).
+    """
+    cols = ["condition", "measure", "mean", "ci_low", "ci_high", "n", "n_participants"]
+    parts = [reliance_by_condition(trials)]
+    out = []
+    final = trials[(trials["phase"] == "final") & trials["confidence"].notna()] if "confidence" in trials else None
+    if final is not None and not final.empty:
+        per = final.groupby(["condition", "participant_id"])["confidence"].mean()
+        for cond, g in per.groupby(level="condition", sort=True):
+            mean, lo, hi, n = bootstrap_mean(g.tolist())
+            out.append((cond, "confidence", mean, lo, hi, n, n))
+    qs = questionnaire_scores(responses) if not responses.empty else pd.DataFrame(
+        columns=["condition", "questionnaire_id", "sum", "total", "trust", "distrust"])
+    for (cond, qid), g in qs.groupby(["condition", "questionnaire_id"], sort=True):
+        for m in ("sum", "total", "trust", "distrust"):
+            if g[m].notna().any():
+                mean, lo, hi, n = bootstrap_mean(g[m].tolist())
+                out.append((cond, f"{qid}.{m}", mean, lo, hi, n, n))
+    parts.append(pd.DataFrame(out, columns=cols))
+    return pd.concat([p for p in parts if not p.empty] or [pd.DataFrame(columns=cols)], ignore_index=True)
+
+
+def calibration(trials: pd.DataFrame, responses: pd.DataFrame, *, questionnaire_id: str = "jian2000",
+                measure: str = "total") -> dict:
+    """Trust against the fidelity of the explanations each participant saw.
+
+    Returns
+    -------
+    dict
+        ``n``, Pearson ``r`` between participant trust and mean fidelity shown,
+        its 95% Fisher-z interval ``ci_low``/``ci_high`` (NaN when n < 4), and
+        ``points``: a DataFrame of ``participant_id, condition, mean_fidelity,
+        trust`` for a scatter plot. Well-calibrated trust rises with fidelity.
+    """
+    pp = per_participant(trials)[["participant_id", "condition", "mean_fidelity"]]
+    qs = questionnaire_scores(responses)
+    qs = qs[qs["questionnaire_id"] == questionnaire_id][["participant_id", "condition", measure]]
+    pts = pp.merge(qs.rename(columns={measure: "trust"}), on=["participant_id", "condition"]).dropna()
+    n = len(pts)
+    r = lo = hi = float("nan")
+    if n >= 3 and pts["mean_fidelity"].std() > 0 and pts["trust"].std() > 0:
+        r = float(np.corrcoef(pts["mean_fidelity"], pts["trust"])[0, 1])
+        if n >= 4 and abs(r) < 1:
+            z, se = math.atanh(r), 1 / math.sqrt(n - 3)
+            q = stats.norm.ppf(0.975)
+            lo, hi = math.tanh(z - q * se), math.tanh(z + q * se)
+    return {"n": n, "r": r, "ci_low": lo, "ci_high": hi, "points": pts.reset_index(drop=True)}

@@ -1,0 +1,166 @@
+"""Command line for study files: ``python -m app study validate FILE``.
+
+``validate`` checks the file's schema, then its stimuli against the data: the
+bundled sample model and table, or ``--model/--data/--target`` (the flags of
+``python -m app``). A declared ``truth`` or ``model_correct`` that differs from
+the data is an error; a design that cannot measure over- or under-reliance, or
+is unbalanced, is a warning (:mod:`study.truth`). ``power FILE --effect D`` is a
+simulation-based power analysis of the over-reliance contrast (:mod:`study.power`).
+``simulate`` runs through the server's own code and is wired in ``app/__main__.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from workspace.errors import CandorError
+
+from .schema import StudyError, load_study, validate_file
+
+__all__ = ["main", "data_report"]
+
+
+def _load_workspace(model: str | None, data: str | None, target: str | None):
+    from workspace.workspace import load_sample_workspace, load_user_workspace
+
+    if model:
+        return load_user_workspace(model, data, target)
+    return load_sample_workspace()
+
+
+def data_report(path: str, *, model: str | None = None, data: str | None = None,
+                target: str | None = None) -> tuple[list[str], list[str], str]:
+    """Check a schema-valid study file against the data.
+
+    Parameters
+    ----------
+    path : str
+        The study file (valid against the schema).
+    model, data, target : str or None
+        The user's model, table and target column; None for the bundled sample.
+
+    Returns
+    -------
+    errors : list of str
+        ``FILE:LINE: PATH: MESSAGE`` lines: declared truth or model_correct that
+        differ from the data, rows outside the table, outputs that are not the classes.
+    warnings : list of str
+        ``FILE: warning: ...`` lines (:func:`study.truth.design_warnings`).
+    summary : str
+        ``model wrong on K of N stimuli (P%)``, or why the data were not checked.
+    """
+    from . import truth
+
+    study = load_study(path)
+    if all(s.row is None for s in study.stimuli):
+        return [], [], "text stimuli: not checked against data (no text-model service for studies)"
+    try:
+        ws = _load_workspace(model, data, target)
+        facts = truth.facts_from_workspace(study, ws)
+    except (CandorError, ValueError) as err:
+        return [f"{path}:0: {err}"], [], ""
+    errors = [e.format(path) for e in truth.check(study, facts)]
+    warnings = [f"{path}: warning: {w}" for w in truth.design_warnings(study, facts)]
+    return errors, warnings, f"{truth.summary_line(facts)} on {ws.name}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``study`` sub-command.
+
+    Parameters
+    ----------
+    argv : list of str or None, default=None
+        Arguments after ``study`` (``["validate", "FILE"]``); ``sys.argv[1:]`` when None.
+
+    Returns
+    -------
+    int
+        0 when the file is valid (warnings are printed but do not fail), 2 when it
+        has errors (one line per error on stdout, formatted ``FILE:LINE: PATH:
+        MESSAGE``) or the arguments are wrong.
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m app study", description="Study-mode tools.",
+        epilog="python -m app study simulate [FILE] --participants N --seed S: simulated participants through the "
+               "server's own participant flow, then the reliance analysis (see its --help).")
+    sub = parser.add_subparsers(dest="command", required=True)
+    val = sub.add_parser("validate", help="check a study YAML file against its schema and the data; name every "
+                                          "error with its line")
+    val.add_argument("file")
+    val.add_argument("--model", help="the model the study runs on (default: the bundled sample)")
+    val.add_argument("--data", help="its table (with --model)")
+    val.add_argument("--target", help="the target column of --data")
+    val.add_argument("--schema-only", action="store_true", help="check the file only, not against the data")
+    pw = sub.add_parser("power", help="simulation-based power of the over-reliance contrast (second condition vs "
+                                      "first) for this design")
+    pw.add_argument("file")
+    pw.add_argument("--effect", type=float, required=True,
+                    help="difference in over-reliance to detect, second condition minus first (e.g. 0.15)")
+    pw.add_argument("--participants", default="10,20,40,80", help="participants per arm, comma-separated")
+    pw.add_argument("--simulations", type=int, default=1000)
+    pw.add_argument("--seed", type=int, default=0)
+    pw.add_argument("--alpha", type=float, default=0.05)
+    try:
+        args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors
+        return int(exc.code or 0)
+    if args.command == "power":
+        return _power(args)
+    given = [args.model, args.data, args.target]
+    if any(given) and not all(given):
+        print("candor: error: --model, --data and --target go together")
+        return 2
+    errors = [e.format(args.file) for e in validate_file(args.file)]
+    warnings, summary = [], ""
+    if not errors and not args.schema_only:
+        try:
+            errors, warnings, summary = data_report(args.file, model=args.model, data=args.data, target=args.target)
+        except StudyError as err:  # pragma: no cover - validated just above
+            errors = [str(err)]
+    for line in errors + warnings:
+        print(line)
+    if not errors:
+        print(f"{args.file}: valid" + (f" ({summary})" if summary else ""))
+    return 2 if errors else 0
+
+
+def _power(args) -> int:
+    """``study power``: print a table of power by participants per arm, then one JSON line."""
+    import json
+
+    from . import truth
+    from .power import power_curve
+
+    errors = [e.format(args.file) for e in validate_file(args.file)]
+    if not errors:
+        errors, _warnings, summary = data_report(args.file)
+    if errors:
+        for line in errors:
+            print(line)
+        return 2
+    try:
+        sizes = [int(x) for x in args.participants.split(",") if x.strip()]
+        if not 1 <= args.simulations <= 1_000_000 or not 0 < args.alpha < 1:
+            raise ValueError(f"expected --simulations in 1..1000000 and --alpha in (0, 1), got {args.simulations}, "
+                             f"{args.alpha}")
+        study = load_study(args.file)
+        facts = truth.facts_from_workspace(study, _load_workspace(None, None, None))
+        kinds = tuple(c.explanation for c in study.conditions[:2])
+        points = power_curve([not facts[s.id].model_correct for s in study.stimuli if s.id in facts], args.effect,
+                             sizes, simulations=args.simulations, seed=args.seed, alpha=args.alpha, kinds=kinds)
+    except (ValueError, CandorError) as err:
+        print(f"candor: error: {err}")
+        return 2
+    c0, c1 = study.conditions[0].id, study.conditions[1].id
+    print(f"{args.file}: {summary}; over-reliance {c1} - {c0} = {args.effect:+g}, Welch t-test on participant "
+          f"over-reliance at alpha {args.alpha:g}, {args.simulations} simulated studies per size, seed {args.seed}")
+    print(f"{'per arm':>8}  {'power':>6}  95% Wilson")
+    for p in points:
+        print(f"{p.n_per_arm:>8}  {p.power:>6.3f}  [{p.low:.3f}, {p.high:.3f}]")
+    print(json.dumps({str(p.n_per_arm): [round(p.power, 4), round(p.low, 4), round(p.high, 4)] for p in points}))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,125 @@
+"""Callbacks called as plain functions on the bundled sample (real model, real data)."""
+import json
+
+import plotly.graph_objects as go
+import pytest
+from dash.exceptions import PreventUpdate
+
+from app import services
+from app.callbacks import attention, descriptive, overview, persuasive, shell, surrogate
+
+
+def _text(component) -> str:
+    return json.dumps(component.to_plotly_json(), default=lambda o: o.to_plotly_json(), ensure_ascii=False)
+
+
+def test_summary_reports_heldout_metrics(sample_workspace):
+    card = overview.render_summary("/")
+    text = _text(card)
+    assert "0.958" in text and "0.991" in text and "426 train + 143 held-out" in text
+
+
+def test_table_pages_are_served_not_the_whole_table(sample_workspace):
+    data, columns, page_count = overview.render_table_page(2, 12)
+    assert len(data) == 12 and page_count == 48
+    assert [r["id"] for r in data] == list(range(24, 36))
+    assert columns[0]["id"] == "id" and {"split", "diagnosis", "P(malignant)"} <= {c["name"] for c in columns}
+    assert all(set(r) == {c["id"] for c in columns} for r in data)  # every cell has a column, every column a cell
+
+
+def test_clicking_a_cell_selects_its_row():
+    assert overview.select_row_from_table({"row": 1, "column": 0, "row_id": 57}) == 57
+    with pytest.raises(PreventUpdate):
+        overview.select_row_from_table(None)
+
+
+def test_descriptive_row_shows_shap_lime_and_their_agreement(sample_workspace):
+    waterfall, lime_bar, agreement, notes = descriptive.render_local(5)
+    assert isinstance(waterfall, go.Figure) and waterfall.data[0].type == "waterfall"
+    assert "additivity gap" in waterfall.layout.title.text
+    assert "local R²" in lime_bar.layout.title.text
+    text = _text(agreement) + _text(notes)
+    assert "Spearman" in text and "TreeExplainer, interventional, 100 background rows" in text
+    assert "linear proxy model" in text and "salience (feature attribution)" in text
+
+
+def test_bad_row_gives_a_message_not_a_traceback(sample_workspace):
+    *_, agreement, _ = descriptive.render_local(100000)
+    assert "row 100000 does not exist; rows are numbered 0 to 568" in _text(agreement)
+    assert shell.show_row_status(-1) == "row -1 does not exist; rows are numbered 0 to 568"
+    assert shell.show_row_status(None) == "enter a whole row number from 0 to 568"
+
+
+def test_surrogate_page_fits_muse_and_shows_its_rules(sample_workspace, tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("CANDOR_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    key = surrogate.load_default_surrogate("/surrogate")
+    summary, rules, confusion = surrogate.render_surrogate(key)
+    text = _text(summary)
+    assert "MUSE surrogate" in text and "on 143 held-out rows" in text and "MUSE two-level decision set" in text
+    assert "automatic rule extraction (global proxy)" in text
+    assert _text(rules).count("IF ") >= 1 and "Otherwise (default rule)" in _text(rules)
+    assert confusion.data[0].z.sum() == 143
+    # custom features of interest: every neighborhood descriptor uses only them
+    new_key, error = surrogate.fit_muse(1, ["worst radius", "mean texture"], 5, 2, 2, "0.1, 0.1, 0.1, 1, 5")
+    assert error is None and new_key != key
+    view = services.muse_view(new_key)
+    used = {p.feature for d in view.rule_set.neighborhoods for p in d}
+    assert used <= {"worst radius", "mean texture"}
+    assert view.heldout.size <= 5 and view.heldout.maxwidth <= 2 and view.heldout.numdsets <= 2
+    assert "(fidelity weight set by you)" in view.source and "λ weights 0.1, 0.1, 0.1, 1, 5" in view.source
+    _, bad = surrogate.fit_muse(1, None, 0, 3, 4, None)
+    assert "max rules must be a whole number from 1 to 30, got 0" in _text(bad)
+    _, bad = surrogate.fit_muse(1, None, 5, 3, 4, "0.1, 0.1, x, 1, auto")
+    assert "λ weight for rule overlap must be a non-negative number, got 'x'" in _text(bad)
+
+
+def test_surrogate_frontier_points_can_be_shown(sample_workspace, tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("CANDOR_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    progress = []
+    fkey = surrogate.compute_frontier(progress.append, "/surrogate", 0, None, 3, 4, None)
+    assert progress[-1] == (100, "frontier: 12 of 12 surrogates fitted")
+    fig = surrogate.render_frontier(fkey, None)
+    triv = services.frontier(fkey).trivial_agreement
+    assert {t.name for t in fig.data} == {"MUSE", "CART", "CART AS DECISION SET", "FLAT",
+                                          f"trivial: always benign ({triv:.3f})"} and len(fig.data) == 13
+    key = surrogate.show_clicked_point({"points": [{"customdata": ["cart", 5, 0.1]}]}, fkey)
+    summary, rules, _ = surrogate.render_surrogate(key)
+    assert "CART surrogate" in _text(summary)
+    cart5 = next(p for p in services.frontier(fkey).points if p.method == "cart" and p.budget == 5)
+    assert f"{cart5.agreement:.3f}" in _text(summary)
+
+
+@pytest.mark.parametrize("k", [1, 3, 30])
+def test_persuasive_k_drives_every_panel(sample_workspace, k):
+    statement, verify, guard, dropped, cost, full, topk, tradeoff = persuasive.render_persuasive(3, k)
+    assert f"(k = {k})" in _text(statement)
+    assert len(topk.data[0].y) == k
+    assert len(full.data[0].y) == 30
+    assert f"What was dropped ({30 - k} features)" in _text(dropped)
+    if k == 30:
+        assert "100.0%" in _text(cost) and "Nothing: every feature is named." in _text(dropped)
+    assert tradeoff.layout.shapes[0].x0 == k  # n_chunks = k without grouping
+
+
+def test_attention_page_compares_heads_with_ig(sample_workspace):
+    heat, agreement, ig, shp, notes = attention.render_attention(3)
+    assert len(heat.data) == 2 and heat.data[0].z.shape == (4, 30)
+    assert agreement.data[0].z.shape == (2, 4)
+    assert "Integrated Gradients" in ig.layout.title.text
+    assert "completeness gap" in _text(notes)
+    assert "Gilpin: explanation_producing" in _text(notes) and "Gilpin: processing" in _text(notes)
+
+
+def test_random_row_is_reproducible_per_click(sample_workspace):
+    assert shell.pick_random_row(4) == shell.pick_random_row(4)
+    assert 0 <= shell.pick_random_row(4) < 569
+
+
+def test_row_picker_only_where_rows_are_explained():
+    assert shell.show_row_picker_on_row_pages("/descriptive") == "d-flex align-items-center"
+    assert shell.show_row_picker_on_row_pages("/text") == "d-none"
+
+
+def test_participants_never_see_the_navbar():
+    assert shell.hide_navbar_for_participants("/study/pilot") == "d-none"
+    assert shell.hide_navbar_for_participants("/descriptive") == "mb-3"

@@ -1,0 +1,44 @@
+"""Persuasive page, rules section: pruning a frontier surrogate, called as plain functions on the sample."""
+import json
+
+import pytest
+
+from app.callbacks import persuasive_rules as cb
+from app.services import persuasive_rules
+
+
+@pytest.fixture(scope="module")
+def sources(sample_workspace, tmp_path_factory):
+    import os
+
+    os.environ["CANDOR_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
+    return cb.load_rule_sources("/persuasive")
+
+
+def _text(component) -> str:
+    return json.dumps(component.to_plotly_json(), default=lambda o: o.to_plotly_json(), ensure_ascii=False)
+
+
+def test_sources_are_the_frontier_and_default_has_most_rules(sources):
+    options, default = sources
+    assert len(options) == 16 and default.startswith("cart|")  # MUSE, CART, CART as a decision set, flat x 4
+    assert any(o["value"] == default for o in options)
+
+
+def test_keeping_every_rule_costs_nothing_and_fewer_costs_agreement(sources):
+    _, choice = sources
+    full = persuasive_rules.rule_view(choice, 30, None, False)
+    n = len(full.simplification.parent.rules)
+    assert full.simplification.fidelity_after["agreement"] == full.simplification.fidelity_before["agreement"]
+    assert full.agreement_curve[-1] == full.simplification.fidelity_before["agreement"]
+    assert len(full.kept_counts) == n + 1 and full.predicates_curve[0] == 0
+    shown, cost, fig = cb.render_rules(choice, 2, None, [])
+    assert _text(shown).count("IF ") == 2 and "vs" in _text(cost)
+    assert fig.layout.shapes[0].x0 == 2
+    one = persuasive_rules.rule_view(choice, 1, 2, True)
+    assert [name for name, _ in one.simplification.operators] == ["prune", "round_thresholds", "plain_language"]
+
+
+def test_unknown_surrogate_is_a_message(sources):
+    shown, _, _ = cb.render_rules("muse|999", 3, None, [])
+    assert "no surrogate 'muse|999' in the frontier" in _text(shown)

@@ -1,0 +1,72 @@
+"""Descriptive page, rank stability card: service against shap run directly, the job and its card."""
+import json
+from itertools import combinations
+
+import numpy as np
+import pytest
+import shap
+
+from app.callbacks import stability as cb
+from app.services import stability as svc
+from app.stability_views import stability_controls
+
+
+def _text(component) -> str:
+    return json.dumps(component.to_plotly_json(), default=lambda o: o.to_plotly_json(), ensure_ascii=False)
+
+
+@pytest.fixture(scope="module")
+def run(sample_workspace):
+    """The job for row 5 as the page runs it (progress recorded), and the view the service caches."""
+    seen = []
+    view = svc.stability_view(5, 5, progress=lambda done, total: seen.append((done, total)))
+    return view, seen
+
+
+def test_shap_stability_equals_pairs_of_tree_shap_run_directly_on_resampled_backgrounds(sample_workspace, run):
+    """Oracle: shap.TreeExplainer on the 100 training rows drawn with seeds 0..9, top-5 sets enumerated by pairs."""
+    view, _ = run
+    ws = sample_workspace
+    x = ws.X.iloc[[5]]
+    phis = []
+    for s in range(10):
+        bg = ws.X.iloc[ws.train_idx].sample(n=100, random_state=s)
+        e = shap.TreeExplainer(ws.model, data=bg, feature_perturbation="interventional", model_output="probability")
+        phis.append(np.asarray(e.shap_values(x))[0])
+    phis = np.array(phis)
+    np.testing.assert_allclose(view.shap.values, phis, atol=1e-9)
+    tops = [frozenset(np.argsort(-np.abs(p), kind="stable")[:5].tolist()) for p in phis]
+    pairs = list(combinations(range(10), 2))
+    assert view.shap.topk_overlap == pytest.approx(np.mean([len(tops[i] & tops[j]) / 5 for i, j in pairs]), abs=1e-12)
+    assert view.shap.jaccard == pytest.approx(np.mean([len(tops[i] & tops[j]) / len(tops[i] | tops[j])
+                                                       for i, j in pairs]), abs=1e-12)
+    freq = np.array([sum(j in t for t in tops) / 10 for j in range(30)])
+    np.testing.assert_allclose(view.shap.topk_frequency, freq, atol=0)
+
+
+def test_lime_reruns_share_no_neighborhood_and_use_the_shown_size(sample_workspace, run):
+    from app import services
+
+    view, seen = run
+    shown = services.lime_row(5)
+    seeds = view.lime.seeds
+    used = [set(range(s, s + shown.params["repeats"] + 1)) for s in seeds]  # fits and the held-out draw
+    assert all(not (a & b) for a, b in combinations(used, 2)) and len(seeds) == 10
+    assert f"of {shown.params['num_samples']} samples per rerun" in view.lime.varied
+    assert seen == [(i, 20) for i in range(1, 21)]
+
+
+def test_card_says_plainly_whether_each_top_k_set_is_stable(run):
+    view, _ = run
+    text = _text(cb.stability_card(view))
+    for st in (view.shap, view.lime):
+        assert st.verdict() in text
+        assert ("Unstable" in st.verdict()) == (st.topk_overlap < 0.8)
+    assert "Row 5: are the top 5 features stable" in text and "Top-5 overlap" in text
+
+
+def test_a_bad_row_gives_a_message_and_viewers_see_the_role_needed(sample_workspace):
+    out = _text(cb.run_stability(lambda _: None, 1, 10_000))
+    assert "row 10000 does not exist" in out
+    viewer = _text(stability_controls(False))
+    assert "needs the analyst role" in viewer and '"disabled": true' in viewer

@@ -1,0 +1,78 @@
+"""The Your model page: callbacks called as functions (STYLE B5); files stay on the server."""
+import base64
+
+import numpy as np
+import pandas as pd
+import pytest
+import skops.io as sio
+from sklearn.compose import ColumnTransformer
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder
+
+from app import services
+from app.callbacks import upload as cb
+from app.services import _core, selection
+
+
+def _b64(data: bytes, mime="application/octet-stream") -> str:
+    return f"data:{mime};base64," + base64.b64encode(data).decode()
+
+
+@pytest.fixture
+def uploads(tmp_path, monkeypatch):
+    monkeypatch.setenv("CANDOR_UPLOAD_DIR", str(tmp_path / "uploads"))
+    monkeypatch.setenv("CANDOR_STATE_DIR", str(tmp_path / "state"))
+    previous, chosen = _core._ws, selection.current()
+    yield tmp_path / "uploads"
+    selection.start(chosen, warm=False)
+    if previous is not None:
+        services.init(previous, warm=False)
+
+
+def test_upload_store_and_explain_a_pipeline(tmp_path, uploads, rng):
+    frame = pd.DataFrame({"x": rng.normal(size=200), "kind": rng.choice(["a", "b", None], 200)})
+    frame["y"] = np.where(frame.x > 0, "up", "down")
+    model = Pipeline([("prep", ColumnTransformer([("k", OneHotEncoder(handle_unknown="ignore"), ["kind"])],
+                                                 remainder="passthrough")),
+                      ("rf", RandomForestClassifier(20, random_state=0))]).fit(frame[["x", "kind"]], frame.y)
+    sio.dump(model, tmp_path / "m.skops")
+    token, note = cb.store_model(_b64((tmp_path / "m.skops").read_bytes()), "../../m.skops")
+    assert (uploads / token).is_file() and token.endswith("-m.skops") and "stored on the server" in note.children
+    dtoken, dnote, options = cb.store_data(_b64(frame.to_csv(index=False).encode(), "text/csv"), "my data.csv")
+    assert [o["value"] for o in options] == ["x", "kind", "y"] and dtoken.endswith("-my_data.csv")
+    result = cb.load_pair(1, token, dtoken, "y")
+    said = str(result.children)
+    assert result.color == "success" and "Now explaining my_data.csv" in said and "200 rows x 2 features" in said
+    assert "Open Model & data" in said and "href='/'" in said
+    assert services.workspace().raw is not None and services.shap_row(0).feature_names == ("x", "kind")
+
+
+def test_upload_failures_name_the_file_and_keep_the_app(tmp_path, uploads):
+    before = _core._ws
+    _, alert = cb.store_model(_b64(b"\x80\x04pickle"), "model.pkl")
+    assert ("model.pkl: a model upload must be one of .skops; PyTorch and pickle/joblib models load from the command "
+            "line only") in str(alert.children)
+    _, alert, options = cb.store_data(_b64(b'a,b\n1,"2\n3,4,5,6\n'), "broken.csv")
+    assert str(alert.children).startswith("broken.csv: not a readable CSV") and options == []  # the user's name
+    assert not list(uploads.glob("*broken.csv"))  # an unreadable table is not kept
+    token, alert = cb.store_model(_b64(b"not a zip"), "m.skops")  # checked when it arrives, not at "Explain"
+    assert token is None and str(alert.children).startswith("m.skops: not a readable skops file")
+    assert not list(uploads.glob("*m.skops"))
+    dtoken, _, _ = cb.store_data(_b64(b"a,t\n1,x\n2,y\n3,x\n4,y\n"), "d.csv")
+    assert "upload a model and a data file" in str(cb.load_pair(1, None, dtoken, "t").children)
+    assert "no longer on the server" in str(cb.load_pair(1, "../etc/passwd", dtoken, "t").children)
+    assert _core._ws is before
+
+
+def test_back_to_the_bundled_sample_after_an_upload(tmp_path, uploads, rng, sample_workspace):
+    frame = pd.DataFrame({"x": rng.normal(size=100)})
+    frame["y"] = np.where(frame.x > 0, "up", "down")
+    sio.dump(RandomForestClassifier(10, random_state=0).fit(frame[["x"]], frame.y), tmp_path / "m.skops")
+    token, _ = cb.store_model(_b64((tmp_path / "m.skops").read_bytes()), "m.skops")
+    dtoken, _, _ = cb.store_data(_b64(frame.to_csv(index=False).encode(), "text/csv"), "d.csv")
+    cb.load_pair(1, token, dtoken, "y")
+    assert services.workspace().name == "d.csv"
+    back = cb.back_to_sample(1)
+    assert back.color == "success" and "Now explaining Breast cancer (bundled sample)" in str(back.children)
+    assert services.workspace().name == "Breast cancer (bundled sample)" and selection.current().model is None

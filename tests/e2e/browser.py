@@ -1,0 +1,91 @@
+"""Drive Debian's headless Chromium through chromedriver (selenium), for tests and screenshots."""
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+import time
+
+from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-dev-shm-usage"]
+
+
+def find_chromium() -> tuple[str, str]:
+    """Paths of chromium and chromedriver; raises RuntimeError naming what is missing."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    if not (browser and driver):
+        raise RuntimeError("Debian's chromium and chromium-driver are required: apt-get install chromium chromium-driver")
+    return browser, driver
+
+
+@contextlib.contextmanager
+def chromium_driver(width: int = 1400, height: int = 1000):
+    """A headless Chromium session with browser console logging enabled."""
+    browser, driver_path = find_chromium()
+    profile = tempfile.mkdtemp(prefix="candor-chromium-")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = browser
+    for flag in FLAGS + [f"--user-data-dir={profile}", f"--window-size={width},{height}"]:
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=opts)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def wait_for_figures(driver, timeout: float = 30, minimum: int = 1) -> int:
+    """Wait until at least ``minimum`` Plotly figures have drawn and nothing is loading; return the count."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        n = len(driver.find_elements(By.CSS_SELECTOR, ".js-plotly-plot .main-svg"))
+        loading = driver.execute_script(
+            "return document.querySelectorAll('[data-dash-is-loading=\"true\"]').length")
+        ready = driver.execute_script("return !!document.querySelector('#_pages_content') "
+                                      "&& document.querySelector('#_pages_content').children.length > 0")
+        if n >= minimum and not loading and ready:
+            return n
+        time.sleep(0.2)
+    raise TimeoutError(f"fewer than {minimum} figures rendered within {timeout} s")
+
+
+def severe_console_errors(driver) -> list[str]:
+    """Browser console entries at SEVERE level (JS errors, failed requests)."""
+    return [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+
+
+def wait_text(driver, element_id: str, needle: str, timeout: float = 60) -> str:
+    """Wait until the element's visible text contains ``needle``; return that text.
+
+    Dash re-renders components, so an element found a moment ago may be stale: read it again.
+    """
+    deadline = time.time() + timeout
+    text = ""
+    while time.time() < deadline:
+        try:
+            text = driver.find_element(By.ID, element_id).text
+        except (StaleElementReferenceException, NoSuchElementException):
+            text = ""
+        if needle in text:
+            return text
+        time.sleep(0.2)
+    raise AssertionError(f"{needle!r} not in #{element_id}: {text[:400]!r}")
+
+
+def svg_text(driver, selector: str) -> str:
+    """The text of every SVG element matching ``selector`` (figure titles, legends), retried across redraws."""
+    for _ in range(20):
+        try:
+            return " ".join(e.text for e in driver.find_elements(By.CSS_SELECTOR, selector))
+        except StaleElementReferenceException:
+            time.sleep(0.1)
+    raise AssertionError(f"{selector} kept being redrawn")

@@ -1,0 +1,28 @@
+"""A study file with errors in the study folder: the researcher sees every error, a participant a neutral note."""
+from __future__ import annotations
+
+import json
+
+from study import runtime
+
+
+def test_an_invalid_study_file_is_explained_to_the_researcher_not_to_participants(tmp_path, monkeypatch):
+    """A new user found /study-admin blank (an unhandled StudyError) for a broken file in the list, and
+    participants told how many errors the researcher's file had."""
+    from app.callbacks.study_research_views import dashboard
+    from app.callbacks.study_views import render
+
+    studies = tmp_path / "studies"
+    studies.mkdir()
+    (studies / "broken.yaml").write_text("id: broken\ntitle: 3\nconditions: nope\n")
+    monkeypatch.setenv("CANDOR_STUDY_DIR", str(studies))
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    runtime.reset()
+    try:
+        assert runtime.list_studies() == ["broken"]
+        shown = json.dumps(dashboard("broken").to_plotly_json(), default=str)
+        assert "broken.yaml has" in shown and "error(s)" in shown and "study validate" in shown
+        seen = json.dumps(render("broken", None).to_plotly_json(), default=str)
+        assert "contact the researcher" in seen and "error" not in seen.lower()
+    finally:
+        runtime.reset()

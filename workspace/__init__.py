@@ -1,0 +1,18 @@
+"""Files and settings, Dash-free: model and data files, uploads, limits, settings -> one Workspace.
+
+Modules
+-------
+settings      :class:`~workspace.settings.Settings`, every ``CANDOR_*`` variable read once
+errors        :class:`~workspace.errors.CandorError` (one-line messages) and ``first_line``
+model_files   ``load_model``: the model-file trust rule (skops reviewed types; pickle/TorchScript only trusted)
+model_safety  the skops type allowlist and archive size checks
+torch_files   PyTorch state dicts, safetensors and TorchScript (``TorchOptions``)
+tables        ``read_table``: CSV/TSV/Parquet within the cell and memory limits
+columns       ``feature_columns``, ``encode_target``
+smoke         run the model on a few rows before serving it
+workspace     ``Workspace``, ``load_pair``, ``load_user_workspace``, ``one_vs_rest``, ``load_sample_workspace``
+uploads       stored uploads, their index, quota and retention
+limits        resource limits (``CANDOR_MAX_*``), the memory ceiling and the model-call timeout
+
+Nothing here imports dash, flask or plotly (``tests/test_boundaries.py`` checks).
+"""

@@ -1,0 +1,14 @@
+"""The one error type the app shows to people instead of a traceback."""
+
+
+class CandorError(Exception):
+    """A problem with the user's input, stated in one line that names what is wrong.
+
+    The CLI prints it and exits with status 2; pages show it in an alert.
+    """
+
+
+def first_line(exc: BaseException) -> str:
+    """``"TypeName: first line of the message"`` (just the type name if the message is empty), for one-line errors."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__

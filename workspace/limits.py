@@ -1,0 +1,102 @@
+"""Resource limits of one Candor server, each from an environment variable, read when used.
+
+==================================  =======  =========================================================
+variable                            default  what it bounds
+==================================  =======  =========================================================
+``CANDOR_MAX_UPLOAD_MB``            50       one uploaded file (the request body may be 4/3 of it + 1 MiB)
+``CANDOR_UPLOAD_QUOTA_MB``          500      all files in one upload folder together
+``CANDOR_UPLOAD_RETENTION_HOURS``   24       age after which an upload not in use is deleted
+``CANDOR_MAX_CELLS``                20e6     rows x columns of a table, and rows x features of model input
+``CANDOR_MAX_TABLE_MB``             2048     estimated memory of a loaded table
+``CANDOR_MAX_MEMORY_MB``            8192     a process's private writable memory (RLIMIT_DATA); 0: no limit
+``CANDOR_MODEL_TIMEOUT_S``          120      one model call (checked between batches of rows)
+``CANDOR_MAX_JOBS``                 4        background jobs running at once on the server
+``CANDOR_MAX_JOBS_PER_USER``        2        background jobs running at once for one user
+==================================  =======  =========================================================
+
+A value that is not a positive number is an error that names the variable (the server refuses to start).
+"""
+from __future__ import annotations
+
+import logging
+
+from .errors import CandorError
+from .settings import current
+
+log = logging.getLogger(__name__)
+
+
+def setting(name: str) -> float:
+    """The value of limit ``name`` (one of the variables above), from :func:`workspace.settings.current`.
+
+    Raises
+    ------
+    CandorError
+        If the variable is set to something that is not a positive number (0 is allowed where it means "off").
+    """
+    return current().limit(name)
+
+
+def mib(name: str) -> int:
+    """A ``*_MB`` limit in bytes."""
+    return int(setting(name) * 2**20)
+
+
+def max_request_bytes() -> int:
+    """The largest request body the server reads: one upload as base64 (4/3 of its bytes) in Dash's JSON, + 1 MiB."""
+    return -(-mib("CANDOR_MAX_UPLOAD_MB") * 4 // 3) + 2**20
+
+
+def check_cells(rows: int, columns: int, what: str) -> None:
+    """Refuse ``rows x columns`` cells over ``CANDOR_MAX_CELLS``.
+
+    Raises
+    ------
+    CandorError
+        Naming ``what``, the numbers, the limit and how to raise it.
+    """
+    limit = int(setting("CANDOR_MAX_CELLS"))
+    if rows * columns > limit:
+        raise CandorError(f"{what}: {rows:,} rows x {columns:,} columns = {rows * columns:,} cells is over the limit "
+                          f"of {limit:,} cells (CANDOR_MAX_CELLS; an operator can raise it)")
+
+
+def apply_memory_ceiling() -> int | None:
+    """Cap this process's private writable memory at ``CANDOR_MAX_MEMORY_MB`` (RLIMIT_DATA); returns the bytes.
+
+    RLIMIT_DATA (Linux 4.7+) counts heap and private anonymous mappings, the memory an oversized table or
+    model input takes, but not the shared libraries or the address-space reservations (torch, OpenBLAS)
+    that make RLIMIT_AS unusable. Past the ceiling an allocation fails (``MemoryError`` in NumPy and
+    pandas), the request fails and the process keeps serving, instead of the kernel's OOM killer ending
+    it. Forked workers and background jobs inherit the cap. A lower hard limit already set is kept.
+    """
+    import resource
+
+    limit = mib("CANDOR_MAX_MEMORY_MB")
+    if not limit:
+        return None
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    if soft != resource.RLIM_INFINITY and soft <= limit:
+        return soft
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
+    log.info("candor: memory ceiling %d MiB (RLIMIT_DATA)", limit // 2**20)
+    return limit
+
+
+def apply_model_timeout() -> float | None:
+    """Give every model call ``CANDOR_MODEL_TIMEOUT_S`` seconds (0: none); past it the pages show a one-line error.
+
+    The deadline is checked between batches of rows (:mod:`explainers.model_adapter`): a call is
+    stopped at the first batch boundary after its time is up, and a single batch is never
+    interrupted. Returns the seconds, or None when off.
+    """
+    from explainers.model_adapter import ModelTimeout, set_model_timeout
+
+    class ModelTookTooLong(CandorError, ModelTimeout):
+        """A model call past ``CANDOR_MODEL_TIMEOUT_S``: a :class:`CandorError`, so every page shows it."""
+
+    seconds = setting("CANDOR_MODEL_TIMEOUT_S") or None
+    set_model_timeout(seconds, ModelTookTooLong)
+    return seconds

@@ -1,0 +1,391 @@
+"""What a skops model file may hold before Candor loads it: reviewed types, bounded sizes, sound trees.
+
+skops rebuilds objects by *calling* the types a file names (``ConstructorFromReduceNode``
+calls ``module.name(*args)``), so trusting a type name is trusting code. Candor trusts:
+
+- what skops trusts by default (``skops.io.get_untrusted_types`` leaves it out);
+- every scikit-learn estimator or transformer class (:func:`sklearn.utils.all_estimators`,
+  all :class:`sklearn.base.BaseEstimator` subclasses), by fully qualified name;
+- :data:`REVIEWED_TYPES`, a short list of helper types fitted estimators hold, each reviewed here;
+- :data:`REVIEWED_FUNCTIONS`, functions a model may *refer to*; ``functools.partial`` is accepted
+  only around one of them (checked in the file's schema, :func:`check_partials`).
+
+Never a type or function because of its module prefix (``numpy.testing`` and scikit-learn's own
+test helpers run strings of Python; ``numpy.save`` writes files).
+
+Before skops reads anything, :func:`check_archive` bounds what the zip unpacks to
+(``CANDOR_MAX_MODEL_UNPACKED_MB``, default 1024; a member bigger than 1 MiB may not inflate more
+than :data:`MAX_RATIO` times; every ``.npy`` header's declared shape must match the bytes stored),
+so a small file cannot take gigabytes of memory. After loading, :func:`check_structures` checks the
+node arrays scikit-learn's compiled tree code indexes without bounds checks (``Tree``,
+``TreePredictor``), so a crafted tree cannot crash the process or loop forever, and rebuilds
+neighbour search trees (``KDTree``, ``BallTree``) from the estimator's own training rows.
+
+References
+----------
+https://skops.readthedocs.io/en/stable/persistence.html (trusted types);
+https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html (``.npy`` header).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from .errors import CandorError
+
+MAX_UNPACKED_ENV = "CANDOR_MAX_MODEL_UNPACKED_MB"
+MAX_RATIO = 100
+"""Largest uncompressed/compressed size of one zip member bigger than :data:`RATIO_FROM_BYTES`.
+skops writes members uncompressed (ratio 1); deflated float weights shrink about 1.1x and a JSON schema
+10-30x, while a crafted member of zeros inflates about 1000x (deflate) or far more (bzip2, lzma)."""
+RATIO_FROM_BYTES = 2**20
+SCHEMA_SHARE = 8
+"""``schema.json`` may use 1/8 of the unpacked limit: parsed JSON takes about ten times its text in memory."""
+
+REVIEWED_TYPES = frozenset({
+    # node arrays checked by check_structures (skops does not trust them: it cannot check their indices)
+    "sklearn.tree._tree.Tree",
+    "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor",
+    # search trees of KNN estimators: rebuilt from the estimator's _fit_X by check_structures
+    "sklearn.neighbors._kd_tree.KDTree",
+    "sklearn.neighbors._ball_tree.BallTree",
+    # the metrics those search trees hold (parameter-free or one number; rebuilt with the tree)
+    "sklearn.metrics._dist_metrics.EuclideanDistance64",
+    "sklearn.metrics._dist_metrics.ManhattanDistance64",
+    "sklearn.metrics._dist_metrics.ChebyshevDistance64",
+    "sklearn.metrics._dist_metrics.MinkowskiDistance64",
+    # plain data holders: attributes only, no code in __init__/__setstate__
+    "sklearn.neural_network._stochastic_optimizers.AdamOptimizer",
+    "sklearn.neural_network._stochastic_optimizers.SGDOptimizer",
+    "sklearn.calibration._CalibratedClassifier",
+    "sklearn.calibration._SigmoidCalibration",
+    "sklearn.utils._bunch.Bunch",
+    "sklearn.compose._column_transformer.make_column_selector",  # a pattern and dtypes; selects columns
+    # numpy dtype classes (ColumnTransformer's dtype_include=np.number, OneHotEncoder's dtype)
+    "numpy.dtype", "numpy.number", "numpy.integer", "numpy.floating", "numpy.bool_", "numpy.object_",
+    "functools.partial",  # only around a REVIEWED_FUNCTIONS entry: see check_partials
+})
+REVIEWED_FUNCTIONS = frozenset({
+    # HistGradientBoosting(categorical_features="from_dtype") stores partial(check_array, ...):
+    # it validates and converts an array, nothing else
+    "sklearn.utils.validation.check_array",
+})
+
+
+@functools.cache
+def allowed_types() -> frozenset[str]:
+    """Fully qualified names Candor trusts beyond skops's defaults: estimator classes and the reviewed lists.
+
+    Returns
+    -------
+    frozenset of str
+        ``module.QualName`` of every class from :func:`sklearn.utils.all_estimators` (each a
+        :class:`~sklearn.base.BaseEstimator` subclass defined in scikit-learn), plus
+        :data:`REVIEWED_TYPES` and :data:`REVIEWED_FUNCTIONS`. Functions are never taken from
+        ``all_estimators``; names are compared, never imported from the file.
+    """
+    from sklearn.base import BaseEstimator
+    from sklearn.utils import all_estimators
+
+    estimators = {f"{cls.__module__}.{cls.__qualname__}" for _, cls in all_estimators()
+                  if isinstance(cls, type) and issubclass(cls, BaseEstimator) and cls.__module__.startswith("sklearn.")}
+    return frozenset(estimators) | REVIEWED_TYPES | REVIEWED_FUNCTIONS
+
+
+def refused_types(untrusted) -> list[str]:
+    """The names in ``untrusted`` (from ``skops.io.get_untrusted_types``) that are not in :func:`allowed_types`."""
+    allowed = allowed_types()
+    return sorted(t for t in untrusted if t not in allowed)
+
+
+def unpacked_limit() -> int:
+    """Bytes a model archive may unpack to: ``CANDOR_MAX_MODEL_UNPACKED_MB`` MiB (default 1024).
+
+    Raises
+    ------
+    CandorError
+        If the variable is set but not a positive whole number.
+    """
+    from .settings import current
+
+    return current().max_model_unpacked_mb * 2**20
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB"
+
+
+def check_archive(path: Path, *, limit: int | None = None) -> None:
+    """Refuse a zip model file that would unpack to more memory than allowed, before anything is unpacked.
+
+    Parameters
+    ----------
+    path : Path
+        A skops file (or any zip-based model file).
+    limit : int, optional
+        Bytes; default :func:`unpacked_limit`.
+
+    Raises
+    ------
+    CandorError
+        Naming the numbers: total unpacked size over ``limit``; a member over ``limit``, or bigger
+        than 1 MiB and compressed more than :data:`MAX_RATIO` times; ``schema.json`` over
+        ``limit / 8``; an ``.npy`` member whose header is unreadable, declares an object dtype, or
+        declares a shape whose bytes differ from what the member holds.
+    """
+    limit = unpacked_limit() if limit is None else limit
+    name = path.name
+    try:
+        z = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise CandorError(f"{name}: not a readable skops file (not a zip archive: {exc})") from None
+    with z:
+        infos = z.infolist()
+        total = sum(i.file_size for i in infos)
+        if total > limit:
+            raise CandorError(f"{name}: unpacks to {_mib(total)} ({len(infos)} members), over the {_mib(limit)} "
+                              f"limit for model files ({MAX_UNPACKED_ENV})")
+        for i in infos:
+            ratio = i.file_size / max(i.compress_size, 1)
+            if i.file_size > RATIO_FROM_BYTES and ratio > MAX_RATIO:
+                raise CandorError(f"{name}: member {i.filename} inflates from {i.compress_size} bytes to "
+                                  f"{_mib(i.file_size)} ({ratio:.0f} times; at most {MAX_RATIO} times is accepted "
+                                  "for members over 1 MiB)")
+            if i.filename == "schema.json" and i.file_size > limit // SCHEMA_SHARE:
+                raise CandorError(f"{name}: schema.json is {_mib(i.file_size)}, over {_mib(limit // SCHEMA_SHARE)} "
+                                  f"(1/{SCHEMA_SHARE} of the {MAX_UNPACKED_ENV} limit)")
+            if i.filename.endswith(".npy"):
+                _check_npy_header(z, i, name)
+
+
+def _check_npy_header(z: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> None:
+    """The ``.npy`` header's shape x itemsize must equal the bytes after the header (read without the data)."""
+    from numpy.lib import format as npformat
+
+    with z.open(info) as f:
+        try:
+            version = npformat.read_magic(f)
+            read = npformat.read_array_header_1_0 if version == (1, 0) else npformat.read_array_header_2_0
+            shape, _, dtype = read(f, max_header_size=10_000)
+            offset = f.tell()
+        except Exception as exc:  # numpy raises ValueError/EOFError/SyntaxError for malformed headers
+            raise CandorError(f"{name}: member {info.filename} is not a valid .npy array ({exc})") from None
+    if dtype.hasobject:
+        raise CandorError(f"{name}: member {info.filename} declares Python objects (dtype {dtype}); "
+                          "skops never stores arrays of objects this way")
+    declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    held = info.file_size - offset
+    if declared != held:
+        raise CandorError(f"{name}: member {info.filename} declares an array of shape {tuple(shape)} "
+                          f"({declared} bytes) but holds {held} bytes")
+
+
+def _walk_schema(node):
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            yield item
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def check_partials(path: Path) -> None:
+    """Every ``functools.partial`` in a skops file must wrap a function on :data:`REVIEWED_FUNCTIONS`.
+
+    Call after :func:`check_archive` (the schema's size is bounded there).
+
+    Raises
+    ------
+    CandorError
+        Naming the wrapped function (or loader) that is not on the list.
+    """
+    with zipfile.ZipFile(path) as z:
+        try:
+            schema = json.loads(z.read("schema.json"))
+        except (KeyError, ValueError) as exc:
+            raise CandorError(f"{path.name}: not a readable skops file (schema.json: {exc})") from None
+    for node in _walk_schema(schema):
+        if node.get("__loader__") != "PartialNode":
+            continue
+        func = (node.get("content") or {}).get("func") or {}
+        what = f"{func.get('__module__')}.{func.get('__class__')}"
+        if func.get("__loader__") != "FunctionNode" or what not in REVIEWED_FUNCTIONS:
+            raise CandorError(f"{path.name}: refusing a functools.partial of {what} (loaded as "
+                              f"{func.get('__loader__')}); a partial may only wrap "
+                              f"{', '.join(sorted(REVIEWED_FUNCTIONS))}")
+
+
+def _objects(model):
+    """(object, nearest enclosing estimator, the estimator enclosing that one) for everything reachable from ``model``."""
+    from sklearn.base import BaseEstimator
+
+    seen, stack = set(), [(model, None, None)]
+    while stack:
+        obj, owner, outer = stack.pop()
+        if id(obj) in seen or obj is None or isinstance(obj, (str, bytes, int, float, bool)):
+            continue
+        seen.add(id(obj))
+        yield obj, owner, outer
+        if isinstance(obj, BaseEstimator):
+            owner, outer = obj, owner
+        if isinstance(obj, dict):
+            children = obj.values()
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            children = obj
+        elif isinstance(obj, np.ndarray):
+            children = obj.ravel() if obj.dtype.hasobject else ()
+        else:
+            children = getattr(obj, "__dict__", {}).values()
+        stack.extend((c, owner, outer) for c in children)
+
+
+def _check_children(name: str, what: str, left, right, inner, n_nodes: int) -> None:
+    """Inner nodes' children must come after them (no cycles) and exist (no reads past the array)."""
+    idx = np.arange(n_nodes)
+    for side, child in (("left", left), ("right", right)):
+        bad = inner & ~((child > idx) & (child < n_nodes))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise CandorError(f"{name}: a {what} is corrupt: node {i}'s {side} child is {int(child[i])}, "
+                              f"outside nodes {i + 1} to {n_nodes - 1}")
+
+
+def _check_tree(name: str, tree, owner, outer) -> None:
+    from sklearn.ensemble._forest import BaseForest
+    from sklearn.ensemble._gb import BaseGradientBoosting
+
+    n = int(tree.node_count)
+    left, right, feature = (np.asarray(a, dtype=np.int64) for a in (tree.children_left, tree.children_right,
+                                                                   tree.feature))
+    if not (len(left) == len(right) == len(feature) == n):
+        raise CandorError(f"{name}: a decision tree is corrupt: {n} nodes but arrays of length {len(left)}")
+    inner = left != -1
+    _check_children(name, "decision tree", left, right, inner, n)
+    if (right[~inner] != -1).any():
+        raise CandorError(f"{name}: a decision tree is corrupt: a leaf has a right child")
+    widths = [int(tree.n_features)]
+    for est in (owner, outer if isinstance(outer, (BaseForest, BaseGradientBoosting)) else None):
+        if est is not None and hasattr(est, "n_features_in_"):  # trees of forests/boosting see the ensemble's rows
+            widths.append(int(est.n_features_in_))
+    width = min(widths)
+    bad = inner & ~((feature >= 0) & (feature < width))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise CandorError(f"{name}: a decision tree is corrupt: node {i} splits on feature {int(feature[i])}, "
+                          f"but the model takes {width} features")
+
+
+def _check_predictor(name: str, pred, owner) -> None:
+    from sklearn.ensemble._hist_gradient_boosting.common import PREDICTOR_RECORD_DTYPE
+
+    nodes = pred.nodes
+    if not isinstance(nodes, np.ndarray) or nodes.dtype != PREDICTOR_RECORD_DTYPE or nodes.ndim != 1:
+        raise CandorError(f"{name}: a histogram gradient-boosting tree is corrupt: unexpected node array")
+    n = len(nodes)
+    inner = ~nodes["is_leaf"].astype(bool)
+    _check_children(name, "histogram gradient-boosting tree", nodes["left"].astype(np.int64),
+                    nodes["right"].astype(np.int64), inner, n)
+    width = int(getattr(owner, "n_features_in_", 0))
+    mapper = getattr(owner, "_bin_mapper", None)  # its is_categorical_ maps features to known-category bitsets
+    cats = np.asarray(getattr(mapper, "is_categorical_", None))
+    feat = nodes["feature_idx"].astype(np.int64)
+    bad = inner & ~((feat >= 0) & (feat < width))
+    split_cat = inner & nodes["is_categorical"].astype(bool)
+    n_bitsets = min(len(pred.raw_left_cat_bitsets), len(pred.binned_left_cat_bitsets))
+    if split_cat.any():
+        ok_cat = cats.ndim == 1 and cats.size == width and cats.dtype.kind in "biu"
+        cats = cats.astype(bool) if ok_cat else cats
+        bad |= split_cat & ~((nodes["bitset_idx"].astype(np.int64) < n_bitsets) & ok_cat)
+        if ok_cat:
+            bad |= split_cat & ~cats[np.clip(feat, 0, max(width - 1, 0))]
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise CandorError(f"{name}: a histogram gradient-boosting tree is corrupt: node {i} splits on feature "
+                          f"{int(feat[i])} (categorical: {bool(nodes['is_categorical'][i])}), but the model takes "
+                          f"{width} features")
+
+
+def check_structures(model, name: str) -> None:
+    """Check the node arrays of every tree in ``model``; rebuild neighbour search trees from their training rows.
+
+    Parameters
+    ----------
+    model : object
+        As loaded by skops.
+    name : str
+        The file's name, for messages.
+
+    Raises
+    ------
+    CandorError
+        If a tree has a child or feature index out of range, a child that does not come after its
+        parent (a cycle), or a search tree that does not belong to a neighbours estimator.
+    """
+    from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
+    from sklearn.neighbors import BallTree, KDTree
+    from sklearn.tree._tree import Tree
+
+    rebuild = []
+    for obj, owner, outer in list(_objects(model)):
+        if isinstance(obj, Tree):
+            _check_tree(name, obj, owner, outer)
+        elif isinstance(obj, TreePredictor):
+            _check_predictor(name, obj, owner)
+        elif isinstance(obj, (KDTree, BallTree)):
+            if owner is None or getattr(owner, "_tree", None) is not obj or not hasattr(owner, "_fit_X"):
+                raise CandorError(f"{name}: a {type(obj).__name__} outside a neighbours estimator")
+            rebuild.append(owner)
+    for est in rebuild:  # what NeighborsBase._fit does: the file's index arrays are never used
+        try:
+            est._tree = type(est._tree)(np.asarray(est._fit_X), est.leaf_size, metric=est.effective_metric_,
+                                        **(est.effective_metric_params_ or {}))
+        except Exception as exc:
+            raise CandorError(f"{name}: could not rebuild the neighbour search tree of {type(est).__name__} "
+                              f"({type(exc).__name__}: {exc})") from None
+
+
+def load_skops(path: Path, *, trust_code: bool = False):
+    """Load a skops file holding only types skops trusts, scikit-learn estimator classes and reviewed helpers.
+
+    Parameters
+    ----------
+    path : Path
+    trust_code : bool, default=False
+        Load every type the file names (the CLI's ``--trust-model-code``): skops *calls* the types it
+        rebuilds, so this runs code from the file. Never set for an upload.
+
+    Raises
+    ------
+    CandorError
+        If the archive would unpack to more than ``CANDOR_MAX_MODEL_UNPACKED_MB`` (or inflates
+        suspiciously, see :func:`workspace.model_safety.check_archive`), is not a valid skops archive, holds a
+        type that is not on :func:`workspace.model_safety.allowed_types` (named) without ``trust_code``, or
+        holds a tree whose node arrays are out of range.
+    """
+    import skops.io as sio
+
+    check_archive(path)
+    try:
+        untrusted = sio.get_untrusted_types(file=path)
+    except Exception as exc:  # skops raises zipfile/json errors on non-skops files
+        raise CandorError(f"{path.name}: not a readable skops file ({type(exc).__name__}: {exc})") from None
+    if not trust_code:
+        refused = refused_types(untrusted)
+        if refused:
+            raise CandorError(f"{path.name}: refusing to load types that are not on Candor's reviewed list of "
+                              f"scikit-learn estimators and helpers (skops calls them while loading, so they can "
+                              f"run code): {', '.join(refused)}; only from the command line, for a file you "
+                              "trust: --trust-model-code")
+        check_partials(path)
+    try:
+        model = sio.load(path, trusted=list(untrusted))
+    except Exception as exc:
+        raise CandorError(f"{path.name}: skops could not rebuild the model ({type(exc).__name__}: {exc})") from None
+    check_structures(model, path.name)
+    return model

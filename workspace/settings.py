@@ -1,0 +1,300 @@
+"""Every setting Candor reads, read once: :class:`Settings` from the environment or the command line.
+
+``python -m app`` builds :meth:`Settings.from_args` (its flags over the environment) and passes it to
+``create_app(settings=...)``; gunicorn's ``app.server:server`` builds :meth:`Settings.from_env`. The server
+:func:`install` s the object it was created with, and modules that read a setting deep in a call
+(limits, the upload folder, the Text page's model folder, the bound hosts) ask :func:`current`. Without
+a server (``python -m app check``, benchmarks, tests) :func:`current` reads the environment at each call.
+
+A bad value is a :class:`~workspace.errors.CandorError` whose one line names the variable and the value.
+Variables of the login and study subsystems (``accounts/``, ``study/``) are carried as text here; those
+packages still parse them where they are used (docs/architecture.md, Known debts).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import CandorError
+from .torch_options import TorchOptions
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_MAX_UNPACKED_MB = 1024
+
+
+def _text(env, name):
+    value = env.get(name, "").strip()
+    return value or None
+
+
+def _path(env, name):
+    value = _text(env, name)
+    return Path(value).expanduser() if value else None
+
+
+def _number(env, name, default, *, zero_ok=False):
+    raw = env.get(name, "").strip()
+    if not raw:
+        return float(default)
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not (value > 0 or (value == 0 and zero_ok)) or value == float("inf"):
+        raise CandorError(f"{name}={raw!r} is not a positive number")
+    return value
+
+
+def _whole(env, name, default, what):
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise CandorError(f"{name} must be a positive whole number of {what}, got {raw!r}")
+    return value
+
+
+def _hosts(env, name):
+    raw = env.get(name, "")
+    return tuple(h.strip() for h in raw.split(",") if h.strip())
+
+
+def _warm(env, name):
+    raw = env.get(name, "").strip()
+    choices = {"": True, "1": True, "0": False, "sync": "sync"}
+    if raw not in choices:
+        raise CandorError(f"{name} must be 1, 0 or sync, got {raw!r}")
+    return choices[raw]
+
+
+def _flag(env, name):
+    raw = env.get(name, "").strip()
+    if raw not in ("", "0", "1"):
+        raise CandorError(f"{name} must be 0 or 1, got {raw!r}")
+    return raw == "1"
+
+
+LIMITS = {"max_upload_mb": ("CANDOR_MAX_UPLOAD_MB", 50), "upload_quota_mb": ("CANDOR_UPLOAD_QUOTA_MB", 500),
+          "upload_retention_hours": ("CANDOR_UPLOAD_RETENTION_HOURS", 24),
+          "max_cells": ("CANDOR_MAX_CELLS", 20_000_000), "max_table_mb": ("CANDOR_MAX_TABLE_MB", 2048),
+          "max_memory_mb": ("CANDOR_MAX_MEMORY_MB", 8192), "model_timeout_s": ("CANDOR_MODEL_TIMEOUT_S", 120),
+          "max_jobs": ("CANDOR_MAX_JOBS", 4), "max_jobs_per_user": ("CANDOR_MAX_JOBS_PER_USER", 2)}
+"""Resource limits: field -> (variable, default). ``max_memory_mb`` and ``model_timeout_s`` may be 0 (off)."""
+LIMIT_FIELDS = {var: name for name, (var, _) in LIMITS.items()}
+"""Variable -> field, for :func:`workspace.limits.setting`."""
+RAW = {"researcher_password": "CANDOR_RESEARCHER_PASSWORD", "login_limit": "CANDOR_LOGIN_LIMIT",
+       "secure_cookies": "CANDOR_SECURE_COOKIES", "users_file": "CANDOR_USERS_FILE",
+       "auth_header": "CANDOR_AUTH_HEADER", "auth_roles": "CANDOR_AUTH_ROLES",
+       "auth_default_role": "CANDOR_AUTH_DEFAULT_ROLE", "session_db": "CANDOR_SESSION_DB",
+       "session_hours": "CANDOR_SESSION_HOURS", "secret_key": "CANDOR_SECRET_KEY",
+       "study_dir": "CANDOR_STUDY_DIR", "enrol_per_minute": "CANDOR_ENROL_PER_MINUTE",
+       "enrol_study_per_minute": "CANDOR_ENROL_STUDY_PER_MINUTE", "database_url": "DATABASE_URL"}
+"""Login and study variables carried as text (parsed by ``accounts/`` and ``study/``): field -> variable."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every ``CANDOR_*`` variable (and ``DATABASE_URL``) Candor reads, parsed and checked once.
+
+    Parameters
+    ----------
+    model, data : pathlib.Path, optional
+        ``CANDOR_MODEL``, ``CANDOR_DATA`` (``--model``, ``--data``): the user's model file and table.
+        Default None: the bundled breast-cancer sample. Both go with ``target``.
+    target : str, optional
+        ``CANDOR_TARGET`` (``--target``): the table's target column.
+    target_class : str, optional
+        ``CANDOR_CLASS`` (``--target-class``): the class a multiclass model's pages explain against the
+        rest; default None, the last class.
+    trust_pickle : bool, default=False
+        ``CANDOR_TRUST_PICKLE=1`` (``--trust-model-code`` / ``--trust-pickle``): the model file may run
+        code (pickle, TorchScript, skops types outside the reviewed list). Never applies to uploads.
+    torch : TorchOptions
+        ``CANDOR_TORCH_CLASS``, ``CANDOR_TORCH_KWARGS`` (JSON object), ``CANDOR_TORCH_CLASSES``
+        (comma-separated), ``CANDOR_TORCH_OUTPUT`` (logits or probabilities), and the ``--torch-*``,
+        ``--classes`` flags; default: nothing given.
+    text_model : pathlib.Path, optional
+        ``CANDOR_TEXT_MODEL`` (``--text-model``): a Hugging Face classifier folder for the Text page;
+        default None, the bundled MiniLM.
+    text_dir : pathlib.Path
+        ``CANDOR_TEXT_DIR``: the Text page's uploads and cached results; default ``<tmp>/candor-text``.
+    warm : bool or "sync", default=True
+        ``CANDOR_WARM``: ``1``/unset compute global results in a thread at start, ``sync`` before
+        serving (gunicorn ``--preload``), ``0`` on first use.
+    cache_dir : pathlib.Path
+        ``CANDOR_CACHE_DIR``: background-job results (``background/``) and cached surrogates
+        (``results/``); default ``.cache`` in the checkout.
+    state_dir : pathlib.Path
+        ``CANDOR_STATE_DIR``: each launch's selection file; default ``.cache/state``.
+    upload_dir : pathlib.Path
+        ``CANDOR_UPLOAD_DIR``: stored uploads and their index; default ``instance/uploads``.
+    max_upload_mb, upload_quota_mb, upload_retention_hours, max_cells, max_table_mb, max_memory_mb, \
+model_timeout_s, max_jobs, max_jobs_per_user : float
+        ``CANDOR_MAX_UPLOAD_MB`` (50 MiB, one file), ``CANDOR_UPLOAD_QUOTA_MB`` (500 MiB, the folder),
+        ``CANDOR_UPLOAD_RETENTION_HOURS`` (24 h), ``CANDOR_MAX_CELLS`` (20e6 rows x columns),
+        ``CANDOR_MAX_TABLE_MB`` (2048 MiB of a loaded table), ``CANDOR_MAX_MEMORY_MB`` (8192 MiB,
+        RLIMIT_DATA; 0 off), ``CANDOR_MODEL_TIMEOUT_S`` (120 s a model call; 0 off),
+        ``CANDOR_MAX_JOBS`` (4 background jobs), ``CANDOR_MAX_JOBS_PER_USER`` (2). Positive numbers.
+    max_model_unpacked_mb : int, default=1024
+        ``CANDOR_MAX_MODEL_UNPACKED_MB``: MiB a model archive may unpack to (a positive whole number).
+    max_callback_kb : int, default=1024
+        ``CANDOR_MAX_CALLBACK_KB``: KiB a callback request's body may have unless the user is an analyst
+        (only analysts send files), a whole number from 16 to 1,048,576.
+    allowed_hosts : tuple of str
+        ``CANDOR_ALLOWED_HOSTS`` (comma-separated): the ``Host`` names served; default empty, meaning
+        loopback names and ``bind_hosts``.
+    bind_hosts : tuple of str
+        ``CANDOR_BIND_HOSTS`` (comma-separated), or ``--host``: the addresses the server binds.
+    researcher_password, login_limit, secure_cookies, users_file, auth_header, auth_roles, \
+auth_default_role, session_db, session_hours, secret_key : str, optional
+        ``CANDOR_RESEARCHER_PASSWORD``, ``CANDOR_LOGIN_LIMIT``, ``CANDOR_SECURE_COOKIES``,
+        ``CANDOR_USERS_FILE``, ``CANDOR_AUTH_HEADER``, ``CANDOR_AUTH_ROLES``, ``CANDOR_AUTH_DEFAULT_ROLE``,
+        ``CANDOR_SESSION_DB``, ``CANDOR_SESSION_HOURS``, ``CANDOR_SECRET_KEY``: logins (SECURITY.md; text,
+        parsed by ``accounts/``); None when unset.
+    study_dir, enrol_per_minute, enrol_study_per_minute, database_url : str, optional
+        ``CANDOR_STUDY_DIR``, ``CANDOR_ENROL_PER_MINUTE``, ``CANDOR_ENROL_STUDY_PER_MINUTE``,
+        ``DATABASE_URL``: study mode (docs/study-mode.md; text, parsed by ``study/``); None when unset.
+    """
+
+    model: Path | None = None
+    data: Path | None = None
+    target: str | None = None
+    target_class: str | None = None
+    trust_pickle: bool = False
+    torch: TorchOptions = field(default_factory=TorchOptions)
+    text_model: Path | None = None
+    text_dir: Path = Path(tempfile.gettempdir()) / "candor-text"
+    warm: bool | str = True
+    cache_dir: Path = ROOT / ".cache"
+    state_dir: Path = ROOT / ".cache" / "state"
+    upload_dir: Path = ROOT / "instance" / "uploads"
+    max_upload_mb: float = 50.0
+    upload_quota_mb: float = 500.0
+    upload_retention_hours: float = 24.0
+    max_cells: float = 20e6
+    max_table_mb: float = 2048.0
+    max_memory_mb: float = 8192.0
+    model_timeout_s: float = 120.0
+    max_jobs: float = 4.0
+    max_jobs_per_user: float = 2.0
+    max_model_unpacked_mb: int = DEFAULT_MAX_UNPACKED_MB
+    max_callback_kb: int = 1024
+    allowed_hosts: tuple = ()
+    bind_hosts: tuple = ()
+    researcher_password: str | None = None
+    login_limit: str | None = None
+    secure_cookies: str | None = None
+    users_file: str | None = None
+    auth_header: str | None = None
+    auth_roles: str | None = None
+    auth_default_role: str | None = None
+    session_db: str | None = None
+    session_hours: str | None = None
+    secret_key: str | None = None
+    study_dir: str | None = None
+    enrol_per_minute: str | None = None
+    enrol_study_per_minute: str | None = None
+    database_url: str | None = None
+
+    def __post_init__(self):
+        given = [self.model, self.data, self.target]
+        if any(given) and not all(given):
+            raise CandorError("--model, --data and --target go together (CANDOR_MODEL, CANDOR_DATA, CANDOR_TARGET)")
+        if not self.model and (self.torch.given() or self.target_class):
+            flags = "--target-class (CANDOR_CLASS) goes" if self.target_class else "--torch-class, --torch-kwargs, " \
+                "--classes and --torch-output (CANDOR_TORCH_*) go"
+            raise CandorError(f"{flags} with --model")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read and check every variable of ``environ`` (default ``os.environ``) once.
+
+        Raises
+        ------
+        CandorError
+            Naming the variable and its value: a limit that is not a positive number, ``CANDOR_WARM``
+            other than 1/0/sync, ``CANDOR_TRUST_PICKLE`` other than 0/1, bad ``CANDOR_TORCH_*`` text,
+            or a model without its data and target.
+        """
+        env = os.environ if environ is None else environ
+        defaults = cls.__dataclass_fields__
+        values = dict(
+            model=_path(env, "CANDOR_MODEL"), data=_path(env, "CANDOR_DATA"), target=_text(env, "CANDOR_TARGET"),
+            target_class=_text(env, "CANDOR_CLASS"), trust_pickle=_flag(env, "CANDOR_TRUST_PICKLE"),
+            torch=TorchOptions.from_env(env), text_model=_path(env, "CANDOR_TEXT_MODEL"),
+            text_dir=_path(env, "CANDOR_TEXT_DIR") or defaults["text_dir"].default,
+            warm=_warm(env, "CANDOR_WARM"),
+            cache_dir=_path(env, "CANDOR_CACHE_DIR") or defaults["cache_dir"].default,
+            state_dir=_path(env, "CANDOR_STATE_DIR") or defaults["state_dir"].default,
+            upload_dir=_path(env, "CANDOR_UPLOAD_DIR") or defaults["upload_dir"].default,
+            max_model_unpacked_mb=_whole(env, "CANDOR_MAX_MODEL_UNPACKED_MB", DEFAULT_MAX_UNPACKED_MB, "MiB"),
+            max_callback_kb=_whole(env, "CANDOR_MAX_CALLBACK_KB", 1024, "KiB"),
+            allowed_hosts=_hosts(env, "CANDOR_ALLOWED_HOSTS"), bind_hosts=_hosts(env, "CANDOR_BIND_HOSTS"),
+        )
+        if not 16 <= values["max_callback_kb"] <= 2**20:
+            raise CandorError(f"CANDOR_MAX_CALLBACK_KB must be a whole number of KiB from 16 to 1048576, "
+                              f"got {env.get('CANDOR_MAX_CALLBACK_KB')!r}")
+        for name, (var, default) in LIMITS.items():
+            values[name] = _number(env, var, default, zero_ok=name in ("max_memory_mb", "model_timeout_s"))
+        values.update({name: env.get(var) or None for name, var in RAW.items()})
+        return cls(**values)
+
+    @classmethod
+    def from_args(cls, args, environ: Mapping[str, str] | None = None) -> Settings:
+        """The command line's parsed ``args`` (``python -m app``) over :meth:`from_env`.
+
+        Flags given on the command line win; the model's flags (``--model``, ``--data``, ``--target``,
+        ``--trust-model-code``, ``--torch-*``) replace the environment's model as a whole.
+
+        Raises
+        ------
+        CandorError
+            As :meth:`from_env`, or for bad ``--torch-*`` text, a ``--text-model`` folder without
+            ``config.json``, or ``--target-class``/``--torch-*`` without ``--model``.
+        """
+        base = cls.from_env(environ)
+        change = {}
+        torch = TorchOptions.from_args(args)
+        if args.model or args.data or args.target or torch.given() or args.target_class:
+            change.update(model=Path(args.model) if args.model else None, data=Path(args.data) if args.data else None,
+                          target=args.target, trust_pickle=bool(args.trust_pickle), torch=torch,
+                          target_class=args.target_class)
+        if args.text_model:
+            folder = Path(args.text_model).expanduser()
+            if not (folder / "config.json").is_file():
+                raise CandorError(f"--text-model {args.text_model}: no config.json there; expected a folder "
+                                  "written by save_pretrained (model and tokenizer)")
+            change["text_model"] = folder.resolve()
+        return dataclasses.replace(base, **change)
+
+    def limit(self, variable: str) -> float:
+        """The value of the resource limit named by its ``variable`` (``CANDOR_MAX_CELLS``, ...)."""
+        return getattr(self, LIMIT_FIELDS[variable])
+
+
+_installed: Settings | None = None
+
+
+def install(settings: Settings | None) -> None:
+    """Make ``settings`` what :func:`current` returns in this process (``create_app`` does; None undoes it)."""
+    global _installed
+    _installed = settings
+
+
+def current() -> Settings:
+    """The settings the server was created with; without a server, the environment read now.
+
+    Raises
+    ------
+    CandorError
+        If no settings are installed and a variable has a bad value (named).
+    """
+    return _installed if _installed is not None else Settings.from_env()

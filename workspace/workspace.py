@@ -1,0 +1,326 @@
+"""Load a model and its data into a :class:`Workspace`: the bundled sample or the user's files.
+
+Loading is strict and explicit: skops files are opened with a reviewed list of types
+(scikit-learn estimator classes and a few helper types, :mod:`workspace.model_safety`) after their
+unpacked size is checked; anything that can run code from the file (other skops types,
+pickle/joblib, TorchScript) only when the caller passes ``trust_pickle=True`` (the CLI's
+``--trust-model-code``, alias ``--trust-pickle``), never for an upload; and every problem is a
+:class:`~workspace.errors.CandorError` whose message names the file, column or type.
+
+:func:`load_pair` accepts any scikit-learn estimator or Pipeline (classifier with
+probabilities, margins or labels only; regressor; binary or multiclass) on a
+table of any column types (see :class:`explainers._codec.TabularCodec`);
+:func:`load_user_workspace` narrows it to what the dashboard pages show: one output (a class
+against the rest, in probabilities, margins or labels; or a regressor's prediction).
+
+PyTorch models (a state dict + a named class; TorchScript only with ``trust_pickle``) load through
+:mod:`workspace.torch_files`, never by unpickling; ``torch_options`` or a
+``<model file>.json`` sidecar give their classes and outputs.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from explainers._codec import TabularCodec
+from explainers.model_adapter import ModelAdapter, OneVsRest, OutputView
+
+from .errors import CandorError
+from .columns import encode_target, feature_columns
+from .model_files import load_model
+from .model_safety import load_skops
+from .torch_files import TorchOptions, check_numeric_columns, is_torch_model
+from .smoke import probe
+from .tables import read_table
+
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_models" / "artifacts"
+SAMPLE_MODEL = SAMPLE_DIR / "breast_cancer_gb.skops"
+SAMPLE_META = SAMPLE_DIR / "breast_cancer_gb.json"
+TRANSFORMER_WEIGHTS = SAMPLE_DIR / "tabular_transformer.safetensors"
+TRANSFORMER_META = SAMPLE_DIR / "tabular_transformer.json"
+
+
+@dataclass
+class Workspace:
+    """A model and the table it is explained on.
+
+    Attributes
+    ----------
+    name : str
+        Shown in the navbar.
+    model : fitted binary classifier with ``predict_proba``, or an OutputView
+        For the user's files, a :class:`~explainers.model_adapter.OutputView`
+        (:class:`~explainers.model_adapter.OneVsRest` for probabilities) that takes
+        *encoded* rows (the pages' input); :meth:`output` gives the explained number.
+    X : DataFrame of shape (n_rows, n_features)
+        Feature columns in the order the model expects; for the user's files the
+        float encoding of the raw table (category codes, NaN kept), named as the user wrote them.
+    y : ndarray of shape (n_rows,)
+        True labels as indices into ``classes`` (regression: the target values).
+    classes : tuple of str
+        (rest, explained class) display names; empty for a regressor.
+    target : str
+        Target column name.
+    train_idx, test_idx : ndarray of int
+        Row positions; held-out metrics and surrogate fidelity use ``test_idx``.
+    source : str
+        Where model and data came from.
+    transformer_paths : (Path, Path) or None
+        Weights and config of a tabular transformer over the same features.
+    adapter : ModelAdapter or None
+        The user's model behind one interface (task, outputs, units); ``None`` for the sample.
+    raw : DataFrame or None
+        The user's feature table as read (what the data table shows).
+    notes : tuple of str
+        Every normalisation done while loading, one line each.
+    pair : Workspace or None
+        For a one-class-against-the-rest view (:func:`one_vs_rest`), the workspace of all classes.
+    """
+
+    name: str
+    model: object
+    X: pd.DataFrame
+    y: np.ndarray
+    classes: tuple[str, ...]
+    target: str
+    train_idx: np.ndarray
+    test_idx: np.ndarray
+    source: str
+    metadata: dict = field(default_factory=dict)
+    transformer_paths: tuple[Path, Path] | None = None
+    adapter: ModelAdapter | None = None
+    raw: pd.DataFrame | None = None
+    notes: tuple[str, ...] = ()
+    pair: "Workspace | None" = None
+
+    @property
+    def positive_class(self) -> str:
+        """The explained class (a regressor: the target's name)."""
+        return self.classes[1] if len(self.classes) > 1 else self.target
+
+    @property
+    def task(self) -> str:
+        return self.adapter.task if self.adapter is not None else "binary"
+
+    @property
+    def is_classifier(self) -> bool:
+        return self.task != "regression"
+
+    @property
+    def output_kind(self) -> str:
+        """Units of :meth:`output`: "probability", "margin", "label" or "raw" (a regressor's prediction)."""
+        return self.adapter.kind if self.adapter is not None else "probability"
+
+    @property
+    def output_label(self) -> str:
+        """Short name of the explained output, e.g. "P(malignant)", "margin of 'yes'", "predicted price"."""
+        c = self.positive_class
+        return {"probability": f"P({c})", "margin": f"margin of {c}", "label": f"predicted {c} (1/0)",
+                "raw": f"predicted {c}"}[self.output_kind]
+
+    def output(self, X) -> np.ndarray:
+        """The explained output of rows ``X`` (encoded for the user's files), shape (n_rows,)."""
+        if hasattr(self.model, "output"):
+            return self.model.output(X)
+        return self.model.predict_proba(X)[:, 1]
+
+
+def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, trust_pickle: bool = False,
+              test_size: float = 0.25, seed: int = 0, torch_options: TorchOptions | None = None) -> Workspace:
+    """Load the user's model and table, decide the task once, and check that they fit together.
+
+    The held-out rows are a seeded random ``test_size`` share of the table; if
+    the model was trained on them, the metrics are optimistic (said in ``source``).
+
+    Returns
+    -------
+    Workspace
+        ``adapter`` set; ``model`` is the adapter itself (any task); ``y`` class
+        indices (classification) or float targets (regression).
+
+    Raises
+    ------
+    CandorError
+        For every problem with the files, the target, the columns or their dtypes
+        (a PyTorch model takes numeric columns only).
+    """
+    from sklearn.model_selection import train_test_split
+
+    model = load_model(model_path, trust_pickle=trust_pickle, torch_options=torch_options)
+    notes: list[str] = []
+    df = read_table(data_path, notes)
+    name, model_name = Path(data_path).name, Path(model_path).name
+    if target not in [str(c) for c in df.columns]:
+        cols = [str(c) for c in df.columns]
+        close = [c for c in cols if c.strip().lower() == str(target).strip().lower()]
+        if not close:
+            import difflib
+
+            close = difflib.get_close_matches(str(target), cols, n=3, cutoff=0.6)
+        hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+        listed = cols if len(cols) <= 12 else cols[:6] + ["..."] + cols[-5:]  # the target is often last
+        raise CandorError(f"{name}: target column {target!r} not found{hint}; columns are {', '.join(listed)}")
+    tcol = df[[c for c in df.columns if str(c) == target][0]]
+    if tcol.isna().any():
+        notes.append(f"{name}: {int(tcol.isna().sum())} rows without a target value dropped")
+        df = df[tcol.notna()].reset_index(drop=True)
+        tcol = tcol.dropna().reset_index(drop=True)
+    features = feature_columns(model, df, target, name)
+    unused = [str(c) for c in df.columns if str(c) != target and c not in features]
+    if unused:
+        notes.append(f"{name}: {len(unused)} column(s) the model does not take are left out: "
+                     f"{', '.join(unused[:8])}{' ...' if len(unused) > 8 else ''}")
+    if not hasattr(model, "feature_names_in_"):
+        notes.append(f"{name}: the model was fitted without column names; columns are matched by position")
+    raw = df[features]
+    for col in raw.columns:
+        s = raw[col]
+        if s.isna().all():
+            notes.append(f"{name}: column {str(col)!r} is empty in every row")
+        elif s.nunique(dropna=False) == 1:
+            notes.append(f"{name}: column {str(col)!r} is constant ({s.iloc[0]!r})")
+    try:
+        codec = TabularCodec(raw)
+    except TypeError as exc:
+        raise CandorError(f"{name}: {exc}") from None
+    if is_torch_model(model):
+        check_numeric_columns(codec, name, model_name)
+    names = None if is_torch_model(model) or torch_options is None else torch_options.classes
+    try:  # --classes of a scikit-learn model: names people read for its classes_, one each
+        adapter = ModelAdapter(model, codec, target=target, class_names=names)
+    except TypeError as exc:
+        raise CandorError(f"{model_name}: {'--classes: ' if names else ''}{exc}") from None
+    notes += [f"{name}: {n}" for n in codec.notes()]
+    probe(adapter, raw, model_name, name)
+    if adapter.task == "regression":
+        y = pd.to_numeric(tcol, errors="coerce")
+        if y.isna().any():
+            bad = tcol.iloc[int(np.flatnonzero(y.isna())[0])]
+            raise CandorError(f"{name}: target {target!r} of a regressor must be numeric; got {bad!r}")
+        y, stratify = y.to_numpy(dtype=float), None
+    else:
+        own = tuple(str(c) for c in adapter.classes_)  # the data may spell classes as the model or as --classes
+        y = encode_target(adapter.class_names, tcol, name, target, notes, aliases=own if names else ())
+        counts = np.bincount(y)
+        n_test = int(np.ceil(test_size * len(y)))
+        stratify = y if counts.min() >= 2 and min(n_test, len(y) - n_test) >= len(counts) else None
+    idx = np.arange(len(df))
+    if len(idx) < 4:
+        raise CandorError(f"{name}: {len(idx)} rows; at least 4 are needed to hold some out")
+    train, test = train_test_split(idx, test_size=test_size, random_state=seed, stratify=stratify)
+    return Workspace(
+        name=name, model=adapter, X=codec.encode(raw), y=y, classes=adapter.class_names or (target,),
+        target=target, train_idx=np.sort(train), test_idx=np.sort(test), adapter=adapter, raw=raw,
+        notes=tuple(notes),
+        source=(f"your model {model_name} ({type(model).__name__}) on {name}; held-out rows are a "
+                f"random {test_size:.0%} of the table (seed {seed}), optimistic if the model saw them in training"),
+    )
+
+
+def load_user_workspace(model_path: str | Path, data_path: str | Path, target: str, *,
+                        trust_pickle: bool = False, test_size: float = 0.25, seed: int = 0,
+                        target_class: str | None = None, torch_options: TorchOptions | None = None) -> Workspace:
+    """Load the user's files for the dashboard: one output explained (a class against the rest, or a regressor's).
+
+    Parameters
+    ----------
+    target_class : str, optional
+        The class every page explains (``Settings.target_class``, ``--target-class``); default the last
+        class (the positive class of a binary model).
+    torch_options : TorchOptions, optional
+        For a PyTorch model (see :mod:`workspace.torch_files`).
+
+    Raises
+    ------
+    CandorError
+        As :func:`load_pair`, and as :func:`one_vs_rest`.
+    """
+    ws = load_pair(model_path, data_path, target, trust_pickle=trust_pickle, test_size=test_size, seed=seed,
+                   torch_options=torch_options)
+    a = ws.adapter
+    if a.task == "regression":
+        if target_class:
+            raise CandorError(f"{Path(model_path).name}: {type(a.model).__name__} is a regressor; a target class "
+                              "(--target-class, CANDOR_CLASS) applies to classifiers only")
+        return one_vs_rest(ws, None)
+    return one_vs_rest(ws, target_class or a.class_names[-1])
+
+
+def one_vs_rest(pair: Workspace, target_class: str | None) -> Workspace:
+    """The dashboard's view of the user's model: ``target_class`` against the rest, or a regressor's output.
+
+    Parameters
+    ----------
+    pair : Workspace
+        As returned by :func:`load_pair` (or by this function: ``pair.pair`` is reused), never changed.
+    target_class : str or None
+        One of the model's classes (``None`` for a regressor).
+
+    Returns
+    -------
+    Workspace
+        A new workspace whose ``model`` is an :class:`~explainers.model_adapter.OutputView` (a
+        :class:`~explainers.model_adapter.OneVsRest` for probabilities) of the chosen output, ``y``
+        is 1 for ``target_class`` (a regressor: the targets), and ``pair`` is the load_pair result
+        (to choose another class).
+
+    Raises
+    ------
+    CandorError
+        If ``target_class`` is not one of the model's classes, or is the negative class of a binary
+        margin model (its ``decision_function`` gives the margin of the positive class only).
+    """
+    pair = pair.pair or pair
+    a = pair.adapter
+    if a.task == "regression":
+        return replace(pair, model=OutputView(a, 0), classes=(), pair=pair,
+                       source=f"{pair.source}; explained output: {a.units(0)}")
+    if target_class not in a.class_names:
+        raise CandorError(f"class {target_class!r} is not one of the model's classes: {', '.join(a.class_names)}")
+    c = a.class_names.index(target_class)
+    k = c
+    if a.kind == "margin" and a.task == "binary":
+        if c != 1:
+            raise CandorError(f"class {target_class!r}: this model's decision_function gives the margin of "
+                              f"{a.class_names[1]!r} only; explain that class")
+        k = 0
+    source = pair.source
+    if a.task == "binary":
+        classes = (a.class_names[1 - c], a.class_names[c])
+    else:
+        classes = (f"not {target_class}", target_class)
+        source += f"; {len(a.class_names)} classes, pages explain {target_class!r} against the rest"
+    view = OneVsRest(a, k) if a.kind == "probability" else OutputView(a, k)
+    if a.kind != "probability":
+        source += f"; explained output: {view.units()}"
+    return replace(pair, model=view, classes=classes, y=(pair.y == c).astype(int), source=source, pair=pair)
+
+
+def load_sample_workspace() -> Workspace:
+    """The bundled gradient-boosting model on the breast cancer data (built by ``sample_models``).
+
+    Raises
+    ------
+    CandorError
+        If the sample has not been built (run ``python -m sample_models``).
+    """
+    from sample_models.common import breast_cancer
+
+    if not (SAMPLE_MODEL.exists() and SAMPLE_META.exists()):
+        raise CandorError("the bundled sample model is not built; run: python -m sample_models")
+    meta = json.loads(SAMPLE_META.read_text())
+    model = load_skops(SAMPLE_MODEL)
+    X, y = breast_cancer()
+    test = np.asarray(meta["split"]["test_indices"], dtype=int)
+    train = np.setdiff1d(np.arange(len(X)), test)
+    transformer = (TRANSFORMER_WEIGHTS, TRANSFORMER_META) if TRANSFORMER_WEIGHTS.exists() else None
+    return Workspace(
+        name="Breast cancer (bundled sample)", model=model, X=X, y=y.to_numpy(), classes=tuple(meta["classes"]),
+        target=meta["target"], train_idx=train, test_idx=test, metadata=meta,
+        source=f"{meta['model']}, {meta['library']}; data: {meta['data']['name']} via {meta['data']['loaded_with']}",
+        transformer_paths=transformer,
+    )
