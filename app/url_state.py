@@ -56,9 +56,10 @@ class Param:
         :data:`TEXT_MAX` characters; ``flag``: ``on``/``off`` of a one-switch checklist; ``point``:
         ``method|budget`` of a frontier surrogate; ``lambdas``: MUSE's five λ weights.
     lo, hi : int or callable, optional
-        Bounds when the control has none (a callable is evaluated only when the parameter is given).
+        Bounds when the control has none (a callable of the control, evaluated only when the parameter is given).
     choices : callable, optional
-        Allowed values when the control's options are filled later (evaluated only when given).
+        Allowed values when the control's options are filled later (a callable of the control, evaluated
+        only when the parameter is given).
     key : str, optional
         For a ``dcc.Store``: the key of its data that holds the value.
     source : (str, str), optional
@@ -77,34 +78,32 @@ class Param:
     source: tuple[str, str] | None = None
 
 
-def _text_layers():
+def _text_layers(_):
     from app.services import text_loader
 
     return range(text_loader.model_info().n_layers)
 
 
-def _text_heads():
+def _text_heads(_):
     from app.services import text_loader
 
     return range(text_loader.model_info().n_heads)
 
 
-def _last_table_page() -> int:
-    from app.pages.overview import PAGE_SIZE
-
-    return max(0, math.ceil(services.row_count() / PAGE_SIZE) - 1)
+def _last_table_page(table) -> int:
+    return max(0, math.ceil(services.row_count() / table.page_size) - 1)
 
 
-def _row_hi() -> int:
+def _row_hi(_) -> int:
     return services.row_count() - 1
 
 
-def _class_choices():
+def _class_choices(_):
     return services.class_choices()[0]
 
 
 PAGES: dict[str, tuple[Param, ...]] = {
-    "/": (Param("table_page", ids.DATA_TABLE, "page_current", lo=0, hi=lambda: _last_table_page()),),
+    "/": (Param("table_page", ids.DATA_TABLE, "page_current", lo=0, hi=_last_table_page),),
     "/descriptive": (Param("players", ids.SHAP_PLAYERS, kind="choice"),),
     "/surrogate": (
         Param("foi", ids.SURROGATE_FOI, kind="names"),
@@ -148,16 +147,16 @@ class _Bad(ValueError):
     """A parameter that cannot apply; its message says why."""
 
 
-def _bound(b):
-    return b() if callable(b) else b
+def _bound(b, component):
+    return b(component) if callable(b) else b
 
 
-def _int(text: str, lo, hi) -> int:
+def _int(text: str, lo, hi, component) -> int:
     try:
         v = int(str(text).strip())
     except ValueError:
         raise _Bad("not a whole number") from None
-    lo, hi = _bound(lo), _bound(hi)
+    lo, hi = _bound(lo, component), _bound(hi, component)
     if (lo is not None and v < lo) or (hi is not None and v > hi):
         raise _Bad(f"outside {lo}–{hi}" if lo is not None and hi is not None else "out of range")
     return v
@@ -188,11 +187,11 @@ def _parse(p: Param, raw, component) -> object:
     if p.kind == "int":
         lo = getattr(component, "min", None) if p.lo is None else p.lo
         hi = getattr(component, "max", None) if p.hi is None else p.hi
-        return _int(raw, lo, hi)
+        return _int(raw, lo, hi, component)
     if p.kind == "choice":
-        return _match(raw, p.choices() if p.choices else _options(component))
+        return _match(raw, p.choices(component) if p.choices else _options(component))
     if p.kind == "ints":
-        allowed = list(p.choices()) if p.choices else _options(component)
+        allowed = list(p.choices(component)) if p.choices else _options(component)
         out = [_match(v, allowed) for v in _as_list(raw)]
         if len(set(out)) != len(out):
             raise _Bad("a value repeated")
@@ -284,6 +283,8 @@ def _set(component, p: Param, value) -> None:
         setattr(component, p.prop, data)
     else:
         setattr(component, p.prop, value)
+    if p.prop == "page_current":  # a paged table shows the link's page only if it knows there are that many
+        component.page_count = max(component.page_count or 1, value + 1)
 
 
 def from_url(path: str):

@@ -1,6 +1,6 @@
 """Persuasive page, rules section: one set of controls drives the shown rules, their cost and the tradeoff."""
 import dash_bootstrap_components as dbc
-from dash import Input, Output, callback, html
+from dash import Input, Output, State, callback, html
 from dash.exceptions import PreventUpdate
 
 from app import ids
@@ -10,9 +10,12 @@ from app.figures_persuasive import rule_tradeoff
 from app.services import persuasive_rules
 
 
-@callback(Output(ids.RULES_SOURCE, "options"), Output(ids.RULES_SOURCE, "value"), Input(ids.URL, "pathname"))
-def load_rule_sources(_pathname):
-    return persuasive_rules.surrogate_choices(), persuasive_rules.default_choice()
+@callback(Output(ids.RULES_SOURCE, "options"), Output(ids.RULES_SOURCE, "value"), Input(ids.URL, "pathname"),
+          State(ids.RULES_SOURCE, "value"))
+def load_rule_sources(_pathname, chosen=None):
+    """The frontier's surrogates; the one chosen by the page's link (``?rules=cart|10``) if it is one of them."""
+    options = persuasive_rules.surrogate_choices()
+    return options, chosen if chosen in [o["value"] for o in options] else persuasive_rules.default_choice()
 
 
 @callback(Output(ids.RULES_SHOWN, "children"), Output(ids.RULES_COST, "children"), Output(ids.RULES_TRADEOFF, "figure"),

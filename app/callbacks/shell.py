@@ -1,7 +1,7 @@
 """Navbar callbacks: random row, a one-line status of the chosen row (kept in the URL), the class picker."""
 import json
 
-from dash import Input, Output, callback, clientside_callback
+from dash import Input, Output, State, callback, clientside_callback
 from dash.exceptions import PreventUpdate
 
 from app import ids, services
@@ -37,14 +37,15 @@ TABULAR_ROW_PAGES = ("/", "/descriptive", "/persuasive", "/attention")
 # colleague: the URL's row sets the picker on load; a new row replaces the URL's query in place
 # (``history.replaceState``: no navigation, the page is not rendered again). Study pages keep theirs.
 clientside_callback(
-    """function(search) {
+    """function(search, last) {  // a row outside 0..last is left to the page's note (app/url_state.py)
         const row = new URLSearchParams(search || "").get("row");
-        if (row === null || row.trim() === "" || !Number.isInteger(Number(row))) {
+        if (row === null || row.trim() === "" || !Number.isInteger(Number(row)) || Number(row) < 0
+                || (Number.isInteger(last) && Number(row) > last)) {
             return window.dash_clientside.no_update;
         }
         return Number(row);
     }""",
-    Output(ids.ROW_INPUT, "value", allow_duplicate=True), Input(ids.URL, "search"),
+    Output(ids.ROW_INPUT, "value", allow_duplicate=True), Input(ids.URL, "search"), State(ids.ROW_INPUT, "max"),
     prevent_initial_call="initial_duplicate")
 
 clientside_callback(

@@ -136,17 +136,22 @@ def render_text(current):
 
 @callback(Output(ids.TEXT_LAYER, "options"), Output(ids.TEXT_LAYER, "value"), Output(ids.TEXT_HEADS, "options"),
           Output(ids.TEXT_HEADS, "value"), Output(ids.TEXT_LAYER, "placeholder"), Output(ids.TEXT_HEADS, "placeholder"),
-          Input(ids.TEXT_CURRENT, "data"), State(ids.TEXT_LAYER, "options"), State(ids.TEXT_HEADS, "options"))
-def model_shape(_current, layer_options, head_options):
-    """Layer and head pickers from the loaded model's layers x heads (the last layer, heads 0-3 chosen)."""
+          Input(ids.TEXT_CURRENT, "data"), State(ids.TEXT_LAYER, "options"), State(ids.TEXT_HEADS, "options"),
+          State(ids.TEXT_LAYER, "value"), State(ids.TEXT_HEADS, "value"))
+def model_shape(_current, layer_options, head_options, layer=None, heads=None):
+    """Layer and head pickers from the loaded model's layers x heads (the last layer, heads 0-3 chosen, unless
+    the page's link chose others: ``app.url_state`` checked them against the same model)."""
     try:
         info = text_services.model_info()
     except CandorError:  # the notes show the message
         return [], None, [], [], "no model loaded", "no model loaded"
     if len(layer_options or []) == info.n_layers and len(head_options or []) == info.n_heads:
         raise PreventUpdate  # already filled on this visit: keep the user's choice
-    return ([{"label": f"layer {l}", "value": l} for l in range(info.n_layers)], info.n_layers - 1,
-            [{"label": f"head {h}", "value": h} for h in range(info.n_heads)], list(range(min(4, info.n_heads))),
+    linked = isinstance(layer, int) and 0 <= layer < info.n_layers
+    linked_heads = heads is not None and all(isinstance(h, int) and 0 <= h < info.n_heads for h in heads)
+    return ([{"label": f"layer {l}", "value": l} for l in range(info.n_layers)], layer if linked else info.n_layers - 1,
+            [{"label": f"head {h}", "value": h} for h in range(info.n_heads)],
+            heads if linked_heads else list(range(min(4, info.n_heads))),
             "layer", "heads")
 
 
