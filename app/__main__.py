@@ -1,5 +1,7 @@
 """Command line: ``python -m app`` serves the bundled sample; ``--model/--data/--target`` serve yours;
-``python -m app study validate FILE`` checks a study file; ``python -m app users add NAME --role ROLE`` and
+``python -m app build --model M --data D --target T --out STORE`` computes the explanations once into a
+store that ``python -m app --store STORE`` serves (:mod:`app.build`); ``python -m app study validate FILE``
+checks a study file; ``python -m app users add NAME --role ROLE`` and
 ``python -m app users revoke NAME`` manage logins (:mod:`accounts`); ``python -m app check --model M --data D
 --target T`` loads your pair and explains one row without serving; ``python -m app report --out FILE``
 writes a self-contained review report (:mod:`app.report.cli`).
@@ -33,6 +35,8 @@ def _parser() -> argparse.ArgumentParser:
     add_torch_arguments(p)
     p.add_argument("--text-model", help="a Hugging Face *ForSequenceClassification folder (save_pretrained, with "
                                         "its tokenizer) for the Text page, instead of the bundled MiniLM")
+    p.add_argument("--store", help="serve from a store written by python -m app build for this model and data "
+                                   "(checked: hashes, sizes); rows it lacks are explained live and added to it")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=_port, default=8050)
     return p
@@ -64,6 +68,10 @@ def _check_port_free(host: str, port: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["build"]:
+        from .build import main as build_main
+
+        return build_main(argv[1:])
     if argv[:1] == ["check"]:
         from .check import main as check_main
 

@@ -105,7 +105,11 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     threadpool_limits(limits=1, user_api="openmp")
     chosen = selection_from_settings(settings) if workspace is None else Selection(generation="explicit")
     selection.start(chosen, warm=warm)
-    services.init(workspace or chosen.load(), warm=warm)
+    ws = workspace or chosen.load()
+    from store.read import open_for  # a store (--store, CANDOR_STORE) is checked before anything is served
+
+    services.use_store(open_for(settings, ws) if settings.store else None)
+    services.init(ws, warm=warm)
     from .callbacks.study_service import check_study_files
 
     check_study_files()  # a study file whose declared truth the data contradict is refused before serving

@@ -110,7 +110,7 @@ def _environ_uses(root: Path):
     """(path, line, kind) of every ``os.environ``/``os.getenv``/``os.putenv`` use in the project's packages."""
     import ast
 
-    for package in ("app", "explainers", "workspace", "study", "accounts"):
+    for package in ("app", "explainers", "workspace", "study", "accounts", "store"):
         for path in sorted((root / package).rglob("*.py")):
             tree = ast.parse(path.read_text(encoding="utf-8"))
             for node in ast.walk(tree):

@@ -19,10 +19,10 @@ import pytest
 from tests.test_boundaries import _module_imports
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("explainers", "workspace", "accounts", "study", "app")
+PACKAGES = ("explainers", "workspace", "accounts", "study", "store", "app")
 LOWER = {"explainers": set(), "workspace": {"explainers"}, "accounts": {"explainers", "workspace"},
-         "study": {"explainers", "workspace", "accounts"},
-         "app": {"explainers", "workspace", "accounts", "study"}}
+         "study": {"explainers", "workspace", "accounts"}, "store": {"explainers", "workspace"},
+         "app": {"explainers", "workspace", "accounts", "study", "store"}}
 """Packages each package may import (besides itself)."""
 
 

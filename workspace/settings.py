@@ -86,7 +86,8 @@ LIMITS = {"max_upload_mb": ("CANDOR_MAX_UPLOAD_MB", 50), "upload_quota_mb": ("CA
           "upload_retention_hours": ("CANDOR_UPLOAD_RETENTION_HOURS", 24),
           "max_cells": ("CANDOR_MAX_CELLS", 20_000_000), "max_table_mb": ("CANDOR_MAX_TABLE_MB", 2048),
           "max_memory_mb": ("CANDOR_MAX_MEMORY_MB", 8192), "model_timeout_s": ("CANDOR_MODEL_TIMEOUT_S", 120),
-          "max_jobs": ("CANDOR_MAX_JOBS", 4), "max_jobs_per_user": ("CANDOR_MAX_JOBS_PER_USER", 2)}
+          "max_jobs": ("CANDOR_MAX_JOBS", 4), "max_jobs_per_user": ("CANDOR_MAX_JOBS_PER_USER", 2),
+          "max_store_mb": ("CANDOR_MAX_STORE_MB", 8192)}
 """Resource limits: field -> (variable, default). ``max_memory_mb`` and ``model_timeout_s`` may be 0 (off)."""
 LIMIT_FIELDS = {var: name for name, (var, _) in LIMITS.items()}
 """Variable -> field, for :func:`workspace.limits.setting`."""
@@ -126,6 +127,9 @@ class Settings:
         default None, the bundled MiniLM.
     text_dir : pathlib.Path
         ``CANDOR_TEXT_DIR``: the Text page's uploads and cached results; default ``<tmp>/candor-text``.
+    store : pathlib.Path, optional
+        ``CANDOR_STORE`` (``--store``): a store written by ``python -m app build`` for this model and data;
+        served without recomputation after its hashes are checked. Default None: compute live.
     warm : bool or "sync", default=True
         ``CANDOR_WARM``: ``1``/unset compute global results in a thread at start, ``sync`` before
         serving (gunicorn ``--preload``), ``0`` on first use.
@@ -142,7 +146,8 @@ model_timeout_s, max_jobs, max_jobs_per_user : float
         ``CANDOR_UPLOAD_RETENTION_HOURS`` (24 h), ``CANDOR_MAX_CELLS`` (20e6 rows x columns),
         ``CANDOR_MAX_TABLE_MB`` (2048 MiB of a loaded table), ``CANDOR_MAX_MEMORY_MB`` (8192 MiB,
         RLIMIT_DATA; 0 off), ``CANDOR_MODEL_TIMEOUT_S`` (120 s a model call; 0 off),
-        ``CANDOR_MAX_JOBS`` (4 background jobs), ``CANDOR_MAX_JOBS_PER_USER`` (2). Positive numbers.
+        ``CANDOR_MAX_JOBS`` (4 background jobs), ``CANDOR_MAX_JOBS_PER_USER`` (2),
+        ``CANDOR_MAX_STORE_MB`` (8192 MiB of a store's files, checked before they are read). Positive numbers.
     max_model_unpacked_mb : int, default=1024
         ``CANDOR_MAX_MODEL_UNPACKED_MB``: MiB a model archive may unpack to (a positive whole number).
     max_callback_kb : int, default=1024
@@ -172,6 +177,7 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
     torch: TorchOptions = field(default_factory=TorchOptions)
     text_model: Path | None = None
     text_dir: Path = Path(tempfile.gettempdir()) / "candor-text"
+    store: Path | None = None
     warm: bool | str = True
     cache_dir: Path = ROOT / ".cache"
     state_dir: Path = ROOT / ".cache" / "state"
@@ -185,6 +191,7 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
     model_timeout_s: float = 120.0
     max_jobs: float = 4.0
     max_jobs_per_user: float = 2.0
+    max_store_mb: float = 8192.0
     max_model_unpacked_mb: int = DEFAULT_MAX_UNPACKED_MB
     max_callback_kb: int = 1024
     allowed_hosts: tuple = ()
@@ -231,7 +238,7 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
             target_class=_text(env, "CANDOR_CLASS"), trust_pickle=_flag(env, "CANDOR_TRUST_PICKLE"),
             torch=TorchOptions.from_env(env), text_model=_path(env, "CANDOR_TEXT_MODEL"),
             text_dir=_path(env, "CANDOR_TEXT_DIR") or defaults["text_dir"].default,
-            warm=_warm(env, "CANDOR_WARM"),
+            store=_path(env, "CANDOR_STORE"), warm=_warm(env, "CANDOR_WARM"),
             cache_dir=_path(env, "CANDOR_CACHE_DIR") or defaults["cache_dir"].default,
             state_dir=_path(env, "CANDOR_STATE_DIR") or defaults["state_dir"].default,
             upload_dir=_path(env, "CANDOR_UPLOAD_DIR") or defaults["upload_dir"].default,
@@ -267,6 +274,8 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
             change.update(model=Path(args.model) if args.model else None, data=Path(args.data) if args.data else None,
                           target=args.target, trust_pickle=bool(args.trust_pickle), torch=torch,
                           target_class=args.target_class)
+        if getattr(args, "store", None):
+            change["store"] = Path(args.store).expanduser()
         if args.text_model:
             folder = Path(args.text_model).expanduser()
             if not (folder / "config.json").is_file():

@@ -2,7 +2,8 @@
 
 Feature modules register what they build once (:func:`lazy`) and what they
 memoize per row (:func:`row_cache`); :func:`init` resets both when a new
-workspace is installed.
+workspace is installed. A store built by ``python -m app build`` (:func:`use_store`) is what the
+services look in first (:func:`store`): only while the installed workspace is the one it was built for.
 """
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ _factories: dict[str, Callable[[], object]] = {}
 _lazies: dict[str, "_Lazy"] = {}
 _caches: list = []
 _warm_order: list[str] = []
+_opened_store = None
+"""The :class:`store.read.Store` the server was started with (``--store``, ``CANDOR_STORE``), checked."""
+_store = None
+"""``_opened_store`` while the installed workspace is the one it was built for, else None."""
 first_request = threading.Event()
 """Set by the server on its first request; background warm-up waits for it so the first page is not slowed."""
 warm_done = threading.Event()
@@ -94,6 +99,17 @@ def row_cache(maxsize: int = 256):
     return wrap
 
 
+def use_store(opened) -> None:
+    """Serve from ``opened`` (a checked :class:`store.read.Store`, or None) from the next :func:`init` on."""
+    global _opened_store
+    _opened_store = opened
+
+
+def store():
+    """The store that holds this workspace's results (look there first), or None."""
+    return _store
+
+
 def workspace() -> Workspace:
     if _ws is None:
         raise RuntimeError("services.init(workspace) has not been called")
@@ -107,8 +123,9 @@ def init(ws: Workspace, *, warm: bool | str = True) -> None:
     (after the first request), ``warm="sync"`` before returning (gunicorn
     ``--preload``), ``False`` leaves everything lazy.
     """
-    global _ws
+    global _ws, _store
     _ws = ws
+    _store = _opened_store if _opened_store is not None and _opened_store.applies_to(ws) else None
     warm_done.clear()
     for cached in _caches:
         cached.cache_clear()

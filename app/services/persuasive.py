@@ -18,7 +18,7 @@ import explainers.persuasive as xp
 
 from workspace.errors import CandorError
 from .applicable import require
-from ._core import lazy, row_cache, workspace
+from ._core import lazy, row_cache, store, workspace
 from .tabular import background, check_row, predict_positive, shap_row
 
 ROUNDING = {"exact": None, "0.01": 0.01, "0.05": 0.05, "0.1": 0.1, "qualitative": "qualitative",
@@ -163,8 +163,25 @@ def persuasive(row, k: int, rounding: str = "exact", grouping: bool = False, sen
                            "top_guard": TOP_GUARD})
 
 
+def global_curve_to_json(c: GlobalCurve) -> dict:
+    """``c`` as a JSON object (what a store holds in ``persuasive_global.json``)."""
+    arrays = {f: np.asarray(getattr(c, f)).tolist() for f in ("k", *GLOBAL_MEASURES)}
+    return {**arrays, "n_rows": int(c.n_rows), "source": c.source,
+            "std_error": {k: np.asarray(v).tolist() for k, v in c.std_error.items()}}
+
+
+def global_curve_from_json(d: dict) -> GlobalCurve:
+    """The :class:`GlobalCurve` of :func:`global_curve_to_json`."""
+    return GlobalCurve(np.asarray(d["k"]), *(np.asarray(d[m], dtype=float) for m in
+                                             ("sufficiency", "comprehensiveness", "spearman", "mass_retained")),
+                       int(d["n_rows"]), d["source"], {k: np.asarray(v, dtype=float) for k, v in d["std_error"].items()})
+
+
 def _make_global() -> GlobalCurve:
     require("persuasive")  # not warmed (minutes of model calls) for nothing
+    stored = store() and store().json("persuasive_global.json")
+    if stored:
+        return global_curve_from_json(stored)
     ws = workspace()
     rows = [int(r) for r in ws.test_idx[:GLOBAL_ROWS]]
     bg = background().to_numpy(dtype=float)

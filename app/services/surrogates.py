@@ -3,7 +3,8 @@
 Fits take from one to tens of seconds, so the page runs them as background
 callbacks (separate processes); results are kept in an on-disk cache shared
 by every process, keyed by the fit's settings, and the browser only holds
-that key (STYLE B3 rule 5).
+that key (STYLE B3 rule 5). The cache holds JSON (``diskcache.JSONDisk``), never pickles; a store
+built by ``python -m app build`` provides the default fits.
 """
 from __future__ import annotations
 
@@ -20,23 +21,25 @@ from explainers._codec import conjunction_text
 from explainers.muse import (TwoLevelDecisionSet, agreement_detail, evaluate_rule_set, majority_label,
                              rule_agreement, surrogate_frontier)
 
+from store.codec import detail_from_dict, frontier_from_dict, quantities_from_dict, rule_set_from_dict
 from workspace import settings
 from workspace.errors import CandorError
 from .applicable import require
-from ._core import lazy, workspace
+from ._core import lazy, store, workspace
 from .tabular import display_codec, model_labels
 
 DEFAULT_BUDGETS = {"max_rules": 10, "max_width": 3, "max_neighborhoods": 4}
 DEFAULT_LAMBDAS = "0.1, 0.1, 0.1, 1, auto"
 LAMBDA_NAMES = ("fewer predicates", "feature overlap", "rule overlap", "cover", "fidelity")
 FRONTIER_BUDGETS = (2, 5, 10, 20)
-RESULTS_VERSION = 2
+RESULTS_VERSION = 3
 """Part of every cache key: results computed by older code (no intervals, no trivial surrogate) are not reused."""
 
 
 def _results():
-    folder = Path(settings.current().cache_dir) / "results"
-    return diskcache.Cache(str(folder))
+    """The surrogate results every process shares: JSON values (no pickle), keyed by :func:`_key`."""
+    folder = Path(settings.current().cache_dir) / "results-json"
+    return diskcache.Cache(str(folder), disk=diskcache.JSONDisk)
 
 
 def _split():
@@ -131,6 +134,21 @@ def _with_texts(view: MuseView) -> MuseView:
                    neighborhood_texts=tuple(conjunction_text(d, codec) for d in rs.neighborhoods))
 
 
+def view_to_json(view: MuseView) -> dict:
+    """A fitted :class:`MuseView` (without its display texts) as a JSON object."""
+    return {"rule_set": view.rule_set.to_dict(), "heldout": view.heldout.to_dict(), "detail": view.detail.to_dict(),
+            "rule_agreement": np.asarray(view.rule_agreement).tolist(),
+            "rule_heldout_support": np.asarray(view.rule_heldout_support).tolist(),
+            "n_train": int(view.n_train), "n_eval": int(view.n_eval), "source": view.source}
+
+
+def view_from_json(d: dict) -> MuseView:
+    """The :class:`MuseView` of :func:`view_to_json`."""
+    return MuseView(rule_set_from_dict(d["rule_set"]), quantities_from_dict(d["heldout"]), detail_from_dict(d["detail"]),
+                    np.asarray(d["rule_agreement"], dtype=float), np.asarray(d["rule_heldout_support"], dtype=int),
+                    int(d["n_train"]), int(d["n_eval"]), d["source"])
+
+
 def _view(rule_set, source: str) -> MuseView:
     _, y_train, X_eval, y_eval = _split()
     agree, support = rule_agreement(rule_set, X_eval, y_eval)
@@ -154,7 +172,7 @@ def fit_muse(params: dict) -> str:
                   f"{params['max_neighborhoods']} neighborhoods; descriptors over {foi}; λ weights "
                   f"{', '.join(f'{v:g}' for v in est.rule_set_.params['lambdas'])} (fidelity weight "
                   f"{'chosen on a validation split' if params['lambdas'][4] is None else 'set by you'}); seed 0")
-        cache.set(key, _view(est.rule_set_, source))
+        cache.set(key, view_to_json(_view(est.rule_set_, source)))
     return key
 
 
@@ -169,13 +187,30 @@ def fit_frontier(params: dict, progress=None) -> str:
         X_train, y_train, X_eval, y_eval = _split()
         muse = {k: (tuple(v) if k == "lambdas" else v) for k, v in params.items() if k != "max_rules"}
         cache.set(key, surrogate_frontier(X_train, y_train, X_eval, y_eval, budgets=FRONTIER_BUDGETS,
-                                          muse_params=muse, seed=0, progress=progress))
+                                          muse_params=muse, seed=0, progress=progress).to_dict())
     return key
 
 
-_default_muse = lazy("muse_default", lambda: require("surrogate") or fit_muse(muse_params()), warm=True)
-_default_frontier = lazy("frontier_default", lambda: require("surrogate") or fit_frontier(
-    {k: v for k, v in muse_params().items() if k != "max_rules"}), warm=True)
+def default_frontier_params() -> dict:
+    """The frontier's settings at default budgets (MUSE's settings without ``max_rules``: the frontier sweeps it)."""
+    return {k: v for k, v in muse_params().items() if k != "max_rules"}
+
+
+def _default(kind: str, params: dict, fit) -> str:
+    """The default fit's key: copied from the store (``<kind>_default.json``) when it has it, else fitted."""
+    require("surrogate")
+    stored = store() and store().json(f"{kind}_default.json")
+    if not stored:
+        return fit(params)
+    key, cache = _key(kind, params), _results()
+    if key not in cache:
+        cache.set(key, stored)
+    return key
+
+
+_default_muse = lazy("muse_default", lambda: _default("muse", muse_params(), fit_muse), warm=True)
+_default_frontier = lazy("frontier_default", lambda: _default("frontier", default_frontier_params(), fit_frontier),
+                         warm=True)
 
 
 def default_muse_key() -> str:
@@ -191,9 +226,10 @@ def muse_view(key: str) -> MuseView:
     cache = _results()
     if "|" in key:
         fkey, method, budget = key.split("|")
-        frontier = cache.get(fkey)
-        if frontier is None:
+        stored = cache.get(fkey)
+        if stored is None:
             raise CandorError("that frontier is no longer cached; compute it again")
+        frontier = frontier_from_dict(stored)
         point = next((p for p in frontier.points if p.method == method and p.budget == int(budget)), None)
         if point is None:
             raise CandorError(f"no {method} surrogate with budget {budget} in this frontier")
@@ -202,7 +238,7 @@ def muse_view(key: str) -> MuseView:
     view = cache.get(key)
     if view is None:
         raise CandorError("that surrogate is no longer cached; fit it again")
-    return _with_texts(view)
+    return _with_texts(view_from_json(view))
 
 
 def frontier(key: str):
@@ -210,7 +246,7 @@ def frontier(key: str):
     value = _results().get(key)
     if value is None:
         raise CandorError("that frontier is no longer cached; compute it again")
-    return value
+    return frontier_from_dict(value)
 
 
 def feature_names() -> list[str]:

@@ -21,7 +21,7 @@ from explainers._codec import value_labels
 from explainers.metrics import RankAgreement
 
 from workspace.errors import CandorError, first_line
-from ._core import is_ready, lazy, row_cache, workspace
+from ._core import is_ready, lazy, row_cache, store, workspace
 
 BACKGROUND_SIZE = 100
 LIME_SAMPLES = 1000
@@ -153,6 +153,9 @@ def _explain_global(X: pd.DataFrame) -> ex.GlobalImportance:
 
 
 def _compute_all():
+    stored = store() and store().global_importance()
+    if stored:  # built by python -m app build: no recomputation
+        return stored
     ws = workspace()
     if _shap().algorithm in GLOBAL_ROWS:
         rows, why = _global_rows(), ""
@@ -322,8 +325,19 @@ def global_importance() -> ex.GlobalImportance:
     return _shap_all()[0]
 
 
-@row_cache(maxsize=2048)
-def _shap_row(row: int) -> ex.Explanation:
+def _stored_or_live(method: str, row: int, compute) -> ex.Explanation:
+    """The store's explanation of ``row`` if it has one; else ``compute(row)``, then added to the store."""
+    st = store()
+    found = st.explanation(method, row) if st is not None else None
+    if found is not None:
+        return found
+    e = compute(row)
+    if st is not None:
+        st.add(method, row, e)
+    return e
+
+
+def _live_shap_row(row: int) -> ex.Explanation:
     x = workspace().X.iloc[[row]]
     if is_ready("shap_all") and _shap().exact:
         g, where = _shap_all()
@@ -335,6 +349,11 @@ def _shap_row(row: int) -> ex.Explanation:
     return guarded(f"SHAP for row {row}", _shap().explain, x)
 
 
+@row_cache(maxsize=2048)
+def _shap_row(row: int) -> ex.Explanation:
+    return _stored_or_live("shap", row, _live_shap_row)
+
+
 def shap_row(row) -> ex.Explanation:
     """SHAP explanation of one row (exact backends: read from the all-rows computation once it is done)."""
     return _shap_row(check_row(row))
@@ -343,6 +362,8 @@ def shap_row(row) -> ex.Explanation:
 def raw_players_offered() -> bool:
     """True when the default SHAP of a raw column is the sum of its one-hot children's SHAP values (a tree
     Pipeline), so that the Descriptive page offers the Shapley value with raw columns as players."""
+    if store() is not None:  # what the build's explainer said: no explainer built to serve a store
+        return bool(store().info("shap_sums_children"))
     return _shap().sums_children
 
 
@@ -365,9 +386,13 @@ def shap_players_row(row) -> ex.Explanation:
     return _shap_players_row(r)
 
 
+def _live_lime_row(row: int) -> ex.Explanation:
+    return guarded(f"LIME for row {row}", _lime().explain, workspace().X.iloc[[row]])
+
+
 @row_cache(maxsize=512)
 def _lime_row(row: int) -> ex.Explanation:
-    return guarded(f"LIME for row {row}", _lime().explain, workspace().X.iloc[[row]])
+    return _stored_or_live("lime", row, _live_lime_row)
 
 
 def lime_row(row) -> ex.Explanation:

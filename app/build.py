@@ -1,0 +1,262 @@
+"""``python -m app build``: compute every tabular view's explanations once and write a store (:mod:`store`).
+
+The store is filled by the services' own functions (one home: no second SHAP path): the global SHAP
+view (``tabular._shap_all``), each held-out row's SHAP and LIME (``tabular._live_shap_row``,
+``_live_lime_row``, run in chunks by :func:`store.engine.run_chunks`, resumable, on Dask with
+``--dask``), the Persuasive page's global curve and the Surrogate page's default MUSE fit and frontier.
+``python -m app --store STORE`` then serves them without recomputing (``app/services/_core.py::store``).
+
+Every input problem prints one line, ``candor: error: ...``, and exits with status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import importlib
+import shutil
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from store.codec import global_meta, split_explanation
+from store.format import FORMAT_VERSION, METHODS, NOT_STORED
+from store.hashes import source_hashes
+from store.read import workspace_key
+from store.write import StoreWriter
+from workspace.errors import CandorError
+from workspace.settings import Settings
+from workspace.torch_options import add_torch_arguments
+
+LIBRARIES = ("numpy", "pandas", "scikit-learn", "shap", "lime", "pyarrow", "scipy")
+BUILD_DIR = ".build"
+"""The store's folder for the engine's chunks while a build runs (kept on failure, so a rerun resumes)."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m app build",
+                                description="Compute every tabular view's explanations once into a store.")
+    p.add_argument("--model", help="as python -m app --model (default: the bundled sample)")
+    p.add_argument("--data", help="as python -m app --data")
+    p.add_argument("--target", help="as python -m app --target")
+    p.add_argument("--target-class", help="as python -m app --target-class")
+    p.add_argument("--trust-model-code", "--trust-pickle", dest="trust_pickle", action="store_true",
+                   help="as python -m app: the model file may RUN CODE; only for files you trust")
+    add_torch_arguments(p)
+    p.add_argument("--out", required=True, help="the store's folder (created; an old store there is replaced)")
+    p.add_argument("--rows", type=int, default=None,
+                   help="store at most this many held-out rows (the first, by position); default all of them")
+    p.add_argument("--chunk-rows", type=int, default=256, help="rows per chunk of the per-row work (default 256)")
+    p.add_argument("--skip", default="", help=f"comma-separated parts not to build (served live): {', '.join(PARTS)}")
+    p.add_argument("--dask", default=None,
+                   help="run the per-row work on Dask: 'local', 'local:N' or a scheduler address (tcp://host:8786)")
+    return p
+
+
+@dataclasses.dataclass
+class RowTask:
+    """``task(start, stop)`` for :func:`store.engine.run_chunks`: SHAP and LIME of ``rows[start:stop]``.
+
+    Picklable (a Dask worker gets it): a process with no workspace installed loads ``selection``'s first.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``<method>_values``, ``<method>_se``, ``<method>_feature_values`` (n, d); ``<method>_base``,
+        ``<method>_prediction``, ``prediction`` (n,); ``<method>_meta`` (n,) JSON text (unicode array).
+    """
+
+    rows: np.ndarray
+    selection: dict
+
+    def __call__(self, start: int, stop: int) -> dict[str, np.ndarray]:
+        from .services import _core, tabular
+
+        if _core._ws is None:  # a fresh process (a Dask worker): load what the build explains
+            from .services.selection import Selection
+
+            _core.init(Selection(**self.selection).load(), warm=False)
+        rows = [int(r) for r in self.rows[start:stop]]
+        ws = _core.workspace()
+        out: dict[str, list] = {"prediction": list(np.asarray(ws.output(ws.X.iloc[rows]), dtype=float))}
+        for method, live in (("shap", tabular._live_shap_row), ("lime", tabular._live_lime_row)):
+            for r in rows:
+                numbers, rest = split_explanation(live(r))
+                for k, v in numbers.items():
+                    out.setdefault(f"{method}_{k}", []).append(v)
+                out.setdefault(f"{method}_meta", []).append(rest)
+        return {k: np.asarray(v) for k, v in out.items()}
+
+
+def _versions() -> dict:
+    found = {"python": sys.version.split()[0]}
+    for name in LIBRARIES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+PARTS = ("persuasive", "surrogates")
+"""Parts a build may skip (``--skip``): the rows and the global SHAP view are always built."""
+
+
+def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_rows: int = 256, client=None,
+          progress=None, skip: tuple[str, ...] = ()) -> dict:
+    """Compute and write the store of the workspace ``settings`` name; returns its manifest.
+
+    Parameters
+    ----------
+    settings : Settings
+        The model and data (``--model``, ``--data``, ``--target``, ...; none: the bundled sample).
+    out : Path
+        The store's folder.
+    max_rows : int, optional
+        Store only the first ``max_rows`` held-out rows (by position); others are explained when chosen.
+    chunk_rows : int
+        Rows per chunk for :func:`store.engine.run_chunks`.
+    client : dask.distributed.Client, optional
+        Run the per-row chunks there.
+    progress : callable ``(what, done, total)``, optional
+    skip : tuple of str
+        Parts of :data:`PARTS` not to build (served live, the manifest says so).
+
+    Raises
+    ------
+    CandorError
+        If the files cannot be loaded or an explainer fails (one line).
+    """
+    from store.engine import run_chunks
+
+    from . import services
+    from .server import selection_from_settings
+    from .services import _core, surrogates, tabular
+    persuasive_service = importlib.import_module("app.services.persuasive")  # the package exports a function of that name
+    from .startup import defer_torch
+
+    defer_torch()
+    t0 = time.perf_counter()
+    selection = selection_from_settings(settings)
+    ws = selection.load()
+    model_sha, data_sha = source_hashes(settings, ws)
+    _core.use_store(None)  # computed live, never read from another store
+    services.init(ws, warm=False)
+    say = progress or (lambda what, done, total: None)
+    writer = StoreWriter(out)
+    timings, skipped = {}, {}
+
+    t = time.perf_counter()
+    say("global SHAP", 0, 1)
+    g, where = tabular._shap_all()
+    rows_g = np.array(sorted(where, key=where.get), dtype=np.int64)
+    writer.array("global_values.npy", g.values)
+    writer.array("global_feature_values.npy", np.asarray(g.feature_values, dtype=float))
+    writer.array("global_se.npy", np.zeros_like(g.values) if g.standard_error is None else g.standard_error)
+    writer.array("global_rows.npy", rows_g)
+    timings["global_shap_s"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    rows = np.sort(np.asarray(ws.test_idx, dtype=np.int64))[:max_rows]
+    task = RowTask(rows, dataclasses.asdict(selection))
+    arrays = run_chunks(task, len(rows), chunk_rows=chunk_rows, out_dir=Path(out) / BUILD_DIR, client=client,
+                        progress=lambda done, total: say("rows (SHAP, LIME)", done, total))
+    writer.array("rows.npy", rows)
+    if len(rows):
+        writer.array("prediction.npy", arrays["prediction"])
+        for method in METHODS:
+            for part in ("values", "se", "base", "prediction", "feature_values"):
+                writer.array(f"{method}_{part}.npy", arrays[f"{method}_{part}"].astype(float))
+        writer.table("row_meta.parquet", pd.DataFrame({"row": rows, **{m: arrays[f"{m}_meta"].astype(str)
+                                                                       for m in METHODS}}))
+    timings["rows_s"] = time.perf_counter() - t
+
+    for part, name, what, make in (("persuasive", "persuasive_global.json", "the Persuasive page's global curve",
+                              lambda: persuasive_service.global_curve_to_json(persuasive_service.persuasive_global())),
+                             ("surrogates", "muse_default.json", "MUSE at default budgets",
+                              lambda: surrogates._results().get(surrogates.default_muse_key())),
+                             ("surrogates", "frontier_default.json", "the surrogate frontier",
+                              lambda: surrogates._results().get(surrogates._default_frontier()))):
+        if part in skip:
+            skipped[name] = f"not built (--skip {part})"
+            continue
+        t = time.perf_counter()
+        say(what, 0, 1)
+        try:
+            writer.json(name, make())
+        except CandorError as err:  # a page that does not apply to this model (a regressor's surrogate)
+            skipped[name] = str(err)
+        timings[name.replace(".json", "_s")] = time.perf_counter() - t
+
+    shap = tabular._shap()
+    manifest = {
+        "format": "candor-store", "format_version": FORMAT_VERSION,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "model": {"path": str(settings.model or "bundled sample"), "sha256": model_sha},
+        "data": {"path": str(settings.data or "bundled sample (table SHA-256: columns, values, target)"),
+                 "sha256": data_sha},
+        "workspace": workspace_key(ws), "source": ws.source,
+        "facts": {"shap_algorithm": shap.algorithm, "shap_exact": bool(shap.exact),
+                  "shap_sums_children": bool(shap.sums_children)},
+        "global": global_meta(g),
+        "explainers": {
+            "shap": {"background_size": tabular.BACKGROUND_SIZE, "seed": 0, "max_orderings": tabular.LOCAL_MAX_ORDERINGS,
+                     "global_rel_tol": tabular.GLOBAL_REL_TOL, "global_rows": tabular.GLOBAL_ROWS,
+                     "agnostic_budget_s": tabular.AGNOSTIC_BUDGET_S, "source": g.source},
+            "lime": {"num_samples": tabular.LIME_SAMPLES, "seed": 0},
+            "persuasive": {"global_rows": persuasive_service.GLOBAL_ROWS, "max_k": persuasive_service.MAX_K,
+                           "measures": list(persuasive_service.GLOBAL_MEASURES)},
+            "surrogates": {"budgets": surrogates.DEFAULT_BUDGETS, "lambdas": surrogates.DEFAULT_LAMBDAS,
+                           "frontier_budgets": list(surrogates.FRONTIER_BUDGETS), "seed": 0},
+        },
+        "rows": {"stored": int(len(rows)), "held_out": int(len(ws.test_idx)), "chunk_rows": chunk_rows,
+                 "engine": "dask" if client is not None else "single process"},
+        "libraries": _versions(), "not_stored": list(NOT_STORED), "skipped": skipped,
+        "timings_s": {k: round(v, 3) for k, v in {**timings, "total_s": time.perf_counter() - t0}.items()},
+    }
+    writer.finish(manifest)
+    shutil.rmtree(Path(out) / BUILD_DIR, ignore_errors=True)  # the chunks are in the store's arrays now
+    return {**manifest, "files": writer.files}
+
+
+def main(argv: list[str]) -> int:
+    """``python -m app build ...``; returns the exit status (2 on any input problem, one line)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    args.text_model = None
+    if args.rows is not None and args.rows < 0 or args.chunk_rows < 1:
+        parser.exit(2, "candor: error: --rows must be 0 or more and --chunk-rows 1 or more\n")
+    skip = tuple(s.strip() for s in args.skip.split(",") if s.strip())
+    unknown = sorted(set(skip) - set(PARTS))
+    if unknown:
+        parser.exit(2, f"candor: error: --skip {', '.join(unknown)}: parts are {', '.join(PARTS)}\n")
+    try:
+        settings = Settings.from_args(args)
+        if settings.model and settings.trust_pickle:
+            print("candor: warning: --trust-model-code lets the model file run code", file=sys.stderr)
+        client = None
+        if args.dask:
+            from store.engine import client_from_address
+
+            client = client_from_address(args.dask)
+
+        def progress(what, done, total):
+            print(f"candor: build: {what} {done}/{total}", file=sys.stderr, flush=True)
+
+        try:
+            manifest = build(settings, Path(args.out), max_rows=args.rows, chunk_rows=args.chunk_rows, client=client,
+                             progress=progress, skip=skip)
+        finally:
+            if client is not None:
+                client.close()
+    except CandorError as err:
+        print(f"candor: error: {err}", file=sys.stderr)
+        return 2
+    size = sum(f["bytes"] for f in manifest["files"].values())
+    print(f"candor: store written to {args.out}: {len(manifest['files'])} files, {size / 2**20:.2f} MiB, "
+          f"{manifest['rows']['stored']} rows, {manifest['timings_s']['total_s']:.1f} s", file=sys.stderr)
+    return 0

@@ -1,0 +1,60 @@
+"""The store's format: its version, what each file holds, and the limits checked before reading.
+
+Version 1 layout (``N`` stored rows, ``d`` features, ``G`` rows of the global SHAP view)::
+
+    manifest.json                 what follows, with each file's size and SHA-256
+    rows.npy                      (N,) int64: the stored rows' positions in the table (held-out rows)
+    prediction.npy                (N,) float64: the explained output of each stored row
+    shap_values.npy, lime_values.npy        (N, d) float64: per-row attributions
+    shap_se.npy, lime_se.npy                (N, d) float64: their standard errors
+    shap_base.npy, lime_base.npy            (N,) float64: base value (SHAP) / intercept (LIME)
+    shap_prediction.npy, lime_prediction.npy (N,) float64: each explanation's own prediction
+    shap_feature_values.npy, lime_feature_values.npy (N, d) float64: the rows as each explainer saw them
+    row_meta.parquet              per row: the rest of each explanation (source, params) as JSON text
+    global_values.npy, global_feature_values.npy, global_se.npy  (G, d) float64, global_rows.npy (G,) int64
+    persuasive_global.json        the Persuasive page's top-k curve averaged over held-out rows
+    muse_default.json, frontier_default.json   the Surrogate page's default fits, rules as JSON
+    added/<method>/<row>.json     rows a live server explained on demand and added (not in the manifest)
+"""
+from __future__ import annotations
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+MAX_MANIFEST_BYTES = 4 * 2**20
+"""A manifest larger than this is refused before it is read."""
+MAX_ADDED_ROW_BYTES = 4 * 2**20
+"""One row added on demand (``added/<method>/<row>.json``) larger than this is ignored, unread."""
+METHODS = ("shap", "lime")
+ALLOWED_SUFFIXES = (".npy", ".parquet", ".json")
+"""Every file a manifest may name: arrays, tables, JSON. Anything else (a pickle, an .npz) is refused."""
+
+HOLDS = {
+    "rows.npy": "int64 (N,): positions in the table of the stored rows (the held-out rows)",
+    "prediction.npy": "float64 (N,): the model's explained output for each stored row",
+    "shap_feature_values.npy": "float64 (N, d): the stored rows as SHAP saw them (encoded)",
+    "lime_feature_values.npy": "float64 (N, d): the stored rows as LIME saw them (encoded)",
+    "shap_values.npy": "float64 (N, d): per-row SHAP values",
+    "shap_se.npy": "float64 (N, d): their standard errors (0 for exact backends)",
+    "shap_base.npy": "float64 (N,): SHAP base value of each row",
+    "shap_prediction.npy": "float64 (N,): the model output each SHAP explanation adds up to",
+    "lime_values.npy": "float64 (N, d): per-row LIME weights",
+    "lime_se.npy": "float64 (N, d): their standard errors over LIME's seeded fits",
+    "lime_base.npy": "float64 (N,): LIME intercept of each row",
+    "lime_prediction.npy": "float64 (N,): the model output LIME explained",
+    "row_meta.parquet": "columns row, shap, lime: the rest of each row's explanation (source, params, fidelity) as JSON",
+    "global_values.npy": "float64 (G, d): SHAP values of the global view's rows",
+    "global_feature_values.npy": "float64 (G, d): those rows (beeswarm colours)",
+    "global_se.npy": "float64 (G, d): their standard errors",
+    "global_rows.npy": "int64 (G,): the global view's rows",
+    "persuasive_global.json": "the Persuasive page's top-k curve averaged over held-out rows, with standard errors",
+    "muse_default.json": "the Surrogate page's MUSE fit at default budgets: rules, held-out agreement, interval",
+    "frontier_default.json": "MUSE, CART and flat surrogates over the frontier budgets: rules, agreement, intervals",
+}
+NOT_STORED = (
+    "the Text and Attention pages (text models, the tabular transformer): computed live when opened",
+    "raw-column Shapley values of a one-hot Pipeline (the Descriptive page's option): computed live",
+    "rows outside the held-out split: explained live when chosen, then added under added/",
+    "surrogates with non-default settings, and Persuasive choices other than the global curve: computed live",
+    "rank stability reruns: computed live",
+)
+"""What a store does not hold (the manifest and docs say so)."""

@@ -1,0 +1,96 @@
+"""Writing a store's files atomically: a temporary file in the same folder, then ``os.replace``.
+
+A reader (another gunicorn worker) sees the old file or the new one, never half of one. Only
+``.npy`` (no object arrays), Parquet and JSON are written: nothing that runs code when read.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .format import HOLDS, MANIFEST
+from .hashes import file_sha256
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644)  # readable by every server worker, as a plain file would be
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def npy_bytes(array: np.ndarray) -> bytes:
+    """``array`` as ``.npy`` bytes; object arrays are refused (they would need pickle).
+
+    Raises
+    ------
+    ValueError
+        If ``array`` has an object dtype.
+    """
+    array = np.asarray(array)
+    if array.dtype.hasobject:
+        raise ValueError("object arrays are not stored (they need pickle)")
+    buf = io.BytesIO()
+    np.save(buf, np.ascontiguousarray(array), allow_pickle=False)
+    return buf.getvalue()
+
+
+def json_bytes(value) -> bytes:
+    """``value`` as UTF-8 JSON (NaN written as ``NaN``, read back by Python's json)."""
+    return json.dumps(value, sort_keys=True).encode()
+
+
+class StoreWriter:
+    """Writes one store's files and, last, its manifest listing each with size and SHA-256.
+
+    Parameters
+    ----------
+    folder : path
+        Created if missing; an old manifest there is removed first, so a build that fails midway
+        leaves a folder that no server opens.
+    """
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / MANIFEST).unlink(missing_ok=True)
+        self.files: dict[str, dict] = {}
+
+    def _put(self, name: str, data: bytes) -> None:
+        atomic_write(self.folder / name, data)
+        self.files[name] = {"bytes": len(data), "sha256": file_sha256(self.folder / name),
+                            "holds": HOLDS.get(name, "")}
+
+    def array(self, name: str, array: np.ndarray) -> None:
+        """Write ``<name>`` (ending ``.npy``)."""
+        self._put(name, npy_bytes(array))
+
+    def json(self, name: str, value) -> None:
+        """Write ``<name>`` (ending ``.json``)."""
+        self._put(name, json_bytes(value))
+
+    def table(self, name: str, frame: pd.DataFrame) -> None:
+        """Write ``<name>`` (ending ``.parquet``)."""
+        buf = io.BytesIO()
+        frame.to_parquet(buf, index=False)
+        self._put(name, buf.getvalue())
+
+    def finish(self, manifest: dict) -> Path:
+        """Write ``manifest.json`` (``manifest`` plus the files written); returns its path."""
+        path = self.folder / MANIFEST
+        atomic_write(path, json.dumps({**manifest, "files": self.files}, sort_keys=True, indent=1).encode())
+        return path
