@@ -162,9 +162,11 @@ def _on_dask(client, task: Task, todo):
 
     if not todo:
         return
-    # the task (a model and its data) goes to the cluster once, not with every chunk
-    shipped = client.scatter(task, broadcast=False, hash=False)
+    # The task (a model and its data) goes to the cluster once, not with every chunk. It is a computed
+    # value, not scattered data: the scheduler keeps its recipe, so if the worker holding it dies the
+    # task is rebuilt on another worker (scattered data would be lost with that worker).
     run = os.urandom(4).hex()
+    shipped = client.submit(_identity, task, pure=False, key=f"candor-task-{run}")
     futures = {client.submit(_call, shipped, start, stop, pure=False,
                              key=f"candor-chunk-{run}-{start:09d}-{stop:09d}"): (start, stop)
                for start, stop in todo}
@@ -177,6 +179,11 @@ def _on_dask(client, task: Task, todo):
     finally:
         if futures:
             client.cancel(list(futures))
+        shipped.release()
+
+
+def _identity(task: Task) -> Task:
+    return task
 
 
 def _call(task: Task, start: int, stop: int):

@@ -70,3 +70,129 @@ def test_a_malformed_chunk_is_refused_in_one_line_and_not_written(tmp_path, bad,
     with pytest.raises(CandorError, match=message):
         run_chunks(bad, 10, chunk_rows=5, out_dir=tmp_path)
     assert list((tmp_path / "chunks").iterdir()) == []
+
+
+# -- on Dask: a LocalCluster of worker processes gives exactly the single-process result ------------
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def cluster_client():
+    """A LocalCluster of two single-threaded worker processes (tasks are pickled to them)."""
+    with distributed.Client(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def thread_client():
+    """A LocalCluster of two worker threads in this process (shap is already imported here)."""
+    with distributed.Client(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as client:
+        yield client
+
+
+class TreeShapRows:
+    """Tree SHAP values (shap's TreeExplainer, log-odds) of rows of breast cancer, one chunk at a time."""
+
+    def __init__(self, model, X):
+        self.model, self.X = model, X
+
+    def __call__(self, start, stop):
+        import shap
+
+        values = shap.TreeExplainer(self.model).shap_values(self.X[start:stop])
+        return {"shap": np.asarray(values, dtype=np.float64)}
+
+
+def test_dask_gives_the_single_process_result(tmp_path, cluster_client):
+    here = run_chunks(seeded, 47, chunk_rows=6, out_dir=tmp_path / "here")
+    seen = []
+    there = run_chunks(seeded, 47, chunk_rows=6, out_dir=tmp_path / "dask", client=cluster_client,
+                       progress=lambda d, t: seen.append(d))
+    for name in ("rows", "values"):
+        assert np.array_equal(there[name], here[name])
+    np.testing.assert_array_equal(there["values"], expected(47))
+    assert seen[0] == 0 and seen[-1] == 47 and len(seen) == 9 and seen == sorted(seen)
+
+
+def test_dask_tree_shap_of_breast_cancer_equals_the_single_process_run(tmp_path, thread_client, bc, gb_model):
+    import shap
+
+    X = bc[0].to_numpy()[:120]
+    task = TreeShapRows(gb_model, X)
+    here = run_chunks(task, len(X), chunk_rows=25, out_dir=tmp_path / "here")
+    there = run_chunks(task, len(X), chunk_rows=25, out_dir=tmp_path / "dask", client=thread_client)
+    assert np.array_equal(there["shap"], here["shap"])
+    explainer = shap.TreeExplainer(gb_model)
+    direct = explainer.shap_values(X)                      # one call over all rows, no chunks
+    np.testing.assert_allclose(here["shap"], direct, rtol=0, atol=1e-12)
+    margin = gb_model.decision_function(X)                 # additivity: base + sum = the model's log-odds
+    np.testing.assert_allclose(explainer.expected_value + here["shap"].sum(axis=1), margin, atol=1e-8)
+
+
+def test_a_dask_run_interrupted_by_a_failing_chunk_resumes_with_only_the_missing_ones(tmp_path, cluster_client):
+    def failing(start, stop):
+        if start == 18:
+            raise RuntimeError("killed")
+        return seeded(start, stop)
+
+    with pytest.raises(RuntimeError, match="killed"):
+        run_chunks(failing, 30, chunk_rows=6, out_dir=tmp_path, client=cluster_client)
+    left = {(s, e) for s, e in chunk_bounds(30, 6) if not chunk_path(tmp_path, s, e).exists()}
+    assert (18, 24) in left
+    again = Counting()
+    out = run_chunks(again, 30, chunk_rows=6, out_dir=tmp_path)
+    assert set(again.calls) == left and len(again.calls) == len(left)
+    np.testing.assert_array_equal(out["values"], expected(30))
+
+
+class SlowOnce:
+    """``seeded``, but the chunk at ``start == slow`` first writes its worker's pid and waits to be killed."""
+
+    def __init__(self, slow, pid_file, killed_file):
+        self.slow, self.pid_file, self.killed_file = slow, pid_file, killed_file
+
+    def __call__(self, start, stop):
+        import os
+        import time
+
+        if start == self.slow and not self.killed_file.exists():
+            self.pid_file.write_text(str(os.getpid()))
+            time.sleep(60)                                 # killed long before this ends
+        return seeded(start, stop)
+
+
+def test_a_worker_killed_mid_run_still_gives_the_single_process_result(tmp_path):
+    import os
+    import signal
+    import threading
+    import time
+
+    import psutil
+
+    pid_file, killed_file = tmp_path / "pid", tmp_path / "killed"
+    task = SlowOnce(12, pid_file, killed_file)
+    result = {}
+    with distributed.Client(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as client:
+        def build():
+            try:
+                result.update(run_chunks(task, 30, chunk_rows=6, out_dir=tmp_path / "run", client=client))
+            except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+                result["error"] = exc
+
+        run = threading.Thread(target=build)
+        run.start()
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pid = int(pid_file.read_text())
+        worker_pids = set(client.run(os.getpid).values())
+        assert pid in worker_pids and pid != os.getpid()
+        killed_file.write_text("1")
+        os.kill(pid, signal.SIGKILL)
+        run.join(120)
+        assert not run.is_alive()
+    assert "error" not in result, result.get("error")
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    np.testing.assert_array_equal(result["values"], expected(30))
+    np.testing.assert_array_equal(result["rows"], np.arange(30))
