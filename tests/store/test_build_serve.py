@@ -1,0 +1,213 @@
+"""Build, then serve (issue 14): a store built on the bundled sample is served without recomputation.
+
+The store is built once per module with the first 6 held-out rows (the Persuasive and Surrogate parts
+skipped: they are the same services' JSON, checked in tests/app through the JSON cache). Independent
+oracle for SHAP: :class:`explainers.ShapExplainer` called directly with the documented settings.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import explainers as ex
+from workspace.errors import CandorError
+from workspace.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+ROWS = 6
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """``(settings with the store, workspace, store folder)``; the services are put back afterwards."""
+    from app import services
+    from app.build import build
+    from app.services import _core
+
+    folder = tmp_path_factory.mktemp("store-build")
+    settings = Settings(warm=False, cache_dir=folder / "cache", state_dir=folder / "state")
+    previous = _core._ws
+    build(settings, folder / "store", max_rows=ROWS, chunk_rows=4, skip=("persuasive", "surrogates"))
+    ws = services.workspace()
+    yield Settings(store=folder / "store", warm=False, cache_dir=folder / "cache", state_dir=folder / "state"), ws, \
+        folder / "store"
+    services.use_store(None)
+    if previous is not None:
+        services.init(previous, warm=False)
+
+
+@pytest.fixture
+def serving(built):
+    """The services serving the built store (as ``create_app`` installs it)."""
+    from app import services
+    from store.read import open_for
+
+    settings, ws, folder = built
+    services.use_store(open_for(settings, ws))
+    services.init(ws, warm=False)
+    yield services, ws, folder
+    services.use_store(None)
+    services.init(ws, warm=False)
+
+
+def _copy(folder: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "copy"
+    shutil.copytree(folder, target)
+    return target
+
+
+def _same(a, b) -> bool:
+    """Equal explanations, but for the wall-clock ``params["seconds"]`` LIME reports."""
+    da, db = a.to_dict(), b.to_dict()
+    for d in (da, db):
+        d["params"].pop("seconds", None)
+    return da == db
+
+
+def test_stored_shap_equals_the_explainer_called_directly(built):
+    _, ws, folder = built
+    rows = np.load(folder / "rows.npy", allow_pickle=False)
+    assert rows.tolist() == sorted(ws.test_idx.tolist())[:ROWS]
+    oracle = ex.ShapExplainer(ws.model, background=ws.X.iloc[ws.train_idx], target_index=1, background_size=100,
+                              seed=0).explain_many(ws.X.iloc[rows])
+    np.testing.assert_allclose(np.load(folder / "shap_values.npy"), oracle.values, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.load(folder / "shap_base.npy"), oracle.base_value, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.load(folder / "prediction.npy"), ws.model.predict_proba(ws.X.iloc[rows])[:, 1],
+                               rtol=0, atol=1e-12)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["rows"]["stored"] == ROWS and manifest["facts"]["shap_exact"] is True
+    assert manifest["skipped"]["muse_default.json"].startswith("not built")
+
+
+def test_served_rows_and_global_view_are_the_live_ones_without_recomputing(serving, monkeypatch):
+    services, ws, folder = serving
+    from app.services import tabular
+
+    row = int(sorted(ws.test_idx)[1])
+    live_shap, live_lime = tabular._live_shap_row(row), tabular._live_lime_row(row)
+    def boom(*_):
+        raise AssertionError("recomputed although the store has it")
+
+    monkeypatch.setattr(tabular, "_live_shap_row", boom)
+    monkeypatch.setattr(tabular, "_live_lime_row", boom)
+    view = services.local_view(row)
+    assert _same(view.shap, live_shap) and _same(view.lime, live_lime)
+    g = services.global_importance()
+    assert len(g.values) == len(ws.X) and g.source == json.loads((folder / "manifest.json").read_text())["global"]["source"]
+    np.testing.assert_array_equal(g.values, np.load(folder / "global_values.npy"))
+
+
+def test_a_missing_row_is_explained_live_and_added_to_the_store(serving, built):
+    services, ws, folder = serving
+    row = int(ws.train_idx[3])  # the store holds held-out rows only
+    added = folder / "added" / "lime" / f"{row}.json"
+    assert not added.exists()
+    e = services.lime_row(row)
+    assert added.is_file()
+    from store.read import open_for
+
+    again = open_for(built[0], ws).explanation("lime", row)  # a fresh process would read it back
+    assert again.to_dict() == e.to_dict()
+    np.testing.assert_array_equal(again.values, e.values)
+
+
+def test_a_store_for_another_model_or_data_is_refused(built, tmp_path):
+    from store.read import open_for, open_store
+
+    settings, ws, folder = built
+    with pytest.raises(CandorError, match=r"was built for another model \(SHA-256 "):
+        open_store(folder, model_sha256="0" * 64, data_sha256="0" * 64, max_bytes=2**30)
+    changed = _copy(folder, tmp_path)
+    manifest = json.loads((changed / "manifest.json").read_text())
+    manifest["data"]["sha256"] = "f" * 64
+    (changed / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(CandorError, match=r"was built for another data \(SHA-256 ffffffffffff…"):
+        open_for(Settings(store=changed), ws)
+
+
+def test_a_tampered_or_oversized_store_is_refused(built, tmp_path):
+    from store.read import open_for
+
+    settings, ws, folder = built
+    copy = _copy(folder, tmp_path)
+    raw = bytearray((copy / "shap_values.npy").read_bytes())
+    raw[-1] ^= 0x01  # one bit of one SHAP value, same size
+    (copy / "shap_values.npy").write_bytes(bytes(raw))
+    with pytest.raises(CandorError, match=r"shap_values.npy does not match the SHA-256 in its manifest"):
+        open_for(Settings(store=copy), ws)
+    (copy / "shap_values.npy").write_bytes(bytes(raw[:-8]))
+    with pytest.raises(CandorError, match=r"shap_values.npy is \d[\d,]* bytes, the manifest says"):
+        open_for(Settings(store=copy), ws)
+    with pytest.raises(CandorError, match=r"over the 0 MiB limit \(CANDOR_MAX_STORE_MB\)"):
+        open_for(Settings(store=folder, max_store_mb=1e-4), ws)
+
+
+def test_nothing_in_a_store_needs_pickle(built):
+    _, _, folder = built
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    assert {p.suffix for p in files} <= {".npy", ".json", ".parquet"} and len(files) >= 15
+    for p in files:
+        if p.suffix == ".npy":
+            np.load(p, allow_pickle=False)
+        elif p.suffix == ".json":
+            json.loads(p.read_text())
+        else:
+            pd.read_parquet(p)
+
+
+SERVE = """
+import json, sys
+from pathlib import Path
+from workspace.settings import Settings
+from app.server import create_app
+from app import services
+folder = Path(sys.argv[1])
+create_app(settings=Settings(store=folder / "store", warm=False, cache_dir=folder / "cache", state_dir=folder / "state"))
+ws = services.workspace()
+services.local_view(int(sorted(ws.test_idx)[0]))
+services.global_importance()
+before = [m for m in ("shap", "lime", "torch", "numba") if m in sys.modules]
+services.shap_row(int(ws.train_idx[0]))
+print(json.dumps({"before": before, "after": [m for m in ("shap", "lime") if m in sys.modules]}))
+"""
+
+
+def _env():
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def test_serving_a_store_imports_no_shap_lime_or_torch_until_a_missing_row(built):
+    folder = built[2].parent
+    out = subprocess.run([sys.executable, "-c", SERVE, str(folder)], cwd=ROOT, env=_env(), capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["before"] == [] and "shap" in result["after"]
+
+
+def test_the_server_refuses_a_store_for_other_data_in_one_line(built, tmp_path):
+    changed = _copy(built[2], tmp_path)
+    manifest = json.loads((changed / "manifest.json").read_text())
+    manifest["data"]["sha256"] = "e" * 64
+    (changed / "manifest.json").write_text(json.dumps(manifest))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**_env(), "CANDOR_CACHE_DIR": str(tmp_path / "cache"), "CANDOR_STATE_DIR": str(tmp_path / "state"),
+           "CANDOR_WARM": "0"}
+    out = subprocess.run([sys.executable, "-m", "app", "--store", str(changed), "--port", str(port)], cwd=ROOT,
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        f"candor: error: store {changed} was built for another data (SHA-256 eeeeeeeeeeee…, this data is "
+        f"{json.loads((built[2] / 'manifest.json').read_text())['data']['sha256'][:12]}…); rebuild it with "
+        "python -m app build"]
