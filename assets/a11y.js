@@ -13,12 +13,6 @@
     var lab = document.querySelector('label[for="' + CSS.escape(id) + '"]');
     return lab ? lab.textContent.trim() : "";
   }
-  function labelId(id) {
-    var lab = id && document.querySelector('label[for="' + CSS.escape(id) + '"]');
-    if (!lab) return "";
-    if (!lab.id) lab.id = id + "-label";
-    return lab.id;
-  }
   function nameOf(el, fallback) {  // the visible label of the nearest component with an id
     for (var n = el; n && n !== document.body; n = n.parentElement) {
       var t = labelText(n.id) || (n.id && n.getAttribute("data-a11y-label"));
@@ -36,10 +30,11 @@
       var button = proxy.nextElementSibling;
       if (button && button.tagName === "BUTTON") {
         if (!button.disabled && button.getAttribute("tabindex") !== "0") button.setAttribute("tabindex", "0");
-        var own = labelId(button.id);
-        // the value before the count, as they are drawn (axe: label-content-name-mismatch)
-        var want = [own, button.id + "-value", button.id + "-value-count"].filter(Boolean).join(" ");
-        setIf(button, "aria-labelledby", want);
+        // its name: the label, then exactly the text it shows (axe: label-content-name-mismatch; Dash's own
+        // aria-labelledby reads the count before the values and joins the values without spaces)
+        var name = [labelText(button.id), button.textContent.replace(/\s+/g, " ").trim()].filter(Boolean).join(": ");
+        if (button.hasAttribute("aria-labelledby")) button.removeAttribute("aria-labelledby");
+        setIf(button, "aria-label", name);
       }
     });
   }
