@@ -14,6 +14,7 @@ import json
 from accounts.roles import role_rank
 
 from . import ids
+from .report import button as report_button
 from study import ids as study_ids
 
 PARTICIPANT = "participant"
@@ -40,8 +41,12 @@ VIEWER_JOBS: dict[str, frozenset[str]] = {
     # opening the Surrogate page computes the default frontier (shared and cached per model): a viewer
     # may start it; "Fit MUSE" with other settings needs an analyst (app/callbacks/surrogate.py)
     ids.SURROGATE_FRONTIER_KEY: frozenset({f"{ids.URL}.pathname"}),
+    # "Export report" (the navbar, app/callbacks/report.py): a viewer may export the row they can see
+    report_button.DOWNLOAD: frozenset({f"{report_button.EXPORT}.n_clicks"}),
+    report_button.STATUS: frozenset({f"{report_button.EXPORT}.n_clicks"}),
 }
-"""Background callbacks a viewer may start, and the only inputs whose change may start them."""
+"""Background callbacks a viewer may start (every output of the callback listed), and the only inputs whose
+change may start them."""
 
 PAGES_CONTENT = "_pages_content"
 PAGES_LOCATION = "_pages_location"
@@ -106,8 +111,8 @@ def required_role(key: str, body: dict, *, background: bool) -> str:
         return PARTICIPANT if path.startswith("/study/") and path.count("/") == 2 else "viewer"
     roles = [ROLE_BY_OUTPUT.get(cid, "viewer") for cid in outs]
     changed = body.get("changedPropIds")
-    viewer_job = (len(outs) == 1 and outs[0] in VIEWER_JOBS and isinstance(changed, list) and changed
-                  and all(isinstance(c, str) and c in VIEWER_JOBS[outs[0]] for c in changed))
+    viewer_job = (bool(outs) and all(o in VIEWER_JOBS for o in outs) and isinstance(changed, list) and changed
+                  and all(isinstance(c, str) and all(c in VIEWER_JOBS[o] for o in outs) for c in changed))
     if background and not viewer_job:
         roles.append("analyst")
     ranked = [r for r in roles if r != PARTICIPANT]

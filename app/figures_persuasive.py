@@ -17,6 +17,14 @@ ROW_MEASURES = (("sufficiency", "sufficiency (0 is best)", "#ff7f0e"),
                 ("spearman", "Spearman ρ with the full ranking", "#2ca02c"),
                 ("mass_retained", "share of |attribution| shown", GREY),
                 ("r2_restricted", "local R² of a fit on the shown features", "#9467bd"))
+COST_ROWS = (("mass_retained", "Share of |attribution| shown", "{:.1%}"), ("sufficiency", "Sufficiency", None),
+             ("comprehensiveness", "Comprehensiveness", None), ("aopc_comprehensiveness", "AOPC comprehensiveness", None),
+             ("deletion_auc_norm", "Deletion AUC (share of the gap)", None),
+             ("insertion_auc_norm", "Insertion AUC (share of the gap)", None),
+             ("spearman", "Spearman ρ", None), ("top_k_overlap", "Top-k overlap", None),
+             ("r2_restricted", "Local R², shown features", None), ("additivity_gap", "Additivity gap", None))
+"""What a simplification costs, as the Persuasive page and the report show it: (key of ``fidelity_after``,
+label, format or None for :func:`app.components.fmt`)."""
 
 
 def persuasive_items(s, title: str) -> go.Figure:

@@ -6,6 +6,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from . import access, ids, services
+from .report.button import export_button
 
 
 def _nav_links() -> list:
@@ -67,6 +68,7 @@ def shell() -> html.Div:
         dbc.Nav(_nav_links(), navbar=True, className="me-auto"),
         class_picker(),
         row_picker(),
+        export_button(),  # every page offers the review report of the current row (app/report/)
         user_box(),
     ], fluid=True), color="dark", dark=True, className="mb-3", id=ids.NAVBAR)
     return html.Div([dcc.Location(id=ids.URL), navbar, dbc.Container(dash.page_container, fluid=True)])

@@ -12,15 +12,11 @@ from dash import Input, Output, callback, html
 from dash.exceptions import PreventUpdate
 
 from app import figures, figures_persuasive, ids, services
+from app.figures_persuasive import COST_ROWS
 from app.components import card, choice_names, empty_figure, error_alert, fmt, gilpin_badge, metric, metric_row
 from workspace.errors import CandorError
 
-_ROW = (("mass_retained", "Share of |attribution| shown", "{:.1%}"), ("sufficiency", "Sufficiency", None),
-        ("comprehensiveness", "Comprehensiveness", None), ("aopc_comprehensiveness", "AOPC comprehensiveness", None),
-        ("deletion_auc_norm", "Deletion AUC (share of the gap)", None),
-        ("insertion_auc_norm", "Insertion AUC (share of the gap)", None),
-        ("spearman", "Spearman ρ", None), ("top_k_overlap", "Top-k overlap", None),
-        ("r2_restricted", "Local R², shown features", None), ("additivity_gap", "Additivity gap", None))
+_ROW = COST_ROWS
 
 
 @callback(Output(ids.STATEMENT, "children"), Output(ids.VERIFY, "children"), Output(ids.GUARDRAIL, "children"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from html import escape
 
 from app import figures, figures_persuasive
-from app.callbacks.persuasive import _ROW as COST_ROWS
+from app.figures_persuasive import COST_ROWS
 from app.components import fmt
 from explainers.persuasive import gilpin_label
 from explainers.rules import rule_text
