@@ -11,7 +11,9 @@ from ._rules_more import _exclusions, _recruitment
 from .instruments import INSTRUMENTS
 
 TASKS = ("forward_prediction", "decision_with_advice")
-EXPLANATIONS = ("none", "descriptive", "persuasive")
+#: ``none``: no advice (the participant decides alone); ``prediction``: the model's label only;
+#: ``descriptive``/``persuasive``: the label with the full or the simplified explanation.
+EXPLANATIONS = ("none", "prediction", "descriptive", "persuasive")
 DESIGNS = ("between", "within")
 ID_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}\Z")
 TOP_KEYS = {
@@ -111,6 +113,7 @@ def check_study(loc: Located) -> list[Error]:
     units = n_cond if design != "within" else n_sequences(n_cond)
     _randomisation(c, d.get("randomisation"), units, n_wrong_free)
     _tasks(c, d.get("tasks"))
+    _no_advice_needs_a_decision(c, d.get("conditions"), d.get("tasks"))
     _attention(c, d.get("attention_checks"), n_items)
     _questionnaires(c, d.get("questionnaires"))
     _confidence_scale(c, d.get("confidence_scale"))
@@ -235,6 +238,16 @@ def _conditions(c: _Checker, conds) -> int:
                 c.err(q + ("operators",), "operators apply only to a 'persuasive' condition")
     c.unique([v for v, _ in ids], [q for _, q in ids], "condition id")
     return len(conds)
+
+
+def _no_advice_needs_a_decision(c: _Checker, conds, tasks) -> None:
+    """A no-advice arm (``explanation: none``) has only the participant's own decision to record."""
+    if not isinstance(conds, list) or not isinstance(tasks, list) or "decision_with_advice" in tasks:
+        return
+    for i, x in enumerate(conds):
+        if isinstance(x, dict) and x.get("explanation") == "none":
+            c.err(("conditions", i, "explanation"), "a no-advice condition ('none') records the participant's own "
+                                                    "decision, so tasks must include decision_with_advice")
 
 
 def _randomisation(c: _Checker, r, units: int, n_wrong_free: int) -> None:

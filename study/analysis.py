@@ -59,10 +59,12 @@ __all__ = [
 CI_METHOD = ("95%: Wilson interval for proportions pooled over a condition's decision trials; "
              "percentile bootstrap over participants (2000 resamples, seed 0) for means")
 #: Reliance proportions: measure -> (numerator, denominator) column names of :func:`decision_table` flags.
+#: Every reliance measure's denominator holds advised trials only, so in a no-advice arm
+#: (``explanation: none``) they have ``n = 0`` and are undefined (NaN); ``accuracy`` is defined in every arm.
 PROPORTIONS = {
-    "agreement": ("agree", None), "switch_fraction": ("switched", "initial_disagree"),
+    "agreement": ("agree", "advised"), "switch_fraction": ("switched", "initial_disagree"),
     "over_reliance": ("agree", "model_wrong"), "under_reliance": ("disagree", "model_right"),
-    "appropriate_reliance": ("appropriate", "known"), "initial_accuracy": ("initial_correct", "known"),
+    "appropriate_reliance": ("appropriate", "advised_known"), "initial_accuracy": ("initial_correct", "initial_known"),
     "accuracy": ("final_correct", "known"), "forward_accuracy": None,
 }
 
@@ -220,6 +222,8 @@ def decision_table(trials: pd.DataFrame) -> pd.DataFrame:
     cols = ["participant_id", "condition", "trial_index", "item_id", "model_prediction", "truth",
             "model_correct", "fidelity"]
     dec = trials[trials["phase"].isin(["initial", "final"])]
+    if "initial" not in set(dec["phase"]):  # only no-advice trials: pivot_table would drop the column
+        dec = pd.concat([dec, dec.iloc[:0]])
     if dec.empty:
         return pd.DataFrame(columns=cols + ["initial", "final", "agree", "switched"])
     wide = dec.pivot_table(index="participant_id trial_index".split(), columns="phase", values="response",
@@ -232,16 +236,24 @@ def decision_table(trials: pd.DataFrame) -> pd.DataFrame:
             wide = wide.merge(t.reset_index(), on=["participant_id", "trial_index"], how="left")
     meta = dec[dec["phase"] == "final"][cols + [c for c in ("confidence",) if c in dec]]
     out = meta.merge(wide, on=["participant_id", "trial_index"], how="inner")
-    out = out.dropna(subset=["initial", "final"]).copy()
-    out["agree"] = out["final"] == out["model_prediction"]
-    out["disagree"] = ~out["agree"]
-    out["initial_disagree"] = out["initial"] != out["model_prediction"]
+    if "initial" not in out:
+        out["initial"] = None
+    out = out.dropna(subset=["final"]).copy()
+    # advised: the two-stage trial of an arm that shows advice; a no-advice trial has a final answer only
+    advised = out["initial"].notna() & out["model_prediction"].notna()
+    follows = out["final"] == out["model_prediction"]
+    out["advised"] = advised
+    out["agree"] = advised & follows
+    out["disagree"] = advised & ~follows
+    out["initial_disagree"] = advised & (out["initial"] != out["model_prediction"])
     out["switched"] = out["initial_disagree"] & out["agree"]
-    out["known"] = out["truth"].notna() & out["model_prediction"].notna()
-    out["model_wrong"] = out["known"] & (out["model_prediction"] != out["truth"])
-    out["model_right"] = out["known"] & (out["model_prediction"] == out["truth"])
+    out["known"] = out["truth"].notna()
+    out["advised_known"] = advised & out["known"]
+    out["model_wrong"] = out["advised_known"] & (out["model_prediction"] != out["truth"])
+    out["model_right"] = out["advised_known"] & (out["model_prediction"] == out["truth"])
     out["appropriate"] = (out["agree"] & out["model_right"]) | (out["disagree"] & out["model_wrong"])
-    out["initial_correct"] = out["known"] & (out["initial"] == out["truth"])
+    out["initial_known"] = out["known"] & out["initial"].notna()
+    out["initial_correct"] = out["initial_known"] & (out["initial"] == out["truth"])
     out["final_correct"] = out["known"] & (out["final"] == out["truth"])
     return out.reset_index(drop=True)
 
@@ -290,14 +302,16 @@ def per_participant(trials: pd.DataFrame) -> pd.DataFrame:
     fwd = trials[trials["phase"] == "forward"]
     keys = trials[trials["phase"] != "attention"][["participant_id", "condition"]].drop_duplicates()
     for pid, cond in keys.itertuples(index=False):
-        d = dec[(dec["participant_id"] == pid) & (dec["condition"] == cond)]
+        mine = dec[(dec["participant_id"] == pid) & (dec["condition"] == cond)]
+        d = mine[mine["advised"]]  # reliance needs advice; a no-advice arm's measures stay NaN
         f = fwd[(fwd["participant_id"] == pid) & (fwd["condition"] == cond)]
         truth = None if d.empty or d["truth"].isna().any() else d["truth"].tolist()
         r = reliance(d["initial"].tolist(), d["model_prediction"].tolist(), d["final"].tolist(), truth)
+        known = mine[mine["known"]]
         shown = trials[(trials["participant_id"] == pid) & (trials["condition"] == cond)]["fidelity"].dropna()
-        rows.append(dict(participant_id=pid, condition=cond, n_decisions=r.n, agreement=r.agreement,
+        rows.append(dict(participant_id=pid, condition=cond, n_decisions=len(mine), agreement=r.agreement,
                          switch=r.switch, over_reliance=r.over_reliance, under_reliance=r.under_reliance,
-                         team_accuracy=r.team_accuracy,
+                         team_accuracy=float(known["final_correct"].mean()) if len(known) else float("nan"),
                          forward_accuracy=f["correct"].astype(float).mean() if len(f) else float("nan"),
                          mean_fidelity=float(shown.mean()) if len(shown) else float("nan")))
     return pd.DataFrame(rows)

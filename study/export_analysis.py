@@ -70,22 +70,27 @@ def decisions(log: pd.DataFrame) -> pd.DataFrame:
                          aggfunc="first")
     meta = d[d["phase"] == "final"].set_index(["participant_id", "trial_index"])[
         ["condition", "item_id", "model_prediction", "truth"]]
-    return wide.join(meta, how="inner").dropna(subset=["initial", "final"]).reset_index()
+    out = wide.join(meta, how="inner")
+    if "initial" not in out:
+        out["initial"] = None
+    return out.dropna(subset=["final"]).reset_index()  # a no-advice trial has a final answer only
 
 
 def reliance(dec: pd.DataFrame) -> dict:
     """Reliance proportions per condition: ``[estimate, low, high, n trials]``."""
     out = {}
     for cond, g in dec.groupby("condition", sort=True):
+        advised = g["initial"].notna() & g["model_prediction"].notna()  # no-advice arm: reliance undefined
         follow = g["final"] == g["model_prediction"]
         known = g["truth"].notna()
-        wrong = known & (g["model_prediction"] != g["truth"])
-        right = known & (g["model_prediction"] == g["truth"])
-        moved = g["initial"] != g["model_prediction"]
-        parts = {"agreement": (follow, None), "switch_fraction": (follow, moved), "over_reliance": (follow, wrong),
+        wrong = advised & known & (g["model_prediction"] != g["truth"])
+        right = advised & known & (g["model_prediction"] == g["truth"])
+        moved = advised & (g["initial"] != g["model_prediction"])
+        parts = {"agreement": (follow, advised), "switch_fraction": (follow, moved), "over_reliance": (follow, wrong),
                  "under_reliance": (~follow, right),
-                 "appropriate_reliance": ((follow & right) | (~follow & wrong), known),
-                 "initial_accuracy": (g["initial"] == g["truth"], known), "accuracy": (g["final"] == g["truth"], known)}
+                 "appropriate_reliance": ((follow & right) | (~follow & wrong), advised & known),
+                 "initial_accuracy": (g["initial"] == g["truth"], known & g["initial"].notna()),
+                 "accuracy": (g["final"] == g["truth"], known)}
         out[cond] = {}
         for m, (hit, den) in parts.items():
             sel = hit if den is None else hit[den]

@@ -28,7 +28,7 @@ from .answers import MAX_RT_MS
 from .models import Participant, TrialLog
 from .schema import Study
 
-__all__ = ["Step", "steps", "trial_phases", "logged_phases", "current", "submit", "Submitted"]
+__all__ = ["Step", "steps", "trial_phases", "step_phases", "logged_phases", "current", "submit", "Submitted"]
 
 
 @dataclass(frozen=True)
@@ -46,10 +46,21 @@ class Step:
     questionnaire_id: str | None = None
 
 
-def trial_phases(study: Study) -> list[str]:
-    """Phases of one trial in order: ``forward``, then ``initial`` and ``final``."""
+def trial_phases(study: Study, condition: str | None = None) -> list[str]:
+    """Phases of one trial in order: ``forward``, then ``initial`` and ``final``.
+
+    In a no-advice arm (``condition`` whose explanation is ``none``) the participant makes one
+    decision without the model, logged as ``final`` (there is no advice to predict or to revise towards).
+    """
+    if condition is not None and not study.advised(condition):
+        return ["final"] if "decision_with_advice" in study.tasks else []
     out = ["forward"] if "forward_prediction" in study.tasks else []
     return out + (["initial", "final"] if "decision_with_advice" in study.tasks else [])
+
+
+def step_phases(study: Study, participant: Participant, step: Step) -> list[str]:
+    """:func:`trial_phases` for the arm ``participant`` is in at trial step ``step``."""
+    return trial_phases(study, participant.condition_order[step.block_index])
 
 
 def steps(study: Study, participant: Participant) -> list[Step]:
@@ -96,7 +107,7 @@ def current(engine: Engine, study: Study, participant: Participant) -> tuple[int
         phase = None
         if step.kind == "trial":
             done = logged_phases(engine, participant.id, step.trial_index)
-            phase = next((p for p in trial_phases(study) if p not in done), None)
+            phase = next((p for p in step_phases(study, participant, step) if p not in done), None)
             if phase is None:
                 progress = store.advance(engine, participant.id, i + 1)
                 participant.progress = progress
@@ -160,7 +171,7 @@ def submit(engine: Engine, study: Study, participant: Participant, step_index: i
             return Submitted(False, True, progress)
         stored, ignored, complete = False, False, True
         if step.kind == "trial":
-            phases = trial_phases(study)
+            phases = step_phases(study, participant, step)
             if phase not in phases:
                 raise ValueError(f"phase must be one of {phases}, got {phase!r}")
             done = logged_phases(conn, participant.id, step.trial_index)

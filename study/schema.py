@@ -57,7 +57,8 @@ class Stimulus:
 
 @dataclass(frozen=True)
 class Condition:
-    """One arm: ``explanation`` is ``none`` (the model's prediction only), ``descriptive`` or ``persuasive``.
+    """One arm: ``explanation`` is ``none`` (no advice: the participant decides alone), ``prediction``
+    (the model's label only), ``descriptive`` or ``persuasive``.
 
     ``show_dropped`` (persuasive only) adds what the simplification left out: the hidden
     features and their share of the descriptive explanation's ``|attribution|``.
@@ -146,6 +147,10 @@ class Study:
     max_failed_attention_checks: int | None = None
     debrief: str = ""
     source_text: str = field(default="", repr=False, compare=False)
+
+    def advised(self, condition_id: str) -> bool:
+        """Whether the participants of ``condition_id`` see the model's advice (all arms but ``none``)."""
+        return self.condition(condition_id).explanation != "none"
 
     @property
     def condition_ids(self) -> tuple[str, ...]:

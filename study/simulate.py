@@ -24,8 +24,8 @@ from .schema import Study
 __all__ = ["stimulus_context", "run_participant", "FOLLOW", "RelianceModel", "SimulatedPerson", "DEFAULT_SWITCH"]
 
 #: Probability of adopting the model's advice in the final answer, by explanation type.
-FOLLOW = {"none": 0.5, "descriptive": 0.7, "persuasive": 0.9}
-FIDELITY = {"none": None, "descriptive": 0.95, "persuasive": 0.6}
+FOLLOW = {"prediction": 0.5, "descriptive": 0.7, "persuasive": 0.9}
+FIDELITY = {"none": None, "prediction": None, "descriptive": 0.95, "persuasive": 0.6}
 
 
 def stimulus_context(study: Study, item_id: str, condition: str) -> store.TrialContext:
@@ -35,13 +35,15 @@ def stimulus_context(study: Study, item_id: str, condition: str) -> store.TrialC
     truth = stim.truth or outputs[0]
     pred = truth if stim.model_correct is not False else next(o for o in outputs if o != truth)
     kind = study.condition(condition).explanation
+    if kind == "none":  # no advice shown
+        return store.TrialContext(model_prediction=None, truth=truth)
     return store.TrialContext(
         model_prediction=pred, truth=truth,
-        explanation_id=None if kind == "none" else f"{item_id}:{kind}",
+        explanation_id=None if kind == "prediction" else f"{item_id}:{kind}",
         explanation_parent_id=f"{item_id}:descriptive" if kind == "persuasive" else None,
         operators=list(study.condition(condition).operators) or None,
-        fidelity_metric=None if kind == "none" else "r2", fidelity=FIDELITY[kind],
-        complexity=None if kind == "none" else {"n_features": 10 if kind == "descriptive" else 3},
+        fidelity_metric=None if kind == "prediction" else "r2", fidelity=FIDELITY[kind],
+        complexity=None if kind == "prediction" else {"n_features": 10 if kind == "descriptive" else 3},
     )
 
 
@@ -65,11 +67,15 @@ def run_participant(engine: Engine, study: Study, seed: int, *, stratum: str = "
             return p, token
         ctx = stimulus_context(study, item, cond)
         when = t0 + timedelta(seconds=10 * t)
-        if "forward_prediction" in study.tasks:
+        if "forward_prediction" in study.tasks and ctx.model_prediction is not None:
             guess = ctx.model_prediction if rng.random() < 0.7 else rng.choice(outs)
             store.record_trial(engine, study, p, trial_index=t, phase="forward", response=guess, context=ctx,
                                rt_ms=round(rng.uniform(800, 4000), 1), client_timestamp=when)
-        if "decision_with_advice" in study.tasks:
+        if "decision_with_advice" in study.tasks and ctx.model_prediction is None:  # no-advice arm
+            store.record_trial(engine, study, p, trial_index=t, phase="final", response=rng.choice(outs), context=ctx,
+                               rt_ms=round(rng.uniform(800, 4000), 1), confidence=float(rng.randint(0, 100)),
+                               client_timestamp=when)
+        elif "decision_with_advice" in study.tasks:
             initial = rng.choice(outs)
             final = ctx.model_prediction if rng.random() < FOLLOW[study.condition(cond).explanation] else initial
             store.record_trial(engine, study, p, trial_index=t, phase="initial", response=initial, context=ctx,
@@ -84,7 +90,7 @@ def run_participant(engine: Engine, study: Study, seed: int, *, stratum: str = "
         store.advance(engine, p.id, t + 1)
     for b, cond in enumerate(p.condition_order):
         for q in study.questionnaires:
-            base = {"none": 3, "descriptive": 4, "persuasive": 5}[study.condition(cond).explanation]
+            base = {"none": 3, "prediction": 3, "descriptive": 4, "persuasive": 5}[study.condition(cond).explanation]
             answers = {i.label: max(1, min(q.scale_points, base + rng.randint(-1, 1) - (2 if i.reverse else 0)))
                        for i in q.items}
             store.record_questionnaire(engine, study, p, q.id, answers, block_index=b)
@@ -96,7 +102,7 @@ def run_participant(engine: Engine, study: Study, seed: int, *, stratum: str = "
 #: is right: a descriptive explanation lets people tell right advice from wrong better than a
 #: persuasive one, which is followed more often either way (simulation parameters).
 DEFAULT_SWITCH = {
-    "none": {"right": 0.45, "wrong": 0.35},
+    "prediction": {"right": 0.45, "wrong": 0.35},
     "descriptive": {"right": 0.60, "wrong": 0.25},
     "persuasive": {"right": 0.75, "wrong": 0.65},
 }
@@ -164,7 +170,7 @@ class RelianceModel:
 
     def likert(self, who: SimulatedPerson, kind: str, points: int, reverse: bool) -> int:
         """A trust-item answer: higher after a persuasive explanation."""
-        centre = {"none": 0.45, "descriptive": 0.55, "persuasive": 0.7}[kind]
+        centre = {"none": 0.45, "prediction": 0.45, "descriptive": 0.55, "persuasive": 0.7}[kind]
         x = min(1.0, max(0.0, who.rng.gauss(centre, 0.15)))
         v = 1 + round(x * (points - 1))
         return points + 1 - v if reverse else v

@@ -57,8 +57,9 @@ def dashboard(study_id: str) -> html.Div:
     if not trials.empty:  # questionnaire scores join in once answers exist
         s = analysis.summary_by_condition(trials, answers)
         s["measure"] = s["measure"].map(lambda m: MEASURES.get(m, m))
-        s["95% CI"] = [f"[{fmt(lo)}, {fmt(hi)}]" for lo, hi in zip(s["ci_low"], s["ci_high"])]
-        s["mean"] = s["mean"].map(fmt)
+        none = s["n"] == 0  # e.g. reliance in a no-advice arm: no advised trial to measure it on
+        s["95% CI"] = ["—" if z else f"[{fmt(lo)}, {fmt(hi)}]" for z, lo, hi in zip(none, s["ci_low"], s["ci_high"])]
+        s["mean"] = ["undefined (no advice)" if z else fmt(m) for z, m in zip(none, s["mean"])]
         s = s.rename(columns={"mean": "estimate", "n": "n (trials or participants)", "n_participants": "participants"})
         parts.append(card("Results by condition", _table(s[["condition", "measure", "estimate", "95% CI",
                                                               "n (trials or participants)", "participants"]]),

@@ -102,7 +102,10 @@ def _compute_view(study: Study, item_id: str, condition_id: str, ws) -> dict:
     cond = study.condition(condition_id)
     view = dict(features=features, kind=cond.explanation, figure=None, statement=None,
                 context=asdict(TrialContext(model_prediction=pred, truth=truth)))
-    if cond.explanation == "none":
+    if cond.explanation == "none":  # no advice: nothing of the model is shown or logged as shown
+        view["context"] = asdict(TrialContext(model_prediction=None, truth=truth))
+        return view
+    if cond.explanation == "prediction":
         return view
     d = len(expl.feature_names)
     k = d if cond.explanation == "descriptive" else min(_top_k(cond.operators), d)
@@ -192,7 +195,8 @@ def resolved(study: Study) -> Study:
     """``study`` with each stimulus's truth and model_correct from its pinned views (the data when pinned)."""
     facts = {}
     eng = runtime.engine()
-    cond = study.conditions[0].id
+    # the first arm that shows advice (a no-advice arm logs no model prediction)
+    cond = next((c.id for c in study.conditions if c.explanation != "none"), study.conditions[0].id)
     for s in study.stimuli:
         view = pins.pinned_view(eng, study.id, s.id, cond)
         if view is not None and view["context"].get("truth") is not None:
@@ -320,7 +324,7 @@ def submit_answer(study_id: str, token: str | None, timing: dict, answers: dict,
             return token, checks.RELOAD
         step = all_steps[t.step]
         phase = t.phase if step.kind == "trial" else None
-        if step.kind == "trial" and phase not in flow.trial_phases(study):
+        if step.kind == "trial" and phase not in flow.step_phases(study, p, step):
             return token, checks.RELOAD
         a = checks.check_answers(study, step, phase, answers)
         context = None

@@ -89,6 +89,10 @@ def run_one(study, index: int, seed: int, model: RelianceModel) -> str:
                 answers["response"] = advice if rng.random() < 0.8 else rng.choice(study.model.outputs)
             elif phase == "initial":
                 answers["response"] = first[step.trial_index] = model.initial(who, truth, study.model.outputs)
+            elif advice is None:  # no-advice arm: one unaided decision
+                final = model.initial(who, truth, study.model.outputs)
+                lo, hi = study.confidence_scale
+                answers = {"response": final, "confidence": model.confidence(who, final, final, None, lo, hi)}
             else:
                 initial = first.get(step.trial_index) or _logged_initial(eng, p.id, step.trial_index)
                 final = model.final(who, initial, advice, truth, cond.explanation)

@@ -74,7 +74,8 @@ def trial(study: Study, participant, step_index: int, step: flow.Step, phase: st
                          participant.condition_order[step.block_index])
     n = sum(1 for s in flow.steps(study, participant) if s.kind == "trial")
     parts = [html.H5(f"Case {step.trial_index + 1} of {n}"), _features_table(view)]
-    if phase == "final":
+    advised = view.kind != "none"
+    if phase == "final" and advised:
         parts.append(dbc.Alert(f"The model predicts: {view.context.model_prediction}", color="info"))
         if view.statement:
             parts.append(html.P(view.statement, className="statement"))
@@ -82,7 +83,8 @@ def trial(study: Study, participant, step_index: int, step: flow.Step, phase: st
             parts.append(dcc.Graph(figure=view.figure, config={"displaylogo": False, "staticPlot": True}))
         if view.dropped:
             parts.append(dropped_note(view.dropped))
-    parts += [html.P(PHASE_PROMPT[phase], className="mt-3 mb-1 fw-semibold"), _radio("response", study.model.outputs)]
+    prompt = PHASE_PROMPT[phase] if advised else PHASE_PROMPT["initial"]
+    parts += [html.P(prompt, className="mt-3 mb-1 fw-semibold"), _radio("response", study.model.outputs)]
     if phase == "final":
         parts += _confidence_slider(study)
     return html.Div(parts + [_button(step_index, phase, "Submit")])

@@ -26,7 +26,7 @@ def test_example_is_valid(study):
 
 @pytest.mark.parametrize("old,new,needle,fragment", [
     ("explanation: persuasive, operators", "explanation: convincing, operators", "explanation: convincing",
-     "conditions[2].explanation: expected one of ['none', 'descriptive', 'persuasive'], got 'convincing'"),
+     "conditions[2].explanation: expected one of ['none', 'prediction', 'descriptive', 'persuasive'], got 'convincing'"),
     ("block_sizes: [3, 6]", "block_sizes: [3, 4]", "block_sizes: [3, 4]",
      "randomisation.block_sizes[1]: block size must be a positive multiple of 3"),
     ("      familiar: \"PLACEHOLDER text 12\"\n", "", "deceptive: ",
