@@ -26,6 +26,13 @@ def graph(component_id: str, height: int = 380) -> dcc.Loading:
                        type="dot", delay_show=300)
 
 
+def row_status_store(page: str) -> dcc.Store:
+    """The store a row page's callback fills with the navbar's status line (:func:`app.ids.row_status_data`)."""
+    from app import ids
+
+    return dcc.Store(id=ids.row_status_data(page))
+
+
 def metric(label: str, value: str, help_text: str | None = None) -> html.Div:
     """One labelled figure, e.g. "Agreement 0.944"."""
     return html.Div([html.Div(label, className="metric-label"), html.Div(value, className="metric-value"),

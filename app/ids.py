@@ -12,6 +12,12 @@ CLASS_STATUS = "class-status"
 CLASS_SWITCHED = "class-switched"
 ROW_URL_SYNC = "row-url-sync"
 URL_NOTE = "url-note"  # the one-line note of ignored link parameters (app/url_state.py)
+ROW_POOL = "row-pool"                    # store: the held-out row ids "Random row" picks from, in the browser
+
+
+def row_status_data(page: str) -> dict:
+    """Store of a row page: ``{"row", "text"}``, the navbar status its row callback sends with its panels."""
+    return {"type": "row-status-data", "page": page}
 
 # Model & data
 SUMMARY = "overview-summary"

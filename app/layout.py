@@ -26,6 +26,7 @@ def row_picker() -> html.Div:
         dbc.Button("Random row", id=ids.ROW_RANDOM, size="sm", color="light", className="ms-2", n_clicks=0),
         html.Span(id=ids.ROW_STATUS, className="ms-2 text-white-50 small"),
         dcc.Store(id=ids.ROW_URL_SYNC),
+        dcc.Store(id=ids.ROW_POOL, data=services.random_row_pool()),  # "Random row" picks in the browser
     ], className="d-flex align-items-center", id=ids.ROW_PICKER)
 
 

@@ -9,6 +9,9 @@ is marked ``data-dash-is-loading="true"``, and the tool's own "drawn" condition 
 drawn, a table filled). The settle time is the later of the last request end and the last figure
 change, so the quiet window itself is never counted.
 
+Each request's body and response sizes are logged too (:func:`requests_since`): how many requests a
+click costs and what they carry.
+
 Clicks run as ``setTimeout(() => el.click(), 0)`` inside ``execute_script`` (a click that
 navigates cannot block the driver), and the click time is read with ``performance.now()`` in the
 page, on the same clock as the settle time.
@@ -22,7 +25,7 @@ QUIET_MS = 500
 PROBE = """
 (() => {
   const s = window.__cd = {inflight: 0, started: 0, ended: 0, lastEnd: 0, lastPlot: 0, clickAt: null,
-                           pending: {}};
+                           pending: {}, log: []};
   const orig = window.fetch;
   window.fetch = function (input, init) {
     const url = typeof input === 'string' ? input : (input && input.url) || '';
@@ -33,10 +36,13 @@ PROBE = """
     let output = '?';
     try { output = JSON.parse(init.body).output; } catch (e) { /* not JSON: keep '?' */ }
     s.pending[key] = {output: output, t: performance.now()};
+    const entry = {output: output, sent: (init && typeof init.body === 'string') ? init.body.length : 0, received: 0};
+    s.log.push(entry);
     const done = () => requestAnimationFrame(() => {
       s.inflight--; s.ended++; s.lastEnd = performance.now(); delete s.pending[key];
     });
-    p.then(r => r.clone().arrayBuffer().then(() => setTimeout(done, 0), () => setTimeout(done, 0)),
+    p.then(r => r.clone().arrayBuffer().then(b => { entry.received = b.byteLength; setTimeout(done, 0); },
+                                             () => setTimeout(done, 0)),
            () => setTimeout(done, 0));
     return p;
   };
@@ -137,6 +143,12 @@ def wait_settled(driver, drawn_js: str, *, since_started: int | None = None, tim
             return {**st, "settled_ms": last}
         time.sleep(0.1)
     raise TimeoutError(f"page not settled within {timeout} s: {st}")
+
+
+def requests_since(driver, started: int) -> list[dict]:
+    """The Dash requests started after the first ``started``: ``{"output", "sent", "received"}`` each (bytes of
+    the request body and of the response body; ``received`` is 0 until the response is read)."""
+    return driver.execute_script("return window.__cd.log.slice(arguments[0]);", started)
 
 
 def reset_click(driver) -> None:

@@ -5,13 +5,22 @@ from dash import Input, Output, callback, html
 from dash.exceptions import PreventUpdate
 
 from app import figures, ids, services
+from app.callbacks.shell import row_status_data
 from app.components import empty_figure, error_alert, gilpin_badge, method_note
 from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError
 
 
 @callback(Output(ids.ATTN_HEATMAP, "figure"), Output(ids.ATTN_AGREEMENT, "figure"), Output(ids.ATTN_IG, "figure"),
-          Output(ids.ATTN_SHAP, "figure"), Output(ids.ATTN_NOTES, "children"), Input(ids.ROW_INPUT, "value"))
+          Output(ids.ATTN_SHAP, "figure"), Output(ids.ATTN_NOTES, "children"),
+          Output(ids.row_status_data("attention"), "data"), Input(ids.ROW_INPUT, "value"))
+def render_row(row):
+    """:func:`render_attention` and the navbar's status line: one request per row change (issue 14)."""
+    if row is None:
+        raise PreventUpdate
+    return (*render_attention(row), row_status_data(row))
+
+
 def render_attention(row):
     if row is None:
         raise PreventUpdate
@@ -27,7 +36,7 @@ def render_attention(row):
                f"same training rows: held-out accuracy {metrics['accuracy']:.3f}, ROC AUC {metrics['roc_auc']:.3f}. "
                f"Its log-odds of {v.ig.target} for this row are {v.ig.prediction:.2f} "
                f"(P = {1 / (1 + math.exp(-v.ig.prediction)):.3f}); attributions below are in log-odds.", className="mb-1"),
-        gilpin_badge(gilpin_label("attention")), gilpin_badge(gilpin_label(v.ig)),
+        gilpin_badge(gilpin_label("attention")), gilpin_badge(gilpin_label(v.ig)), gilpin_badge(gilpin_label(v.shap)),
         method_note("attention: softmax weights of each head, row of the CLS query, CLS→CLS column left out"),
         method_note(f"{v.ig.source}; completeness gap {v.ig.params['convergence_delta']:.1e}"),
         method_note(f"{v.shap.source}; additivity gap {v.shap.additivity_gap:.3f} (expected gradients are additive "

@@ -1,9 +1,11 @@
 """Descriptive page callbacks: global SHAP, then SHAP vs LIME for the chosen row."""
-from dash import Input, Output, callback, html
-from dash.exceptions import PreventUpdate
+from dash import Input, Output, callback, ctx, html, no_update
+from dash.exceptions import MissingCallbackContextException, PreventUpdate
 
 from app import figures, ids, services
+from app.callbacks.shell import row_status_data
 from app.components import card, empty_figure, error_alert, fmt, gilpin_badge, method_note, metric, metric_row
+from app.stability_views import stability_hint
 from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError
 
@@ -16,7 +18,8 @@ def render_global(_pathname):
         g = services.global_importance()
     except CandorError as err:
         return empty_figure(str(err)), empty_figure(str(err)), error_alert(str(err))
-    return figures.importance_bar(g), figures.beeswarm(g), method_note(f"Global view: {g.source}")
+    return (figures.importance_bar(g), figures.beeswarm(g),
+            html.Div([gilpin_badge(gilpin_label(g)), method_note(f"Global view: {g.source}")]))
 
 
 @callback(Output(ids.SHAP_PLAYERS_BOX, "style"), Input(ids.URL, "pathname"))
@@ -29,7 +32,26 @@ def show_players(_pathname):
 
 
 @callback(Output(ids.SHAP_WATERFALL, "figure"), Output(ids.LIME_BAR, "figure"), Output(ids.LOCAL_AGREEMENT, "children"),
-          Output(ids.LOCAL_NOTES, "children"), Input(ids.ROW_INPUT, "value"), Input(ids.SHAP_PLAYERS, "value"))
+          Output(ids.LOCAL_NOTES, "children"), Output(ids.row_status_data("descriptive"), "data"),
+          Output(ids.STABILITY_CARD, "children", allow_duplicate=True),
+          Output(ids.STABILITY_PROGRESS, "value", allow_duplicate=True),
+          Output(ids.STABILITY_PROGRESS, "label", allow_duplicate=True),
+          Input(ids.ROW_INPUT, "value"), Input(ids.SHAP_PLAYERS, "value"), prevent_initial_call="initial_duplicate")
+def render_row(row, players="children"):
+    """Everything a row change changes on this page, in one request (issue 14): SHAP and LIME
+    (:func:`render_local`), the navbar's status line, and the stability card back to its hint (the
+    previous row's card no longer applies)."""
+    if row is None:
+        raise PreventUpdate
+    try:
+        trigger = ctx.triggered_id
+    except MissingCallbackContextException:  # called as a plain function (tests): a new row
+        trigger = ids.ROW_INPUT
+    status = no_update if trigger == ids.SHAP_PLAYERS else row_status_data(row)  # None: the page opened
+    reset = (stability_hint(), 0, "") if trigger == ids.ROW_INPUT else (no_update,) * 3
+    return (*render_local(row, players), status, *reset)
+
+
 def render_local(row, players="children"):
     if row is None:
         raise PreventUpdate

@@ -1,9 +1,9 @@
 """Model & data page callbacks."""
 import dash_bootstrap_components as dbc
-from dash import Input, Output, callback, dcc, html
-from dash.exceptions import PreventUpdate
+from dash import ClientsideFunction, Input, Output, callback, clientside_callback, dcc, html
 
 from app import ids, services
+from app.callbacks.shell import row_status_data
 from app.components import card, fmt, metric, metric_row
 
 
@@ -33,19 +33,22 @@ def render_table_page(page_current, page_size):
     return records, columns, page_count
 
 
-@callback(Output(ids.ROW_INPUT, "value", allow_duplicate=True), Input(ids.DATA_TABLE, "active_cell"),
-          prevent_initial_call=True)
-def select_row_from_table(active_cell):
-    if not active_cell or active_cell.get("row_id") is None:
-        raise PreventUpdate
-    return int(active_cell["row_id"])
+# a click in the table chooses its row in the browser (assets/candor_rows.js): the row change is then one request
+clientside_callback(ClientsideFunction("candor", "tableRow"), Output(ids.ROW_INPUT, "value", allow_duplicate=True),
+                    Input(ids.DATA_TABLE, "active_cell"), prevent_initial_call=True)
 
 
 ROW_PAGES = (("Descriptive", "/descriptive", None), ("Persuasive", "/persuasive", "persuasive"))
 """(name, path, the method family the page requires) of the pages that explain one row."""
 
 
-@callback(Output(ids.EXPLAIN_LINKS, "children"), Input(ids.ROW_INPUT, "value"))
+@callback(Output(ids.EXPLAIN_LINKS, "children"), Output(ids.row_status_data("overview"), "data"),
+          Input(ids.ROW_INPUT, "value"))
+def render_row(row):
+    """The row's links and the navbar's status line: one request per row change (issue 14)."""
+    return explain_links(row), row_status_data(row)
+
+
 def explain_links(row):
     """Links that open the chosen row's explanations (the row travels in the URL: ``?row=N``)."""
     if row is None:

@@ -8,11 +8,12 @@ the row's tradeoff. :func:`render_global` marks the current k on the held-out
 average curve (computed once per workspace).
 """
 import dash_bootstrap_components as dbc
-from dash import Input, Output, callback, html
-from dash.exceptions import PreventUpdate
+from dash import Input, Output, callback, ctx, html, no_update
+from dash.exceptions import MissingCallbackContextException, PreventUpdate
 
 from app import figures, figures_persuasive, ids, services
 from app.figures_persuasive import COST_ROWS
+from app.callbacks.shell import row_status_data
 from app.components import card, choice_names, empty_figure, error_alert, fmt, gilpin_badge, metric, metric_row
 from workspace.errors import CandorError
 
@@ -21,9 +22,20 @@ _ROW = COST_ROWS
 
 @callback(Output(ids.STATEMENT, "children"), Output(ids.VERIFY, "children"), Output(ids.GUARDRAIL, "children"),
           Output(ids.DROPPED, "children"), Output(ids.COST, "children"), Output(ids.FULL_BAR, "figure"),
-          Output(ids.TOPK_BAR, "figure"), Output(ids.TRADEOFF, "figure"),
+          Output(ids.TOPK_BAR, "figure"), Output(ids.TRADEOFF, "figure"), Output(ids.row_status_data("persuasive"), "data"),
           Input(ids.ROW_INPUT, "value"), Input(ids.K_SLIDER, "value"), Input(ids.ROUNDING, "value"),
           Input(ids.GROUPING, "value"), Input(ids.SENSITIVE, "value"))
+def render_row(row, k, rounding="exact", grouping=None, sensitive=None):
+    """:func:`render_persuasive`, plus the navbar's status line when the row changed: one request per change."""
+    if row is None or k is None:
+        raise PreventUpdate
+    try:
+        new_row = ctx.triggered_id in (None, ids.ROW_INPUT)
+    except MissingCallbackContextException:  # called as a plain function (tests)
+        new_row = True
+    return (*render_persuasive(row, k, rounding, grouping, sensitive), row_status_data(row) if new_row else no_update)
+
+
 def render_persuasive(row, k, rounding="exact", grouping=None, sensitive=None):
     if row is None or k is None:
         raise PreventUpdate

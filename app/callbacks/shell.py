@@ -1,28 +1,39 @@
-"""Navbar callbacks: random row, a one-line status of the chosen row (kept in the URL), the class picker."""
+"""Navbar callbacks: random row, a one-line status of the chosen row (kept in the URL), the class picker.
+
+A row change costs one request (issue 14): "Random row" picks a held-out row in the browser
+(``assets/candor_rows.js``), and each row page's own callback sends the navbar's status line with its
+panels (in the page's :func:`app.ids.row_status_data` store), which a clientside callback shows.
+"""
 import json
 
-from dash import Input, Output, State, callback, clientside_callback
+from dash import ALL, ClientsideFunction, Input, Output, State, callback, clientside_callback
 from dash.exceptions import PreventUpdate
 
 from app import ids, services
 from workspace.errors import CandorError
 
+clientside_callback(ClientsideFunction("candor", "randomRow"), Output(ids.ROW_INPUT, "value"),
+                    Input(ids.ROW_RANDOM, "n_clicks"), State(ids.ROW_POOL, "data"), State(ids.ROW_INPUT, "value"),
+                    prevent_initial_call=True)
 
-@callback(Output(ids.ROW_INPUT, "value"), Input(ids.ROW_RANDOM, "n_clicks"), prevent_initial_call=True)
-def pick_random_row(n_clicks):
-    if not n_clicks:
-        raise PreventUpdate
-    return services.random_row(seed=n_clicks)
+clientside_callback(ClientsideFunction("candor", "rowStatus"), Output(ids.ROW_STATUS, "children"),
+                    Input(ids.row_status_data(ALL), "data"), Input(ids.ROW_INPUT, "value"),
+                    State(ids.ROW_INPUT, "max"))
 
 
-@callback(Output(ids.ROW_STATUS, "children"), Input(ids.ROW_INPUT, "value"))
-def show_row_status(row):
+def show_row_status(row) -> str:
+    """The navbar's status line of ``row``, or why there is none (a row outside the table, no number)."""
     if row is None:  # the number box gives None for anything outside its min/max or not a number
         return f"enter a whole row number from 0 to {services.row_count() - 1}"
     try:
         return services.row_status(row)
     except CandorError as err:
         return str(err)
+
+
+def row_status_data(row) -> dict:
+    """What a row page's callback puts in its :func:`app.ids.row_status_data` store for the navbar."""
+    return {"row": row, "text": show_row_status(row)}
 
 
 @callback(Output(ids.NAVBAR, "class_name"), Input(ids.URL, "pathname"))

@@ -5,7 +5,7 @@ from dash.exceptions import PreventUpdate
 from app import ids
 from app.components import error_alert
 from app.services import stability
-from app.stability_views import stability_card, stability_hint
+from app.stability_views import stability_card
 from workspace.errors import CandorError
 
 
@@ -27,10 +27,5 @@ def run_stability(set_progress, n_clicks, row):
     return stability_card(view)
 
 
-@callback(Output(ids.STABILITY_CARD, "children", allow_duplicate=True),
-          Output(ids.STABILITY_PROGRESS, "value", allow_duplicate=True),
-          Output(ids.STABILITY_PROGRESS, "label", allow_duplicate=True),
-          Input(ids.ROW_INPUT, "value"), prevent_initial_call=True)
-def reset_stability(_row):
-    """A new row: the previous row's card no longer applies."""
-    return stability_hint(), 0, ""
+# A new row sets the card back to its hint in the Descriptive page's one row callback
+# (app.callbacks.descriptive.render_row): a row change costs one request (issue 14).

@@ -5,7 +5,7 @@ from dash import html
 
 from app import ids, services
 from app.url_state import from_url
-from app.components import graph
+from app.components import graph, row_status_store
 
 REQUIRES = "attention"
 """The method family this page shows (:func:`app.services.why_not` says whether it applies)."""
@@ -19,7 +19,7 @@ def layout(**_):
     if (why := services.why_not(REQUIRES)) is not None:
         return html.Div([html.H2("Attention vs attribution"), dbc.Alert(why, color="secondary")])
     return html.Div([
-        html.H2("Attention vs attribution"),
+        html.H2("Attention vs attribution"), row_status_store("attention"),
         html.Div(id=ids.ATTN_NOTES),
         graph(ids.ATTN_HEATMAP, 520),
         dbc.Row([dbc.Col(graph(ids.ATTN_AGREEMENT, 280), md=12)]),

@@ -6,7 +6,7 @@ from dash import html
 from app import ids
 from app.url_state import from_url
 from app.access import has_role
-from app.components import graph
+from app.components import graph, row_status_store
 from app.stability_views import stability_controls
 
 dash.register_page(__name__, path="/descriptive", name="Descriptive", title="Candor · Descriptive", order=1)
@@ -15,7 +15,7 @@ dash.register_page(__name__, path="/descriptive", name="Descriptive", title="Can
 @from_url('/descriptive')  # the view's state from and to its URL (app/url_state.py)
 def layout(**_):
     return html.Div([
-        html.H2("Descriptive: what the model does"),
+        html.H2("Descriptive: what the model does"), row_status_store("descriptive"),
         dbc.Row([dbc.Col(graph(ids.GLOBAL_BAR, 420), md=5), dbc.Col(graph(ids.GLOBAL_BEESWARM, 420), md=7)]),
         html.Div(id=ids.GLOBAL_NOTE, className="mb-2"),
         html.Div(id=ids.LOCAL_AGREEMENT),

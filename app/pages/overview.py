@@ -5,7 +5,7 @@ from dash import dash_table, html
 
 from app import ids
 from app.url_state import from_url
-from app.components import card
+from app.components import card, row_status_store
 
 dash.register_page(__name__, path="/", name="Model & data", title="Candor · Model & data", order=0)
 
@@ -20,7 +20,7 @@ def layout(**_):
         style_header={"fontWeight": "600"}, cell_selectable=True,
     )
     return html.Div([
-        html.H2("Model & data"),
+        html.H2("Model & data"), row_status_store("overview"),
         html.Div(id=ids.SUMMARY),
         card("Data (click a row to explain it)",
              [html.P("Only the page you see is sent to the browser; rows are numbered as in the row picker.",

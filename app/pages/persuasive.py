@@ -5,7 +5,7 @@ from dash import dcc, html
 
 from app import ids, services
 from app.url_state import from_url
-from app.components import choice_options, graph
+from app.components import choice_options, graph, row_status_store
 
 REQUIRES = "persuasive"
 """The method family this page shows (:func:`app.services.why_not` says whether it applies)."""
@@ -40,7 +40,7 @@ def layout(**_):
                               placeholder="e.g. race, sex")], md=3),
     ], className="mb-3")
     return html.Div([
-        html.H2("Persuasive: the simplified story and its cost"),
+        html.H2("Persuasive: the simplified story and its cost"), row_status_store("persuasive"),
         controls,
         dbc.Row([dbc.Col([html.Div(id=ids.GUARDRAIL), html.Div(id=ids.STATEMENT), html.Div(id=ids.VERIFY)], md=8),
                  dbc.Col(html.Div(id=ids.DROPPED, className="dropped-panel"), md=4)]),

@@ -31,7 +31,7 @@ from .tabular import (
     lime_row,
     local_view,
     model_summary,
-    random_row,
+    random_row_pool,
     raw_players_offered,
     row_count,
     row_status,
@@ -41,7 +41,7 @@ from .tabular import (
 __all__ = [
     "AttentionView", "LocalView", "PersuasiveView", "attention_view", "check_row", "data_columns", "data_page", "default_row",
     "first_request", "global_importance", "has_attention_model", "init", "lime_row", "local_view",
-    "model_summary", "persuasive", "persuasive_global", "persuasive_max_k", "GlobalCurve", "random_row", "row_count", "row_status", "shap_row", "workspace", "raw_players_offered",
+    "model_summary", "persuasive", "persuasive_global", "persuasive_max_k", "GlobalCurve", "random_row_pool", "row_count", "row_status", "shap_row", "workspace", "raw_players_offered",
     "MuseView", "default_muse_key", "feature_names", "fit_frontier", "fit_muse", "frontier", "muse_params",
     "muse_view", "class_choices", "select_class", "why_not", "capabilities",
 ]

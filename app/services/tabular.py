@@ -208,9 +208,24 @@ def default_row() -> int:
     return int(workspace().test_idx[0])
 
 
-def random_row(seed: int) -> int:
-    """A row chosen with ``numpy.random.default_rng(seed)`` (reproducible per click count)."""
-    return int(np.random.default_rng(seed).integers(len(workspace().X)))
+RANDOM_POOL_MAX = 10_000
+"""At most this many held-out row ids go to the browser for its "Random row" button (a seeded sample beyond)."""
+
+
+def random_row_pool() -> dict:
+    """The held-out rows the navbar's "Random row" button picks from, in the browser (no request per pick).
+
+    Returns
+    -------
+    dict
+        ``{"rows": [int, ...], "of": n}``: the sorted held-out row ids, all of them or a seeded sample
+        (``numpy.random.default_rng(0)``) of :data:`RANDOM_POOL_MAX` when there are more; ``n`` held-out rows in all.
+    """
+    rows = np.sort(workspace().test_idx)
+    n = len(rows)
+    if n > RANDOM_POOL_MAX:
+        rows = np.sort(np.random.default_rng(0).choice(rows, RANDOM_POOL_MAX, replace=False))
+    return {"rows": [int(r) for r in rows], "of": n}
 
 
 def _true_label(r: int) -> str:

@@ -3,7 +3,6 @@ import json
 
 import plotly.graph_objects as go
 import pytest
-from dash.exceptions import PreventUpdate
 
 from app import services
 from app.callbacks import attention, descriptive, overview, persuasive, shell, surrogate
@@ -25,12 +24,6 @@ def test_table_pages_are_served_not_the_whole_table(sample_workspace):
     assert [r["id"] for r in data] == list(range(24, 36))
     assert columns[0]["id"] == "id" and {"split", "diagnosis", "P(malignant)"} <= {c["name"] for c in columns}
     assert all(set(r) == {c["id"] for c in columns} for r in data)  # every cell has a column, every column a cell
-
-
-def test_clicking_a_cell_selects_its_row():
-    assert overview.select_row_from_table({"row": 1, "column": 0, "row_id": 57}) == 57
-    with pytest.raises(PreventUpdate):
-        overview.select_row_from_table(None)
 
 
 def test_descriptive_row_shows_shap_lime_and_their_agreement(sample_workspace):
@@ -110,9 +103,10 @@ def test_attention_page_compares_heads_with_ig(sample_workspace):
     assert "Gilpin: explanation_producing" in _text(notes) and "Gilpin: processing" in _text(notes)
 
 
-def test_random_row_is_reproducible_per_click(sample_workspace):
-    assert shell.pick_random_row(4) == shell.pick_random_row(4)
-    assert 0 <= shell.pick_random_row(4) < 569
+def test_random_row_pool_is_every_held_out_row(sample_workspace):
+    # "Random row" picks in the browser (tests/e2e/test_fast_path.py) from exactly these rows
+    pool = services.random_row_pool()
+    assert pool == {"rows": sorted(int(r) for r in services.workspace().test_idx), "of": 143}
 
 
 def test_row_picker_only_where_rows_are_explained():

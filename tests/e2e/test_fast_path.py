@@ -1,0 +1,89 @@
+"""A row change costs one Dash request (issue 14), counted in headless Chromium with the benchmarks' probe.
+
+"Random row" picks a held-out row in the browser and each row page's one callback sends its panels and
+the navbar's status line together; these tests count the ``_dash-update-component`` requests a click
+starts and the bytes they carry (deterministic: no timings are asserted here, those are in
+``benchmarks.vs_peer``).
+"""
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from benchmarks import browser_timing as bt
+
+PLOTS = bt.VISIBLE_PLOTS.strip().removeprefix("return ").rstrip(";")
+ROW_PAGE_BYTES = 60_000
+"""What one row change may send back on the Descriptive page (two figures, two cards, the status line)."""
+
+
+@pytest.fixture(scope="module")
+def probed(browser):
+    bt.install_probe(browser)
+    return browser
+
+
+def _settle(driver, drawn: str, before: int | None = None) -> dict:
+    return bt.wait_settled(driver, drawn, since_started=before, timeout=240)
+
+
+def _row(driver) -> int:
+    return int(driver.find_element(By.ID, "row-input").get_attribute("value"))
+
+
+def _click_random(driver, drawn: str) -> list[dict]:
+    bt.reset_click(driver)
+    before = bt.click(driver, "document.getElementById('row-random')")
+    _settle(driver, drawn, before)
+    return bt.requests_since(driver, before)
+
+
+def test_a_row_change_on_the_descriptive_page_is_one_request(server, probed):
+    drawn = f"return ({PLOTS}) >= 4 && document.getElementById('row-status').innerText.length > 0;"
+    probed.get(server + "/descriptive?row=7")
+    _settle(probed, drawn)
+    assert _row(probed) == 7  # the URL's row
+    seen = {7}
+    for _ in range(2):
+        sent = _click_random(probed, drawn)
+        row = _row(probed)
+        assert len(sent) == 1, [r["output"] for r in sent]  # before: the pick, then status, panels, stability: 4
+        assert "descriptive-shap-waterfall.figure" in sent[0]["output"]
+        assert "row-status-data" in sent[0]["output"]
+        assert 0 < sent[0]["received"] <= ROW_PAGE_BYTES, sent[0]["received"]
+        assert row not in seen  # a new row each click
+        seen.add(row)
+        status = probed.find_element(By.ID, "row-status").text
+        assert status.startswith("held-out · true "), status  # picked among the held-out rows, status arrived
+        assert re.search(rf"[?&]row={row}(&|$)", probed.current_url), probed.current_url  # URL follows, no request
+    box = probed.find_element(By.ID, "row-input")
+    before = bt.state(probed)["started"]
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys("12\n")  # the box is debounced: Enter commits the value
+    _settle(probed, drawn, before)
+    sent = bt.requests_since(probed, before)
+    assert len(sent) == 1, [r["output"] for r in sent]
+    deadline = time.time() + 10
+    while "row=12" not in probed.current_url and time.time() < deadline:
+        time.sleep(0.1)
+    assert "row=12" in probed.current_url and _row(probed) == 12
+
+
+def test_a_table_click_chooses_its_row_in_one_request(server, probed):
+    drawn = "return document.querySelectorAll('#overview-table tbody tr').length > 1;"
+    probed.get(server + "/")
+    _settle(probed, drawn)
+    before = bt.state(probed)["started"]
+    rows = [tr for tr in probed.find_elements(By.CSS_SELECTOR, "#overview-table tbody tr")
+            if tr.find_elements(By.CSS_SELECTOR, "td")]
+    rows[1].find_elements(By.CSS_SELECTOR, "td")[1].click()  # the second row of the first page: row 1
+    bt.wait_settled(probed, "return document.getElementById('overview-explain-links').innerText.startsWith('Row 1:');",
+                    since_started=before, timeout=60)
+    sent = bt.requests_since(probed, before)
+    assert len(sent) == 1, [r["output"] for r in sent]  # before: the cell to the row, then links and status: 3
+    assert _row(probed) == 1
+    assert probed.find_element(By.ID, "row-status").text.startswith("train · true ")
