@@ -169,10 +169,13 @@ def _options(component) -> list:
 
 
 def _match(text: str, allowed) -> object:
+    allowed = list(allowed)
+    if not allowed:
+        raise _Bad("nothing to choose here (a class is chosen only for a multiclass model)")
     for a in allowed:
         if str(a) == str(text).strip():
             return a
-    raise _Bad("not one of " + ", ".join(map(str, list(allowed)[:8])) + (" ..." if len(list(allowed)) > 8 else ""))
+    raise _Bad("not one of " + ", ".join(map(str, allowed[:8])) + (" ..." if len(allowed) > 8 else ""))
 
 
 def _as_list(raw) -> list[str]:
