@@ -1,16 +1,19 @@
 """How many background jobs may run at once: ``CANDOR_MAX_JOBS`` on the server, ``CANDOR_MAX_JOBS_PER_USER`` each.
 
-A background callback (``background=True``) forks a process per job. :class:`LimitedJobs`, mixed into
-the app's DiskcacheManager, counts the live jobs of every worker of the server in the manager's
-cache (a transaction, so two workers cannot both take the last slot) and refuses a job over either
-limit before anything is forked: the callback's ``children`` outputs (its status line) show the
-one-line reason and its other outputs are left as they are. A refused job is never queued.
+A background callback (``background=True``) forks a process per job (Dash's DiskcacheManager) or
+sends it to a Celery worker (Dash's CeleryManager, when ``CANDOR_REDIS_URL`` is set).
+:class:`LimitedJobs`, mixed into the DiskcacheManager, counts the live jobs of every worker of the
+server in the manager's cache (a transaction, so two workers cannot both take the last slot);
+:class:`CeleryLimitedJobs` counts them in Redis under a Redis lock. Either refuses a job over either
+limit before anything is forked or queued: the callback's ``children`` outputs (its status line) show
+the one-line reason and its other outputs are left as they are. A refused job is never queued.
 
 "User" is ``flask.g.candor_user`` when a login sets it, else the client's address (behind a proxy that
 does not pass the client's address, all users count as one).
 """
 from __future__ import annotations
 
+import json
 import logging
 import time
 
@@ -19,6 +22,7 @@ from workspace import limits
 log = logging.getLogger(__name__)
 REGISTRY = "candor-running-jobs"
 REFUSED = "candor_job_refused"
+REFUSED_JOB = 0  # the job id Dash gets for a refused job: nothing runs under it
 
 
 def current_user() -> str:
@@ -68,15 +72,33 @@ def _refusal_outputs(message: str):
 
 
 class LimitedJobs:
-    """Mixin for ``dash.DiskcacheManager``: refuse a job over the limits instead of forking it."""
+    """Mixin for ``dash.DiskcacheManager``: refuse a job over the limits instead of forking it.
+
+    The registry of live jobs (job id -> user) and refusals live in the manager's diskcache; a
+    subclass for another manager overrides ``_update``, ``_alive``, ``_set_refusal``, ``_refusal``
+    and ``_clear_refusal`` (:class:`CeleryLimitedJobs`).
+    """
 
     def _update(self, change) -> dict:
         """Apply ``change`` to the registry of live jobs (pid -> user) in one cache transaction; returns it."""
         with self.handle.transact():
-            running = {pid: u for pid, u in (self.handle.get(REGISTRY) or {}).items() if _alive(pid)}
+            running = {pid: u for pid, u in (self.handle.get(REGISTRY) or {}).items() if self._alive(pid)}
             change(running)
             self.handle.set(REGISTRY, running)
         return running
+
+    def _alive(self, job) -> bool:
+        return _alive(int(job))
+
+    def _set_refusal(self, key, why: str) -> None:
+        self.handle.set(key, {REFUSED: why}, expire=600)
+
+    def _refusal(self, key) -> str | None:
+        result = self.handle.get(key, self.UNDEFINED)
+        return result[REFUSED] if isinstance(result, dict) and REFUSED in result else None
+
+    def _clear_refusal(self, key) -> None:
+        self.handle.delete(key)
 
     def call_job_fn(self, key, job_fn, args, context):
         user, slot, why = current_user(), -time.time_ns(), None
@@ -85,36 +107,105 @@ class LimitedJobs:
             nonlocal why
             why = refusal(user, running)
             if why is None:
-                running[slot] = user  # a placeholder until the fork gives a pid
+                running[slot] = user  # a placeholder until the fork gives a pid (or Celery a task id)
 
         self._update(reserve)
         if why is not None:
             log.warning("candor: background job refused for %s: %s", user, why)
-            self.handle.set(key, {REFUSED: why}, expire=600)
-            return 0
-        self.handle.delete(key)  # an earlier refusal of the same job is not its result
-        pid = None
+            self._set_refusal(key, why)
+            return REFUSED_JOB
+        self._clear_refusal(key)  # an earlier refusal of the same job is not its result
+        job = None
         try:
-            pid = super().call_job_fn(key, job_fn, args, context)
+            job = super().call_job_fn(key, job_fn, args, context)
         finally:
             def settle(running):
                 running.pop(slot, None)
-                if pid:
-                    running[int(pid)] = user
+                if job:
+                    running[job] = user
 
             self._update(settle)
-        return pid
+        return job
 
     def get_result(self, key, job):
-        result = self.handle.get(key, self.UNDEFINED)
-        if isinstance(result, dict) and REFUSED in result:
+        why = self._refusal(key)
+        if why is not None:
             self.clear_cache_entry(key)
-            return _refusal_outputs(result[REFUSED])
+            return _refusal_outputs(why)
         return super().get_result(key, job)
 
     def job_running(self, job):
-        return bool(job) and int(job) > 0 and super().job_running(job)
+        return not _refused(job) and super().job_running(job)
 
     def terminate_job(self, job):
-        if job is not None and int(job) > 0:
+        if not _refused(job):
             super().terminate_job(job)
+
+
+def _refused(job) -> bool:
+    """Whether ``job`` (as Dash hands it back: a pid, a Celery task id, or their text) names no running job."""
+    return job is None or str(job) in ("", str(REFUSED_JOB)) or str(job).startswith("-")
+
+
+RUNNING_STATES = ("PENDING", "RECEIVED", "STARTED", "RETRY", "PROGRESS")
+LOST_AFTER_S = 6 * 3600  # a task still PENDING after this long is taken as lost (Celery reports unknown ids as PENDING)
+
+
+class CeleryLimitedJobs(LimitedJobs):
+    """Mixin for ``dash.CeleryManager``: the job limits, counted in the Celery app's Redis.
+
+    The registry is one JSON value in Redis (task id -> [user, start time]), changed under a Redis
+    lock, so the web workers of several servers share one count. A task is live while Celery reports
+    it pending, received, started or retrying (and a pending one for at most ``LOST_AFTER_S``).
+    """
+
+    def _redis(self):
+        return self.handle.backend.client
+
+    def _update(self, change) -> dict:
+        client = self._redis()
+        with client.lock(f"{REGISTRY}-lock", timeout=30, blocking_timeout=30):
+            stored = json.loads(client.get(REGISTRY) or "{}")
+            now = time.time()
+            running = {int(job) if job.lstrip("-").isdigit() else job: user
+                       for job, (user, started) in stored.items() if self._celery_alive(job, started, now)}
+            change(running)
+            started = {job: s for job, (_, s) in stored.items()}
+            client.set(REGISTRY, json.dumps({str(job): [user, started.get(str(job), now)]
+                                             for job, user in running.items()}))
+        return running
+
+    def _celery_alive(self, job: str, started: float, now: float) -> bool:
+        if job.lstrip("-").isdigit():  # a placeholder slot while the task is being queued
+            return _alive(int(job))
+        state = self.handle.AsyncResult(job).state
+        return state in RUNNING_STATES and (state != "PENDING" or now - started < LOST_AFTER_S)
+
+    def _set_refusal(self, key, why: str) -> None:
+        self._redis().set(key, json.dumps({REFUSED: why}), ex=600)
+
+    def _refusal(self, key) -> str | None:
+        raw = self._redis().get(key)
+        try:
+            result = json.loads(raw) if raw else None
+        except ValueError:
+            return None
+        return result[REFUSED] if isinstance(result, dict) and REFUSED in result else None
+
+    def _clear_refusal(self, key) -> None:
+        self._redis().delete(key)
+
+
+def celery_app(redis_url: str):
+    """The Celery app of background jobs: ``redis_url`` is both broker and result store.
+
+    Workers run it with ``celery -A app.celery_worker:celery worker`` (``app/celery_worker.py`` builds the same
+    Dash app, so its background callbacks are registered as the same Celery tasks).
+    """
+    from celery import Celery
+
+    app = Celery("candor", broker=redis_url, backend=redis_url)
+    app.conf.update(task_track_started=True, worker_prefetch_multiplier=1, result_expires=3600,
+                    broker_connection_retry_on_startup=True, task_serializer="json", result_serializer="json",
+                    accept_content=["json"])
+    return app

@@ -15,7 +15,7 @@ import dash
 
 from workspace import limits
 from . import services
-from .jobs import LimitedJobs
+from .jobs import CeleryLimitedJobs, LimitedJobs, celery_app
 from workspace import settings as _settings
 from workspace.settings import Settings
 from workspace.workspace import Workspace
@@ -42,13 +42,24 @@ class _ForkAfterWarmManager(LimitedJobs, dash.DiskcacheManager):
         return super().call_job_fn(key, job_fn, args, context)
 
 
-def background_manager(cache_dir: Path | None = None) -> dash.DiskcacheManager:
+class _CeleryJobs(CeleryLimitedJobs, dash.CeleryManager):
+    """Dash's CeleryManager within the job limits, counted in Redis (:class:`app.jobs.CeleryLimitedJobs`)."""
+
+
+def background_manager(cache_dir: Path | None = None, *, redis_url: str | None = None):
     """Runs ``background=True`` callbacks (long jobs with progress and cancel) in worker processes.
 
-    Results are cached on disk under ``<cache_dir>/background`` (``CANDOR_CACHE_DIR``, default ``.cache``), keyed
-    by this launch and by the current selection (model, data, class), so neither a restart nor a
-    switch to another model or class ever serves stale results (STYLE B3 rule 4).
+    With ``redis_url`` (default: ``CANDOR_REDIS_URL`` of the current settings) jobs go to Celery
+    workers through that Redis (Dash's ``CeleryManager``; start them with
+    ``celery -A app.celery_worker:celery worker``); otherwise each job forks from the server and results are
+    cached on disk under ``<cache_dir>/background`` (``CANDOR_CACHE_DIR``, default ``.cache``).
+    Either way results are keyed by this launch and by the current selection (model, data, class),
+    so neither a restart nor a switch to another model or class ever serves stale results (STYLE B3
+    rule 4), and the job limits of :mod:`app.jobs` apply.
     """
+    redis_url = _settings.current().redis_url if redis_url is None else redis_url
+    if redis_url:
+        return _CeleryJobs(celery_app(redis_url), cache_by=[_cache_key], expire=3600)
     import diskcache
 
     folder = Path(_settings.current().cache_dir if cache_dir is None else cache_dir) / "background"
@@ -120,7 +131,7 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
         title="Candor", update_title=None,
         # pages lay out what applies to the model (a regressor's Persuasive page is one sentence), so
         # a page's components may be absent from every layout: no start-up validation layout
-        suppress_callback_exceptions=True, background_callback_manager=background_manager(settings.cache_dir),
+        suppress_callback_exceptions=True, background_callback_manager=background_manager(settings.cache_dir, redis_url=settings.redis_url or ""),
     )
     from . import callbacks  # noqa: F401  (registers every page's callbacks)
     from .layout import shell

@@ -36,6 +36,13 @@ def _path(env, name):
     return Path(value).expanduser() if value else None
 
 
+def _redis_url(env):
+    value = _text(env, "CANDOR_REDIS_URL")
+    if value and not value.startswith(("redis://", "rediss://", "unix://")):
+        raise CandorError(f"CANDOR_REDIS_URL must start with redis://, rediss:// or unix://, got {value.split('@')[-1]!r}")
+    return value
+
+
 def _number(env, name, default, *, zero_ok=False):
     raw = env.get(name, "").strip()
     if not raw:
@@ -133,6 +140,10 @@ class Settings:
     warm : bool or "sync", default=True
         ``CANDOR_WARM``: ``1``/unset compute global results in a thread at start, ``sync`` before
         serving (gunicorn ``--preload``), ``0`` on first use.
+    redis_url : str, optional
+        ``CANDOR_REDIS_URL`` (``redis://``, ``rediss://`` or ``unix://``): run background jobs on Celery
+        workers with this Redis as broker and result store (Dash's ``CeleryManager``; start workers
+        with ``celery -A app.celery_worker:celery worker``); default None, jobs fork from the server (diskcache).
     cache_dir : pathlib.Path
         ``CANDOR_CACHE_DIR``: background-job results (``background/``) and cached surrogates
         (``results/``); default ``.cache`` in the checkout.
@@ -179,6 +190,7 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
     text_dir: Path = Path(tempfile.gettempdir()) / "candor-text"
     store: Path | None = None
     warm: bool | str = True
+    redis_url: str | None = field(default=None, repr=False)  # may hold a password
     cache_dir: Path = ROOT / ".cache"
     state_dir: Path = ROOT / ".cache" / "state"
     upload_dir: Path = ROOT / "instance" / "uploads"
@@ -238,7 +250,7 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
             target_class=_text(env, "CANDOR_CLASS"), trust_pickle=_flag(env, "CANDOR_TRUST_PICKLE"),
             torch=TorchOptions.from_env(env), text_model=_path(env, "CANDOR_TEXT_MODEL"),
             text_dir=_path(env, "CANDOR_TEXT_DIR") or defaults["text_dir"].default,
-            store=_path(env, "CANDOR_STORE"), warm=_warm(env, "CANDOR_WARM"),
+            store=_path(env, "CANDOR_STORE"), warm=_warm(env, "CANDOR_WARM"), redis_url=_redis_url(env),
             cache_dir=_path(env, "CANDOR_CACHE_DIR") or defaults["cache_dir"].default,
             state_dir=_path(env, "CANDOR_STATE_DIR") or defaults["state_dir"].default,
             upload_dir=_path(env, "CANDOR_UPLOAD_DIR") or defaults["upload_dir"].default,

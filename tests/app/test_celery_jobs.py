@@ -1,0 +1,116 @@
+"""Background jobs on Celery and Redis (CANDOR_REDIS_URL): a real worker runs a real job, limits still hold.
+
+Needs a Redis server: ``scripts/test`` starts Debian's ``redis-server`` and sets CANDOR_TEST_REDIS_URL.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REDIS_URL = os.environ.get("CANDOR_TEST_REDIS_URL")
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(not REDIS_URL, reason="CANDOR_TEST_REDIS_URL not set (scripts/test starts a Redis)")
+
+
+def _post(client, n, handles=None):
+    body = {"output": "out.children", "outputs": {"id": "out", "property": "children"},
+            "inputs": [{"id": "n", "property": "value", "value": n}], "changedPropIds": ["n.value"], "state": []}
+    query = "" if handles is None else f"?cacheKey={handles['cacheKey']}&job={handles['job']}"
+    response = client.post("/_dash-update-component" + query, json=body,
+                           environ_base={"REMOTE_ADDR": "203.0.113.7"})
+    assert response.status_code in (200, 204), response.data[:300]
+    return json.loads(response.data) if response.status_code == 200 else {}
+
+
+def _run(client, n, timeout=60):
+    """Start the job for ``n`` and poll it as the browser does until it answers; (handles, answer)."""
+    handles = _post(client, n)
+    assert set(handles) >= {"cacheKey", "job"}, handles
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        answer = _post(client, n, handles)
+        if "response" in answer:
+            return handles, answer["response"]["out"]["children"]
+        time.sleep(0.2)
+    raise AssertionError(f"job for {n} gave no answer in {timeout} s")
+
+
+@pytest.fixture(scope="module")
+def celery_setup():
+    import redis
+
+    redis.Redis.from_url(REDIS_URL).flushdb()  # the throwaway test server only
+    env = dict(os.environ, CANDOR_REDIS_URL=REDIS_URL, PYTHONPATH=str(ROOT))
+    worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "tests.app.celery_job_app:celery", "worker",
+                               "--concurrency=2", "--pool=prefork", "--loglevel=WARNING", "--without-gossip",
+                               "--without-mingle", "--without-heartbeat"],
+                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    os.environ["CANDOR_REDIS_URL"] = REDIS_URL  # read by the test app's module at import, as by the worker
+    try:
+        from tests.app import celery_job_app
+    finally:
+        os.environ.pop("CANDOR_REDIS_URL")
+    try:
+        yield celery_job_app, worker
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(20)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+
+
+def test_settings_choose_celery_on_redis_when_the_url_is_set(monkeypatch, tmp_path):
+    import dash
+
+    from app.server import background_manager
+    from workspace import settings
+
+    monkeypatch.setattr(settings, "_installed", None)
+    monkeypatch.setenv("CANDOR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CANDOR_REDIS_URL", REDIS_URL)
+    manager = background_manager()
+    assert isinstance(manager, dash.CeleryManager)
+    assert manager.handle.conf.broker_url == REDIS_URL
+    monkeypatch.delenv("CANDOR_REDIS_URL")
+    assert isinstance(background_manager(), dash.DiskcacheManager)
+
+
+def test_a_celery_worker_runs_the_job_and_the_per_user_limit_refuses_the_next(celery_setup, monkeypatch):
+    from workspace import settings
+
+    module, worker = celery_setup
+    monkeypatch.setattr(settings, "_installed", None)
+    monkeypatch.setenv("CANDOR_MAX_JOBS_PER_USER", "1")
+    client = module.app.server.test_client()
+
+    _, answer = _run(client, 7)
+    assert answer.startswith("49 computed by pid ")
+    worker_pid = int(answer.rsplit(" ", 1)[1])
+    assert worker_pid != os.getpid() and worker_pid != worker.pid  # a pool process of the Celery worker
+
+    slow = _post(client, -30)  # holds this user's only slot
+    job_id = slow["job"].rsplit("~", 1)[0]
+    deadline = time.monotonic() + 30
+    while module.manager.handle.AsyncResult(job_id).state != "STARTED" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert module.manager.handle.AsyncResult(job_id).state == "STARTED"
+    try:
+        _, refused = _run(client, 5)
+        text = json.dumps(refused)
+        assert "you already have 1 background job(s) running" in text and "CANDOR_MAX_JOBS_PER_USER=1" in text
+        assert "25 computed" not in text
+    finally:
+        module.manager.terminate_job(job_id)
+    deadline = time.monotonic() + 30
+    while module.manager.handle.AsyncResult(job_id).state not in ("REVOKED", "FAILURE") \
+            and time.monotonic() < deadline:
+        time.sleep(0.1)
+    _, again = _run(client, 6)  # the cancelled job no longer counts
+    assert again.startswith("36 computed by pid ")
+    assert worker.poll() is None, worker.stderr.read().decode()[-2000:] if worker.poll() is not None else ""
