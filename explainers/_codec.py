@@ -26,7 +26,8 @@ sample) they render numbers exactly as before.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import copy
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -73,10 +74,25 @@ class ColumnCode:
     timed: bool = False
     """A datetime column with times of day (its thresholds are shown to the minute)."""
 
+    display: object = None
+    """The user's display format, anything with ``text(value) -> str`` (``workspace.feature_names.FeatureFormat``:
+    unit, decimals, percent, category labels), or None. Applied to numbers and levels, never to dates."""
+
+    def _formatted(self, code: float) -> str | None:
+        """The display format's text of an encoded value (None without a format, for a date or a missing value)."""
+        if self.display is None or self.kind == "datetime" or np.isnan(code):
+            return None
+        if self.kind == "category":
+            v = self.levels[int(np.clip(round(code), 0, len(self.levels) - 1))]
+            return None if v == MISSING else self.display.text(v)
+        return self.display.text(float(code))
+
     def label(self, code: float) -> str:
         """The display text of an encoded value (a level name, a date or a number)."""
         if np.isnan(code):
             return MISSING
+        if (shown := self._formatted(code)) is not None:
+            return shown
         if self.kind == "category":
             v = self.levels[int(np.clip(round(code), 0, len(self.levels) - 1))]
             return "(empty string)" if v == "" else str(v)
@@ -90,6 +106,8 @@ class ColumnCode:
         >>> ColumnCode("age", "numeric", "float64").text(38.123)
         '38.12'
         """
+        if (shown := self._formatted(code)) is not None:
+            return shown
         if self.kind == "numeric":
             return MISSING if np.isnan(code) else format(float(code), fmt)
         if self.kind == "datetime":
@@ -158,6 +176,8 @@ class ColumnCode:
             if op == "in":
                 return f"{self.name} in {{{', '.join(self.text(float(t)) for t in threshold)}}}"
             return f"{self.name} {'=' if op == '==' else op} {self.text(float(threshold))}"
+        if self.display is not None and op in ("<=", ">", "=="):  # the user's unit, decimals or labels
+            return f"{self.name} {'=' if op == '==' else op} {self.display.text(float(threshold))}"
         return format_predicate(self.name, op, threshold)
 
     def level_list(self, codes, max_levels: int = MAX_LEVELS) -> str:
@@ -308,6 +328,19 @@ class TabularCodec:
     def labels(self, encoded_row) -> tuple[str, ...]:
         """Display text of one encoded row, e.g. ``("Private", "(missing)", "39")``."""
         return tuple(c.label(float(v)) for c, v in zip(self.columns, np.asarray(encoded_row, dtype=float)))
+
+    def relabel(self, names: dict, displays: dict | None = None) -> TabularCodec:
+        """A copy whose columns read ``names[column]`` with the display formats ``displays[column]``.
+
+        Encoded tables, explanations, rules and sentences then carry the new names and formats; :meth:`decode`
+        still gives the model its own columns. Columns missing from ``names`` keep theirs.
+        """
+        out = copy.copy(self)
+        displays = displays or {}
+        out.columns = tuple(replace(c, name=str(names.get(c.name, c.name)), display=displays.get(c.name, c.display))
+                            for c in self.columns)
+        out.names = tuple(c.name for c in out.columns)
+        return out
 
     def column(self, name: str) -> ColumnCode | None:
         """The :class:`ColumnCode` of the column named ``name`` (None if there is none)."""

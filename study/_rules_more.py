@@ -22,11 +22,18 @@ def _exclusions(c, e, checks) -> None:
 
 
 def _recruitment(c, r) -> None:
-    """``recruitment: {completion_url: https://...}``: the link shown with the completion code."""
+    """``recruitment: {completion_url: https://..., redirect_seconds: S}``: the link shown with the
+    completion code, and how long the page waits before going there by itself (null: never)."""
     p = ("recruitment",)
     if r is None or not c.typed(r, dict, p, "a mapping with completion_url"):
         return
-    c.keys(r, p, {"completion_url"})
+    c.keys(r, p, {"completion_url", "redirect_seconds"})
+    s = r.get("redirect_seconds")
+    if s is not None and c.typed(s, int, p + ("redirect_seconds",), "a whole number of seconds (or null: no "
+                                 "automatic redirect)") and not 0 <= s <= 600:
+        c.err(p + ("redirect_seconds",), f"expected 0..600 seconds, got {s}")
+    if "redirect_seconds" in r and "completion_url" not in r:
+        c.err(p + ("redirect_seconds",), "redirect_seconds needs a completion_url to redirect to", at_key=True)
     url = r.get("completion_url")
     if url is not None and (not isinstance(url, str) or not URL_RE.match(url)):
         c.err(p + ("completion_url",), f"expected an http(s) URL of at most 2000 characters without spaces or "

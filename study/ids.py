@@ -10,6 +10,9 @@ TIMING = "study-timing"
 RENDER_T = "study-render-t"
 URL_SYNC = "study-url-sync"
 RECRUIT = "study-recruitment"
+REDIRECT_URL = "study-redirect-url"
+REDIRECT_TIMER = "study-redirect-timer"
+REDIRECT_DONE = "study-redirect-done"
 
 # researcher pages (/study-admin)
 LOGIN_PASSWORD = "researcher-password"

@@ -144,6 +144,7 @@ class Study:
     confidence_scale: tuple[float, float] = (0.0, 100.0)
     max_participants: int | None = None
     completion_url: str | None = None
+    redirect_seconds: int | None = 5
     max_failed_attention_checks: int | None = None
     debrief: str = ""
     source_text: str = field(default="", repr=False, compare=False)
@@ -263,6 +264,7 @@ def _build(loc: Located, text: str) -> Study:
         confidence_scale=tuple(float(x) for x in d.get("confidence_scale") or (0, 100)),
         max_participants=d.get("max_participants"),
         completion_url=(d.get("recruitment") or {}).get("completion_url"),
+        redirect_seconds=(d.get("recruitment") or {}).get("redirect_seconds", 5),
         max_failed_attention_checks=(d.get("exclusions") or {}).get("max_failed_attention_checks"),
         debrief=str(d.get("debrief", "")),
         source_text=text,

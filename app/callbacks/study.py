@@ -46,6 +46,13 @@ clientside_callback(
 )
 
 
+clientside_callback(  # the completion page's automatic return to the recruitment platform (study_views.render)
+    """function(n, url) { if (n && url) { window.location.assign(url); } return dash_clientside.no_update; }""",
+    Output(ids.REDIRECT_DONE, "data"), Input(ids.REDIRECT_TIMER, "n_intervals"), State(ids.REDIRECT_URL, "data"),
+    prevent_initial_call=True,
+)
+
+
 @callback(Output(ids.BODY, "children"), Input(ids.TOKEN, "data"), Input(ids.REFRESH, "data"),
           State(ids.STUDY_ID, "data"))
 def render_step(token, _refresh, study_id):

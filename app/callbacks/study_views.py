@@ -145,6 +145,12 @@ def render(study_id: str | None, token: str | None) -> html.Div:
     back = [html.P("Return to the site that sent you here to record your participation:"),
             dbc.Button("Finish and return", href=link, id="study-completion-link", color="primary",
                        external_link=True)] if link else []
+    if link and study.redirect_seconds is not None:  # Prolific-style: go back by itself after the debrief
+        s = study.redirect_seconds
+        back += [html.P(f"You will be returned there automatically in {s} second{'s' if s != 1 else ''}.",
+                        id="study-redirect-note", className="method-note"),
+                 dcc.Store(id=ids.REDIRECT_URL, data=link), dcc.Store(id=ids.REDIRECT_DONE),
+                 dcc.Interval(id=ids.REDIRECT_TIMER, interval=max(50, 1000 * s), max_intervals=1)]
     debrief = [html.H5("About this study"), html.P(study.debrief, id="study-debrief")] if study.debrief else []
     return html.Div([html.H2("Thank you!"), *debrief, html.P("Your completion code is:"),
                      html.P(code, id="study-completion-code", className="metric-value"), *back])

@@ -91,8 +91,12 @@ def _answer_and_submit(driver, *, double=False):
 
 
 @pytest.mark.e2e
-def test_participant_flow_resumes_after_reload(live_once):
+def test_participant_flow_resumes_after_reload(live_once, tmp_path):
     live = live_once
+    # the study sends participants back (here: to this server) with their code, 3 s after the debrief
+    (tmp_path / "studies" / f"{STUDY}.yaml").write_text(
+        (DATA / "small_study.yaml").read_text()
+        + f'recruitment:\n  completion_url: "{live}/returned?cc={{code}}"\n  redirect_seconds: 3\n', encoding="utf-8")
     pytest.importorskip("selenium")
     from selenium.webdriver.common.by import By
 
@@ -125,6 +129,7 @@ def test_participant_flow_resumes_after_reload(live_once):
         errors = severe_console_errors(driver)
         assert errors == [], "\n".join(e[:400] for e in errors)
         assert len(code) == 10 and reloaded
+        _wait(lambda: driver.current_url == f"{live}/returned?cc={code}", timeout=20)  # the automatic return
     eng = runtime.engine()
     with eng.connect() as conn:
         assert conn.scalar(select(func.count()).select_from(Participant)) == 1

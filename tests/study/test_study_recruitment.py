@@ -75,6 +75,15 @@ def test_completion_page_links_back_with_the_code(db_url, tmp_path, monkeypatch)
     code = next(c for c in page.children if getattr(c, "id", None) == "study-completion-code").children
     link = next(c for c in page.children if getattr(c, "id", None) == "study-completion-link")
     assert len(code) == 10 and link.href == f"https://app.prolific.com/submissions/complete?cc={code}"
+    # the automatic return (default 5 s): the timer fires once and the browser goes to the same link
+    (url,) = [c for c in page.children if getattr(c, "id", None) == "study-redirect-url"]
+    (timer,) = [c for c in page.children if getattr(c, "id", None) == "study-redirect-timer"]
+    assert url.data == link.href and timer.interval == 5000 and timer.max_intervals == 1
+    from study.schema import parse_study
+
+    assert parse_study(source.replace("cc={code}\"\n", "cc={code}\"\n  redirect_seconds: null\n")).redirect_seconds is None
+    (err,) = validate_text((DATA / "small_study.yaml").read_text() + "recruitment:\n  redirect_seconds: 30\n")
+    assert err.path == "recruitment.redirect_seconds" and "needs a completion_url" in err.message
     assert completion_link("https://x.org/done?c={code}", "A B/C") == "https://x.org/done?c=A%20B%2FC"
 
 
