@@ -1,7 +1,9 @@
 """Process-wide study-mode state: the database engine and the study files.
 
 Study files live in ``CANDOR_STUDY_DIR`` (default ``studies/``) as
-``<study_id>.yaml``. The database is opened on first use: the first call of
+``<study_id>.yaml``. The bundled examples (``study/examples/``) are listed and served beside
+them, read-only from the package (never copied); a file of the same id in the study folder
+takes precedence, so a researcher edits a copy. The database is opened on first use: the first call of
 :func:`engine` (from a study or researcher request, or :func:`get_study`) opens
 ``DATABASE_URL`` (or the default SQLite file) and applies the migrations once
 per process, under a lock so that concurrent first requests migrate once; a
@@ -21,7 +23,11 @@ from .db import open_database
 from .schema import ID_RE, Study, load_study
 from workspace.settings import current
 
-__all__ = ["init", "engine", "study_dir", "get_study", "list_studies", "reset"]
+__all__ = ["init", "engine", "study_dir", "study_path", "is_example", "get_study", "list_studies", "reset",
+           "EXAMPLES"]
+
+#: The bundled example studies, listed read-only on every install.
+EXAMPLES = Path(__file__).parent / "examples"
 
 _lock = threading.Lock()
 _engine: Engine | None = None
@@ -80,10 +86,8 @@ def get_study(study_id: str) -> Study | None:
     study.schema.StudyError
         If the file exists but is invalid.
     """
-    if not isinstance(study_id, str) or not ID_RE.match(study_id):
-        return None
-    path = study_dir() / f"{study_id}.yaml"
-    if not path.is_file():
+    path = study_path(study_id)
+    if path is None:
         return None
     mtime = path.stat().st_mtime
     cached = _studies.get(study_id)
@@ -97,7 +101,27 @@ def get_study(study_id: str) -> Study | None:
     return study
 
 
+def study_path(study_id: str) -> Path | None:
+    """The file of ``study_id``: in :func:`study_dir`, else a bundled example; None if neither exists."""
+    if not isinstance(study_id, str) or not ID_RE.match(study_id):
+        return None
+    for folder in (study_dir(), EXAMPLES):
+        path = folder / f"{study_id}.yaml"
+        if path.is_file():
+            return path
+    return None
+
+
+def is_example(study_id: str) -> bool:
+    """Whether ``study_id`` is served from the bundled examples (no file of that id in the study folder)."""
+    path = study_path(study_id)
+    return path is not None and path.parent == EXAMPLES
+
+
 def list_studies() -> list[str]:
-    """Ids of the study files in :func:`study_dir`."""
-    d = study_dir()
-    return sorted(p.stem for p in d.glob("*.yaml") if ID_RE.match(p.stem)) if d.is_dir() else []
+    """Ids of the study files in :func:`study_dir` and of the bundled examples, sorted."""
+    ids = set()
+    for d in (study_dir(), EXAMPLES):
+        if d.is_dir():
+            ids |= {p.stem for p in d.glob("*.yaml") if ID_RE.match(p.stem)}
+    return sorted(ids)

@@ -44,6 +44,11 @@ def dashboard(study_id: str) -> html.Div:
     eng = runtime.engine()
     changed = pin_status(study)
     pinned = [dbc.Alert(changed, color="warning", id="study-pin-warning")] if changed else []
+    if runtime.is_example(study_id):
+        pinned.append(dbc.Alert(f"Bundled example, read-only ({runtime.study_path(study_id)}): participants can take "
+                                f"it at /study/{study_id}. To change it, copy it into {runtime.study_dir()}/ (that "
+                                "copy takes precedence); python -m app study simulate fills a database with "
+                                "simulated participants.", color="info", id="study-example-note"))
     people = pd.DataFrame(export.table_rows(eng, "participants", study_id))
     trials = pd.DataFrame(export.table_rows(eng, "trial_log", study_id))
     answers = pd.DataFrame(export.table_rows(eng, "questionnaire_responses", study_id))

@@ -48,7 +48,10 @@ def log_out(_n, state):
 
 @callback(Output(ids.STUDY_SELECT, "options"), Input(ids.AUTH_STATE, "data"))
 def list_studies(_state):
-    return [{"label": s, "value": s} for s in runtime.list_studies()] if logged_in() else []
+    if not logged_in():
+        return []
+    return [{"label": f"{s} (bundled example, read-only)" if runtime.is_example(s) else s, "value": s}
+            for s in runtime.list_studies()]
 
 
 @callback(Output(ids.DASHBOARD, "children"), Input(ids.STUDY_SELECT, "value"), Input(ids.AUTH_STATE, "data"))

@@ -178,7 +178,7 @@ def check_study_files(ws=None) -> None:
     problems = []
     for sid in runtime.list_studies():
         try:
-            study = load_study(runtime.study_dir() / f"{sid}.yaml")
+            study = load_study(runtime.study_path(sid))
         except (StudyError, OSError, UnicodeDecodeError):
             continue  # listed with its errors on the researcher page; participants are told it is unavailable
         if tuple(study.model.outputs) != tuple(str(c) for c in ws.classes) or study.model.kind != "tabular":

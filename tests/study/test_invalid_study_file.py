@@ -19,7 +19,12 @@ def test_an_invalid_study_file_is_explained_to_the_researcher_not_to_participant
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'db.sqlite3'}")
     runtime.reset()
     try:
-        assert runtime.list_studies() == ["broken"]
+        # the bundled example is listed on every install (a fresh one showed no study at all)
+        assert runtime.list_studies() == ["broken", "reliance-breast-cancer"]
+        assert runtime.is_example("reliance-breast-cancer") and not runtime.is_example("broken")
+        assert runtime.get_study("reliance-breast-cancer").title == "Second opinions on tumour diagnoses"
+        example = json.dumps(dashboard("reliance-breast-cancer").to_plotly_json(), default=str)
+        assert "Bundled example, read-only" in example and "No participants yet" in example
         shown = json.dumps(dashboard("broken").to_plotly_json(), default=str)
         assert "broken.yaml has" in shown and "error(s)" in shown and "study validate" in shown
         seen = json.dumps(render("broken", None).to_plotly_json(), default=str)
