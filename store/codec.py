@@ -48,20 +48,31 @@ def join_explanation(values, se, base: float, prediction: float, feature_values,
 
 
 def explanation_to_json(e: Explanation) -> dict:
-    """One explanation as one JSON object (a row added to a store on demand)."""
-    numbers, rest = split_explanation(e)
-    return {"rest": json.loads(rest), **{k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in numbers.items()}}
+    """One explanation as one JSON object (a row added to a store on demand, a text attribution cached).
+
+    ``feature_values`` stay as they are (numbers, or a text's words).
+    """
+    d = e.to_dict()
+    params = dict(d.get("params") or {})
+    se = params.pop("standard_error", None)
+    rest = {k: v for k, v in d.items() if k not in (*_ARRAYS, "base_value", "prediction", "params")}
+    return {"rest": {**rest, "params": params, "se_in_params": se is not None}, "values": d["values"],
+            "se": [0.0] * len(d["values"]) if se is None else se, "base": d["base_value"],
+            "prediction": d["prediction"], "feature_values": d["feature_values"]}
 
 
 def explanation_from_json(d: dict) -> Explanation:
-    """The inverse of :func:`explanation_to_json`.
+    """The inverse of :func:`explanation_to_json` (words come back as an object array, numbers as float).
 
     Raises
     ------
     KeyError, TypeError, ValueError
         If ``d`` is not such an object.
     """
-    return join_explanation(d["values"], d["se"], d["base"], d["prediction"], d["feature_values"], d["rest"])
+    fv = d["feature_values"]
+    fv = np.array(fv, dtype=object) if any(isinstance(v, str) for v in fv) else np.asarray(fv, dtype=float)
+    e = join_explanation(d["values"], d["se"], d["base"], d["prediction"], np.zeros(len(fv)), d["rest"])
+    return Explanation(**{**{f: getattr(e, f) for f in e.__dataclass_fields__}, "feature_values": fv})
 
 
 def global_meta(g: GlobalImportance) -> dict:

@@ -21,6 +21,7 @@ from typing import Callable
 
 import numpy as np
 
+from store.codec import explanation_from_json, explanation_to_json
 from workspace.errors import CandorError
 from workspace.settings import current
 from ._core import row_cache
@@ -222,12 +223,13 @@ _cache_state: dict = {}
 
 
 def result_cache():
-    """The on-disk cache of slow results, under ``text_dir()/results``.
+    """The on-disk cache of the head-analysis job's results, under ``text_dir()/results``.
 
     Returns
     -------
     diskcache.Cache
-        One per process (re-opened after a fork), at most 256 MB.
+        One per process (re-opened after a fork), at most 256 MB. Its values are pickled by diskcache
+        (a :class:`HeadAnalysisView` has no JSON form yet); the folder is written by the server only.
     """
     import diskcache
 
@@ -236,6 +238,25 @@ def result_cache():
         folder.mkdir(parents=True, exist_ok=True)
         _cache_state.update(pid=os.getpid(), cache=diskcache.Cache(str(folder), size_limit=2 ** 28))
     return _cache_state["cache"]
+
+
+def attribution_cache():
+    """The on-disk cache of slow text attributions, under ``text_dir()/results-json``: JSON values
+    (:func:`store.codec.explanation_to_json`, ``diskcache.JSONDisk``), never pickles.
+
+    Returns
+    -------
+    diskcache.Cache
+        One per process (re-opened after a fork), at most 256 MB.
+    """
+    import diskcache
+
+    if _cache_state.get("json_pid") != os.getpid():
+        folder = text_dir() / "results-json"
+        folder.mkdir(parents=True, exist_ok=True)
+        _cache_state.update(json_pid=os.getpid(), json=diskcache.Cache(str(folder), size_limit=2 ** 28,
+                                                                       disk=diskcache.JSONDisk))
+    return _cache_state["json"]
 
 
 def attribution(text, method: str):
@@ -259,7 +280,8 @@ def attribution(text, method: str):
         return view.gxi
     if method == "ig" and view.ig is not None:
         return view.ig
-    return result_cache().get(_key(check_text(text), method, view.info.tag))
+    hit = attribution_cache().get(_key(check_text(text), method, view.info.tag))
+    return None if hit is None else explanation_from_json(hit)
 
 
 def slow_methods(text, model=None) -> list[str]:
@@ -271,7 +293,8 @@ def slow_methods(text, model=None) -> list[str]:
 
 
 def run_slow_attributions(text, progress: Callable[[int, int, str], None] | None = None) -> dict:
-    """Compute the slow attributions of ``text`` (:func:`slow_methods`) and store them in :func:`result_cache`.
+    """Compute the slow attributions of ``text`` (:func:`slow_methods`) and store them in
+    :func:`attribution_cache` (JSON).
 
     Runs inside a background job (uses :func:`job_loaded`); cached results are not recomputed.
 
@@ -294,13 +317,13 @@ def run_slow_attributions(text, progress: Callable[[int, int, str], None] | None
     fns = {"ig": lambda: integrated_gradients(model, text, n_steps=IG_STEPS),
            "lime": lambda: lime_text(model, text, num_samples=LIME_SAMPLES, seed=0),
            "shap": lambda: shap_text(model, text, max_evals=SHAP_MAX_EVALS, seed=0)}
-    cache, seconds = result_cache(), {}
+    cache, seconds = attribution_cache(), {}
     for i, method in enumerate(slow):
         if progress is not None:
             progress(i, len(slow), f"{METHOD_NAMES[method]} ({i + 1} of {len(slow)})")
         t0 = time.perf_counter()
         if _key(text, method, tag) not in cache:
-            cache.set(_key(text, method, tag), fns[method]())
+            cache.set(_key(text, method, tag), explanation_to_json(fns[method]()))
         seconds[method] = round(time.perf_counter() - t0, 2)
     if progress is not None:
         progress(len(slow), len(slow), "done")
