@@ -31,6 +31,7 @@ from explainers.model_adapter import ModelAdapter, OneVsRest, OutputView
 
 from .errors import CandorError
 from .columns import encode_target, feature_columns
+from .feature_names import FeatureNames, find_features_file, load_features
 from .model_files import load_model
 from .model_safety import load_skops
 from .torch_files import TorchOptions, check_numeric_columns, is_torch_model
@@ -79,6 +80,9 @@ class Workspace:
         Every normalisation done while loading, one line each.
     pair : Workspace or None
         For a one-class-against-the-rest view (:func:`one_vs_rest`), the workspace of all classes.
+    features : FeatureNames or None
+        The features file's names, descriptions and formats (:mod:`workspace.feature_names`), already
+        applied to ``X``, ``raw`` and the adapter's codec; ``None`` without one.
     """
 
     name: str
@@ -96,6 +100,7 @@ class Workspace:
     raw: pd.DataFrame | None = None
     notes: tuple[str, ...] = ()
     pair: "Workspace | None" = None
+    features: FeatureNames | None = None
 
     @property
     def positive_class(self) -> str:
@@ -130,8 +135,13 @@ class Workspace:
 
 
 def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, trust_pickle: bool = False,
-              test_size: float = 0.25, seed: int = 0, torch_options: TorchOptions | None = None) -> Workspace:
+              test_size: float = 0.25, seed: int = 0, torch_options: TorchOptions | None = None,
+              features_file: str | Path | None = None) -> Workspace:
     """Load the user's model and table, decide the task once, and check that they fit together.
+
+    ``features_file`` (else ``<data file>.features.yaml``/``.yml``/``.json`` beside the data, if present)
+    gives the features' display names and value formats (:mod:`workspace.feature_names`): the
+    workspace's columns, codec and table then read those names and formats everywhere.
 
     The held-out rows are a seeded random ``test_size`` share of the table; if
     the model was trained on them, the metrics are optimistic (said in ``source``).
@@ -187,6 +197,11 @@ def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, tru
         codec = TabularCodec(raw)
     except TypeError as exc:
         raise CandorError(f"{name}: {exc}") from None
+    shown = None
+    if (sidecar := find_features_file(data_path, features_file)) is not None:
+        shown = load_features(sidecar, [str(c) for c in raw.columns])
+        codec = shown.apply(codec)  # names and formats people read; the model still gets its own columns
+        notes.append(f"{name}: feature names and value formats from {sidecar.name}")
     if is_torch_model(model):
         check_numeric_columns(codec, name, model_name)
     names = None if is_torch_model(model) or torch_options is None else torch_options.classes
@@ -214,7 +229,8 @@ def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, tru
     train, test = train_test_split(idx, test_size=test_size, random_state=seed, stratify=stratify)
     return Workspace(
         name=name, model=adapter, X=codec.encode(raw), y=y, classes=adapter.class_names or (target,),
-        target=target, train_idx=np.sort(train), test_idx=np.sort(test), adapter=adapter, raw=raw,
+        target=target, train_idx=np.sort(train), test_idx=np.sort(test), adapter=adapter,
+        raw=raw if shown is None else raw.set_axis(list(codec.names), axis=1), features=shown,
         notes=tuple(notes),
         source=(f"your model {model_name} ({type(model).__name__}) on {name}; held-out rows are a "
                 f"random {test_size:.0%} of the table (seed {seed}), optimistic if the model saw them in training"),
@@ -223,7 +239,8 @@ def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, tru
 
 def load_user_workspace(model_path: str | Path, data_path: str | Path, target: str, *,
                         trust_pickle: bool = False, test_size: float = 0.25, seed: int = 0,
-                        target_class: str | None = None, torch_options: TorchOptions | None = None) -> Workspace:
+                        target_class: str | None = None, torch_options: TorchOptions | None = None,
+                        features_file: str | Path | None = None) -> Workspace:
     """Load the user's files for the dashboard: one output explained (a class against the rest, or a regressor's).
 
     Parameters
@@ -233,6 +250,8 @@ def load_user_workspace(model_path: str | Path, data_path: str | Path, target: s
         class (the positive class of a binary model).
     torch_options : TorchOptions, optional
         For a PyTorch model (see :mod:`workspace.torch_files`).
+    features_file : str or Path, optional
+        Display names and value formats of the features (see :func:`load_pair`).
 
     Raises
     ------
@@ -240,7 +259,7 @@ def load_user_workspace(model_path: str | Path, data_path: str | Path, target: s
         As :func:`load_pair`, and as :func:`one_vs_rest`.
     """
     ws = load_pair(model_path, data_path, target, trust_pickle=trust_pickle, test_size=test_size, seed=seed,
-                   torch_options=torch_options)
+                   torch_options=torch_options, features_file=features_file)
     a = ws.adapter
     if a.task == "regression":
         if target_class:
