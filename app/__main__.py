@@ -27,6 +27,8 @@ def _parser() -> argparse.ArgumentParser:
                                    "with --torch-class; TorchScript with --trust-model-code)")
     p.add_argument("--data", help="CSV/TSV or Parquet with the model's feature columns and the target column")
     p.add_argument("--target", help="name of the target column in --data")
+    p.add_argument("--features-file", metavar="FILE", help="YAML/JSON of the features' display names, descriptions "
+                   "and value formats (default: <data>.features.yaml beside --data, if present)")
     p.add_argument("--target-class", help="class the pages explain against the rest (a multiclass model; default "
                                           "the last class; the navbar's class picker switches it)")
     p.add_argument("--trust-model-code", "--trust-pickle", dest="trust_pickle", action="store_true",
@@ -106,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, "candor: error: --torch-class, --torch-kwargs, --classes and --torch-output go with --model\n")
     if args.target_class and not args.model:
         parser.exit(2, "candor: error: --target-class goes with --model\n")
+    if args.features_file and not args.model:
+        parser.exit(2, "candor: error: --features-file goes with --model\n")
     try:  # the flags over the environment, read and checked once, handed to the server (not via os.environ)
         settings = Settings.from_args(args)
     except CandorError as err:

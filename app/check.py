@@ -48,6 +48,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--text-column", help="explain a text model whose single input is this column")
     p.add_argument("--row", type=int, help="row to explain (default: the first held-out row)")
     p.add_argument("--target-class", help="the class the pages explain against the rest (default: the last class)")
+    p.add_argument("--features-file", metavar="FILE", help="YAML/JSON of the features' display names and value "
+                   "formats (default: <data>.features.yaml beside --data, if present)")
     p.add_argument("--trust-model-code", "--trust-pickle", dest="trust_pickle", action="store_true",
                    help="the model file may RUN CODE: allow .joblib/.pkl, TorchScript and skops types outside "
                         "Candor's reviewed list; only for files you trust")
@@ -78,7 +80,8 @@ def run_tabular(args, out) -> None:
     from . import services
 
     ws = load_user_workspace(args.model, args.data, args.target, trust_pickle=args.trust_pickle,
-                             target_class=args.target_class, torch_options=TorchOptions.from_args(args))
+                             target_class=args.target_class, torch_options=TorchOptions.from_args(args),
+                             features_file=args.features_file)
     a, X = ws.adapter, ws.X
     is_torch = is_torch_model(a.model)
     row = int(ws.test_idx[0]) if args.row is None else args.row

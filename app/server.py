@@ -78,6 +78,7 @@ def selection_from_settings(settings: Settings) -> Selection:
     torch = settings.torch
     return Selection(model=str(settings.model), data=str(settings.data), target=settings.target,
                      target_class=settings.target_class, trust_pickle=settings.trust_pickle,
+                     features=str(settings.features_file) if settings.features_file else None,
                      torch=dataclasses.asdict(torch) if torch.given() else None)
 
 

@@ -122,6 +122,9 @@ class Settings:
     target_class : str, optional
         ``CANDOR_CLASS`` (``--target-class``): the class a multiclass model's pages explain against the
         rest; default None, the last class.
+    features_file : pathlib.Path, optional
+        ``--features-file``: the features' display names and value formats (``workspace.feature_names``);
+        default None, ``<data>.features.yaml`` beside the data if there is one.
     trust_pickle : bool, default=False
         ``CANDOR_TRUST_PICKLE=1`` (``--trust-model-code`` / ``--trust-pickle``): the model file may run
         code (pickle, TorchScript, skops types outside the reviewed list). Never applies to uploads.
@@ -184,6 +187,7 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
     data: Path | None = None
     target: str | None = None
     target_class: str | None = None
+    features_file: Path | None = None
     trust_pickle: bool = False
     torch: TorchOptions = field(default_factory=TorchOptions)
     text_model: Path | None = None
@@ -285,7 +289,8 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
         if args.model or args.data or args.target or torch.given() or args.target_class:
             change.update(model=Path(args.model) if args.model else None, data=Path(args.data) if args.data else None,
                           target=args.target, trust_pickle=bool(args.trust_pickle), torch=torch,
-                          target_class=args.target_class)
+                          target_class=args.target_class,
+                          features_file=Path(args.features_file) if getattr(args, "features_file", None) else None)
         if getattr(args, "store", None):
             change["store"] = Path(args.store).expanduser()
         if args.text_model:

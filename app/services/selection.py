@@ -48,6 +48,8 @@ class Selection:
         Whether the operator allowed pickle files on the command line.
     torch : dict or None
         :class:`workspace.torch_files.TorchOptions` of a PyTorch model, as a JSON object.
+    features : str or None
+        The features file given with ``--features-file`` (else the one beside the data, if any).
     uploaded : bool
         The files came through the upload page: messages show the names the user uploaded,
         not the stored names (``<12 hex>-name``).
@@ -61,6 +63,7 @@ class Selection:
     target_class: str | None = None
     trust_pickle: bool = False
     torch: dict | None = None
+    features: str | None = None
     uploaded: bool = False
     generation: str = ""
 
@@ -76,7 +79,8 @@ class Selection:
             return load_sample_workspace()
         if not self.uploaded:
             return load_user_workspace(self.model, self.data, self.target, trust_pickle=self.trust_pickle,
-                                       target_class=self.target_class, torch_options=self.torch_options())
+                                       target_class=self.target_class, torch_options=self.torch_options(),
+                                       features_file=self.features)
         stored = (Path(self.model).name, Path(self.data).name)
         try:
             ws = load_user_workspace(self.model, self.data, self.target, target_class=self.target_class)

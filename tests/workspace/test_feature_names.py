@@ -108,3 +108,16 @@ def test_size_is_checked_before_reading(tmp_path, monkeypatch):
     monkeypatch.setattr(type(tmp_path), "read_bytes", lambda self: pytest.fail("read a file over the limit"))
     with pytest.raises(CandorError, match=re.escape("f.json: 220 bytes; a features file may hold at most 100")):
         load_features(tmp_path / "f.json", ["mean radius"])
+
+
+def test_cli_features_file_error_is_one_line_exit_2(named, tmp_path, capsys, bc):
+    from app.check import main as check
+
+    X, y, train, _ = bc
+    sio.dump(LogisticRegression(max_iter=3000).fit(X.iloc[train][COLUMNS], y.iloc[train]), tmp_path / "m.skops")
+    X[COLUMNS].assign(diagnosis=y).to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "f.yaml").write_text("mean radius:\n  unit: 3\n")
+    code = check(["--model", str(tmp_path / "m.skops"), "--data", str(tmp_path / "d.csv"), "--target", "diagnosis",
+                  "--features-file", str(tmp_path / "f.yaml")])
+    err = capsys.readouterr().err
+    assert code == 2 and err == "candor: error: f.yaml: feature 'mean radius': unit must be non-empty text, got 3\n"
