@@ -16,9 +16,12 @@ import sys
 
 from workspace.errors import CandorError
 
-from .schema import StudyError, load_study, validate_file
+from pathlib import Path as FsPath
 
-__all__ = ["main", "data_report"]
+from ._located import Error
+from .schema import load_study, parse_study, stimuli_part, validate_file
+
+__all__ = ["main", "data_report", "data_check"]
 
 
 def _load_workspace(model: str | None, data: str | None, target: str | None):
@@ -31,20 +34,28 @@ def _load_workspace(model: str | None, data: str | None, target: str | None):
 
 def data_report(path: str, *, model: str | None = None, data: str | None = None,
                 target: str | None = None) -> tuple[list[str], list[str], str]:
+    """:func:`data_check` with its errors formatted ``FILE:LINE: PATH: MESSAGE``."""
+    errors, warnings, summary = data_check(path, model=model, data=data, target=target)
+    return [e.format(path) for e in errors], warnings, summary
+
+
+def data_check(path: str, *, model: str | None = None, data: str | None = None,
+               target: str | None = None) -> tuple[list[Error], list[str], str]:
     """Check a schema-valid study file against the data.
 
     Parameters
     ----------
     path : str
-        The study file (valid against the schema).
+        The study file.
     model, data, target : str or None
         The user's model, table and target column; None for the bundled sample.
 
     Returns
     -------
-    errors : list of str
-        ``FILE:LINE: PATH: MESSAGE`` lines: declared truth or model_correct that
-        differ from the data, rows outside the table, outputs that are not the classes.
+    errors : list of Error
+        Each with its line: declared truth or model_correct that differ from the data,
+        every row outside the table, outputs that are not the classes. The file may
+        have schema errors elsewhere (its id, model and stimuli are still checked).
     warnings : list of str
         ``FILE: warning: ...`` lines (:func:`study.truth.design_warnings`).
     summary : str
@@ -52,17 +63,20 @@ def data_report(path: str, *, model: str | None = None, data: str | None = None,
     """
     from . import truth
 
-    study = load_study(path)
+    schema_errors = validate_file(path)
+    text = FsPath(path).read_text(encoding="utf-8")
+    study = stimuli_part(text, schema_errors) if schema_errors else parse_study(text, path)
+    if study is None:
+        return [], [], "not checked against the data: fix the errors in id, model or stimuli first"
     if all(s.row is None for s in study.stimuli):
         return [], [], "text stimuli: not checked against data (no text-model service for studies)"
     try:
         ws = _load_workspace(model, data, target)
-        facts = truth.facts_from_workspace(study, ws)
+        problems, facts = truth.check_against(study, ws)
     except (CandorError, ValueError) as err:
-        return [f"{path}:0: {err}"], [], ""
-    errors = [e.format(path) for e in truth.check(study, facts)]
-    warnings = [f"{path}: warning: {w}" for w in truth.design_warnings(study, facts)]
-    return errors, warnings, f"{truth.summary_line(facts)} on {ws.name}"
+        return [Error(1, "", str(err))], [], ""
+    warnings = [] if schema_errors else [f"{path}: warning: {w}" for w in truth.design_warnings(study, facts)]
+    return problems, warnings, f"{truth.summary_line(facts)} on {ws.name}" if facts else ""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,13 +125,12 @@ def main(argv: list[str] | None = None) -> int:
     if any(given) and not all(given):
         print("candor: error: --model, --data and --target go together")
         return 2
-    errors = [e.format(args.file) for e in validate_file(args.file)]
+    schema = validate_file(args.file)
+    errors = [e.format(args.file) for e in schema]
     warnings, summary = [], ""
-    if not errors and not args.schema_only:
-        try:
-            errors, warnings, summary = data_report(args.file, model=args.model, data=args.data, target=args.target)
-        except StudyError as err:  # pragma: no cover - validated just above
-            errors = [str(err)]
+    if not args.schema_only and not any(e.line == 0 for e in schema):  # line 0: the file cannot be read
+        found, warnings, summary = data_check(args.file, model=args.model, data=args.data, target=args.target)
+        errors = [e.format(args.file) for e in sorted(schema + found)]  # both checks in one run, in line order
     for line in errors + warnings:
         print(line)
     if not errors:

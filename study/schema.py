@@ -28,7 +28,7 @@ from .instruments import INSTRUMENTS, item_texts
 __all__ = [
     "Error", "Study", "ModelRef", "Stimulus", "Condition", "Randomisation",
     "AttentionCheck", "Item", "Questionnaire", "TASKS", "EXPLANATIONS",
-    "load_study", "parse_study", "validate_file", "validate_text",
+    "load_study", "parse_study", "validate_file", "validate_text", "stimuli_part",
 ]
 
 @dataclass(frozen=True)
@@ -223,6 +223,22 @@ def parse_study(text: str, filename: str = "") -> Study:
     if errors:
         raise StudyError(errors, filename)
     return _build(load_located(text), text)
+
+
+def stimuli_part(text: str, errors: list[Error]) -> Study | None:
+    """A study holding only the id, model and stimuli of ``text``, for checking them against the data
+    while other parts of the file have ``errors``; None when the id, model or stimuli themselves have one."""
+    if any(e.path.split(".")[0].split("[")[0] in ("", "id", "model", "stimuli") for e in errors):
+        return None
+    loc = load_located(text)
+    d = loc.data
+    if not isinstance(d, dict) or not all(k in d for k in ("id", "model", "stimuli")):
+        return None
+    m = d["model"]
+    return Study(id=str(d["id"]), title="", consent_version="", consent_text="", instructions="",
+                 model=ModelRef(str(m["id"]), tuple(str(o) for o in m["outputs"]), str(m.get("kind", "tabular"))),
+                 stimuli=_build_stimuli(d["stimuli"]), conditions=(), design="between",
+                 randomisation=Randomisation(0, ()), tasks=(), source_text=text)
 
 
 def load_study(path: str | FsPath) -> Study:

@@ -30,12 +30,12 @@ from typing import Mapping
 
 import numpy as np
 
-from ._located import Error, load_located
+from ._located import Error, load_located, path_str
 from .randomisation import item_sets
 from .schema import Study
 
-__all__ = ["Facts", "predicted_labels", "facts_from_workspace", "check", "design_warnings", "resolve",
-           "summary_line"]
+__all__ = ["Facts", "predicted_labels", "facts_from_workspace", "data_errors", "check_against", "check",
+           "design_warnings", "resolve", "summary_line"]
 
 
 @dataclass(frozen=True)
@@ -97,21 +97,63 @@ def facts_from_workspace(study: Study, ws) -> dict[str, Facts]:
     ------
     ValueError
         If a stimulus row is outside the loaded table (the message names it), or
-        the study's outputs are not the model's classes.
+        the study's outputs are not the model's classes (:func:`data_errors` gives
+        each as an :class:`Error` with its line instead).
     """
-    if tuple(study.model.outputs) != tuple(str(c) for c in ws.classes):
-        raise ValueError(f"study {study.id!r} lists outputs {list(study.model.outputs)} but the loaded model's "
-                         f"classes are {list(ws.classes)}")
-    stims = [s for s in study.stimuli if s.row is not None]
+    problems = data_errors(study, ws)
+    if problems:
+        raise ValueError(f"study {study.id!r}: " + "; ".join(e.message for e in problems[:5]))
+    return _facts(study, ws)
+
+
+def _facts(study: Study, ws) -> dict[str, Facts]:
+    """Facts of the row stimuli that lie inside the table (see :func:`facts_from_workspace`)."""
     n = len(ws.X)
-    bad = [f"{s.id} (row {s.row})" for s in stims if not 0 <= s.row < n]
-    if bad:
-        raise ValueError(f"study {study.id!r}: stimuli {', '.join(bad[:5])} are outside the loaded table "
-                         f"of {n} rows (0..{n - 1})")
+    stims = [s for s in study.stimuli if s.row is not None and 0 <= s.row < n]
     rows = [s.row for s in stims]
     preds = predicted_labels(ws, rows)
     y = np.asarray(ws.y)
     return {s.id: Facts(s.row, str(ws.classes[int(y[s.row])]), p) for s, p in zip(stims, preds)}
+
+
+def data_errors(study: Study, ws) -> list[Error]:
+    """Every mismatch between the study's model section and stimuli and the workspace ``ws``, each at its line.
+
+    Returns
+    -------
+    list of Error
+        Outputs that are not the model's classes (at ``model.outputs``), and one error per
+        stimulus row outside the loaded table (at that stimulus's ``row``); empty when none.
+    """
+    loc = load_located(study.source_text) if study.source_text else None
+    out = []
+    if tuple(study.model.outputs) != tuple(str(c) for c in ws.classes):
+        line = loc.line(("model", "outputs")) if loc is not None else 0
+        out.append(Error(line, "model.outputs", f"lists {list(study.model.outputs)} but the loaded model's classes "
+                                                f"are {[str(c) for c in ws.classes]}"))
+    n = len(ws.X)
+    paths = _stimulus_paths(study)
+    for s in study.stimuli:
+        if s.row is not None and not 0 <= s.row < n:
+            path = paths.get(s.id, ("stimuli",))
+            path = path + ("row",) if len(path) == 2 else path
+            line = loc.line(path) if loc is not None else 0
+            out.append(Error(line, path_str(path), f"stimulus {s.id!r}: row {s.row} is outside the loaded table of {n} rows "
+                                          f"(0..{n - 1})"))
+    return sorted(out)
+
+
+def check_against(study: Study, ws) -> tuple[list[Error], dict[str, Facts]]:
+    """:func:`data_errors` and :func:`check` together: every data error of ``study`` in one list, and the facts.
+
+    Outputs that are not the model's classes stop the truth check (the labels cannot be compared);
+    rows outside the table are reported and the other stimuli are still checked.
+    """
+    errors = data_errors(study, ws)
+    if any(e.path == "model.outputs" for e in errors):
+        return errors, {}
+    facts = _facts(study, ws)
+    return sorted(errors + check(study, facts)), facts
 
 
 def _stimulus_paths(study: Study) -> dict[str, tuple]:
