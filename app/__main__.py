@@ -17,24 +17,13 @@ import sys
 
 from workspace.errors import CandorError
 from workspace.settings import Settings
-from workspace.torch_options import TorchOptions, add_torch_arguments
+from workspace.torch_options import TorchOptions
+from .model_flags import add_model_arguments
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m app", description="Serve the Candor dashboard.")
-    p.add_argument("--model", help="fitted scikit-learn estimator or Pipeline (.skops; .joblib/.pkl with "
-                                   "--trust-model-code) or PyTorch tabular model (a state dict .pt/.pth/.safetensors "
-                                   "with --torch-class; TorchScript with --trust-model-code)")
-    p.add_argument("--data", help="CSV/TSV or Parquet with the model's feature columns and the target column")
-    p.add_argument("--target", help="name of the target column in --data")
-    p.add_argument("--features-file", metavar="FILE", help="YAML/JSON of the features' display names, descriptions "
-                   "and value formats (default: <data>.features.yaml beside --data, if present)")
-    p.add_argument("--target-class", help="class the pages explain against the rest (a multiclass model; default "
-                                          "the last class; the navbar's class picker switches it)")
-    p.add_argument("--trust-model-code", "--trust-pickle", dest="trust_pickle", action="store_true",
-                   help="the model file may RUN CODE: allow .joblib/.pkl, TorchScript, and skops types outside "
-                        "Candor's reviewed list; only for files you trust (never for uploads)")
-    add_torch_arguments(p)
+    add_model_arguments(p)
     p.add_argument("--text-model", help="a Hugging Face *ForSequenceClassification folder (save_pretrained, with "
                                         "its tokenizer) for the Text page, instead of the bundled MiniLM")
     p.add_argument("--store", help="serve from a store written by python -m app build for this model and data "

@@ -30,7 +30,7 @@ from store.read import workspace_key
 from store.write import StoreWriter
 from workspace.errors import CandorError
 from workspace.settings import Settings
-from workspace.torch_options import add_torch_arguments
+from .model_flags import add_model_arguments
 
 LIBRARIES = ("numpy", "pandas", "scikit-learn", "shap", "lime", "pyarrow", "scipy")
 BUILD_DIR = ".build"
@@ -40,13 +40,7 @@ BUILD_DIR = ".build"
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m app build",
                                 description="Compute every tabular view's explanations once into a store.")
-    p.add_argument("--model", help="as python -m app --model (default: the bundled sample)")
-    p.add_argument("--data", help="as python -m app --data")
-    p.add_argument("--target", help="as python -m app --target")
-    p.add_argument("--target-class", help="as python -m app --target-class")
-    p.add_argument("--trust-model-code", "--trust-pickle", dest="trust_pickle", action="store_true",
-                   help="as python -m app: the model file may RUN CODE; only for files you trust")
-    add_torch_arguments(p)
+    add_model_arguments(p)  # the same loading flags as python -m app
     p.add_argument("--out", required=True, help="the store's folder (created; an old store there is replaced)")
     p.add_argument("--rows", type=int, default=None,
                    help="store at most this many held-out rows (the first, by position); default all of them")

@@ -1,0 +1,196 @@
+"""Build, then serve: build time and store size, and time to a first page and to fully warm, live vs from a store.
+
+``python -m benchmarks.build_store [--cases sample,adult_hgb] [--adult-rows 200] [--starts 1] [--timeout 900]``
+
+Cases:
+
+- ``sample``: the bundled breast-cancer gradient-boosting model (569 rows, 143 held out; every held-out row stored).
+- ``adult_hgb``: a scikit-learn Pipeline (one-hot of Adult's 8 string columns, numbers passed through,
+  ``HistGradientBoostingClassifier(random_state=0)``) fitted on UCI ``adult.data`` and served on
+  ``adult.test`` (16,281 rows; Candor holds out 25 %), from ``shared/data`` (tests/shared_data.py). The
+  model-agnostic SHAP this model needs costs about a second a row here, so the store holds the first
+  ``--adult-rows`` held-out rows (stated); the rest are explained when chosen and added to the store.
+
+For each case: ``python -m app build`` (wall time, store size), then the server started cold ``--starts``
+times in each mode, alternating: live (``python -m app --model ...``, a fresh cache folder) and from the
+store (``--store``); medians. Measured:
+process start to the first HTTP 200 on ``/`` (``first_200_s``), to ``/_candor/ready`` answering 200
+(``ready_s``: global SHAP, surrogates, the Persuasive curve and model labels done), and the peak RSS of
+the server's process tree (psutil, sampled every 0.2 s). The last line is one JSON object.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pandas as pd
+import psutil
+
+from tests.e2e.serving import free_port
+from tests.shared_data import shared_data_dir
+
+ROOT = Path(__file__).resolve().parent.parent
+ADULT_COLS = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
+              "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country",
+              "income"]
+
+
+def _adult_frame(name: str) -> pd.DataFrame:
+    folder = shared_data_dir()
+    if folder is None or not (folder / "adult" / name).exists():
+        raise FileNotFoundError(f"adult_hgb needs shared/data/adult/{name} (see tests/shared_data.py)")
+    df = pd.read_csv(folder / "adult" / name, header=None, names=ADULT_COLS, skipinitialspace=True,
+                     na_values=["?"], comment="|").dropna(how="all")
+    df["income"] = df["income"].str.rstrip(".")
+    return df.reset_index(drop=True)
+
+
+def prepare_adult(folder: Path) -> list[str]:
+    """Fit the Pipeline on adult.data, write ``model.skops`` and ``table.csv`` (adult.test); return the model flags."""
+    import skops.io as sio
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    train, test = _adult_frame("adult.data"), _adult_frame("adult.test")
+    strings = [c for c in ADULT_COLS[:-1] if train[c].dtype == object or pd.api.types.is_string_dtype(train[c])]
+    prep = ColumnTransformer([("str", OneHotEncoder(handle_unknown="ignore"), strings)], remainder="passthrough")
+    model = Pipeline([("prep", prep), ("hgb", HistGradientBoostingClassifier(random_state=0))])
+    model.fit(train.drop(columns=["income"]), train["income"])
+    sio.dump(model, folder / "model.skops")
+    test.to_csv(folder / "table.csv", index=False)
+    return ["--model", str(folder / "model.skops"), "--data", str(folder / "table.csv"), "--target", "income"]
+
+
+def _get(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+    except (urllib.error.URLError, OSError):
+        return 0
+
+
+def _tree_rss(pid: int) -> float:
+    try:
+        p = psutil.Process(pid)
+        return sum(q.memory_info().rss for q in [p, *p.children(recursive=True)]) / 2**20
+    except psutil.Error:
+        return 0.0
+
+
+def serve_once(flags: list[str], work: Path, timeout: float) -> dict:
+    """Start ``python -m app FLAGS`` cold; seconds to the first 200 on ``/`` and on ``/_candor/ready``, peak RSS."""
+    port = free_port()
+    cache = Path(tempfile.mkdtemp(dir=work, prefix="cache-"))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CANDOR_CACHE_DIR": str(cache), "CANDOR_STATE_DIR": str(cache / "state")}
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "app", *flags, "--port", str(port)], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    peak, stop = [0.0], threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            peak[0] = max(peak[0], _tree_rss(proc.pid))
+            time.sleep(0.2)
+
+    threading.Thread(target=sample, daemon=True).start()
+    out = {"first_200_s": None, "ready_s": None}
+    base = f"http://127.0.0.1:{port}"
+    try:
+        while time.perf_counter() - t0 < timeout and proc.poll() is None:
+            if out["first_200_s"] is None and _get(base + "/") == 200:
+                out["first_200_s"] = round(time.perf_counter() - t0, 2)
+            if out["first_200_s"] is not None and _get(base + "/_candor/ready") == 200:
+                out["ready_s"] = round(time.perf_counter() - t0, 2)
+                break
+            time.sleep(0.25)
+        if proc.poll() is not None:
+            out["error"] = (proc.stderr.read() or "")[-500:]
+    finally:
+        stop.set()
+        proc.kill()  # nothing to save: its cache folder is thrown away
+        proc.wait()
+    out["peak_rss_mb"] = round(peak[0], 1)
+    return out
+
+
+def _median(starts: list[dict]) -> dict:
+    """Per figure, the median over the starts (None if any start did not get there)."""
+    out = {}
+    for k in ("first_200_s", "ready_s", "peak_rss_mb"):
+        values = [s.get(k) for s in starts]
+        out[k] = None if None in values else float(sorted(values)[len(values) // 2]) if len(values) % 2 else \
+            round(sum(sorted(values)[len(values) // 2 - 1:len(values) // 2 + 1]) / 2, 2)
+    errors = [s["error"] for s in starts if s.get("error")]
+    if errors:
+        out["error"] = errors[0]
+    out["starts"] = len(starts)
+    return out
+
+
+def run_case(name: str, work: Path, adult_rows: int, timeout: float, starts: int) -> dict:
+    folder = work / name
+    folder.mkdir(parents=True, exist_ok=True)
+    flags = prepare_adult(folder) if name == "adult_hgb" else []
+    rows = ["--rows", str(adult_rows)] if name == "adult_hgb" else []
+    store = folder / "store"
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "app", "build", *flags, *rows, "--out", str(store)], cwd=ROOT, check=True,
+                   env={**os.environ, "PYTHONPATH": str(ROOT), "CANDOR_CACHE_DIR": str(folder / "build-cache")},
+                   stderr=subprocess.DEVNULL)
+    build_s = time.perf_counter() - t0
+    manifest = json.loads((store / "manifest.json").read_text())
+    size_mb = sum(f["bytes"] for f in manifest["files"].values()) / 2**20
+    runs = {"live": [], "store": []}
+    for _ in range(starts):  # alternating, so both see the same machine load
+        runs["live"].append(serve_once(flags, work, timeout))
+        runs["store"].append(serve_once([*flags, "--store", str(store)], work, timeout))
+    live, stored = (_median(runs[m]) for m in ("live", "store"))
+    return {"build_s": round(build_s, 1), "store_mb": round(size_mb, 2), "rows_stored": manifest["rows"]["stored"],
+            "held_out": manifest["rows"]["held_out"], "build_parts_s": manifest["timings_s"],
+            "live": live, "store": stored}
+
+
+def table(results: dict) -> str:
+    lines = [f"{'case':<10} {'build s':>8} {'store MiB':>9} {'rows':>10} | {'mode':<6} {'first 200 s':>11} "
+             f"{'ready s':>8} {'peak RSS MiB':>12}"]
+    for name, r in results.items():
+        for mode in ("live", "store"):
+            m = r[mode]
+            lines.append(f"{name:<10} {r['build_s']:>8} {r['store_mb']:>9} {str(r['rows_stored']) + '/' + str(r['held_out']):>10} | "
+                         f"{mode:<6} {str(m['first_200_s']):>11} {str(m['ready_s']):>8} {m['peak_rss_mb']:>12}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.build_store", description=__doc__.splitlines()[0])
+    p.add_argument("--cases", default="sample,adult_hgb")
+    p.add_argument("--adult-rows", type=int, default=200, help="held-out Adult rows the store holds (default 200)")
+    p.add_argument("--starts", type=int, default=1, help="cold starts per mode, alternating; medians (default 1)")
+    p.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for a server to be ready")
+    args = p.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="candor-build-store-"))
+    results = {}
+    for name in [c.strip() for c in args.cases.split(",") if c.strip()]:
+        results[name] = run_case(name, work, args.adult_rows, args.timeout, args.starts)
+        print(f"{name}: {json.dumps(results[name])}", file=sys.stderr, flush=True)
+    print(table(results))
+    print(f"(load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}; machine shared)")
+    print(json.dumps(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
