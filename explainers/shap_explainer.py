@@ -57,6 +57,9 @@ class ShapExplainer:
     target_index : int, default=1
         Index of the explained output among the model's outputs (class order).
     target_name : str, default="class 1"
+    class_names : sequence of str, optional
+        Names people read for a bare model's ``classes_``, in order (its units then say "probability of class
+        'malignant'", not '1'); a :class:`ModelAdapter` or ``OutputView`` carries its own.
     background_size : int, default=100
     seed : int, default=0
     algorithm : {"auto", "tree", "linear", "permutation", "kernel", "exact"}, default="auto"
@@ -90,7 +93,7 @@ class ShapExplainer:
     def __init__(self, model, *, background: pd.DataFrame, target_index: int = 1, target_name: str = "class 1",
                  background_size: int = 100, seed: int = 0, algorithm: str = "auto", space: str = "raw",
                  rel_tol: float = REL_TOL, max_orderings: int = MAX_ORDERINGS,
-                 time_budget_s: float | None = None) -> None:
+                 time_budget_s: float | None = None, class_names=None) -> None:
         if space not in ("raw", "transformed", "raw_shapley"):
             raise ValueError(f"space must be 'raw', 'transformed' or 'raw_shapley', got {space!r}")
         if algorithm not in ("auto", "tree", "linear", "permutation", "kernel", "exact"):
@@ -103,7 +106,7 @@ class ShapExplainer:
             if not hasattr(model, "predict_proba"):
                 raise TypeError(f"{type(model).__name__} has no predict_proba; SHAP needs class probabilities "
                                 "(wrap it in explainers.ModelAdapter to explain margins)")
-            adapter = ModelAdapter(model, TabularCodec(background))
+            adapter = ModelAdapter(model, TabularCodec(background), class_names=class_names)
             want = adapter.output_names[target_index]
         self.model, self.adapter, self.seed = model, adapter, seed
         self.rel_tol, self.max_orderings, self.time_budget_s = float(rel_tol), int(max_orderings), time_budget_s

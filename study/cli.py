@@ -143,7 +143,8 @@ def _power(args) -> int:
     import json
 
     from . import truth
-    from .power import power_curve
+    from .power import TEST, baseline, power_curve
+    from .simulate import RelianceModel
 
     errors = [e.format(args.file) for e in validate_file(args.file)]
     if not errors:
@@ -159,15 +160,25 @@ def _power(args) -> int:
                              f"{args.alpha}")
         study = load_study(args.file)
         facts = truth.facts_from_workspace(study, _load_workspace(None, None, None))
-        kinds = tuple(c.explanation for c in study.conditions[:2])
+        arms = [c for c in study.conditions if c.explanation != "none"][:2]  # over-reliance needs advice
+        if len(arms) < 2:
+            raise ValueError("power compares over-reliance between two arms that show advice; the study has "
+                             f"{len(arms)}")
+        kinds = (arms[0].explanation, arms[1].explanation)
+        model = RelianceModel()
+        q1, q2, w1, w2 = baseline(model, kinds, args.effect)
         points = power_curve([not facts[s.id].model_correct for s in study.stimuli if s.id in facts], args.effect,
-                             sizes, simulations=args.simulations, seed=args.seed, alpha=args.alpha, kinds=kinds)
+                             sizes, simulations=args.simulations, seed=args.seed, alpha=args.alpha, kinds=kinds,
+                             model=model)
     except (ValueError, CandorError) as err:
         print(f"candor: error: {err}")
         return 2
-    c0, c1 = study.conditions[0].id, study.conditions[1].id
-    print(f"{args.file}: {summary}; over-reliance {c1} - {c0} = {args.effect:+g}, Welch t-test on participant "
-          f"over-reliance at alpha {args.alpha:g}, {args.simulations} simulated studies per size, seed {args.seed}")
+    c0, c1 = arms[0].id, arms[1].id
+    print(f"{args.file}: {summary}; over-reliance {c1} - {c0} = {args.effect:+g}")
+    print(f"baseline (simulated participants, study/simulate.py): {c0} over-reliance {q1:.3f} (first-answer accuracy "
+          f"{model.accuracy:g} ± {model.accuracy_sd:g}, switch to wrong advice {w1:.3f}), {c1} {q2:.3f} (switch "
+          f"{w2:.3f}); person spread {model.shift_sd:g} on the logit scale")
+    print(f"test: {TEST}, alpha {args.alpha:g}; {args.simulations} simulated studies per size, seed {args.seed}")
     print(f"{'per arm':>8}  {'power':>6}  95% Wilson")
     for p in points:
         print(f"{p.n_per_arm:>8}  {p.power:>6.3f}  [{p.low:.3f}, {p.high:.3f}]")

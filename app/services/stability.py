@@ -43,7 +43,7 @@ def _shap_for_seed(x):
     def explain(seed: int) -> ex.Explanation:
         return ex.ShapExplainer(ws.model, background=ws.X.iloc[ws.train_idx], target_index=1,
                                 target_name=ws.positive_class, background_size=tabular.BACKGROUND_SIZE,
-                                seed=seed).explain(x)
+                                class_names=ws.classes if ws.adapter is None else None, seed=seed).explain(x)
     return explain
 
 

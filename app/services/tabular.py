@@ -91,6 +91,7 @@ def _make_shap(space: str = "raw"):
     ws = workspace()
     return ex.ShapExplainer(ws.model, background=ws.X.iloc[ws.train_idx], target_index=1,
                             target_name=ws.positive_class, background_size=BACKGROUND_SIZE, seed=0, space=space,
+                            class_names=ws.classes if ws.adapter is None else None,
                             max_orderings=LOCAL_MAX_ORDERINGS)
 
 

@@ -1,7 +1,8 @@
 """Issue 16: ``python -m app study power FILE --effect D``, simulation-based power of the over-reliance
-contrast. Oracles: the closed form of the simulated decision-maker's over-reliance, (1 - a) + a·w, and
-the power of a two-sample test from the noncentral t distribution (scipy), for participants whose
-over-reliance is Binomial(m, q) / m."""
+contrast, tested as the results page tests it (trials of model-wrong advice, clustered in participants).
+Oracles: the closed form of the simulated decision-maker's over-reliance, (1 - a) + a·w; statsmodels'
+GEE (independence, clustered sandwich) for the Wald z; and the normal-theory power of that Wald test
+for participants whose follows are Binomial(m, q)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from scipy import stats
 
 from study.cli import main
-from study.power import power_curve, simulate_over_reliance
+from study.power import baseline, cluster_wald, power_curve, simulate_over_reliance
 from study.simulate import RelianceModel
 
 FIXED = RelianceModel(accuracy=0.7, accuracy_sd=0.0, shift_sd=0.0)  # no between-person spread: closed forms hold
@@ -27,23 +28,41 @@ def test_simulated_over_reliance_matches_closed_form():
     assert x.var() == pytest.approx(q * (1 - q) / 4, rel=0.05)  # Binomial(4, q) / 4
 
 
-def _noncentral_t_power(q1: float, q2: float, m: int, n: int, alpha: float) -> float:
-    v1, v2 = q1 * (1 - q1) / m, q2 * (1 - q2) / m
-    nc = (q2 - q1) / math.sqrt(v1 / n + v2 / n)
-    df = (v1 / n + v2 / n) ** 2 / ((v1 / n) ** 2 / (n - 1) + (v2 / n) ** 2 / (n - 1))  # Welch-Satterthwaite
-    crit = stats.t.ppf(1 - alpha / 2, df)
-    return float(stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc))
+def _wald_power(q1: float, q2: float, m: int, n: int, alpha: float) -> float:
+    """Power of the Wald test of logit(q2) - logit(q1) with n participants of m Binomial trials per arm."""
+    se = math.sqrt(1 / (n * m * q1 * (1 - q1)) + 1 / (n * m * q2 * (1 - q2)))
+    d = abs(math.log(q2 / (1 - q2)) - math.log(q1 / (1 - q1))) / se
+    z = stats.norm.ppf(1 - alpha / 2)
+    return float(stats.norm.cdf(d - z) + stats.norm.cdf(-d - z))
 
 
 @pytest.mark.parametrize("n", [15, 30])
-def test_power_matches_noncentral_t(n):
+def test_power_matches_the_wald_tests_normal_theory(n):
     wrong = [True] * 4 + [False] * 8
     effect = 0.2
     (pt,) = power_curve(wrong, effect, [n], simulations=3000, seed=n, model=FIXED)
     q1 = 0.3 + 0.7 * FIXED.switch["descriptive"]["wrong"]
-    want = _noncentral_t_power(q1, q1 + effect, 4, n, 0.05)
-    assert pt.power == pytest.approx(want, abs=0.035)
+    want = _wald_power(q1, q1 + effect, 4, n, 0.05)
+    assert pt.power == pytest.approx(want, abs=0.04)
     assert 0 <= pt.low <= pt.power <= pt.high <= 1
+
+
+def test_cluster_wald_is_statsmodels_gee_with_clustered_sandwich():
+    import pandas as pd
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(7)
+    n, m = 60, 4
+    y1, y2 = rng.binomial(m, 0.45, n), rng.binomial(m, 0.6, n)
+    rows = [(f"{g}{i}", g, int(t < y)) for g, ys in ((0, y1), (1, y2)) for i, y in enumerate(ys) for t in range(m)]
+    d = pd.DataFrame(rows, columns=["pid", "arm", "followed"])
+    fit = sm.GEE(d["followed"], sm.add_constant(d["arm"].astype(float)), groups=d["pid"],
+                 family=sm.families.Binomial(), cov_struct=sm.cov_struct.Independence()).fit()
+    z_gee = fit.params["arm"] / fit.bse["arm"]
+    # cluster_wald adds half a count per arm and the n/(n-1) factor: equal up to those small terms
+    assert cluster_wald(y1, y2, m) == pytest.approx(z_gee * math.sqrt((n - 1) / n), rel=0.02)
+    q1, q2, w1, w2 = baseline(FIXED, ("descriptive", "persuasive"), 0.2)
+    assert (q1, q2) == pytest.approx((0.3 + 0.7 * w1, 0.3 + 0.7 * w2)) and q2 - q1 == pytest.approx(0.2)
 
 
 def test_no_effect_gives_the_tests_size_and_power_grows_with_n():
@@ -71,3 +90,6 @@ def test_power_cli_on_the_bundled_example(capsys):
     got = json.loads(out[-1])
     assert set(got) == {"10", "40"} and got["10"][0] < got["40"][0]
     assert "model wrong on 4 of 12 stimuli" in out[0] and "persuasive - descriptive = +0.2" in out[0]
+    q1, q2, _w1, _w2 = baseline(RelianceModel(), ("descriptive", "persuasive"), 0.2)
+    assert out[1].startswith("baseline") and f"descriptive over-reliance {q1:.3f}" in out[1] and f"{q2:.3f}" in out[1]
+    assert "GEE" in out[2] and "mixed model" in out[2]
