@@ -50,3 +50,13 @@ def test_wrong_count_is_one_line_naming_both(files):
                               "2 classes (0, 1)")
     with pytest.raises(CandorError, match="distinct"):
         load_user_workspace(files / "bin.skops", files / "bin.csv", "y", torch_options=TorchOptions(classes=("a", "a")))
+
+
+def test_bundled_sample_names_its_classes_in_method_lines(sample_workspace):
+    """The sample's bare model knows its classes as 0/1; every line people read says malignant/benign."""
+    from app import services
+
+    services.init(sample_workspace, warm=False)  # another test may have installed its own workspace
+    assert sample_workspace.classes == ("benign", "malignant")
+    source = services.shap_row(int(sample_workspace.test_idx[0])).source
+    assert "units: probability of class 'malignant'" in source and "class '1'" not in source
