@@ -55,6 +55,8 @@ SURROGATE_PROGRESS = "surrogate-progress"
 SURROGATE_ERROR = "surrogate-error"
 SURROGATE_KEY = "surrogate-key"
 SURROGATE_FRONTIER_KEY = "surrogate-frontier-key"
+SURROGATE_WAIT = "surrogate-wait"            # what the page waits for while the warm-up runs
+SURROGATE_WAIT_TICK = "surrogate-wait-tick"  # interval polling the warm-up until the default surrogates exist
 SURROGATE_POINT = "surrogate-point"  # store: the link's chosen frontier point, "method|budget"
 
 # Persuasive

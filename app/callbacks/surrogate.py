@@ -1,67 +1,75 @@
-"""Surrogate page callbacks: fit MUSE and the frontier as background jobs; render the chosen surrogate."""
-from dash import Input, Output, State, callback, ctx, no_update
-from dash.exceptions import MissingCallbackContextException, PreventUpdate
+"""Surrogate page callbacks: the default surrogates (waiting for the warm-up with a note), "Fit MUSE" as one
+background job (MUSE, then its frontier) with progress and cancel, and the chosen surrogate rendered."""
+import time
+
+from dash import Input, Output, State, callback, no_update
 
 from app import figures, ids, services
 from app.components import choice_names, empty_figure, error_alert
+from app.services.warmup import eta_text
 from workspace.errors import CandorError
-from app.surrogate_views import rules_by_neighborhood, surrogate_summary
+from app.surrogate_views import rules_by_neighborhood, surrogate_summary, waiting_note
 
 
-@callback(Output(ids.SURROGATE_KEY, "data"), Input(ids.URL, "pathname"))
-def load_default_surrogate(_pathname):
-    return services.default_muse_key()
+@callback(Output(ids.SURROGATE_KEY, "data"), Output(ids.SURROGATE_WAIT, "children"),
+          Output(ids.SURROGATE_WAIT_TICK, "disabled"),
+          Input(ids.URL, "pathname"), Input(ids.SURROGATE_WAIT_TICK, "n_intervals"))
+def load_default_surrogate(_pathname, _tick=None):
+    """The default MUSE once it is fitted; while the warm-up runs, what the page waits for (polled each second)."""
+    try:
+        key, note = services.surrogates.page_defaults()
+    except CandorError as err:
+        return no_update, error_alert(str(err)), True
+    return key or no_update, waiting_note(note) if note else None, note is None
 
 
-@callback(Output(ids.SURROGATE_KEY, "data", allow_duplicate=True), Output(ids.SURROGATE_ERROR, "children"),
+def _job_progress(set_progress, what: str):
+    """``progress(done, total)`` for a service: the bar's value and "what: 3 of 13, about 20 s left"."""
+    started = time.monotonic()
+
+    def tell(done, total):
+        set_progress((round(100 * done / total),
+                      f"{what}: {eta_text(done, total, time.monotonic() - started, 'surrogates fitted')}"))
+    return tell
+
+
+@callback(Output(ids.SURROGATE_KEY, "data", allow_duplicate=True),
+          Output(ids.SURROGATE_FRONTIER_KEY, "data", allow_duplicate=True), Output(ids.SURROGATE_ERROR, "children"),
           Input(ids.SURROGATE_FIT, "n_clicks"),
           State(ids.SURROGATE_FOI, "value"), State(ids.SURROGATE_MAX_RULES, "value"),
           State(ids.SURROGATE_MAX_WIDTH, "value"), State(ids.SURROGATE_MAX_NBHD, "value"),
-          State(ids.SURROGATE_LAMBDAS, "value"), background=True, prevent_initial_call=True, cancel=[Input(ids.SURROGATE_CANCEL, "n_clicks")],
+          State(ids.SURROGATE_LAMBDAS, "value"), background=True, prevent_initial_call=True,
+          cancel=[Input(ids.SURROGATE_CANCEL, "n_clicks")],
+          progress=[Output(ids.SURROGATE_PROGRESS, "value"), Output(ids.SURROGATE_PROGRESS, "label")],
           running=[(Output(ids.SURROGATE_FIT, "disabled"), True, False),
                    (Output(ids.SURROGATE_CANCEL, "disabled"), False, True),
                    (Output(ids.SURROGATE_PROGRESS, "animated"), True, False),
-                   (Output(ids.SURROGATE_PROGRESS, "striped"), True, False),
-                   (Output(ids.SURROGATE_PROGRESS, "value"), 100, 0),
-                   (Output(ids.SURROGATE_PROGRESS, "label"), "fitting MUSE ...", "")])
-def fit_muse(n_clicks, foi, max_rules, max_width, max_nbhd, lambdas):
+                   (Output(ids.SURROGATE_PROGRESS, "striped"), True, False)])
+def fit_surrogates(set_progress, n_clicks, foi, max_rules, max_width, max_nbhd, lambdas):
+    """"Fit MUSE": MUSE with the controls' settings, then the frontier of those settings, in ONE job, so the
+    Cancel button stops all of it and Fit MUSE stays disabled until all of it ends (issue 14)."""
     try:
-        return services.fit_muse(services.muse_params(choice_names(foi), max_rules, max_width, max_nbhd, lambdas)), None
+        params = services.muse_params(choice_names(foi), max_rules, max_width, max_nbhd, lambdas)
+        muse_key, frontier_key = services.surrogates.fit_surrogates(
+            params, progress=_job_progress(set_progress, "MUSE and its frontier"))
     except CandorError as err:
-        return no_update, error_alert(str(err))
+        return no_update, no_update, error_alert(str(err))
+    return muse_key, frontier_key, None
 
 
-def _opened_the_page(n_clicks) -> bool:
-    """Whether the frontier job was started by opening the page (the address), not by "Fit MUSE"."""
-    try:
-        return ctx.triggered_id == ids.URL
-    except MissingCallbackContextException:  # called as a plain function (tests): no click means opened
-        return not n_clicks
-
-
-@callback(Output(ids.SURROGATE_FRONTIER_KEY, "data"), Input(ids.URL, "pathname"), Input(ids.SURROGATE_FIT, "n_clicks"),
-          State(ids.SURROGATE_FOI, "value"), State(ids.SURROGATE_MAX_WIDTH, "value"),
-          State(ids.SURROGATE_MAX_NBHD, "value"), State(ids.SURROGATE_LAMBDAS, "value"),
+@callback(Output(ids.SURROGATE_FRONTIER_KEY, "data"), Input(ids.URL, "pathname"),
           background=True, progress=[Output(ids.SURROGATE_PROGRESS, "value"), Output(ids.SURROGATE_PROGRESS, "label")],
           cancel=[Input(ids.SURROGATE_CANCEL, "n_clicks")],
           running=[(Output(ids.SURROGATE_CANCEL, "disabled"), False, True)])
-def compute_frontier(set_progress, _pathname, _n_clicks, foi, max_width, max_nbhd, lambdas):
-    """MUSE, CART (leaf by leaf and as a decision set) and flat surrogates at 2, 5, 10, 20 rules for the
-    chosen features of interest, with Wilson intervals and the trivial surrogate.
+def compute_frontier(set_progress, _pathname):
+    """The default frontier (MUSE, CART leaf by leaf and as a decision set, and flat surrogates at 2, 5, 10, 20
+    rules, with Wilson intervals and the trivial surrogate), computed on opening the page unless cached.
 
-    Opening the page (the address changed) computes the default frontier, whatever the controls say:
-    that one is shared and cached, so a viewer may start it (``app.callback_roles``); only "Fit MUSE"
-    (an analyst's) fits the controls' settings.
+    It is shared and cached, so a viewer may start it (``app.callback_roles``); "Fit MUSE" (an analyst's)
+    fits the controls' settings (:func:`fit_surrogates`).
     """
-    if _opened_the_page(_n_clicks):
-        foi = max_width = max_nbhd = lambdas = None
-    try:
-        params = services.muse_params(choice_names(foi), None, max_width, max_nbhd, lambdas)
-    except CandorError:
-        raise PreventUpdate  # the Fit MUSE callback shows the message
-    params = {k: v for k, v in params.items() if k != "max_rules"}
-    return services.fit_frontier(params, progress=lambda done, total: set_progress(
-        (round(100 * done / total), f"frontier: {done} of {total} surrogates fitted")))
+    return services.fit_frontier(services.surrogates.default_frontier_params(),
+                                 progress=_job_progress(set_progress, "default frontier"))
 
 
 @callback(Output(ids.SURROGATE_KEY, "data", allow_duplicate=True), Input(ids.SURROGATE_FRONTIER, "clickData"),

@@ -55,7 +55,8 @@ def layout(**_):
     return html.Div([
         html.H2("Surrogate: the model as rules"),
         dcc.Store(id=ids.SURROGATE_KEY), dcc.Store(id=ids.SURROGATE_FRONTIER_KEY),
-        controls,
+        dcc.Interval(id=ids.SURROGATE_WAIT_TICK, interval=1000, disabled=False),
+        controls, html.Div(id=ids.SURROGATE_WAIT),
         html.Div(id=ids.SURROGATE_SUMMARY),
         dbc.Row([dbc.Col(html.Div(id=ids.SURROGATE_RULES), lg=6),
                  dbc.Col([graph(ids.SURROGATE_FRONTIER, 430),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -25,7 +26,8 @@ from store.codec import detail_from_dict, frontier_from_dict, quantities_from_di
 from workspace import settings
 from workspace.errors import CandorError
 from .applicable import require
-from ._core import lazy, store, workspace
+from ._core import is_ready, lazy, store, workspace
+from .warmup import eta_text, warm_status
 from .tabular import display_codec, model_labels
 
 DEFAULT_BUDGETS = {"max_rules": 10, "max_width": 3, "max_neighborhoods": 4}
@@ -179,16 +181,48 @@ def fit_muse(params: dict) -> str:
 def fit_frontier(params: dict, progress=None) -> str:
     """MUSE, CART and flat surrogates over :data:`FRONTIER_BUDGETS`, unless cached; return the key.
 
-    ``progress(done, total)`` is called after each fit.
+    ``progress(done, total)`` is called after each fit; every process can read how far a fit is with
+    :func:`frontier_progress` (the warm-up's fit reports to the page this way).
     """
     key = _key("frontier", params)
     cache = _results()
     if key not in cache:
         X_train, y_train, X_eval, y_eval = _split()
         muse = {k: (tuple(v) if k == "lambdas" else v) for k, v in params.items() if k != "max_rules"}
+        started = time.time()
+
+        def report(done, total):
+            cache.set(f"progress|{key}", {"done": done, "total": total, "elapsed": time.time() - started}, expire=3600)
+            if progress is not None:
+                progress(done, total)
         cache.set(key, surrogate_frontier(X_train, y_train, X_eval, y_eval, budgets=FRONTIER_BUDGETS,
-                                          muse_params=muse, seed=0, progress=progress).to_dict())
+                                          muse_params=muse, seed=0, progress=report).to_dict())
     return key
+
+
+def frontier_progress(key: str) -> dict | None:
+    """How far the fit of the frontier ``key`` is: ``{"done", "total", "elapsed"}`` (seconds), or None before its
+    first surrogate is fitted."""
+    return _results().get(f"progress|{key}")
+
+
+def fit_surrogates(params: dict, progress=None) -> tuple[str, str]:
+    """MUSE with ``params`` (:func:`fit_muse`), then the frontier of its settings (:func:`fit_frontier`), as one job.
+
+    ``progress(done, total)`` counts surrogates fitted: 1 for MUSE, then one per frontier fit.
+    Returns the keys of the MUSE result and of the frontier.
+    """
+    total = 1 + 3 * len(FRONTIER_BUDGETS)
+
+    def tell(done):
+        if progress is not None:
+            progress(done, total)
+    tell(0)
+    muse_key = fit_muse(params)
+    tell(1)
+    frontier_key = fit_frontier({k: v for k, v in params.items() if k != "max_rules"},
+                                progress=lambda done, _total: tell(1 + done))
+    return muse_key, frontier_key
 
 
 def default_frontier_params() -> dict:
@@ -216,6 +250,33 @@ _default_frontier = lazy("frontier_default", lambda: _default("frontier", defaul
 def default_muse_key() -> str:
     """Key of MUSE with default budgets over all features (fitted once, in the warm-up)."""
     return _default_muse()
+
+
+def page_defaults() -> tuple[str | None, str | None]:
+    """The default MUSE key for the Surrogate page, without waiting for the warm-up, and what the page waits for.
+
+    Returns ``(key, note)``: while the warm-up runs, the key once the default MUSE is fitted (else None)
+    and a note naming the warm-up step, with the frontier's surrogates fitted so far and a time left
+    when the warm-up is fitting it (else None); once the warm-up is over, the key (fitted now if it
+    was not) and None.
+
+    Raises
+    ------
+    CandorError
+        If the default MUSE cannot be fitted (once the warm-up is over).
+    """
+    st = warm_status()
+    if not st.running:
+        return default_muse_key(), None
+    key = default_muse_key() if is_ready("muse_default") else None
+    if is_ready("frontier_default"):
+        return key, None
+    note = f"Waiting for the warm-up to finish the default surrogates: {st.describe()}"
+    if st.current == "frontier_default":
+        p = frontier_progress(_key("frontier", default_frontier_params()))
+        done, total, elapsed = (p["done"], p["total"], p["elapsed"]) if p else (0, 3 * len(FRONTIER_BUDGETS), 0.0)
+        note += f": {eta_text(done, total, elapsed, 'surrogates fitted')}"
+    return key, note + "."
 
 
 _ORIGIN = {"cart": "tree leaves", "cart_dl": "the tree's leaves not of the default label, plus the default rule"}

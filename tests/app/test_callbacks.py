@@ -45,7 +45,8 @@ def test_bad_row_gives_a_message_not_a_traceback(sample_workspace):
 
 def test_surrogate_page_fits_muse_and_shows_its_rules(sample_workspace, tmp_path_factory, monkeypatch):
     monkeypatch.setenv("CANDOR_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-    key = surrogate.load_default_surrogate("/surrogate")
+    key, note, stop_polling = surrogate.load_default_surrogate("/surrogate")
+    assert note is None and stop_polling  # no warm-up running: the key at once, nothing to wait for
     summary, rules, confusion = surrogate.render_surrogate(key)
     text = _text(summary)
     assert "MUSE surrogate" in text and "on 143 held-out rows" in text and "MUSE two-level decision set" in text
@@ -53,24 +54,32 @@ def test_surrogate_page_fits_muse_and_shows_its_rules(sample_workspace, tmp_path
     assert _text(rules).count("IF ") >= 1 and "Otherwise (default rule)" in _text(rules)
     assert confusion.data[0].z.sum() == 143
     # custom features of interest: every neighborhood descriptor uses only them
-    new_key, error = surrogate.fit_muse(1, ["worst radius", "mean texture"], 5, 2, 2, "0.1, 0.1, 0.1, 1, 5")
+    progress = []
+    new_key, frontier_key, error = surrogate.fit_surrogates(progress.append, 1, ["worst radius", "mean texture"], 5, 2,
+                                                            2, "0.1, 0.1, 0.1, 1, 5")
     assert error is None and new_key != key
+    # one job: MUSE, then the frontier of the same settings; the bar counts both
+    assert progress[0] == (0, "MUSE and its frontier: 0 of 13 surrogates fitted")
+    assert progress[1][1].startswith("MUSE and its frontier: 1 of 13 surrogates fitted, about ")
+    assert progress[1][1].endswith(" s left")
+    assert progress[-1] == (100, "MUSE and its frontier: 13 of 13 surrogates fitted")
+    assert services.frontier(frontier_key).points[0].rule_set is not None
     view = services.muse_view(new_key)
     used = {p.feature for d in view.rule_set.neighborhoods for p in d}
     assert used <= {"worst radius", "mean texture"}
     assert view.heldout.size <= 5 and view.heldout.maxwidth <= 2 and view.heldout.numdsets <= 2
     assert "(fidelity weight set by you)" in view.source and "λ weights 0.1, 0.1, 0.1, 1, 5" in view.source
-    _, bad = surrogate.fit_muse(1, None, 0, 3, 4, None)
+    *_, bad = surrogate.fit_surrogates(progress.append, 1, None, 0, 3, 4, None)
     assert "max rules must be a whole number from 1 to 30, got 0" in _text(bad)
-    _, bad = surrogate.fit_muse(1, None, 5, 3, 4, "0.1, 0.1, x, 1, auto")
+    *_, bad = surrogate.fit_surrogates(progress.append, 1, None, 5, 3, 4, "0.1, 0.1, x, 1, auto")
     assert "λ weight for rule overlap must be a non-negative number, got 'x'" in _text(bad)
 
 
 def test_surrogate_frontier_points_can_be_shown(sample_workspace, tmp_path_factory, monkeypatch):
     monkeypatch.setenv("CANDOR_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     progress = []
-    fkey = surrogate.compute_frontier(progress.append, "/surrogate", 0, None, 3, 4, None)
-    assert progress[-1] == (100, "frontier: 12 of 12 surrogates fitted")
+    fkey = surrogate.compute_frontier(progress.append, "/surrogate")
+    assert progress[-1] == (100, "default frontier: 12 of 12 surrogates fitted")
     fig = surrogate.render_frontier(fkey, None)
     triv = services.frontier(fkey).trivial_agreement
     assert {t.name for t in fig.data} == {"MUSE", "CART", "CART AS DECISION SET", "FLAT",

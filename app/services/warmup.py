@@ -1,0 +1,58 @@
+"""What the start-up warm-up has computed and what it is computing now, for pages that wait for it (issue 14).
+
+The warm-up (:func:`app.services._core.init`) computes the values registered with ``lazy(..., warm=True)``
+one after another in a background thread; a panel that needs one of them says which step runs, how
+many are done, and (where a step reports its own progress) how far it is.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import _core
+
+STEP_NAMES = {"shap_all": "global SHAP", "labels": "the model's labels on every row",
+              "muse_default": "the default MUSE surrogate", "frontier_default": "the surrogate frontier",
+              "persuasive_global": "the Persuasive page's held-out curves"}
+"""How the page names each warm value (a value not listed is named by its registry name)."""
+
+
+@dataclass(frozen=True)
+class WarmStatus:
+    """The warm-up as a page reports it.
+
+    ``running``: the warm-up has not finished (``/_candor/ready`` answers 503). ``done`` of ``total`` steps
+    are computed; ``current`` is the first step (in warm-up order, numbered ``step`` from 1) not yet
+    computed: the one running (None, and ``step`` 0, when all are).
+    """
+
+    running: bool
+    done: int
+    total: int
+    current: str | None
+    step: int = 0
+
+    def describe(self) -> str:
+        """"warm-up step 2 of 5 (global SHAP)", or "" when the warm-up is not running."""
+        if not self.running:
+            return ""
+        if self.current is None:
+            return f"warm-up finishing ({self.done} of {self.total} steps done)"
+        return f"warm-up step {self.step} of {self.total} ({STEP_NAMES.get(self.current, self.current)})"
+
+
+def warm_status() -> WarmStatus:
+    """How far the warm-up is (never waits for it)."""
+    names = list(_core._warm_order)
+    ready = [_core.is_ready(n) for n in names]
+    step = next((i + 1 for i, r in enumerate(ready) if not r), 0)
+    return WarmStatus(running=not _core.warm_done.is_set(), done=sum(ready), total=len(names),
+                      current=names[step - 1] if step else None, step=step)
+
+
+def eta_text(done: int, total: int, elapsed_s: float, unit: str = "") -> str:
+    """"5 of 12 surrogates fitted, about 20 s left" (``unit`` "surrogates fitted"): the time left from the mean
+    time per item so far, none before the first item or after the last."""
+    text = f"{done} of {total}" + (f" {unit}" if unit else "")
+    if 0 < done < total and elapsed_s > 0:
+        text += f", about {max(1, round(elapsed_s / done * (total - done)))} s left"
+    return text

@@ -1,0 +1,68 @@
+"""While the warm-up runs, the Surrogate page says what it waits for, with the frontier's progress (issue 14).
+
+The warm-up is made to look unfinished by clearing its "done" event and marking its last two values
+as not computed (the session's sample workspace is warmed lazily, ``warm=False``); nothing is fitted.
+"""
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from dash import no_update
+
+from app.callbacks import surrogate
+from app.services import _core, surrogates, warmup
+
+
+def _text(component) -> str:
+    return json.dumps(component.to_plotly_json(), default=lambda o: o.to_plotly_json(), ensure_ascii=False)
+
+
+@pytest.fixture
+def warming(sample_workspace, monkeypatch, tmp_path):
+    monkeypatch.setenv("CANDOR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(_core, "warm_done", threading.Event())  # not set: the warm-up runs
+    order = list(_core._warm_order)
+    for name in order:  # everything before the default surrogates is computed; they are not
+        lz = _core._lazies[name]
+        monkeypatch.setattr(lz, "_done", name not in ("muse_default", "frontier_default"))
+    return order
+
+
+def test_the_page_names_the_warm_up_step_it_waits_for(warming):
+    key, note, stop = surrogate.load_default_surrogate("/surrogate", 3)
+    step = warming.index("muse_default") + 1
+    assert key is no_update  # the default MUSE is not fitted yet: the panel keeps waiting
+    assert stop is False  # keeps polling
+    assert (f"Waiting for the warm-up to finish the default surrogates: warm-up step {step} of {len(warming)} "
+            "(the default MUSE surrogate).") in _text(note)
+
+
+def test_the_frontier_step_shows_surrogates_fitted_and_time_left(warming, monkeypatch):
+    monkeypatch.setattr(_core._lazies["muse_default"], "_done", True)
+    monkeypatch.setattr(_core._lazies["muse_default"], "_value", "muse:abc")
+    key = surrogates._key("frontier", surrogates.default_frontier_params())
+    surrogates._results().set(f"progress|{key}", {"done": 3, "total": 12, "elapsed": 6.0})
+    muse_key, note, stop = surrogate.load_default_surrogate("/surrogate", 4)
+    step = warming.index("frontier_default") + 1
+    assert muse_key == "muse:abc" and stop is False  # the MUSE panel is shown while the frontier is fitted
+    # 6 s for 3 fits: 2 s each, 9 to go
+    assert (f"warm-up step {step} of {len(warming)} (the surrogate frontier): 3 of 12 surrogates fitted, "
+            "about 18 s left.") in _text(note)
+
+
+def test_nothing_to_wait_for_once_the_warm_up_is_over(warming, monkeypatch):
+    done = threading.Event()
+    done.set()
+    monkeypatch.setattr(_core, "warm_done", done)
+    monkeypatch.setattr(_core._lazies["muse_default"], "_done", True)
+    monkeypatch.setattr(_core._lazies["muse_default"], "_value", "muse:abc")
+    assert surrogate.load_default_surrogate("/surrogate", 5) == ("muse:abc", None, True)
+    assert warmup.warm_status().describe() == ""
+
+
+def test_eta_text_from_the_mean_time_per_item():
+    assert warmup.eta_text(0, 13, 0.0, "surrogates fitted") == "0 of 13 surrogates fitted"
+    assert warmup.eta_text(4, 13, 12.0, "surrogates fitted") == "4 of 13 surrogates fitted, about 27 s left"
+    assert warmup.eta_text(13, 13, 30.0) == "13 of 13"
