@@ -146,3 +146,25 @@ def test_summary_confidence_is_bootstrapped_within_its_range():
     assert (row["mean"], row["ci_low"], row["ci_high"], row["n"]) == (70.0, 70.0, 70.0, 2)
     props = s[s.index.get_level_values("measure") != "confidence"]
     assert ((props["ci_low"] >= 0) & (props["ci_high"] <= 1)).all()
+
+
+def test_weight_of_advice_per_trial_and_by_condition_with_the_standard_exclusion():
+    # per trial by hand: (20-10)/(30-10) = 0.5; (60-50)/(60-50) = 1; advice == first estimate -> excluded;
+    # (5-0)/(-10-0) = -0.5 -> capped to 0; (130-100)/(120-100) = 1.5 -> capped to 1
+    w = analysis.woa_per_trial([10, 50, 7, 0, 100], [30, 60, 7, -10, 120], [20, 60, 9, 5, 130])
+    assert w[[0, 1, 3, 4]].tolist() == [0.5, 1.0, 0.0, 1.0] and math.isnan(w[2])
+    rows = []
+    for pid, cond, trials in (("p1", "a", [(10, 30, 20), (50, 60, 60)]),      # mean 0.75
+                              ("p2", "a", [(7, 7, 9), (0, -10, 5)]),          # one excluded; mean 0.0
+                              ("p3", "b", [(100, 120, 130)])):                # 1.0
+        for t, (i, a, f) in enumerate(trials):
+            for phase, r in (("initial", i), ("final", f)):
+                rows.append(dict(participant_id=pid, condition=cond, trial_index=t, item_id=f"i{t}", phase=phase,
+                                 response=str(r), model_prediction=str(a), truth=None, model_correct=None,
+                                 fidelity=None))
+    out = analysis.woa_by_condition(pd.DataFrame(rows)).set_index("condition")
+    assert out.loc["a", "mean"] == pytest.approx(0.375)  # mean of the participants' means 0.75 and 0.0
+    assert out.loc["a", ["n_trials", "n_excluded", "n_participants"]].tolist() == [3, 1, 2]
+    # bootstrap over two participants: every resample mean is 0, 0.375 or 0.75
+    assert out.loc["a", "ci_low"] == 0.0 and out.loc["a", "ci_high"] == 0.75
+    assert out.loc["b", "mean"] == 1.0 and math.isnan(out.loc["b", "ci_low"])  # one participant: no interval
