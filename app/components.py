@@ -33,6 +33,36 @@ def row_status_store(page: str) -> dcc.Store:
     return dcc.Store(id=ids.row_status_data(page))
 
 
+def slider_marks(d: int) -> list[int]:
+    """Slider marks for 1..``d``: 1, every 5 (10 past 40) and ``d``, none closer than half a step to ``d``
+    (on a 27-feature table "25" and "27" overlapped); every value up to 8."""
+    if d <= 8:
+        return list(range(1, d + 1))
+    step = 5 if d <= 40 else 10
+    marks = [1] + list(range(step, d, step))
+    if len(marks) > 1 and d - marks[-1] < step / 2 + 0.5:
+        marks.pop()
+    return marks + [d]
+
+
+def job_progress(set_progress, what, unit: str = ""):
+    """``progress(done, total)`` for a background job's service: the bar's value (percent) and its label,
+    "what: 3 of 13 unit, about 20 s left" (:func:`app.services.warmup.eta_text`, timed from this call).
+
+    ``what`` is a string, or a function of ``(done, total)`` naming the current phase.
+    """
+    import time
+
+    from app.services.warmup import eta_text
+
+    started = time.monotonic()
+
+    def tell(done: int, total: int) -> None:
+        name = what(done, total) if callable(what) else what
+        set_progress((round(100 * done / total), f"{name}: {eta_text(done, total, time.monotonic() - started, unit)}"))
+    return tell
+
+
 def metric(label: str, value: str, help_text: str | None = None) -> html.Div:
     """One labelled figure, e.g. "Agreement 0.944"."""
     return html.Div([html.Div(label, className="metric-label"), html.Div(value, className="metric-value"),

@@ -1,7 +1,11 @@
 """Turn :mod:`explainers` dataclasses into Plotly figures. Imports plotly, never dash.
 
-Colour convention: attributions pushing toward the explained class are red,
-against it blue (as SHAP's plots); attention is a sequential scale.
+Colour convention (one palette, colour-blind safe): attributions pushing toward the explained class are
+dark red, against it dark blue, zero white (:data:`POS`, :data:`NEG`, :data:`DIVERGING`: ColorBrewer RdBu,
+marked colour-blind safe by Brewer & Harrower); lines and methods use the Okabe-Ito colours
+(:data:`CATEGORICAL`), which stay distinct under deuteranopia, protanopia and tritanopia; attention is the
+sequential Viridis scale. Every figure also gets a text alternative (``layout.meta.alt``, read by
+``assets/a11y.js`` into the figure's ``aria-label``).
 
 Plotly draws a subset of HTML in every text it shows (``<br>``, ``<b>``, ``<sub>``, ``<span style>``,
 ``<a href>``). Every string that comes from the user (feature names, levels, class labels, rule text,
@@ -17,9 +21,14 @@ from plotly.subplots import make_subplots
 
 from explainers import Explanation, GlobalImportance
 from explainers.metrics import top_k
+from explainers.numbers import plain  # the one formatter of numbers people read (re-exported)
 from explainers.types import AgreementReport
 
-POS, NEG, GREY = "#d62728", "#1f77b4", "#9aa0a6"
+POS, NEG, GREY = "#b2182b", "#2166ac", "#767676"
+DIVERGING = [[0.0, "#2166ac"], [0.25, "#67a9cf"], [0.5, "#f7f7f7"], [0.75, "#ef8a62"], [1.0, "#b2182b"]]
+"""Diverging scale of every signed attribution or correlation (blue negative, white 0, red positive)."""
+CATEGORICAL = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442"]
+"""Okabe & Ito (2008) colours for lines and methods (yellow last: weak on white)."""
 # A small template with the look of "plotly_white": assigning the full built-in template deep-copies
 # definitions for every trace type on each figure (~25 ms a figure, measured on the Persuasive page).
 pio.templates["candor"] = go.layout.Template(layout=dict(
@@ -28,7 +37,7 @@ pio.templates["candor"] = go.layout.Template(layout=dict(
                ticks="", zerolinewidth=2),
     yaxis=dict(gridcolor="#EBF0F8", linecolor="#EBF0F8", zerolinecolor="#EBF0F8", automargin=True,
                ticks="", zerolinewidth=2),
-    colorway=["#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3", "#FF6692", "#B6E880"]))
+    colorway=CATEGORICAL))
 TEMPLATE = "candor"
 _BASE = dict(template=TEMPLATE, margin=dict(l=10, r=10, t=40, b=40), font=dict(size=12))
 
@@ -55,24 +64,30 @@ def esc_all(texts) -> list[str]:
     return [esc(t) for t in texts]
 
 
-def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
+def _layout(fig: go.Figure, title: str, alt: str | None = None, **kw) -> go.Figure:
+    """Title, template and margins; ``alt`` (plain text) is the figure's text alternative beyond its title."""
     fig.update_layout(title=dict(text=title, x=0.01, font=dict(size=14)), **_BASE, **kw)
+    if "margin" not in kw and title.count("<br>"):  # room for every line of the title above the plot
+        fig.update_layout(margin=dict(t=max(40, 34 + 15 * title.count("<br>"))))
+    if alt:
+        fig.update_layout(meta=dict(alt=alt))
     return fig
 
 
-def plain(value: float, digits: int = 3) -> str:
-    """A number as people read it, never in scientific notation: ``digits`` significant digits, at most 8 decimals.
+def wrap_note(text: str, width: int = 90) -> str:
+    """A long ``<sup>`` note of a title broken into lines of about ``width`` characters (Plotly never wraps titles,
+    so a long note ran off the figure's right edge: "± 1 standard error ... (their order is")."""
+    import textwrap
 
-    ``0.000123456`` -> ``"0.000123"``; ``1234.5`` -> ``"1234"`` (``digits`` only adds decimals); values
-    below 0.00000001 in magnitude read ``"0"``; NaN reads ``"n/a"``.
-    """
-    v = float(value)
-    if v != v:
-        return "n/a"
-    if abs(v) < 1e-8:
-        return "0"
-    decimals = int(min(8, max(0, digits - 1 - np.floor(np.log10(abs(v))))))
-    return f"{v:.{decimals}f}"
+    return "<br>".join(textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)) or text
+
+
+def bars_alt(names, values, what: str, n: int = 3) -> str:
+    """Text alternative of a bar chart: the ``n`` largest bars by ``|value|`` in words, e.g.
+    ``"SHAP attributions, largest: worst radius +0.12, mean area -0.08"``."""
+    v = np.asarray(values, dtype=float)
+    order = [int(j) for j in np.argsort(-np.abs(np.nan_to_num(v)), kind="stable")[:n]]
+    return f"{what}, largest: " + ", ".join(f"{names[j]} {plain(v[j], signed=True, trim=True)}" for j in order)
 
 
 def gap_text(gap: float) -> str:
@@ -119,8 +134,9 @@ def _error_note(se: np.ndarray | None, flags: np.ndarray, shown, say_exact: bool
     if not np.nanmax(se) > 0:
         return "<br><sup>exact values (standard error 0)</sup>" if say_exact else ""
     n = int(flags[list(shown)].sum())
-    return (f"<br><sup>bars: ± 1 standard error (largest {plain(np.nanmax(se))})"
-            + (f"; {n} shown {'feature' if n == 1 else 'features'} marked {ROUGH_NOTE}" if n else "") + "</sup>")
+    note = (f"bars: ± 1 standard error (largest {plain(np.nanmax(se))})"
+            + (f"; {n} shown {'feature' if n == 1 else 'features'} marked {ROUGH_NOTE}" if n else ""))
+    return "<br><sup>" + wrap_note(note).replace("<br>", "</sup><br><sup>") + "</sup>"
 
 
 def importance_bar(g: GlobalImportance, max_display: int = 15) -> go.Figure:
@@ -136,7 +152,8 @@ def importance_bar(g: GlobalImportance, max_display: int = 15) -> go.Figure:
                                         color="#444", thickness=1.2, width=3),
                            hovertemplate="%{y}: %{x:.4f} ± %{customdata:.4f}<extra></extra>"))
     return _layout(fig, f"Global importance: mean |SHAP| ({g.output_space} of {esc(g.target)})"
-                        + _error_note(se, flags, order), xaxis_title=f"mean |attribution| ({esc(g.output_space)})")
+                        + _error_note(se, flags, order), xaxis_title=f"mean |attribution| ({esc(g.output_space)})",
+                   alt=bars_alt(g.feature_names, imp, "mean |SHAP| per feature"))
 
 
 def beeswarm(g: GlobalImportance, max_display: int = 12, seed: int = 0) -> go.Figure:
@@ -149,7 +166,7 @@ def beeswarm(g: GlobalImportance, max_display: int = 12, seed: int = 0) -> go.Fi
         pct = (np.argsort(np.argsort(col)) / max(len(col) - 1, 1))
         fig.add_trace(go.Scatter(
             x=g.values[:, j], y=pos + rng.uniform(-0.3, 0.3, len(col)), mode="markers",
-            marker=dict(size=4, color=pct, colorscale="RdBu_r", cmin=0, cmax=1, showscale=pos == 0,
+            marker=dict(size=4, color=pct, colorscale=DIVERGING, cmin=0, cmax=1, showscale=pos == 0,
                         colorbar=dict(title="value<br>pct", thickness=10)),
             name=esc(g.feature_names[j]), showlegend=False,
             hovertemplate="%{fullData.name}<br>SHAP %{x:.4f}<extra></extra>"))
@@ -158,7 +175,9 @@ def beeswarm(g: GlobalImportance, max_display: int = 12, seed: int = 0) -> go.Fi
     note = "" if se is None or not np.nanmax(se, initial=0) > 0 else \
         f"<br><sup>sampled values: median standard error {plain(float(np.nanmedian(se)))}</sup>"
     return _layout(fig, f"SHAP values of {len(g.values)} rows (beeswarm){note}",
-                   xaxis_title=f"SHAP value ({esc(g.output_space)})")
+                   xaxis_title=f"SHAP value ({esc(g.output_space)})",
+                   alt=f"one dot per row for the {len(order)} most important features; colour: the feature's value "
+                       "percentile, blue low to red high")
 
 
 def waterfall(e: Explanation, max_display: int = 10, value_labels=None) -> go.Figure:
@@ -184,7 +203,8 @@ def waterfall(e: Explanation, max_display: int = 10, value_labels=None) -> go.Fi
     fig = go.Figure(go.Waterfall(
         orientation="h", measure=["absolute"] + ["relative"] * len(vals) + ["total"],
         y=y, x=[e.base_value] + vals + [e.prediction], text=[plain(e.base_value)] + text + [plain(e.prediction)],
-        textposition="outside", increasing=dict(marker_color=POS), decreasing=dict(marker_color=NEG),
+        textposition="outside", cliponaxis=False,  # the number beside the last bar stays readable
+        increasing=dict(marker_color=POS), decreasing=dict(marker_color=NEG),
         totals=dict(marker_color=GREY), connector=dict(line=dict(color="#ccc")),
         hovertemplate="%{y}: %{text}<extra></extra>"))
     bars = np.nan_to_num(np.asarray(err, dtype=float))
@@ -194,28 +214,42 @@ def waterfall(e: Explanation, max_display: int = 10, value_labels=None) -> go.Fi
                                  error_x=dict(type="data", array=bars, color="#444", thickness=1.2, width=4),
                                  hoverinfo="skip", showlegend=False))
     fig.update_yaxes(autorange="reversed")
-    return _layout(fig, f"SHAP: from base_value {plain(e.base_value)} to prediction {plain(e.prediction)} "
-                        f"(additivity gap {gap_text(e.additivity_gap)})" + _error_note(se, flags, order, True),
-                   xaxis_title=f"{esc(e.output_space)} of {esc(e.target)}")
+    fig = _layout(fig, f"SHAP: from base_value {plain(e.base_value)} to prediction {plain(e.prediction)} "
+                       f"(additivity gap {gap_text(e.additivity_gap)})" + _error_note(se, flags, order, True),
+                  xaxis_title=f"{esc(e.output_space)} of {esc(e.target)}",
+                  alt=bars_alt(e.feature_names, e.values, "SHAP attributions"))
+    return fig.update_layout(margin=dict(l=10, r=60, t=40, b=40))
 
 
 def attribution_bar(e: Explanation, max_display: int = 10, title: str | None = None,
                     values: np.ndarray | None = None) -> go.Figure:
-    """Signed attributions of the largest features, largest on top."""
+    """Signed attributions of the largest features, largest on top.
+
+    Every bar keeps its label (30 bars and more: a smaller font, never every other label hidden). A LIME
+    explanation names the bin or level the row falls in (``"worst area > 1,084"``, from
+    ``params["conditions"]``): LIME weighs that condition, not the feature as a whole.
+    """
     v = e.values if values is None else np.asarray(values)
     order = [j for j in top_k(v, max_display) if v[j] != 0][::-1]
     se = standard_errors(e)
     flags = rank_unresolved(v, se)
     err = np.nan_to_num(se[order]) if se is not None else np.zeros(len(order))
-    fig = go.Figure(go.Bar(x=v[order], y=[(ROUGH if flags[j] else "") + esc(e.feature_names[j]) for j in order],
+    cond = e.params.get("conditions") if isinstance(e.params, dict) else None
+    names = list(cond) if cond is not None and len(cond) == len(e.feature_names) else list(e.feature_names)
+    fig = go.Figure(go.Bar(x=v[order], y=[(ROUGH if flags[j] else "") + esc(names[j]) for j in order],
                            orientation="h", marker_color=[POS if v[j] > 0 else NEG for j in order], customdata=err,
                            error_x=dict(type="data", array=err, visible=bool(err.max(initial=0) > 0), color="#444",
                                         thickness=1.2, width=3),
                            hovertemplate="%{y}: %{x:.4f} ± %{customdata:.4f}<extra></extra>"))
     note = _error_note(se, flags, order)
+    n = len(order)
+    fig.update_yaxes(tickmode="array", tickvals=fig.data[0].y, ticktext=fig.data[0].y,  # every label, none skipped
+                     tickfont=dict(size=12 if n <= 18 else 10 if n <= 30 else 9))
     return _layout(fig, (title or f"{e.method.upper()} attributions") + note,
                    xaxis_title=f"attribution ({esc(e.output_space)})",
-                   height=max(260, 26 * len(order) + 90) + (20 if note else 0))
+                   height=max(260, 26 * n + 90) + (20 * note.count("<sup>") if note else 0),
+                   alt=bars_alt(names, v, f"{e.method.upper()} attributions, {n} bars, red towards and blue against "
+                                          f"{e.target}"))
 
 
 def attention_heatmaps(cls: np.ndarray, feature_names: tuple[str, ...]) -> go.Figure:
@@ -237,13 +271,15 @@ def head_agreement(report: AgreementReport) -> go.Figure:
     rho = report.per_head
     fig = go.Figure(go.Heatmap(z=rho, x=[f"head {h}" for h in range(rho.shape[1])],
                                y=[f"layer {l}" for l in range(rho.shape[0])], zmin=-1, zmax=1,
-                               colorscale="RdBu_r", text=np.round(rho, 2), texttemplate="%{text}",
+                               colorscale=DIVERGING, text=np.round(rho, 2), texttemplate="%{text}",
                                colorbar=dict(title="ρ"), hovertemplate="%{y}, %{x}: ρ = %{z:.3f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed")
     return _layout(fig, f"Spearman ρ: {report.query} attention vs |{report.attribution_method}|", height=260)
 
 
-_METHOD_COLOURS = {"muse": POS, "cart": GREY, "flat": NEG}
+_METHOD_COLOURS = {"muse": "#D55E00", "cart": "#0072B2", "cart_dl": "#009E73", "flat": GREY}
+_METHOD_SYMBOLS = {"muse": "circle", "cart": "square", "cart_dl": "triangle-up", "flat": "x"}
+_DRAW_ORDER = ("flat", "cart", "cart_dl", "muse")  # MUSE last: on top, never hidden under the flat set's markers
 
 
 def frontier(f, selected: str | None = None) -> go.Figure:
@@ -255,21 +291,28 @@ def frontier(f, selected: str | None = None) -> go.Figure:
     dotted line, and the title names the points that do not beat it.
     Each point carries ``customdata = (method, budget)`` so that a click can show it.
     """
-    colours = {**_METHOD_COLOURS, "cart_dl": "#2ca02c"}
+    colours = _METHOD_COLOURS
     names = {"muse": "MUSE", "cart": "CART", "cart_dl": "CART AS DECISION SET", "flat": "FLAT"}
+    # only MUSE has neighborhoods: CART and the flat set are not drawn at "0 neighborhoods"
+    with_nbhd = [m for m in _DRAW_ORDER if any(getattr(p, "n_neighborhoods", 0) for p in f.curve(m))]
+    third = "vs neighborhoods" + (f" ({', '.join(names[m] for m in with_nbhd)})" if with_nbhd else "")
     fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=("vs rules", "vs predicates", "vs neighborhoods"))
-    for method in ("muse", "cart", "cart_dl", "flat"):
+                        subplot_titles=("vs rules", "vs predicates", third))
+    for method in [m for m in _DRAW_ORDER if f.curve(m)] + [m for m in {p.method for p in f.points}
+                                                           if m not in _DRAW_ORDER]:
         pts = f.curve(method)
         if not pts:
             continue
         lo = [p.agreement - getattr(p, "agreement_low", float("nan")) for p in pts]
         hi = [getattr(p, "agreement_high", float("nan")) - p.agreement for p in pts]
         for col, attr in enumerate(("n_rules", "n_predicates", "n_neighborhoods"), start=1):
+            if attr == "n_neighborhoods" and method not in with_nbhd:
+                continue
             fig.add_trace(go.Scatter(
                 x=[getattr(p, attr) for p in pts], y=[p.agreement for p in pts], mode="lines+markers",
                 name=names.get(method, method.upper()), legendgroup=method, showlegend=col == 1,
-                marker=dict(color=colours.get(method, GREY), size=9),
+                marker=dict(color=colours.get(method, GREY), size=11 if method == "muse" else 9,
+                            symbol=_METHOD_SYMBOLS.get(method, "circle")),
                 line=dict(color=colours.get(method, GREY), dash="dash" if method == "cart_dl" else "solid"),
                 error_y=dict(type="data", array=hi, arrayminus=lo, thickness=1, width=3),
                 customdata=[(p.method, p.budget, p.fit_seconds, getattr(p, "agreement_low", float("nan")),
@@ -296,7 +339,10 @@ def frontier(f, selected: str | None = None) -> go.Figure:
                                          marker=dict(size=16, symbol="diamond-open", color="black"),
                                          hoverinfo="skip"), row=1, col=col)
     fig.update_yaxes(title_text="agreement (held-out, 95% CI)", row=1, col=1)
-    fig = _layout(fig, title, legend=dict(orientation="h", y=-0.2))
+    fig.update_xaxes(dtick=1, row=1, col=3)  # neighborhoods are whole numbers
+    best = {m: max(f.curve(m), key=lambda p: p.agreement) for m in _DRAW_ORDER if f.curve(m)}
+    alt = "; ".join(f"{names[m]} best agreement {plain(p.agreement)} with {p.n_rules} rules" for m, p in best.items())
+    fig = _layout(fig, title, legend=dict(orientation="h", y=-0.2), alt=alt)
     fig.update_layout(margin=dict(t=80))
     return fig
 
@@ -309,4 +355,5 @@ def confusion(detail) -> go.Figure:
                                text=detail.confusion, texttemplate="%{text}",
                                hovertemplate="%{y}, %{x}: %{z} rows<extra></extra>"))
     fig.update_yaxes(autorange="reversed")
-    return _layout(fig, f"Surrogate vs model on {detail.n_rows} held-out rows (agreement {detail.agreement:.3f})")
+    return _layout(fig, f"Surrogate vs model on {detail.n_rows} held-out rows (agreement {detail.agreement:.3f})",
+                   alt="rows: the model's label, columns: the surrogate's; the diagonal counts the rows they agree on")

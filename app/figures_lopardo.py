@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from app.figures import GREY, POS, esc
+from app.figures import GREY, NEG, POS, esc
 from app.figures_text import _layout, word_strips
 
 _SIGNED = {"LIME", "LIME approx.", "G-avg", "G×I"}
@@ -49,7 +49,7 @@ def agreement_bars(spearman: dict) -> go.Figure:
     names = [n for n in spearman if n != "α-avg"]
     vals = [spearman[n] for n in names]
     shown = [0.0 if np.isnan(v) else v for v in vals]
-    fig = go.Figure(go.Bar(x=names, y=shown, marker_color=[GREY if np.isnan(v) else POS for v in vals],
+    fig = go.Figure(go.Bar(x=names, y=shown, marker_color=[GREY if np.isnan(v) else POS if v >= 0 else NEG for v in vals],
                            text=["n/a" if np.isnan(v) else f"{v:.2f}" for v in vals], textposition="outside",
                            hovertemplate="Spearman ρ(α-avg, |%{x}|) = %{y:.3f}<extra></extra>"))
     fig.update_yaxes(range=[-1.1, 1.1], title="Spearman ρ with α-avg")

@@ -9,14 +9,15 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.figures import GREY, NEG, POS, _layout, esc
+from app.figures import CATEGORICAL, NEG, POS, _layout, bars_alt, esc, plain
 
 _TALL = dict(l=10, r=10, t=75, b=40)
-ROW_MEASURES = (("sufficiency", "sufficiency (0 is best)", "#ff7f0e"),
-                ("comprehensiveness", "comprehensiveness", POS),
-                ("spearman", "Spearman ρ with the full ranking", "#2ca02c"),
-                ("mass_retained", "share of |attribution| shown", GREY),
-                ("r2_restricted", "local R² of a fit on the shown features", "#9467bd"))
+ROW_MEASURES = (("sufficiency", "sufficiency (0 is best)", CATEGORICAL[1]),
+                ("comprehensiveness", "comprehensiveness", CATEGORICAL[5]),
+                ("spearman", "Spearman ρ with the full ranking", CATEGORICAL[2]),
+                ("mass_retained", "share of |attribution| shown", CATEGORICAL[0]),
+                ("r2_restricted", "local R² of a fit on the shown features", CATEGORICAL[3]))
+"""The row's measures and their Okabe-Ito colours (:data:`app.figures.CATEGORICAL`), shared with the global tradeoff."""
 COST_ROWS = (("mass_retained", "Share of |attribution| shown", "{:.1%}"), ("sufficiency", "Sufficiency", None),
              ("comprehensiveness", "Comprehensiveness", None), ("aopc_comprehensiveness", "AOPC comprehensiveness", None),
              ("deletion_auc_norm", "Deletion AUC (share of the gap)", None),
@@ -25,6 +26,26 @@ COST_ROWS = (("mass_retained", "Share of |attribution| shown", "{:.1%}"), ("suff
              ("r2_restricted", "Local R², shown features", None), ("additivity_gap", "Additivity gap", None))
 """What a simplification costs, as the Persuasive page and the report show it: (key of ``fidelity_after``,
 label, format or None for :func:`app.components.fmt`)."""
+
+
+def operator_text(operators) -> str:
+    """The rule operators applied, in words: ``"O5 keep the top 3 rules → O2 round thresholds to 2 significant
+    digits"`` (never a dict or a numpy repr such as ``prune {'max_rules': np.int64(3)}``).
+
+    ``operators`` is :attr:`explainers.persuasive.RuleSimplification.operators`: (name, params) pairs.
+    """
+    def one(name, p) -> str:
+        if name == "prune":
+            return (f"O5 keep the top {int(p['max_rules'])} rule{'' if int(p['max_rules']) == 1 else 's'} by coverage"
+                    if "max_rules" in p else f"O5 keep the rules covering at least {plain(p.get('min_coverage', 0))} of rows")
+        if name == "round_thresholds":
+            kept = p.get("not_rounded") or ()
+            return (f"O2 round thresholds to {int(p['sig'])} significant digit{'' if int(p['sig']) == 1 else 's'}"
+                    + (f" (not {', '.join(map(str, kept))}: levels and dates stay as they are)" if kept else ""))
+        if name == "plain_language":
+            return "O8 phrase predicates in words" + (f" ({int(p['lexicon'])} phrases)" if p.get("lexicon") else "")
+        return str(name).replace("_", " ")
+    return " → ".join(one(name, dict(params or {})) for name, params in operators) or "no operator"
 
 
 def persuasive_items(s, title: str) -> go.Figure:
@@ -41,7 +62,7 @@ def persuasive_items(s, title: str) -> go.Figure:
         rank = m - r
         if it.shown is not None:
             x.append(it.shown)
-            text.append(f"{it.shown:+.3g}")
+            text.append(plain(it.shown, 3, signed=True, trim=True))
         else:
             x.append(np.sign(it.value) * vmax * (m - rank + 1) / m)
             text.append(it.strength or ("up" if it.value > 0 else "down"))
@@ -49,9 +70,13 @@ def persuasive_items(s, title: str) -> go.Figure:
                            marker_color=[POS if it.value > 0 else NEG for it in items],
                            customdata=[it.value for it in items],
                            hovertemplate="%{y}: shown %{text}<br>exact %{customdata:.4f}<extra></extra>"))
+    fig.update_yaxes(tickmode="array", tickvals=fig.data[0].y, ticktext=fig.data[0].y,  # every label
+                     tickfont=dict(size=12 if m <= 18 else 10 if m <= 30 else 9))
     fig = _layout(fig, title, xaxis_title=f"attribution ({esc(s.parent.output_space)})" if all(
         it.shown is not None for it in items) else "direction and rank only (bar length = rank)",
-                  height=max(260, 26 * m + 110))
+                  height=max(260, 26 * m + 110),
+                  alt=bars_alt([it.name for it in items], [it.value for it in items],
+                               f"{m} items a reader is shown, red towards and blue against the explained class"))
     return fig.update_layout(margin=_TALL)
 
 
@@ -82,10 +107,7 @@ def row_tradeoff(curve, current) -> go.Figure:
 def global_tradeoff(g, k: int) -> go.Figure:
     """Top-k sufficiency, comprehensiveness, Spearman ρ and mass averaged over held-out rows."""
     fig = make_subplots(rows=1, cols=1)
-    for key, name, colour in (("sufficiency", "sufficiency (0 is best)", "#ff7f0e"),
-                              ("comprehensiveness", "comprehensiveness", POS),
-                              ("spearman", "Spearman ρ", "#2ca02c"),
-                              ("mass_retained", "share of |attribution| shown", GREY)):
+    for key, name, colour in [m for m in ROW_MEASURES if m[0] != "r2_restricted"]:
         se = g.std_error[key]
         fig.add_trace(go.Scatter(x=g.k, y=getattr(g, key), name=name, mode="lines", line_color=colour,
                                  error_y=dict(type="data", array=se, thickness=1, width=0, color=colour),
@@ -107,8 +129,9 @@ def rule_tradeoff(view, kept: int) -> go.Figure:
                    hovertemplate="%{x} rules, %{customdata} predicates: agreement %{y:.3f}<extra></extra>"),
     ])
     fig.add_vline(x=kept, line_dash="dash", line_color="#666")
-    fig.update_layout(template="candor", title=dict(text="Agreement as rules are dropped", x=0.01,
-                                                          font=dict(size=14)),
-                      xaxis_title="rules shown", yaxis_title="agreement with the model (held-out)",
-                      margin=dict(l=10, r=10, t=40, b=40))
-    return fig
+    best = int(np.nanargmax(view.agreement_curve)) if len(view.agreement_curve) else 0
+    return _layout(fig, "Agreement as rules are dropped", xaxis_title="rules shown",
+                   yaxis_title="agreement with the model (held-out)", showlegend=False,
+                   alt=f"{kept} rules shown; agreement from {plain(view.agreement_curve[0])} with "
+                       f"{view.kept_counts[0]} rules to {plain(view.agreement_curve[-1])} with {view.kept_counts[-1]}; "
+                       f"highest with {view.kept_counts[best]}" if len(view.agreement_curve) else None)

@@ -10,14 +10,16 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.figures import GREY, POS, ROUGH, ROUGH_NOTE, TEMPLATE, esc, esc_all, plain, rank_unresolved, standard_errors
+from explainers.numbers import number_text
+from app.figures import (CATEGORICAL, DIVERGING, GREY, ROUGH, ROUGH_NOTE, TEMPLATE, esc, esc_all, plain,
+                         rank_unresolved, standard_errors, wrap_note)
 
 _BASE = dict(template=TEMPLATE, font=dict(size=12))
 
 
 def _layout(fig: go.Figure, title: str, margin: dict | None = None, **kw) -> go.Figure:
     fig.update_layout(title=dict(text=title, x=0.01, font=dict(size=14)),
-                      margin=margin or dict(l=10, r=10, t=40, b=40), **_BASE, **kw)
+                      margin=margin or dict(l=10, r=10, t=max(40, 34 + 15 * title.count("<br>")), b=40), **_BASE, **kw)
     return fig
 
 MODEL_VIEW_MAX_TOKENS = 40
@@ -34,9 +36,9 @@ def _ticks(tokens) -> list[str]:
 def prediction_bar(labels, probabilities, source: str) -> go.Figure:
     """Class probabilities (softmax of the logits), predicted class highlighted."""
     probs = np.asarray(probabilities, float)
-    colours = [POS if i == int(np.argmax(probs)) else GREY for i in range(probs.size)]
+    colours = [CATEGORICAL[0] if i == int(np.argmax(probs)) else GREY for i in range(probs.size)]
     fig = go.Figure(go.Bar(x=probs, y=esc_all(labels), orientation="h", marker_color=colours,
-                           text=[f"{p:.3f}" for p in probs], textposition="auto",
+                           text=[f"{p:.3f}" for p in probs], textposition="auto", textangle=0,
                            hovertemplate="P(%{y}) = %{x:.4f}<extra></extra>"))
     fig.update_xaxes(range=[0, 1])
     return _layout(fig, f"Prediction: P(class) = softmax of the logits ({esc(source)})", height=200,
@@ -124,14 +126,15 @@ def word_strips(words, rows, *, text_format: str, hover_format: str) -> go.Figur
         v = np.asarray(v, float)
         se = np.asarray(rest[0], float) if rest and rest[0] is not None else None
         bound = float(np.max(np.abs(v))) or 1.0
-        kw = dict(zmin=-bound, zmax=bound, colorscale="RdBu_r") if signed else dict(zmin=0, zmax=bound,
+        kw = dict(zmin=-bound, zmax=bound, colorscale=DIVERGING) if signed else dict(zmin=0, zmax=bound,
                                                                                    colorscale="Viridis")
         flags = rank_unresolved(v, se)
-        text = [(ROUGH if f else "") + format(x, text_format) for x, f in zip(v, flags)]
-        err = [f" ± {format(s, hover_format)}" if s == s else "" for s in se] if se is not None else [""] * v.size
+        text = [(ROUGH if f else "") + number_text(x, text_format) for x, f in zip(v, flags)]
+        err = [f" ± {number_text(s, hover_format)}" if s == s else "" for s in se] if se is not None else [""] * v.size
+        err = [number_text(x, hover_format) + e for x, e in zip(v, err)]  # the hover's number, never 1.2e+03
         fig.add_trace(go.Heatmap(z=[v], x=ticks, y=[esc(name)], text=[text], customdata=[err],
                                  texttemplate="%{text}", showscale=False,
-                                 hovertemplate=f"%{{y}}<br>%{{x}}: %{{z:{hover_format}}}%{{customdata}}<extra></extra>",
+                                 hovertemplate="%{y}<br>%{x}: %{customdata}<extra></extra>",
                                  **kw),
                       row=i + 1, col=1)
     fig.update_xaxes(tickangle=45)
@@ -177,7 +180,7 @@ def agreement_heatmap(report, metric: str) -> go.Figure:
     lo = 0 if metric == "top_k" else -1
     L, H = z.shape
     fig = go.Figure(go.Heatmap(z=z, x=[f"head {h}" for h in range(H)], y=[f"layer {l}" for l in range(L)],
-                               zmin=lo, zmax=1, colorscale="RdBu_r" if lo < 0 else "Viridis",
+                               zmin=lo, zmax=1, colorscale=DIVERGING if lo < 0 else "Viridis",
                                text=np.where(np.isnan(z), "n/a", np.round(z, 2).astype(str)), texttemplate="%{text}",
                                colorbar=dict(title=METRICS[metric].split()[0]),
                                hovertemplate=f"%{{y}}, %{{x}}: {name} = %{{z:.3f}}<extra></extra>"))
@@ -245,8 +248,9 @@ def _roles_hover(roles, l: int, h: int) -> str:
 def _level_title(roles) -> str:
     level = getattr(roles, "level", "word")
     what = "tokens, [CLS]/[SEP] excluded" if level == "token" else "words, pieces merged"
-    return (f"{esc(level)} level ({what}): ±1 shares over queries that have the neighbour, "
-            f"n = {getattr(roles, 'eligible_prev', 0):,} of {roles.n_queries:,}")
+    # two panels side by side: each title wrapped to its half, so they never run into each other
+    return wrap_note(f"{esc(level)} level ({what}): ±1 shares over queries that have the neighbour, "
+                     f"n = {getattr(roles, 'eligible_prev', 0):,} of {roles.n_queries:,}", 55)
 
 
 def roles_view(roles, word_roles=None) -> go.Figure:
@@ -277,8 +281,8 @@ def roles_view(roles, word_roles=None) -> go.Figure:
         fig.update_yaxes(autorange="reversed", showticklabels=i == 0, row=1, col=i + 1)
     fig.update_annotations(font=dict(size=11))
     return _layout(fig, "Head roles (−1/+1 positional, syn×k: k dependency relations, rare word) and "
-                        "confidence (colour); hover for every relation", height=380,
-                   margin=dict(l=10, r=10, t=70, b=40))
+                        "confidence (colour); hover for every relation", height=400,
+                   margin=dict(l=10, r=10, t=95, b=40))
 
 
 def importance_view(importance) -> go.Figure:
@@ -300,7 +304,8 @@ def pruning_view(curves) -> go.Figure:
     for c in curves:
         random = c.order.startswith("random")
         fig.add_trace(go.Scatter(x=np.asarray(c.fraction_pruned) * 100, y=c.agreement, mode="lines+markers",
-                                 name=c.order, line=dict(color=GREY if random else POS, dash="dot" if random else None),
+                                 name=c.order, line=dict(color=GREY if random else CATEGORICAL[0],
+                                                         dash="dot" if random else None),
                                  customdata=c.n_pruned,
                                  hovertemplate="%{x:.0f}% pruned (%{customdata} heads): agreement %{y:.3f}<extra></extra>"))
     fig.update_yaxes(range=[0, 1.02])

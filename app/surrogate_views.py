@@ -71,13 +71,16 @@ def rules_by_neighborhood(view) -> dbc.Card:
     rs = view.rule_set
     blocks = []
     for k, descriptor in enumerate(rs.neighborhoods):
-        rows = [html.Tr([html.Td(rule_text([view.rule_texts[i]], label=r.label, always="always"), className="rule-text"),
+        rows = [html.Tr([html.Td(rule_text([view.rule_texts[i]], label=r.label), className="rule-text"),
                          html.Td(r.support), html.Td(fmt(r.precision, 2)), html.Td(fmt(view.rule_agreement[i], 2)),
                          html.Td(int(view.rule_heldout_support[i]))])
                 for i, r in enumerate(rs.rules) if r.descriptor == descriptor]
-        head = "everywhere" if not descriptor else _shown(view.neighborhood_texts[k])
-        blocks.append(html.Div([html.Div(["If ", html.Span(head, className="rule-text fw-semibold"), ":"],
-                                         className="neighborhood-head"),
+        # a flat set (one neighborhood, no descriptor) has no "If ...:" header ("If everywhere:" read oddly)
+        head = (html.Div("Rules for every row (no neighborhood)", className="neighborhood-head")
+                if not descriptor else
+                html.Div(["If ", html.Span(_shown(view.neighborhood_texts[k]), className="rule-text fw-semibold"), ":"],
+                         className="neighborhood-head"))
+        blocks.append(html.Div([head,
                                 dbc.Table([html.Thead(html.Tr([html.Th("Decision rule"), html.Th("Support"),
                                                                html.Th("Precision"), html.Th("Held-out agreement"),
                                                                html.Th("Held-out rows")])),

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
+from .numbers import number_text
 from .rules import format_predicate
 
 __all__ = ["ColumnCode", "TabularCodec", "MISSING", "date_text", "value_labels", "predicate_text", "conjunction_parts",
@@ -109,7 +110,7 @@ class ColumnCode:
         if (shown := self._formatted(code)) is not None:
             return shown
         if self.kind == "numeric":
-            return MISSING if np.isnan(code) else format(float(code), fmt)
+            return MISSING if np.isnan(code) else number_text(code, fmt)
         if self.kind == "datetime":
             return date_text(code, self.timed)
         return self.label(code)
@@ -377,7 +378,7 @@ def value_labels(values, codec: TabularCodec | None = None, fmt: str = ".4g") ->
     """
     v = np.asarray(values, dtype=float).ravel()
     if codec is None or len(codec.columns) != v.size:
-        return tuple(format(float(x), fmt) for x in v)
+        return tuple(number_text(x, fmt) for x in v)
     return tuple(c.text(float(x), fmt) for c, x in zip(codec.columns, v))
 
 

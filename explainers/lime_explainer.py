@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from lime.lime_tabular import LimeTabularExplainer
 
+from .numbers import plain
 from .types import Explanation, Fidelity
 
 __all__ = ["LimeExplainer", "RepeatedFits", "repeat_until_converged", "weighted_r2"]
@@ -279,7 +280,7 @@ class LimeExplainer:
 
     def _bin_names(self, j: int) -> list[str]:
         edges, reps = self._bins[j]
-        e = [f"{v:.4g}" for v in edges]
+        e = [plain(v, 4, trim=True) for v in edges]  # "> 1,084", never "> 1.084e+03"
         if not e:
             return ["observed value", MISSING_BIN]
         return [f"<= {e[0]}"] + [f"{a} < x <= {b}" for a, b in zip(e, e[1:])] + [f"> {e[-1]}", MISSING_BIN]
@@ -323,6 +324,41 @@ class LimeExplainer:
             explainer.discretizer = copy.copy(built.discretizer)
             explainer.discretizer.random_state = rs
         return explainer
+
+    def conditions(self, row_t: np.ndarray) -> tuple[str, ...]:
+        """The interpretable feature LIME weighs for each column of this row, as a reader should see it.
+
+        A continuous column is the quartile bin the row falls in (``"worst area > 1,084"``,
+        ``"12.3 < worst radius <= 15.8"``: the bounds of lime's discretizer, written with
+        :func:`explainers.numbers.plain`), a categorical or binned column its level (``"colour = blue"``).
+
+        Parameters
+        ----------
+        row_t : ndarray of shape (n_features,)
+            The row in LIME's space (levels and bins as codes).
+
+        Returns
+        -------
+        tuple of str, length n_features
+        """
+        built = self._explainer(0)
+        disc, cat_names, out = built.discretizer, built.categorical_names or {}, []
+        for j, name in enumerate(self.feature_names):
+            if disc is not None and j in disc.lambdas:
+                b = int(disc.lambdas[j](row_t[j]))
+                lo, hi = disc.mins[j], disc.maxs[j]
+                last = len(lo) - 1
+                out.append(f"{name} <= {plain(hi[0], 4, trim=True)}" if b == 0 else
+                           f"{name} > {plain(lo[b], 4, trim=True)}" if b >= last else
+                           f"{plain(lo[b], 4, trim=True)} < {name} <= {plain(hi[b], 4, trim=True)}")
+            elif j in cat_names:
+                levels = cat_names[j]
+                level = levels[int(min(max(round(float(row_t[j])), 0), len(levels) - 1))]
+                out.append((level.replace(" x ", f" {name} ") if " x " in level else f"{name} {level}")
+                           if j in self._bins else f"{name} = {level}")
+            else:
+                out.append(str(name))
+        return tuple(out)
 
     def independent_seeds(self, n: int) -> tuple[int, ...]:
         """``n`` seeds whose explanations share no neighborhood (each uses ``repeats + 1`` consecutive seeds).
@@ -399,7 +435,8 @@ class LimeExplainer:
                     "converged": converged, "tolerance": tolerance, "rel_tolerance": self.rel_tolerance,
                     "time_budget_s": self.time_budget_s, "seconds": seconds,
                     "heldout_r2": heldout, "local_pred": float(np.mean([f[3] for f in fits])), "units": self.units,
-                    "binned_missing": tuple(self.feature_names[j] for j in self._bins)},
+                    "binned_missing": tuple(self.feature_names[j] for j in self._bins),
+                    "conditions": self.conditions(row_t)},
         )
 
     def _fit(self, row_t: np.ndarray, fn, seed: int, n: int) -> tuple[np.ndarray, float, float, float]:

@@ -12,6 +12,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from .numbers import plain
+
 
 __all__ = ["predicate_mask", "conjunction_mask", "rule_text", "format_threshold", "format_predicate"]
 
@@ -81,8 +83,8 @@ def conjunction_mask(
 
 
 def format_threshold(value: float) -> str:
-    """Render a numeric threshold with 4 significant digits (``16.8``, ``0.1425``)."""
-    return f"{float(value):.4g}"
+    """Render a numeric threshold with 4 significant digits (``16.8``, ``0.1425``, ``226,800``: never ``2.268e+05``)."""
+    return plain(value, 4, trim=True)
 
 
 def format_predicate(feature: str, op: str, threshold) -> str:
@@ -109,7 +111,8 @@ def rule_text(rule, codec=None, *, label=None, always: str = "(always)") -> str:
     label : optional
         The label after THEN; default ``rule.label``.
     always : str, default="(always)"
-        The condition shown for an empty conjunction.
+        Kept for callers; a rule without a condition reads ``"ALWAYS malignant"`` (never the
+        ``"IF always THEN malignant"`` a first-time user found), so no caller needs it.
     """
     if hasattr(rule, "predicates"):
         if codec is None:
@@ -119,4 +122,5 @@ def rule_text(rule, codec=None, *, label=None, always: str = "(always)") -> str:
         label = rule.label if label is None else label
     else:
         parts = list(rule)
-    return f"IF {' AND '.join(p for p in parts if p) or always} THEN {label}"
+    condition = " AND ".join(p for p in parts if p)
+    return f"IF {condition} THEN {label}" if condition else f"ALWAYS {label}"

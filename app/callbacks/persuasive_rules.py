@@ -4,9 +4,10 @@ from dash import Input, Output, State, callback, html
 from dash.exceptions import PreventUpdate
 
 from app import ids
-from app.components import card, empty_figure, error_alert, fmt, metric, metric_row
+from app.components import card, empty_figure, error_alert, fmt, gilpin_badge, metric, metric_row
+from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError
-from app.figures_persuasive import rule_tradeoff
+from app.figures_persuasive import operator_text, rule_tradeoff
 from app.services import persuasive_rules
 
 
@@ -31,9 +32,10 @@ def render_rules(choice, keep, round_sig, plain):
     s = v.simplification
     b, a, cb, ca = s.fidelity_before, s.fidelity_after, s.complexity_before, s.complexity_after
     shown = card(f"Rules a reader is shown ({len(s.rules)} of {len(s.rules) + len(s.dropped)})", [
+        html.Div(gilpin_badge(gilpin_label(s)), className="mb-2"),
         html.Ul([html.Li(r.text(), className="rule-text") for r in s.rules] or [html.Li("(no rule)")]),
         html.Div(f"Otherwise: {s.default_label}", className="rule-text")],
-        source=" → ".join(f"{name} {params}" for name, params in s.operators))
+        source=operator_text(s.operators))
     cost = card("What the rule simplification costs", metric_row([
         metric("Agreement with the model", f"{fmt(a['agreement'])} vs {fmt(b['agreement'])}",
                f"shown vs all rules, {v.n_eval} held-out rows"),

@@ -20,9 +20,11 @@ from app.components import (
     choice_value,
     empty_figure,
     error_alert,
+    gilpin_badge,
     labelled_options,
     method_note,
 )
+from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError
 from app.services import text as text_services
 
@@ -169,6 +171,8 @@ def _notes(current, v) -> html.Div:
         html.P([html.Strong(f"Predicted {v.predicted_label} (P = {p:.3f})"), f" for {current.get('origin', 'the text')}: "
                 f"{enc.n_tokens} tokens, {len(enc.words)} words."], className="mb-1"),
         html.P([html.Span("Model: ", className="fw-semibold"), v.info.description + where], className="small mb-1"),
+        html.Div([gilpin_badge(gilpin_label("attention"))]
+                 + ([gilpin_badge(gilpin_label(v.ig))] if v.ig is not None else []), className="mb-1"),
         trunc,
         method_note(f"{a.source}; max length {enc.max_length} tokens"),
         method_note(f"{enc.n_special} special tokens ({', '.join(sorted({t for t, s in zip(enc.tokens, enc.special_mask) if s}))})"
@@ -222,7 +226,9 @@ def render_agreement(current, method, metric, query, _done):
         msg = f"{_LATER[method]} has not been computed for this text yet: press “Run LIME and SHAP”"
         return empty_figure(msg), method_note(msg)
     expl = services.attribution(_text(current), method)
-    return ft.agreement_heatmap(report, metric), method_note(f"attribution: {ft.attribution_label(expl)}; {expl.source}")
+    return ft.agreement_heatmap(report, metric), html.Div([
+        gilpin_badge(gilpin_label("attention")), gilpin_badge(gilpin_label(expl)),
+        method_note(f"attribution: {ft.attribution_label(expl)}; {expl.source}")])
 
 
 @callback(Output(ids.TEXT_SLOW_DONE, "data"), Output(ids.TEXT_SLOW_STATUS, "children"),
@@ -267,7 +273,10 @@ def upload_conllu(contents, filename, options):
     except CandorError as err:
         return no_update, error_alert(str(err)), None, no_update, no_update
     options = [dict(o, disabled=False) for o in options]
-    return info, f"{info['name']}: {info['n_sentences']} sentences with gold heads", None, options, "conllu"
+    n, total = info["n_sentences"], info.get("n_total", info["n_sentences"])
+    shown = (f"{n:,} sentences with gold heads" if n == total else
+             f"the first {n:,} of {total:,} sentences with gold heads (the head analysis reads at most {n:,})")
+    return info, f"{info['name']}: {shown}", None, options, "conllu"
 
 
 @callback(Output(ids.TEXT_HEADS_SUMMARY, "children"), Output(ids.TEXT_ROLES, "figure"),
@@ -310,6 +319,7 @@ def _summary(view, cached: bool) -> html.Div:
                f"{acc['balanced_accuracy']:.3f}, n = {acc['n']})" if acc else
                "No usable labels: accuracy not computed.", className="mb-1"),
         html.Ul(items, className="small mb-1"),
+        gilpin_badge(gilpin_label("head_roles")),
         method_note(f"roles: Voita et al. 2019, at {r.level} level ([CLS]/[SEP] neither queries nor targets; word "
                     f"level beside); positional if the argmax is at one offset for ≥ {r.params['positional_threshold']:.2f} "
                     f"of the queries that have a token there ({r.eligible_prev:,} of {r.n_queries:,} have a −1 "

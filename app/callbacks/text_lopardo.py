@@ -12,7 +12,8 @@ from dash.exceptions import PreventUpdate
 from app import figures_lopardo as fl
 from app import ids
 from app.callbacks.text import _spec
-from app.components import empty_figure, error_alert, method_note
+from app.components import empty_figure, error_alert, gilpin_badge, method_note
+from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError
 
 
@@ -91,6 +92,7 @@ def _summary(view) -> html.Div:
                     f"regression on the logit, local R² {view.lime_fit['score']:.2f} in-sample and "
                     f"{view.lime_fit['heldout_r2']:.2f} on fresh masks; LIME approx.: the paper's closed form "
                     "3/2 · mean over heads of (α_t w·v_t − α^MASK_t w·v^MASK_t)"),
+        html.Div([gilpin_badge(gilpin_label(m)) for m in ("attention", "gradient", "lime")], className="mb-1"),
         html.Ul([html.Li(t) for t in lop.card_sentences(view)], className="small mb-1"),
         method_note("agreement: Spearman ρ between α-avg and |score|, Pearson r between the LIME approximation and "
                     "LIME (Candor's choices, not Lopardo et al. 2024's); the paper's own numbers are not reproduced "

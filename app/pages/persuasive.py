@@ -5,7 +5,7 @@ from dash import dcc, html
 
 from app import ids, services
 from app.url_state import from_url
-from app.components import choice_options, graph, row_status_store
+from app.components import choice_options, graph, row_status_store, slider_marks
 
 REQUIRES = "persuasive"
 """The method family this page shows (:func:`app.services.why_not` says whether it applies)."""
@@ -26,7 +26,7 @@ def layout(**_):
     columns = list(services.workspace().X.columns)
     d = min(len(columns), services.persuasive_max_k())
     slider = dcc.Slider(id=ids.K_SLIDER, min=1, max=d, step=1, value=min(3, d),
-                        marks={k: str(k) for k in sorted({1, d, *range(5, d, 5)})},
+                        marks={k: str(k) for k in slider_marks(d)},
                         tooltip={"placement": "bottom", "always_visible": False})
     controls = dbc.Row([
         dbc.Col([dbc.Label("k: items shown", html_for=ids.K_SLIDER), slider], md=4, className="k-control"),

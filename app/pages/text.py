@@ -36,7 +36,9 @@ def _input_card() -> dbc.Card:
         html.Div(id=ids.TEXT_DATASET_NOTE, className="method-note mb-2"),
         dcc.Upload(id=ids.TEXT_UPLOAD, children=html.Div(["Drop or ", html.A("choose"), " a CSV of texts "
                                                           "(optional label column; at most 2 MB)"]),
-                   className="upload-box mb-2", multiple=False, accept=".csv,text/csv"),
+                   # no `accept`: a dropped file of another type would be dropped silently by the browser
+                   # component; the server reads it and says why it is not a CSV
+                   className="upload-box mb-2", multiple=False),
         dbc.Row([
             dbc.Col([dbc.Label("text column", html_for=ids.TEXT_COLUMN, className="small mb-0"),
                      dcc.Dropdown(id=ids.TEXT_COLUMN, clearable=False, disabled=True)], md=6),
@@ -118,7 +120,7 @@ def _heads_card() -> dbc.Card:
             {"label": "CoNLL-U upload (word forms as input, gold heads)", "value": "conllu", "disabled": True}]),
         dcc.Upload(id=ids.TEXT_CONLLU_UPLOAD, children=html.Div(["Drop or ", html.A("choose"), " a CoNLL-U file "
                                                                  "for syntactic roles (at most 5 MB)"]),
-                   className="upload-box mb-2", multiple=False, accept=".conllu,.conll,.txt"),
+                   className="upload-box mb-2", multiple=False),  # no `accept` (see above)
         html.Div(id=ids.TEXT_CONLLU_STATUS, className="small mb-2"),
         _job_controls(ids.TEXT_HEADS_RUN, "Run head analysis", ids.TEXT_HEADS_CANCEL, ids.TEXT_HEADS_PROGRESS),
         html.Div(id=ids.TEXT_HEADS_SUMMARY),

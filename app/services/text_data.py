@@ -35,7 +35,15 @@ def _uploads() -> Path:
     return folder
 
 
+_SUFFIXES = {"text-csv": (".csv", ".txt"), "conllu": (".conllu", ".conll", ".txt")}
+
+
 def _save(contents: str, filename: str, kind: str, limit: int) -> _store.Record:
+    suffix = "." + str(filename).rsplit(".", 1)[-1].lower() if "." in str(filename) else ""
+    if suffix not in _SUFFIXES[kind]:  # said, not dropped: the upload box accepts any file so that it can say so
+        want = " or ".join(_SUFFIXES[kind])
+        raise CandorError(f"{filename}: a {suffix or 'file without an extension'} is not "
+                          f"{'a CSV of texts' if kind == 'text-csv' else 'a CoNLL-U file'}; upload a {want} file")
     if not isinstance(contents, str) or "," not in contents:
         raise CandorError(f"{filename}: the upload could not be decoded (not a data URL)")
     data = _store.decode(contents, filename, max(limit, _store.max_upload_bytes()))
@@ -43,6 +51,8 @@ def _save(contents: str, filename: str, kind: str, limit: int) -> _store.Record:
         raise CandorError(f"{filename} is {len(data) / 1e6:.1f} MB; the limit is {limit / 1e6:.0f} MB")
     if not data.strip():
         raise CandorError(f"{filename} is empty")
+    if b"\x00" in data[:65536]:
+        raise CandorError(f"{filename} is not a text file (it holds binary data)")
     return _store.save(filename, data, kind=kind, suffixes=(), limit=limit, folder=_uploads())
 
 
@@ -112,7 +122,8 @@ def save_conllu_upload(contents: str, filename: str) -> dict:
     Returns
     -------
     dict
-        ``id``, ``name``, ``n_sentences``.
+        ``id``, ``name``, ``n_sentences`` (those the head analysis reads: at most :data:`MAX_ANALYSIS_TEXTS`)
+        and ``n_total`` (every sentence of the file), so the page can say "first 1,000 of 2,001 sentences".
 
     Raises
     ------
@@ -125,8 +136,10 @@ def save_conllu_upload(contents: str, filename: str) -> dict:
     except CandorError:
         _store.remove(rec.id, _uploads())
         raise
-    digest = rec.id
-    return dict(id=digest, name=filename, n_sentences=len(trees))
+    from explainers.text import read_conllu
+
+    n_total = len(trees) if len(trees) < MAX_ANALYSIS_TEXTS else len(read_conllu(_lookup(rec.id, "conllu").path))
+    return dict(id=rec.id, name=filename, n_sentences=len(trees), n_total=n_total)
 
 
 def read_trees(digest: str, name: str) -> list:

@@ -18,6 +18,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .._codec import MISSING, value_labels
+from ..numbers import plain
 from ..types import Explanation, Simplification
 from ._measures import Neighborhood, PredictFn, attribution_fidelity, complexity
 
@@ -109,7 +110,7 @@ def strength(share: float) -> str:
 
 
 def _fmt(v: float) -> str:
-    return f"{v:+.3g}"
+    return plain(v, 3, signed=True, trim=True)
 
 
 def value_texts(e: Explanation, ctx: Context) -> tuple[str, ...] | None:
@@ -128,7 +129,7 @@ def value_texts(e: Explanation, ctx: Context) -> tuple[str, ...] | None:
     for j, v in enumerate(np.asarray(e.feature_values, dtype=float)):
         levels = ctx.categories.get(j)
         out.append(MISSING if not math.isfinite(v) and levels else
-                   str(levels[int(min(max(round(v), 0), len(levels) - 1))]) if levels else f"{v:.3g}")
+                   str(levels[int(min(max(round(v), 0), len(levels) - 1))]) if levels else plain(v, 3, trim=True))
     return tuple(out)
 
 
@@ -141,7 +142,7 @@ def render_lines(items: Sequence[Item], explanation: Explanation, labels: Sequen
     lines = []
     for it in items:
         j = it.members[0]
-        value = labels[j] if labels is not None else f"{explanation.feature_values[j]:.3g}"
+        value = labels[j] if labels is not None else plain(explanation.feature_values[j], 3, trim=True)
         label = f"{it.name} = {value}" if len(it.members) == 1 else f"{it.name} ({len(it.members)} features)"
         if it.shown is not None:
             lines.append(f"{label}: {_fmt(it.shown)}")

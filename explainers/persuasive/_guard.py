@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..types import Explanation, Simplification
+from ..types import Explanation, GlobalImportance, Simplification
 from ._rules import RuleSimplification
 
 __all__ = ["GuardrailNote", "DroppedFeature", "guardrail", "what_was_dropped", "GilpinLabel", "gilpin_label"]
@@ -130,6 +130,10 @@ class GilpinLabel:
 
 _METHODS = {
     "shap": ("processing", "salience (feature attribution)", "local", "additivity gap; deletion/insertion AUC"),
+    "shap_global": ("processing", "salience (feature attribution), averaged over rows", "global",
+                    "additivity gap of each row"),
+    "gradient": ("processing", "salience mapping", "local", "comp/suff, deletion AUC"),
+    "gradient_x_input": ("processing", "salience mapping", "local", "comp/suff, deletion AUC"),
     "lime": ("processing", "linear proxy model", "local", "local R²"),
     "integrated_gradients": ("processing", "salience mapping", "local", "comp/suff, deletion AUC"),
     "cart": ("processing", "decision-tree proxy", "global", "agreement rate"),
@@ -138,6 +142,8 @@ _METHODS = {
     "flat": ("processing", "automatic rule extraction (global proxy)", "global", "agreement rate"),
     "attention": ("explanation_producing", "attention network", "local",
                   "rank correlation with gradients and leave-one-out"),
+    "head_roles": ("representation", "role of individual units (heads)", "global",
+                   "accuracy lost when the head is pruned (Michel et al. 2019)"),
 }
 
 
@@ -161,8 +167,10 @@ def gilpin_label(obj) -> GilpinLabel:
         text = bool(getattr(obj, "statement", "")) or any(n in ("template", "plain_language") for n, _ in obj.operators)
         return GilpinLabel(base.primary, base.subtype, base.scope, True, "text" if text else base.modality,
                            base.default_metric)
+    if isinstance(obj, GlobalImportance):
+        obj = "shap_global"
     method = obj if isinstance(obj, str) else getattr(obj, "method", None)
-    key = "shap" if isinstance(method, str) and method.startswith("shap") else method
+    key = "shap" if isinstance(method, str) and method.startswith("shap") and method != "shap_global" else method
     if key not in _METHODS:
         raise ValueError(f"no Gilpin label for method {method!r}; known: {sorted(_METHODS)}")
     p, sub, scope, metric = _METHODS[key]

@@ -18,6 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from .._codec import date_text
+from ..numbers import parse_plain, plain
 from ..types import Explanation, Simplification
 from ._attribution import Context, Item, _start, _step, strength
 
@@ -61,8 +62,8 @@ def _sig(v: float, digits: int = 3) -> tuple[str, float]:
     """``v`` with ``digits`` significant digits and half a unit in the last place as tolerance."""
     if v == 0 or not math.isfinite(v):
         return "0", 1e-12
-    text = f"{v:.{digits}g}"
-    return text, 0.5 * 10 ** (math.floor(math.log10(abs(float(text)))) - digits + 1) + 1e-12
+    text = plain(v, digits, trim=True)  # never "1.33e+03" (explainers.numbers)
+    return text, 0.5 * 10 ** (math.floor(math.log10(abs(parse_plain(text)))) - digits + 1) + 1e-12
 
 
 def _ordinal(r: int) -> str:
@@ -229,14 +230,14 @@ def verify_sentence(sentence: Sentence, explanation: Explanation, *, partition: 
             v, ref = float(e.feature_values[j]), float(s["reference"])
             truth = "high" if v > ref else "low" if v < ref else "typical"
             checks.append(_check("level", truth == s["level"], f"value {v:.4g}, median {ref:.4g}"))
-            checks.append(_check("number: value", abs(float(s["x"]) - v) <= _sig(v)[1], f"exact {v:.6g}"))
+            checks.append(_check("number: value", abs(parse_plain(s["x"]) - v) <= _sig(v)[1], f"exact {v:.6g}"))
         if "category" in s:
             v = float(e.feature_values[members[0]])
             truth = (("missing" if not math.isfinite(v) else date_text(v, s["date"] == "timed")) if "date" in s
                      else _category(v, s["levels"] or None))
             checks.append(_check("value", truth == s["category"], f"the row has {truth}"))
         if "amount" in s:
-            checks.append(_check("number: attribution", abs(float(s["amount"]) - abs(value)) <= s["tolerance"] + 1e-9,
+            checks.append(_check("number: attribution", abs(parse_plain(s["amount"]) - abs(value)) <= s["tolerance"] + 1e-9,
                                  f"exact {abs(value):.4g}, allowed ±{s['tolerance']:.3g}"))
         if "strength" in s:
             vmax = max(abs(v) for _, v in items) or 1.0
@@ -255,7 +256,7 @@ def verify_sentence(sentence: Sentence, explanation: Explanation, *, partition: 
         net = float(phi[hid].sum())
         checks += [_check("number: share", abs(float(s["share"]) - share) <= 0.5 + 1e-9, f"exact {share:.2f}%"),
                    _check("direction", (net >= 0) == (s["towards"] == pos), f"net {net:+.4g}"),
-                   _check("number: net", abs(float(s["net"]) - abs(net)) <= _sig(abs(net))[1], f"exact {abs(net):.4g}")]
+                   _check("number: net", abs(parse_plain(s["net"]) - abs(net)) <= _sig(abs(net))[1], f"exact {abs(net):.4g}")]
     return SentenceCheck(sentence, tuple(checks))
 
 

@@ -28,6 +28,7 @@ import pandas as pd
 from .._codec import conjunction_parts
 from ..rules import conjunction_mask, rule_text
 from ..muse._semantics import resolve_rules
+from ..numbers import plain
 from ..types import Predicate
 from ._measures import complexity
 
@@ -297,8 +298,8 @@ def _default_phrase(p: Predicate, codec=None) -> Phrase:
         return Phrase(f"{p.feature} is {when} {col.text(float(p.threshold))}", p)
     t = p.threshold
     num = isinstance(t, (int, float, np.number)) and not isinstance(t, bool)
-    text = {"<=": f"{p.feature} is at most {t:g}" if num else f"{p.feature} <= {t}",
-            ">": f"{p.feature} is above {t:g}" if num else f"{p.feature} > {t}",
+    text = {"<=": f"{p.feature} is at most {plain(t, 6, trim=True)}" if num else f"{p.feature} <= {t}",
+            ">": f"{p.feature} is above {plain(t, 6, trim=True)}" if num else f"{p.feature} > {t}",
             "==": f"{p.feature} is {t}", "in": f"{p.feature} is one of {', '.join(map(str, t)) if p.op == 'in' else t}"}
     return Phrase(text[p.op], p)
 

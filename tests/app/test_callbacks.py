@@ -83,7 +83,10 @@ def test_surrogate_frontier_points_can_be_shown(sample_workspace, tmp_path_facto
     fig = surrogate.render_frontier(fkey, None)
     triv = services.frontier(fkey).trivial_agreement
     assert {t.name for t in fig.data} == {"MUSE", "CART", "CART AS DECISION SET", "FLAT",
-                                          f"trivial: always benign ({triv:.3f})"} and len(fig.data) == 13
+                                          f"trivial: always benign ({triv:.3f})"} and len(fig.data) == 10
+    # only MUSE has neighborhoods: CART and the flat set are not drawn at "0 neighborhoods" (issue 15)
+    assert {t.name for t in fig.data if t.xaxis == "x3"} == {"MUSE"}
+    assert [t.name for t in fig.data if t.xaxis == "x"][-1] == "MUSE"  # drawn last: never under the flat set
     key = surrogate.show_clicked_point({"points": [{"customdata": ["cart", 5, 0.1]}]}, fkey)
     summary, rules, _ = surrogate.render_surrogate(key)
     assert "CART surrogate" in _text(summary)

@@ -14,7 +14,8 @@ def test_text_strips_show_standard_errors_and_flag_only_the_unresolved_word():
                              [("LIME", np.array([0.5, -0.45, 0.1]), np.array([0.01, 0.1, 0.01]))])
     strip = fig.data[1]
     assert [t.startswith("≈") for t in strip.text[0]] == [False, True, False]
-    assert list(strip.customdata[0]) == [" ± 0.0100", " ± 0.1000", " ± 0.0100"]
+    # the hover's number and its error, written in Python (never d3's 1.2e+3)
+    assert list(strip.customdata[0]) == ["0.5000 ± 0.0100", "-0.4500 ± 0.1000", "0.1000 ± 0.0100"]
     assert "%{customdata}" in strip.hovertemplate and "≈" in fig.layout.title.text
     plain = ft.aggregates_view(["a", "b"], [], [("IG", np.array([0.3, 0.1]))])  # no error: no flag, no note
     assert not any(t.startswith("≈") for t in plain.data[0].text[0]) and "≈" not in plain.layout.title.text

@@ -1,0 +1,67 @@
+"""The one formatter of numbers people read (figures, sentences, rules, tables): never scientific notation.
+
+``app.figures.plain`` is this function; :mod:`explainers` renders its own text (rules, persuasive sentences,
+LIME bins, value labels) with it too, so "1.33e+03" or "2.268e+05" reach no reader.
+"""
+from __future__ import annotations
+
+import math
+
+__all__ = ["plain", "parse_plain", "number_text"]
+
+
+def plain(value, digits: int = 3, *, signed: bool = False, grouping: bool = True, trim: bool = False) -> str:
+    """A number as people read it: ``digits`` significant digits, at most 8 decimals, thousands grouped.
+
+    Parameters
+    ----------
+    value : float, int or numpy scalar
+        NaN reads ``"n/a"``; a magnitude below 0.00000001 reads ``"0"``.
+    digits : int, default=3
+        Significant digits; they only add decimals (the integer part is never rounded away).
+    signed : bool, default=False
+        Prefix ``+`` to positive values (``"+0.12"``), as attributions are shown.
+    grouping : bool, default=True
+        Thousands separated by commas (``"226,800"``); :func:`parse_plain` reads both forms.
+    trim : bool, default=False
+        Drop trailing zeros of the decimals (``"0.16"``, not ``"0.160"``), as Python's ``g`` format does.
+
+    Returns
+    -------
+    str
+        ``0.000123456`` -> ``"0.000123"``; ``1330.4`` -> ``"1,330"``; ``226800`` -> ``"226,800"``;
+        ``-0.16`` -> ``"-0.16"``.
+    """
+    v = float(value)
+    if v != v:
+        return "n/a"
+    if math.isinf(v):
+        return ("+" if signed and v > 0 else "") + ("∞" if v > 0 else "-∞")
+    if abs(v) < 1e-8:
+        return "0"
+    decimals = int(min(8, max(0, digits - 1 - math.floor(math.log10(abs(v))))))
+    text = f"{v:{',' if grouping else ''}.{decimals}f}"
+    if trim and "." in text:
+        text = text.rstrip("0").rstrip(".")
+    if text.lstrip("-").strip("0.,") == "":
+        return "0"
+    return ("+" if signed and v > 0 else "") + text
+
+
+def number_text(value, spec: str = ".4g") -> str:
+    """``value`` formatted by a Python format ``spec``, except that a ``g`` spec (``".4g"``) becomes :func:`plain`
+    with that many significant digits (``g`` switches to scientific notation from 1e+04 with 4 digits)."""
+    if spec.endswith("g") and spec[1:-1].isdigit():
+        return plain(value, int(spec[1:-1]), trim=True)
+    return format(float(value), spec)
+
+
+def parse_plain(text: str) -> float:
+    """The number :func:`plain` wrote (commas and a leading ``+`` allowed): ``"1,330"`` -> ``1330.0``.
+
+    Raises
+    ------
+    ValueError
+        If ``text`` is not a number.
+    """
+    return float(str(text).replace(",", "").replace("∞", "inf"))
