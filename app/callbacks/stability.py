@@ -3,7 +3,7 @@ from dash import Input, Output, State, callback
 from dash.exceptions import PreventUpdate
 
 from app import ids
-from app.components import error_alert
+from app.components import error_alert, job_progress
 from app.services import stability
 from app.stability_views import stability_card
 from workspace.errors import CandorError
@@ -20,8 +20,8 @@ def run_stability(set_progress, n_clicks, row):
     if not n_clicks or row is None:
         raise PreventUpdate
     try:
-        view = stability.stability_view(row, k=5, progress=lambda done, total: set_progress(
-            (round(100 * done / total), f"{'SHAP' if done <= total // 2 else 'LIME'}: {done} of {total} reruns")))
+        view = stability.stability_view(row, k=5, progress=job_progress(
+            set_progress, lambda done, total: "SHAP" if done <= total // 2 else "LIME", "reruns"))
     except CandorError as err:
         return error_alert(str(err))
     return stability_card(view)

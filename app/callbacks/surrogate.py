@@ -1,12 +1,9 @@
 """Surrogate page callbacks: the default surrogates (waiting for the warm-up with a note), "Fit MUSE" as one
 background job (MUSE, then its frontier) with progress and cancel, and the chosen surrogate rendered."""
-import time
-
 from dash import Input, Output, State, callback, no_update
 
 from app import figures, ids, services
-from app.components import choice_names, empty_figure, error_alert
-from app.services.warmup import eta_text
+from app.components import choice_names, empty_figure, error_alert, job_progress
 from workspace.errors import CandorError
 from app.surrogate_views import rules_by_neighborhood, surrogate_summary, waiting_note
 
@@ -21,16 +18,6 @@ def load_default_surrogate(_pathname, _tick=None):
     except CandorError as err:
         return no_update, error_alert(str(err)), True
     return key or no_update, waiting_note(note) if note else None, note is None
-
-
-def _job_progress(set_progress, what: str):
-    """``progress(done, total)`` for a service: the bar's value and "what: 3 of 13, about 20 s left"."""
-    started = time.monotonic()
-
-    def tell(done, total):
-        set_progress((round(100 * done / total),
-                      f"{what}: {eta_text(done, total, time.monotonic() - started, 'surrogates fitted')}"))
-    return tell
 
 
 @callback(Output(ids.SURROGATE_KEY, "data", allow_duplicate=True),
@@ -51,7 +38,7 @@ def fit_surrogates(set_progress, n_clicks, foi, max_rules, max_width, max_nbhd, 
     try:
         params = services.muse_params(choice_names(foi), max_rules, max_width, max_nbhd, lambdas)
         muse_key, frontier_key = services.surrogates.fit_surrogates(
-            params, progress=_job_progress(set_progress, "MUSE and its frontier"))
+            params, progress=job_progress(set_progress, "MUSE and its frontier", "surrogates fitted"))
     except CandorError as err:
         return no_update, no_update, error_alert(str(err))
     return muse_key, frontier_key, None
@@ -69,7 +56,7 @@ def compute_frontier(set_progress, _pathname):
     fits the controls' settings (:func:`fit_surrogates`).
     """
     return services.fit_frontier(services.surrogates.default_frontier_params(),
-                                 progress=_job_progress(set_progress, "default frontier"))
+                                 progress=job_progress(set_progress, "default frontier", "surrogates fitted"))
 
 
 @callback(Output(ids.SURROGATE_KEY, "data", allow_duplicate=True), Input(ids.SURROGATE_FRONTIER, "clickData"),
