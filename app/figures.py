@@ -82,6 +82,41 @@ def wrap_note(text: str, width: int = 90) -> str:
     return "<br>".join(textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)) or text
 
 
+def tick_label(text: str, width: int = 26, max_lines: int = 3) -> str:
+    """An escaped axis label broken into lines of at most ``width`` characters (at spaces and ``_``), at most
+    ``max_lines`` lines (the rest ends in "…"), so a long feature name is neither clipped by the figure's
+    edge nor squeezing the plot to nothing. ``text`` is user text: it is escaped here."""
+    import textwrap
+
+    raw = str(text)
+    if len(raw) <= width:
+        return esc(raw)
+    spaced = raw.replace("_", "_\u200b")  # a break opportunity after each underscore, removed below
+    lines = [ln.replace("\u200b", "") for ln in textwrap.wrap(spaced, width, break_on_hyphens=True)]
+    if len(lines) > max_lines:
+        lines = lines[:max_lines]
+        lines[-1] = lines[-1][: width - 1].rstrip() + "…"
+    return "<br>".join(esc(ln) for ln in lines)
+
+
+def tick_labels(texts, width: int = 26) -> list[str]:
+    """:func:`tick_label` of each text, kept distinct (Plotly merges equal category names into one bar): a
+    label cut to the same text as an earlier one gets its position, e.g. ``"… (2)"``."""
+    out, seen = [], set()
+    for i, t in enumerate(texts):
+        label = tick_label(t, width)
+        if label in seen:
+            label = f"{label} ({i + 1})"
+        seen.add(label)
+        out.append(label)
+    return out
+
+
+def _label_lines(labels) -> int:
+    """The largest number of lines of ``labels`` (as :func:`tick_label` wrote them)."""
+    return max((str(t).count("<br>") + 1 for t in labels), default=1)
+
+
 def bars_alt(names, values, what: str, n: int = 3) -> str:
     """Text alternative of a bar chart: the ``n`` largest bars by ``|value|`` in words, e.g.
     ``"SHAP attributions, largest: worst radius +0.12, mean area -0.08"``."""
@@ -146,14 +181,16 @@ def importance_bar(g: GlobalImportance, max_display: int = 15) -> go.Figure:
     flags = rank_unresolved(imp, se)
     order = top_k(imp, max_display)[::-1]
     err = se[order] if se is not None else np.zeros(len(order))
-    fig = go.Figure(go.Bar(x=imp[order], y=[(ROUGH if flags[j] else "") + esc(g.feature_names[j]) for j in order],
+    fig = go.Figure(go.Bar(x=imp[order], y=[(ROUGH if flags[j] else "") + t for j, t in
+                                            zip(order, tick_labels([g.feature_names[j] for j in order]))],
                            orientation="h", marker_color=GREY, customdata=err,
                            error_x=dict(type="data", array=err, visible=bool(np.nanmax(err, initial=0) > 0),
                                         color="#444", thickness=1.2, width=3),
                            hovertemplate="%{y}: %{x:.4f} ± %{customdata:.4f}<extra></extra>"))
     return _layout(fig, f"Global importance: mean |SHAP| ({g.output_space} of {esc(g.target)})"
                         + _error_note(se, flags, order), xaxis_title=f"mean |attribution| ({esc(g.output_space)})",
-                   alt=bars_alt(g.feature_names, imp, "mean |SHAP| per feature"))
+                   alt=bars_alt(g.feature_names, imp, "mean |SHAP| per feature"),
+                   height=max(300, (12 + 14 * _label_lines(fig.data[0].y)) * len(order) + 110))
 
 
 def beeswarm(g: GlobalImportance, max_display: int = 12, seed: int = 0) -> go.Figure:
@@ -170,14 +207,15 @@ def beeswarm(g: GlobalImportance, max_display: int = 12, seed: int = 0) -> go.Fi
                         colorbar=dict(title="value<br>pct", thickness=10)),
             name=esc(g.feature_names[j]), showlegend=False,
             hovertemplate="%{fullData.name}<br>SHAP %{x:.4f}<extra></extra>"))
-    fig.update_yaxes(tickvals=list(range(len(order))), ticktext=[esc(g.feature_names[j]) for j in order])
+    fig.update_yaxes(tickvals=list(range(len(order))), ticktext=tick_labels([g.feature_names[j] for j in order]))
     se = g.standard_error
     note = "" if se is None or not np.nanmax(se, initial=0) > 0 else \
         f"<br><sup>sampled values: median standard error {plain(float(np.nanmedian(se)))}</sup>"
     return _layout(fig, f"SHAP values of {len(g.values)} rows (beeswarm){note}",
                    xaxis_title=f"SHAP value ({esc(g.output_space)})",
                    alt=f"one dot per row for the {len(order)} most important features; colour: the feature's value "
-                       "percentile, blue low to red high")
+                       "percentile, blue low to red high",
+                   height=max(300, (12 + 14 * _label_lines(fig.layout.yaxis.ticktext)) * len(order) + 110))
 
 
 def waterfall(e: Explanation, max_display: int = 10, value_labels=None) -> go.Figure:
@@ -191,7 +229,8 @@ def waterfall(e: Explanation, max_display: int = 10, value_labels=None) -> go.Fi
     se = standard_errors(e)
     flags = rank_unresolved(e.values, se)
     shown = value_labels if value_labels is not None else [plain(v, 4) for v in e.feature_values]
-    labels = [f"{ROUGH if flags[j] else ''}{esc(e.feature_names[j])} = {esc(shown[j])}" for j in order]
+    labels = [(ROUGH if flags[j] else "") + t for j, t in
+              zip(order, tick_labels([f"{e.feature_names[j]} = {shown[j]}" for j in order], 30))]
     vals = list(e.values[order])
     err = list(se[order]) if se is not None else [0.0] * len(order)
     if rest.size:
@@ -218,7 +257,8 @@ def waterfall(e: Explanation, max_display: int = 10, value_labels=None) -> go.Fi
                        f"(additivity gap {gap_text(e.additivity_gap)})" + _error_note(se, flags, order, True),
                   xaxis_title=f"{esc(e.output_space)} of {esc(e.target)}",
                   alt=bars_alt(e.feature_names, e.values, "SHAP attributions"))
-    return fig.update_layout(margin=dict(l=10, r=60, t=40, b=40))
+    return fig.update_layout(margin=dict(l=10, r=60, t=max(40, 34 + 15 * fig.layout.title.text.count("<br>")), b=40),
+                             height=max(300, (12 + 14 * _label_lines(y)) * len(y) + 110))
 
 
 def attribution_bar(e: Explanation, max_display: int = 10, title: str | None = None,
@@ -236,7 +276,8 @@ def attribution_bar(e: Explanation, max_display: int = 10, title: str | None = N
     err = np.nan_to_num(se[order]) if se is not None else np.zeros(len(order))
     cond = e.params.get("conditions") if isinstance(e.params, dict) else None
     names = list(cond) if cond is not None and len(cond) == len(e.feature_names) else list(e.feature_names)
-    fig = go.Figure(go.Bar(x=v[order], y=[(ROUGH if flags[j] else "") + esc(names[j]) for j in order],
+    fig = go.Figure(go.Bar(x=v[order], y=[(ROUGH if flags[j] else "") + t for j, t in
+                                          zip(order, tick_labels([names[j] for j in order]))],
                            orientation="h", marker_color=[POS if v[j] > 0 else NEG for j in order], customdata=err,
                            error_x=dict(type="data", array=err, visible=bool(err.max(initial=0) > 0), color="#444",
                                         thickness=1.2, width=3),
@@ -247,7 +288,8 @@ def attribution_bar(e: Explanation, max_display: int = 10, title: str | None = N
                      tickfont=dict(size=12 if n <= 18 else 10 if n <= 30 else 9))
     return _layout(fig, (title or f"{e.method.upper()} attributions") + note,
                    xaxis_title=f"attribution ({esc(e.output_space)})",
-                   height=max(260, 26 * n + 90) + (20 * note.count("<sup>") if note else 0),
+                   height=max(260, (12 + 14 * _label_lines(fig.data[0].y)) * n + 90)
+                          + (20 * note.count("<sup>") if note else 0),
                    alt=bars_alt(names, v, f"{e.method.upper()} attributions, {n} bars, red towards and blue against "
                                           f"{e.target}"))
 

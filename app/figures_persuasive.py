@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.figures import CATEGORICAL, NEG, POS, _layout, bars_alt, esc, plain
+from app.figures import CATEGORICAL, NEG, POS, _label_lines, _layout, bars_alt, esc, plain, tick_labels
 
 _TALL = dict(l=10, r=10, t=75, b=40)
 ROW_MEASURES = (("sufficiency", "sufficiency (0 is best)", CATEGORICAL[1]),
@@ -66,7 +66,7 @@ def persuasive_items(s, title: str) -> go.Figure:
         else:
             x.append(np.sign(it.value) * vmax * (m - rank + 1) / m)
             text.append(it.strength or ("up" if it.value > 0 else "down"))
-    fig = go.Figure(go.Bar(x=x, y=[esc(it.name) for it in items], orientation="h", text=text, textposition="auto",
+    fig = go.Figure(go.Bar(x=x, y=tick_labels([it.name for it in items]), orientation="h", text=text, textposition="auto",
                            marker_color=[POS if it.value > 0 else NEG for it in items],
                            customdata=[it.value for it in items],
                            hovertemplate="%{y}: shown %{text}<br>exact %{customdata:.4f}<extra></extra>"))
@@ -74,7 +74,7 @@ def persuasive_items(s, title: str) -> go.Figure:
                      tickfont=dict(size=12 if m <= 18 else 10 if m <= 30 else 9))
     fig = _layout(fig, title, xaxis_title=f"attribution ({esc(s.parent.output_space)})" if all(
         it.shown is not None for it in items) else "direction and rank only (bar length = rank)",
-                  height=max(260, 26 * m + 110),
+                  height=max(260, (12 + 14 * _label_lines(fig.data[0].y)) * m + 110),
                   alt=bars_alt([it.name for it in items], [it.value for it in items],
                                f"{m} items a reader is shown, red towards and blue against the explained class"))
     return fig.update_layout(margin=_TALL)

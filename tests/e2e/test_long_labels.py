@@ -1,0 +1,100 @@
+"""Long feature names in real Chromium: every tick label drawn, inside its figure, none over another.
+
+The figures are built by :mod:`app.figures` and :mod:`app.figures_persuasive` with names of 40 to 70
+characters and drawn by the plotly.js the app serves, in boxes the size of the page's graphs (no server
+needed). For each figure the test compares each tick label's bounding box with the figure's box and with
+its neighbours', and counts the labels against the bars.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace as NS
+
+import numpy as np
+import plotly
+import pytest
+
+from app import figures
+from app.figures_persuasive import persuasive_items
+from explainers import Explanation
+from explainers.types import GlobalImportance
+
+pytestmark = pytest.mark.e2e
+
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+LONG = ["number of months since the applicant's most recent serious delinquency (bureau)",
+        "credit_bureau_inquiries_last_6_months_excluding_promotional_ones",
+        "ratio of revolving balance to the total revolving credit limit",
+        "external risk estimate", "age"]
+
+
+def _names(n: int) -> list[str]:
+    return [f"{LONG[j % len(LONG)]} {j}" for j in range(n)]
+
+
+def _explanation(n: int) -> Explanation:
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=n) / np.arange(1, n + 1)
+    return Explanation(method="shap", feature_names=tuple(_names(n)), values=v, base_value=0.3,
+                       prediction=0.3 + float(v.sum()), feature_values=rng.normal(size=n) * 1e5,
+                       output_space="probability", target="bad", source="test", params={})
+
+
+def _figures():
+    """(name, figure, width px, number of y categories or None) as the pages lay them out at 1400 px."""
+    e = _explanation(30)
+    rng = np.random.default_rng(1)
+    g = GlobalImportance(feature_names=tuple(_names(30)), values=rng.normal(size=(50, 30)),
+                         feature_values=rng.normal(size=(50, 30)), base_value=0.0, output_space="probability",
+                         target="bad", source="test")
+    items = [NS(name=n, value=(-1) ** j * (40 - j) / 40, shown=(40 - j) / 400, strength=None)
+             for j, n in enumerate(_names(40))]
+    return [("every SHAP attribution (Persuasive, 30 bars)", figures.attribution_bar(e, max_display=30), 440, 30),
+            ("SHAP waterfall (Descriptive)", figures.waterfall(e), 680, 13),
+            ("LIME bars (Descriptive)", figures.attribution_bar(e, max_display=10), 680, 10),
+            ("global importance (Descriptive)", figures.importance_bar(g), 560, 15),
+            ("beeswarm (Descriptive)", figures.beeswarm(g), 800, 12),
+            ("shown items (Persuasive, k = 40)", persuasive_items(NS(items=items, parent=NS(output_space="probability")),
+                                                                  "Persuasive: 40 items"), 440, 40)]
+
+
+_CHECK = """
+const out = [];
+for (const box of document.querySelectorAll('.fig')) {
+  const r = box.getBoundingClientRect();
+  const ticks = [...box.querySelectorAll('.yaxislayer-above .ytick text')].filter(t => t.textContent.trim());
+  const rects = ticks.map(t => t.getBoundingClientRect()).sort((a, b) => a.top - b.top);
+  const outside = rects.filter(b => b.left < r.left - 0.5 || b.right > r.right + 0.5 || b.top < r.top - 0.5
+                                    || b.bottom > r.bottom + 0.5).length;
+  let overlaps = 0;
+  for (let i = 1; i < rects.length; i++) if (rects[i].top < rects[i - 1].bottom - 1) overlaps++;
+  out.push({name: box.dataset.name, n: ticks.length, outside: outside, overlaps: overlaps,
+            minLeft: Math.min(...rects.map(b => b.left)) - r.left});
+}
+return out;
+"""
+
+
+def test_long_feature_names_are_drawn_whole(browser, tmp_path):
+    cases = _figures()
+    divs, calls = [], []
+    for i, (name, fig, width, _) in enumerate(cases):
+        height = int(fig.layout.height or 450)
+        divs.append(f'<div class="fig" id="f{i}" data-name="{name}" style="width:{width}px;height:{height}px"></div>')
+        calls.append(f"Plotly.newPlot('f{i}', {fig.to_json()}.data, {fig.to_json()}.layout, {{displayModeBar: false}});")
+    page = tmp_path / "labels.html"
+    page.write_text(f"<!doctype html><html lang='en'><head><script src='{PLOTLY_JS.as_uri()}'></script></head>"
+                    f"<body style='margin:0'>{''.join(divs)}<script>{''.join(calls)}</script></body></html>")
+    browser.get(page.as_uri())
+    found = browser.execute_script(_CHECK)
+    assert [f["name"] for f in found] == [c[0] for c in cases]
+    problems = []
+    for f, (name, _, _, expected) in zip(found, cases):
+        if expected is not None and f["n"] != expected:
+            problems.append(f"{name}: {f['n']} of {expected} labels drawn (others hidden)")
+        if f["outside"]:
+            problems.append(f"{name}: {f['outside']} labels clipped by the figure's edge (left {f['minLeft']:.0f} px)")
+        if f["overlaps"]:
+            problems.append(f"{name}: {f['overlaps']} labels drawn over their neighbour")
+    assert problems == [], "\n".join(problems) + "\n" + json.dumps(found, indent=1)
