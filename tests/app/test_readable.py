@@ -117,7 +117,7 @@ def test_lime_bars_name_the_bin_the_row_falls_in(bc, gb_model):
             lo, hi = nums
             assert lo * (1 - 1e-3) <= row[j] <= hi * (1 + 1e-3)
     fig = figures.attribution_bar(e)
-    assert all(any(label.endswith(figures.esc(c)) for c in cond) for label in fig.data[0].y)
+    assert all(any(label.endswith(figures.tick_label(c)) for c in cond) for label in fig.data[0].y)
 
 
 def test_frontier_draws_neighborhoods_for_muse_only_and_muse_on_top():
