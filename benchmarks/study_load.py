@@ -318,7 +318,10 @@ class Participant(threading.Thread):
         layout = self._request("layout", "GET", "/_dash-layout", headers={"Referer": self._url()})
         layout.raise_for_status()
         self.row_value = find_prop(layout.json(), "row-input", "value")
-        self._request("dependencies", "GET", "/_dash-dependencies").raise_for_status()
+        deps = self._request("dependencies", "GET", "/_dash-dependencies")
+        deps.raise_for_status()
+        # the renderer runs clientside callbacks in the browser: only server-side ones are requests
+        server_side = {d["output"] for d in deps.json() if not d.get("clientside_function")}
         page = self._callback("router", ROUTER_OUTPUT,
                               [{"id": "_pages_content", "property": "children"},
                                {"id": "_pages_store", "property": "data"}],
@@ -327,10 +330,12 @@ class Participant(threading.Thread):
         token_prop = find_prop(page, "study-token", "data")
         if token_prop != self.token:
             raise RuntimeError(f"the page did not carry the token from the URL: {token_prop!r}")
-        self._callback("navbar", "navbar.class_name", {"id": "navbar", "property": "class_name"},
-                       [{"id": "url", "property": "pathname", "value": f"/study/{STUDY_ID}"}])
-        self._callback("row-status", "row-status.children", {"id": "row-status", "property": "children"},
-                       [{"id": "row-input", "property": "value", "value": self.row_value}])
+        if "navbar.class_name" in server_side:
+            self._callback("navbar", "navbar.class_name", {"id": "navbar", "property": "class_name"},
+                           [{"id": "url", "property": "pathname", "value": f"/study/{STUDY_ID}"}])
+        if "row-status.children" in server_side:
+            self._callback("row-status", "row-status.children", {"id": "row-status", "property": "children"},
+                           [{"id": "row-input", "property": "value", "value": self.row_value}])
         self.refresh = 0
         self.render()
 
