@@ -45,6 +45,12 @@ def slider_marks(d: int) -> list[int]:
     return marks + [d]
 
 
+def waiting_note(text: str) -> dbc.Alert:
+    """What a panel waits for while the warm-up computes its value (with the progress it knows)."""
+    return dbc.Alert([dbc.Spinner(size="sm", spinner_class_name="me-2"), text], color="info",
+                     className="mb-2 py-2 small")
+
+
 def job_progress(set_progress, what, unit: str = ""):
     """``progress(done, total)`` for a background job's service: the bar's value (percent) and its label,
     "what: 3 of 13 unit, about 20 s left" (:func:`app.services.warmup.eta_text`, timed from this call).

@@ -28,6 +28,7 @@ EXPLAIN_LINKS = "overview-explain-links"
 GLOBAL_BAR = "descriptive-global-bar"
 GLOBAL_BEESWARM = "descriptive-global-beeswarm"
 GLOBAL_NOTE = "descriptive-global-note"
+GLOBAL_WAIT_TICK = "descriptive-global-wait-tick"  # interval asking again until the warm-up has global SHAP
 SHAP_WATERFALL = "descriptive-shap-waterfall"
 LIME_BAR = "descriptive-lime-bar"
 LOCAL_AGREEMENT = "descriptive-agreement"

@@ -34,12 +34,6 @@ def trivial_warning(view):
     return None
 
 
-def waiting_note(text: str) -> dbc.Alert:
-    """What the page waits for while the warm-up fits its default surrogates (with the progress it knows)."""
-    return dbc.Alert([dbc.Spinner(size="sm", spinner_class_name="me-2"), text], color="info",
-                     className="mb-2 py-2 small")
-
-
 def _with_ci(q) -> str:
     low, high = getattr(q, "agreement_low", float("nan")), getattr(q, "agreement_high", float("nan"))
     return fmt(q.agreement) if low != low else f"{fmt(q.agreement)} [{fmt(low)}, {fmt(high)}]"

@@ -4,14 +4,25 @@ from dash.exceptions import MissingCallbackContextException, PreventUpdate
 
 from app import figures, ids, services
 from app.callbacks.shell import row_status_data
-from app.components import card, empty_figure, error_alert, fmt, gilpin_badge, method_note, metric, metric_row
+from app.components import (card, empty_figure, error_alert, fmt, gilpin_badge, method_note, metric, metric_row,
+                            waiting_note)
+from app.services import warmup
 from app.stability_views import stability_hint
 from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError
 
 
 @callback(Output(ids.GLOBAL_BAR, "figure"), Output(ids.GLOBAL_BEESWARM, "figure"), Output(ids.GLOBAL_NOTE, "children"),
-          Input(ids.URL, "pathname"))
+          Output(ids.GLOBAL_WAIT_TICK, "disabled"), Input(ids.URL, "pathname"), Input(ids.GLOBAL_WAIT_TICK, "n_intervals"))
+def render_global_when_ready(_pathname, _tick=None):
+    """:func:`render_global` once the warm-up has computed global SHAP; meanwhile what the panel waits for
+    (asked again each second), so the row's panels below are not held behind it (issue 14)."""
+    wait = warmup.waiting_for("shap_all")
+    if wait:
+        return no_update, no_update, waiting_note(wait), False
+    return (*render_global(_pathname), True)
+
+
 def render_global(_pathname):
     """Global SHAP importance and beeswarm, and which rows they cover (all, or a seeded sample and why)."""
     try:

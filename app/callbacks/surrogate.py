@@ -3,9 +3,9 @@ background job (MUSE, then its frontier) with progress and cancel, and the chose
 from dash import Input, Output, State, callback, no_update
 
 from app import figures, ids, services
-from app.components import choice_names, empty_figure, error_alert, job_progress
+from app.components import choice_names, empty_figure, error_alert, job_progress, waiting_note
 from workspace.errors import CandorError
-from app.surrogate_views import rules_by_neighborhood, surrogate_summary, waiting_note
+from app.surrogate_views import rules_by_neighborhood, surrogate_summary
 
 
 @callback(Output(ids.SURROGATE_KEY, "data"), Output(ids.SURROGATE_WAIT, "children"),

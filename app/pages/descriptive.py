@@ -1,7 +1,7 @@
 """Descriptive: global SHAP importance, and SHAP next to LIME for the chosen row."""
 import dash
 import dash_bootstrap_components as dbc
-from dash import html
+from dash import dcc, html
 
 from app import ids
 from app.url_state import from_url
@@ -18,6 +18,7 @@ def layout(**_):
         html.H2("Descriptive: what the model does"), row_status_store("descriptive"),
         dbc.Row([dbc.Col(graph(ids.GLOBAL_BAR, 420), md=5), dbc.Col(graph(ids.GLOBAL_BEESWARM, 420), md=7)]),
         html.Div(id=ids.GLOBAL_NOTE, className="mb-2"),
+        dcc.Interval(id=ids.GLOBAL_WAIT_TICK, interval=1000, disabled=False),
         html.Div(id=ids.LOCAL_AGREEMENT),
         html.Div(dbc.RadioItems(id=ids.SHAP_PLAYERS, inline=True, value="children", options=[
             {"label": "sum of one-hot children's SHAP values (fast)", "value": "children"},

@@ -49,6 +49,19 @@ def warm_status() -> WarmStatus:
                       current=names[step - 1] if step else None, step=step)
 
 
+def waiting_for(name: str) -> str | None:
+    """What a panel that needs the warm value ``name`` says while the warm-up has not computed it, else None.
+
+    E.g. "Waiting for the warm-up: warm-up step 1 of 5 (global SHAP); 0 of 5 steps done." The panel asks
+    again later instead of holding a request until the value exists.
+    """
+    st = warm_status()
+    if not st.running or _core.is_ready(name):
+        return None
+    return (f"Waiting for the warm-up to compute {STEP_NAMES.get(name, name)}: {st.describe()}; "
+            f"{st.done} of {st.total} steps done.")
+
+
 def eta_text(done: int, total: int, elapsed_s: float, unit: str = "") -> str:
     """"5 of 12 surrogates fitted, about 20 s left" (``unit`` "surrogates fitted"): the time left from the mean
     time per item so far, none before the first item or after the last."""

@@ -66,3 +66,14 @@ def test_eta_text_from_the_mean_time_per_item():
     assert warmup.eta_text(0, 13, 0.0, "surrogates fitted") == "0 of 13 surrogates fitted"
     assert warmup.eta_text(4, 13, 12.0, "surrogates fitted") == "4 of 13 surrogates fitted, about 27 s left"
     assert warmup.eta_text(13, 13, 30.0) == "13 of 13"
+
+
+def test_the_global_panel_says_it_waits_for_global_shap_and_asks_again(warming, monkeypatch):
+    from app.callbacks import descriptive
+
+    monkeypatch.setattr(_core._lazies["shap_all"], "_done", False)
+    bar, beeswarm, note, stop = descriptive.render_global_when_ready("/descriptive", 0)
+    step = warming.index("shap_all") + 1
+    assert bar is no_update and beeswarm is no_update and stop is False  # no request held: asked again in 1 s
+    assert (f"Waiting for the warm-up to compute global SHAP: warm-up step {step} of {len(warming)} (global SHAP); "
+            f"{len(warming) - 3} of {len(warming)} steps done.") in _text(note)
