@@ -21,8 +21,10 @@ What it does, for each dataset:
   summary and data table filled; explainerdashboard's first tab: a plot drawn); a click on the
   per-row page's link (Candor's "Descriptive", explainerdashboard's "Individual Predictions" tab) to
   that page settled; ``--clicks`` clicks on each tool's own random-row button ("Random row",
-  "Random Index") to every panel settled (p50, p95 over all starts); and the peak resident memory of
-  the server's whole process tree (psutil, sampled every 0.2 s).
+  "Random Index") to every panel settled (p50, p95 over all starts), with the Dash requests each click
+  costs and the kilobytes they carry (median); the same clicks again after a reload (``row_again_*``:
+  rows each tool has computed once, what a click costs once its explanations are cached); and the
+  peak resident memory of the server's whole process tree (psutil, sampled every 0.2 s).
 
 There is no store yet (``python -m app build`` is another part of issue 14): these are the LIVE
 figures, and the output says so. The last line is one JSON object
@@ -66,7 +68,9 @@ TOOLS = {
         "landing_drawn": "return document.querySelectorAll('#overview-table tbody tr').length > 1 "
                          "&& document.getElementById('overview-summary').innerText.length > 0;",
         "row_page_link": "document.querySelector('a.nav-link[href=\"/descriptive\"]')",
-        "row_page_drawn": f"return location.pathname === '/descriptive' && ({PLOTS}) >= 4;",
+        # every figure drawn, and no panel still waiting for the warm-up (its note polls once a second)
+        "row_page_drawn": f"return location.pathname === '/descriptive' && ({PLOTS}) >= 4 "
+                          "&& !document.querySelector('#descriptive-global-note .spinner-border');",
         "random_button": "document.getElementById('row-random')",
     },
     "peer": {
@@ -226,7 +230,7 @@ def one_start(tool: str, folder: Path, peer_python: Path, clicks: int, timeout: 
                             stderr=subprocess.STDOUT)
     memory = TreeMemory(proc.pid)
     out: dict = {"landing_s": None, "landing_from_start_s": None, "row_page_s": None, "row_click_ms": [],
-                 "row_click_local_ms": []}
+                 "row_click_local_ms": [], "row_again_ms": [], "requests_per_click": [], "kb_per_click": []}
     try:
         while True:
             if proc.poll() is not None:
@@ -265,6 +269,11 @@ def one_start(tool: str, folder: Path, peer_python: Path, clicks: int, timeout: 
                     st = bt.wait_settled(driver, "return true;" if only_new else spec["row_page_drawn"],
                                          since_started=before, timeout=timeout, ignore_before=at)
                     out[key].append(max(st["settled_ms"] - st["clickAt"], 0.0))
+                    sent = bt.requests_since(driver, before)
+                    out["requests_per_click"].append(len(sent))
+                    out["kb_per_click"].append(round(sum(r["received"] + r["sent"] for r in sent) / 1024, 1))
+                if not only_new and clicks:
+                    _again(driver, spec, clicks, timeout, out)
             except (TimeoutError, RuntimeError) as err:
                 out["note"] = out.get("note", "") + f"; clicks stopped: {str(err)[:200]}"
     finally:
@@ -272,6 +281,19 @@ def one_start(tool: str, folder: Path, peer_python: Path, clicks: int, timeout: 
         out["rss_mb"] = memory.stop()
         log.close()
     return out
+
+
+def _again(driver, spec: dict, clicks: int, timeout: float, out: dict) -> None:
+    """Reload the per-row page and click the random-row button ``clicks`` times again: each tool's rows
+    now come from its own caches (Candor's "Random row" is seeded by the click count, so these are the
+    very rows of the first round; explainerdashboard's picks are unseeded), what a row costs once computed."""
+    driver.refresh()
+    bt.wait_settled(driver, spec["row_page_drawn"], timeout=timeout)
+    for _ in range(clicks):
+        bt.reset_click(driver)
+        before = bt.click(driver, spec["random_button"])
+        st = bt.wait_settled(driver, spec["row_page_drawn"], since_started=before, timeout=timeout)
+        out["row_again_ms"].append(max(st["settled_ms"] - st["clickAt"], 0.0))
 
 
 # ---------------------------------------------------------------- the run
@@ -288,6 +310,9 @@ def summarise(starts: list[dict]) -> dict:
         return round(float(np.median(vals)), 2) if vals else None
 
     local = np.concatenate([np.asarray(s.get("row_click_local_ms", []), float) for s in starts])
+    again = np.concatenate([np.asarray(s.get("row_again_ms", []), float) for s in starts])
+    per_click = np.concatenate([np.asarray(s.get("requests_per_click", []), float) for s in starts])
+    kb = np.concatenate([np.asarray(s.get("kb_per_click", []), float) for s in starts])
 
     def pct(values, q):
         return round(float(np.percentile(values, q)), 1) if values.size else None
@@ -296,10 +321,13 @@ def summarise(starts: list[dict]) -> dict:
             "row_p50_ms": pct(clicks, 50), "row_p95_ms": pct(clicks, 95),
             "rss_mb": round(max(s["rss_mb"] for s in starts), 1), "starts": len(starts), "clicks": int(clicks.size),
             "timeouts": sum("note" in s for s in starts),
-            "row_local_p50_ms": pct(local, 50), "row_local_p95_ms": pct(local, 95), "local_clicks": int(local.size)}
+            "row_local_p50_ms": pct(local, 50), "row_local_p95_ms": pct(local, 95), "local_clicks": int(local.size),
+            "row_again_p50_ms": pct(again, 50), "row_again_p95_ms": pct(again, 95),
+            "requests_per_click": pct(per_click, 50), "kb_per_click": pct(kb, 50)}
 
 
-RATIO_KEYS = ("first_200_s", "landing_s", "landing_from_start_s", "row_page_s", "row_p50_ms", "row_p95_ms", "rss_mb")
+RATIO_KEYS = ("first_200_s", "landing_s", "landing_from_start_s", "row_page_s", "row_p50_ms", "row_p95_ms",
+              "row_again_p50_ms", "row_again_p95_ms", "requests_per_click", "kb_per_click", "rss_mb")
 
 
 def run_dataset(name: str, peer_python: Path, starts: int, clicks: int, timeout: float, work: Path) -> dict:
@@ -322,7 +350,8 @@ def run_dataset(name: str, peer_python: Path, starts: int, clicks: int, timeout:
 
 def table(results: dict) -> str:
     units = {"first_200_s": "s", "landing_s": "s", "landing_from_start_s": "s", "row_page_s": "s",
-             "row_p50_ms": "ms", "row_p95_ms": "ms", "rss_mb": "MB"}
+             "row_p50_ms": "ms", "row_p95_ms": "ms", "row_again_p50_ms": "ms", "row_again_p95_ms": "ms",
+             "requests_per_click": "median", "kb_per_click": "median", "rss_mb": "MB"}
     lines = [f"{'dataset':<14}{'figure':<26}{'candor':>10}{'peer':>10}{'ratio':>8}"]
     for ds, r in results.items():
         for k in RATIO_KEYS:
