@@ -58,6 +58,23 @@ def wait_for_figures(driver, timeout: float = 30, minimum: int = 1) -> int:
     raise TimeoutError(f"fewer than {minimum} figures rendered within {timeout} s")
 
 
+def wait_until(predicate, what: str, timeout: float = 60):
+    """Call ``predicate()`` every 0.2 s until it returns something truthy; return that value.
+
+    Raises
+    ------
+    AssertionError
+        Naming ``what`` if ``timeout`` seconds pass first.
+    """
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+
+
 def severe_console_errors(driver) -> list[str]:
     """Browser console entries at SEVERE level (JS errors, failed requests)."""
     return [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE"]

@@ -14,6 +14,8 @@ import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
+from tests.e2e.browser import wait_until
+
 
 def _server_process(base: str) -> psutil.Process:
     port = urlparse(base).port
@@ -23,40 +25,30 @@ def _server_process(base: str) -> psutil.Process:
     raise AssertionError(f"no process listens on port {port}")
 
 
-def _wait(predicate, what: str, timeout: float = 120):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def _disabled(driver, element_id: str) -> bool:
     return driver.execute_script(f"return document.getElementById('{element_id}').disabled;")
 
 
 def test_fit_muse_reports_progress_and_cancel_ends_its_process(server, browser):
-    _wait(lambda: requests.get(server + "/_candor/ready", timeout=5).status_code == 200, "the warm-up", 300)
+    wait_until(lambda: requests.get(server + "/_candor/ready", timeout=5).status_code == 200, "the warm-up", 300)
     server_proc = _server_process(server)
     browser.get(server + "/surrogate")
-    _wait(lambda: browser.find_elements(By.CSS_SELECTOR, "#surrogate-frontier .main-svg")
-          and _disabled(browser, "surrogate-cancel") and not _disabled(browser, "surrogate-fit"), "the page")
+    wait_until(lambda: browser.find_elements(By.CSS_SELECTOR, "#surrogate-frontier .main-svg")
+          and _disabled(browser, "surrogate-cancel") and not _disabled(browser, "surrogate-fit"), "the page", 120)
     assert not browser.find_element(By.ID, "surrogate-wait").text  # warm: nothing to wait for
     width = browser.find_element(By.ID, "surrogate-max-width")  # settings not fitted yet: a real job
     width.send_keys(Keys.CONTROL, "a")
     width.send_keys("2")
     before = {p.pid for p in server_proc.children(recursive=True)}
     browser.find_element(By.ID, "surrogate-fit").click()
-    label = _wait(lambda: (t := browser.find_element(By.ID, "surrogate-progress").text) and " of 13" in t and t,
-                  "the job's progress")
+    label = wait_until(lambda: (t := browser.find_element(By.ID, "surrogate-progress").text) and " of 13" in t and t,
+                  "the job's progress", 120)
     assert label.startswith("MUSE and its frontier: ") and label.split(": ")[1].split(" of ")[0].isdigit(), label
-    jobs = _wait(lambda: [p for p in server_proc.children(recursive=True) if p.pid not in before], "the job's process")
+    jobs = wait_until(lambda: [p for p in server_proc.children(recursive=True) if p.pid not in before], "the job's process")
     assert _disabled(browser, "surrogate-fit") and not _disabled(browser, "surrogate-cancel")
     browser.find_element(By.ID, "surrogate-cancel").click()
-    _wait(lambda: not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in jobs), "the job to end", 30)
-    _wait(lambda: not _disabled(browser, "surrogate-fit") and _disabled(browser, "surrogate-cancel"),
+    wait_until(lambda: not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in jobs), "the job to end", 30)
+    wait_until(lambda: not _disabled(browser, "surrogate-fit") and _disabled(browser, "surrogate-cancel"),
           "Fit MUSE enabled and Cancel disabled", 30)
     time.sleep(2)  # nothing restarts it, and no second job keeps the buttons busy
     assert not _disabled(browser, "surrogate-fit") and _disabled(browser, "surrogate-cancel")
