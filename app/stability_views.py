@@ -6,6 +6,7 @@ from dash import html
 
 from app import ids
 from app.components import card, fmt, method_note, metric, metric_row
+from explainers.numbers import plain
 from explainers.stability import STABLE_OVERLAP
 
 __all__ = ["stability_controls", "stability_card", "stability_hint"]
@@ -43,7 +44,7 @@ def _features_table(st) -> dbc.Table:
                      html.Td(f"{round(st.topk_frequency[j] * n)}/{n}"),
                      html.Td(f"{st.rank_min[j]}" if st.rank_min[j] == st.rank_max[j]
                              else f"{st.rank_min[j]}–{st.rank_max[j]}"),
-                     html.Td(f"{st.value_mean[j]:.3g} ± {st.value_sd[j]:.2g}")],
+                     html.Td(f"{plain(st.value_mean[j], 3, trim=True)} ± {plain(st.value_sd[j], 2, trim=True)}")],
                     className="" if st.topk_frequency[j] in (0.0, 1.0) else "table-warning")
             for j in order]
     head = html.Thead(html.Tr([html.Th("Feature"), html.Th(f"In top {st.k}"), html.Th("Rank range"),

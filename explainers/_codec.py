@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
-from .numbers import number_text
+from .numbers import number_text, plain
 from .rules import format_predicate
 
 __all__ = ["ColumnCode", "TabularCodec", "MISSING", "date_text", "value_labels", "predicate_text", "conjunction_parts",
@@ -99,7 +99,7 @@ class ColumnCode:
             return "(empty string)" if v == "" else str(v)
         if self.kind == "datetime":
             return str((_EPOCH + code * _DAY).date())
-        return f"{code:.6g}"
+        return plain(code, 6, trim=True)
 
     def text(self, code: float, fmt: str = ".4g") -> str:
         """Display text of an encoded value, numbers formatted by ``fmt`` (``label`` uses ``.6g``).

@@ -422,7 +422,8 @@ class LimeExplainer:
         prediction = float(out[0, self.target_index] if out.ndim == 2 else out[0])
         why = "" if converged else f" ({r.stopped_by})"
         source = (f"{self.source}; {n} samples per fit, {self.repeats} fits (seeds {seed}–{seed + self.repeats - 1}); "
-                  f"largest standard error {np.max(se):.2g} {'≤' if converged else '>'} tolerance {tolerance:.2g} "
+                  f"largest standard error {plain(np.max(se), 2, trim=True)} {'≤' if converged else '>'} tolerance "
+                  f"{plain(tolerance, 2, trim=True)} "
                   f"({self.rel_tolerance:.0%} of the largest |weight|): "
                   + ("converged" if converged else f"not converged{why}"))
         return Explanation(

@@ -38,7 +38,7 @@ def render_attention(row):
                f"(P = {1 / (1 + math.exp(-v.ig.prediction)):.3f}); attributions below are in log-odds.", className="mb-1"),
         gilpin_badge(gilpin_label("attention")), gilpin_badge(gilpin_label(v.ig)), gilpin_badge(gilpin_label(v.shap)),
         method_note("attention: softmax weights of each head, row of the CLS query, CLS→CLS column left out"),
-        method_note(f"{v.ig.source}; completeness gap {v.ig.params['convergence_delta']:.1e}"),
+        method_note(f"{v.ig.source}; completeness gap {figures.gap_text(abs(v.ig.params['convergence_delta']))}"),
         method_note(f"{v.shap.source}; additivity gap {v.shap.additivity_gap:.3f} (expected gradients are additive "
                     "only in expectation, so the gap shrinks with more samples)"),
         method_note("agreement: Spearman ρ between each head's CLS attention and |IG| over the features"),

@@ -13,6 +13,7 @@ from app import figures_lopardo as fl
 from app import ids
 from app.callbacks.text import _spec
 from app.components import empty_figure, error_alert, gilpin_badge, method_note
+from app.figures import gap_text
 from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError
 
@@ -87,7 +88,7 @@ def _summary(view) -> html.Div:
                     "every score"),
         method_note("α-avg / α-max: CLS-row attention, mean / max over heads; G-avg, G-L1, G-L2: mean, L1 and "
                     "L2 norm of the closed-form gradient of the logit w.r.t. each word's embedding; "
-                    f"G×I = ⟨e_t, ∇f⟩ (closed form vs autograd: max difference {view.gradient_check:.1e}); "
+                    f"G×I = ⟨e_t, ∇f⟩ (closed form vs autograd: max difference {gap_text(view.gradient_check)}); "
                     f"LIME: lime 0.2.0.1, {lop.LIME_SAMPLES} samples, bow=False, removed words become [MASK], "
                     f"regression on the logit, local R² {view.lime_fit['score']:.2f} in-sample and "
                     f"{view.lime_fit['heldout_r2']:.2f} on fresh masks; LIME approx.: the paper's closed form "

@@ -19,6 +19,7 @@ import numpy as np
 
 # imported here, not inside the functions: fit_muse/fit_frontier run in forked background processes
 from explainers._codec import conjunction_text
+from explainers.numbers import plain
 from explainers.muse import (TwoLevelDecisionSet, agreement_detail, evaluate_rule_set, majority_label,
                              rule_agreement, surrogate_frontier)
 
@@ -172,7 +173,7 @@ def fit_muse(params: dict) -> str:
         source = (f"MUSE two-level decision set (Lakkaraju et al. 2019), fitted to the model's predictions on "
                   f"{len(X_train)} training rows; budgets: {params['max_rules']} rules, width {params['max_width']}, "
                   f"{params['max_neighborhoods']} neighborhoods; descriptors over {foi}; λ weights "
-                  f"{', '.join(f'{v:g}' for v in est.rule_set_.params['lambdas'])} (fidelity weight "
+                  f"{', '.join(plain(v, 3, trim=True) for v in est.rule_set_.params['lambdas'])} (fidelity weight "
                   f"{'chosen on a validation split' if params['lambdas'][4] is None else 'set by you'}); seed 0")
         cache.set(key, view_to_json(_view(est.rule_set_, source)))
     return key

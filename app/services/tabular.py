@@ -18,6 +18,7 @@ from sklearn.metrics import accuracy_score, mean_absolute_error, mean_squared_er
 
 import explainers as ex
 from explainers._codec import value_labels
+from explainers.numbers import plain
 from explainers.metrics import RankAgreement
 
 from workspace.errors import CandorError, first_line
@@ -143,7 +144,7 @@ def _agnostic_rows() -> tuple[np.ndarray, str, ex.GlobalImportance]:
     cap = int(np.clip(AGNOSTIC_BUDGET_S / max(seconds, 1e-9), lo, hi))
     if len(ws.X) <= cap:
         return np.arange(len(ws.X)), "", first
-    why = (f" (model-agnostic SHAP took {seconds:.2g} s for one row here: the sample fits a "
+    why = (f" (model-agnostic SHAP took {plain(seconds, 2, trim=True)} s for one row here: the sample fits a "
            f"{AGNOSTIC_BUDGET_S:.0f} s budget; other rows are explained when chosen)")
     return np.sort(order[:cap]), why, first
 
@@ -245,7 +246,7 @@ def row_status(row) -> str:
     v = float(ws.output(ws.X.iloc[[r]])[0])
     split = "held-out" if r in set(ws.test_idx.tolist()) else "train"
     if not ws.is_classifier:
-        return f"{split} · true {ws.target} {ws.y[r]:.4g} · predicted {v:.4g}"
+        return f"{split} · true {ws.target} {plain(ws.y[r], 4, trim=True)} · predicted {plain(v, 4, trim=True)}"
     return f"{split} · true {_true_label(r)} · {ws.output_label} {v:.3f}"
 
 

@@ -224,13 +224,13 @@ def verify_sentence(sentence: Sentence, explanation: Explanation, *, partition: 
         rank = 1 + [m for m, _ in items].index(members) if members in [m for m, _ in items] else -1
         checks.append(_check("rank", rank == s["rank"], f"ranks {rank} by |attribution|"))
         checks.append(_check("direction", (value > 0 and s["towards"] == pos) or (value < 0 and s["towards"] == neg),
-                             f"attribution {value:+.4g}"))
+                             f"attribution {plain(value, 4, signed=True, trim=True)}"))
         if "level" in s:
             j = members[0]
             v, ref = float(e.feature_values[j]), float(s["reference"])
             truth = "high" if v > ref else "low" if v < ref else "typical"
-            checks.append(_check("level", truth == s["level"], f"value {v:.4g}, median {ref:.4g}"))
-            checks.append(_check("number: value", abs(parse_plain(s["x"]) - v) <= _sig(v)[1], f"exact {v:.6g}"))
+            checks.append(_check("level", truth == s["level"], f"value {plain(v, 4, trim=True)}, median {plain(ref, 4, trim=True)}"))
+            checks.append(_check("number: value", abs(parse_plain(s["x"]) - v) <= _sig(v)[1], f"exact {plain(v, 6, trim=True)}"))
         if "category" in s:
             v = float(e.feature_values[members[0]])
             truth = (("missing" if not math.isfinite(v) else date_text(v, s["date"] == "timed")) if "date" in s
@@ -238,7 +238,7 @@ def verify_sentence(sentence: Sentence, explanation: Explanation, *, partition: 
             checks.append(_check("value", truth == s["category"], f"the row has {truth}"))
         if "amount" in s:
             checks.append(_check("number: attribution", abs(parse_plain(s["amount"]) - abs(value)) <= s["tolerance"] + 1e-9,
-                                 f"exact {abs(value):.4g}, allowed ±{s['tolerance']:.3g}"))
+                                 f"exact {plain(abs(value), 4, trim=True)}, allowed ±{plain(s['tolerance'], 3, trim=True)}"))
         if "strength" in s:
             vmax = max(abs(v) for _, v in items) or 1.0
             truth = strength(abs(value) / vmax)
@@ -255,8 +255,8 @@ def verify_sentence(sentence: Sentence, explanation: Explanation, *, partition: 
         share = 100 * float(np.abs(phi[hid]).sum()) / total
         net = float(phi[hid].sum())
         checks += [_check("number: share", abs(float(s["share"]) - share) <= 0.5 + 1e-9, f"exact {share:.2f}%"),
-                   _check("direction", (net >= 0) == (s["towards"] == pos), f"net {net:+.4g}"),
-                   _check("number: net", abs(parse_plain(s["net"]) - abs(net)) <= _sig(abs(net))[1], f"exact {abs(net):.4g}")]
+                   _check("direction", (net >= 0) == (s["towards"] == pos), f"net {plain(net, 4, signed=True, trim=True)}"),
+                   _check("number: net", abs(parse_plain(s["net"]) - abs(net)) <= _sig(abs(net))[1], f"exact {plain(abs(net), 4, trim=True)}")]
     return SentenceCheck(sentence, tuple(checks))
 
 

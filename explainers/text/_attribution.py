@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from explainers.gradients import until_complete
+from explainers.numbers import plain
 from explainers.text._model import TextClassifier, detached_attention
 from explainers.text._tokens import encode_text, merge_token_scores
 from explainers.text._types import TextEncoding
@@ -373,8 +374,8 @@ def lime_text(model: TextClassifier, text: str, target: int | None = None,
     se = r.standard_error
     source = (f"lime 0.2.0.1 LimeTextExplainer, bow=False, mask {model.tokenizer.pad_token}, kernel_width=25; "
               f"mean of {int(repeats)} seeded fits (seeds {seed}–{seed + int(repeats) - 1}) of {r.num_samples} "
-              f"samples; largest standard error {np.max(se):.2g} {'≤' if r.converged else '>'} tolerance "
-              f"{r.tolerance:.2g} ({rel_tolerance:.0%} of the largest |weight|): "
+              f"samples; largest standard error {plain(np.max(se), 2, trim=True)} {'≤' if r.converged else '>'} "
+              f"tolerance {plain(r.tolerance, 2, trim=True)} ({rel_tolerance:.0%} of the largest |weight|): "
               + ("converged" if r.converged else f"not converged ({r.stopped_by})"))
     return _explanation(
         "lime", model, enc, token_values, intercept, float(np.mean([f[3] for f in r.fits])), target,
@@ -472,7 +473,7 @@ def shap_text(model: TextClassifier, text: str, target: int | None = None,
         "shap", model, enc, token_values, base, g_x, target, output,
         f"permutation SHAP (antithetic orderings, Štrumbelj & Kononenko 2014), words as players, a removed "
         f"word's pieces -> {model.tokenizer.pad_token}; {res.orderings} orderings, seed {seed}; largest standard "
-        f"error {np.max(se):.2g} {'≤' if res.converged else '>'} tolerance {tol:.2g} ({rel_tol:.1%} of "
+        f"error {plain(np.max(se), 2, trim=True)} {'≤' if res.converged else '>'} tolerance {plain(tol, 2, trim=True)} ({rel_tol:.1%} of "
         f"|g(x) − g(baseline)|): {stopped}",
         dict(max_evals=int(max_evals), seed=seed, orderings=res.orderings, converged=bool(res.converged),
              tolerance=tol, rel_tol=float(rel_tol), stopped_by=res.stopped_by,

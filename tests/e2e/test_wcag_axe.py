@@ -7,6 +7,7 @@ violation's rule id and the CSS targets of its nodes.
 """
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -43,7 +44,20 @@ def _violations(driver, axe_source: str) -> list[dict]:
     return driver.execute_async_script(_RUN, TAGS)
 
 
+UNREADABLE = re.compile(r"\d\.?\d*[eE][+-]\d|np\.\w+\(|\{'|\btrace \d+\b|If everywhere|IF always")
+"""What a first-time user found in people-facing text: scientific notation, numpy reprs, dict reprs, Plotly's
+"trace 0" legend entries, "If everywhere:" and "IF always THEN" rule texts."""
+
+
+def _assert_readable(driver, where: str) -> None:
+    text = driver.execute_script("return document.body.innerText + '\\n' + "
+                                 "[...document.querySelectorAll('svg text')].map(t => t.textContent).join('\\n')")
+    hits = sorted({text[max(0, m.start() - 40):m.end() + 15].replace("\n", " ") for m in UNREADABLE.finditer(text)})
+    assert hits == [], f"unreadable text on {where}: {hits}"
+
+
 def _assert_clean(driver, axe_source: str, where: str) -> None:
+    _assert_readable(driver, where)
     found = _violations(driver, axe_source)
     report = "\n".join(f"  {v['id']} ({v['impact']}): {v['help']}\n    " + "\n    ".join(v["targets"][:8])
                        for v in found)
