@@ -96,12 +96,8 @@ def _compute_view(study: Study, item_id: str, condition_id: str, ws) -> dict:
         raise CandorError("text stimuli need a text-model service; this server explains tabular rows only")
     row = services.check_row(stim.row)
     expl = services.shap_row(row)
-    if study.model.numeric:  # a regressor: the model's number and the target, as stored and shown
-        f = study_truth.facts_from_workspace(study, ws)[item_id]
-        pred, truth = f.prediction, f.truth
-    else:
-        (pred,) = study_truth.predicted_labels(ws, [row])
-        truth = ws.classes[int(ws.y[row])]
+    (pred,) = study_truth.predicted_labels(ws, [row])
+    truth = ws.classes[int(ws.y[row])]
     features = [[str(name), figures.plain(float(v), 4, trim=True)] for name, v in ws.X.iloc[row].items()]
     cond = study.condition(condition_id)
     view = dict(features=features, kind=cond.explanation, figure=None, statement=None,
@@ -205,7 +201,7 @@ def resolved(study: Study) -> Study:
         view = pins.pinned_view(eng, study.id, s.id, cond)
         if view is not None and view["context"].get("truth") is not None:
             c = view["context"]
-            facts[s.id] = study_truth.Facts(s.row, c["truth"], c["model_prediction"], study.model.numeric)
+            facts[s.id] = study_truth.Facts(s.row, c["truth"], c["model_prediction"])
     return study_truth.resolve(study, facts)
 
 
