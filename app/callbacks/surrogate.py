@@ -10,14 +10,17 @@ from app.surrogate_views import rules_by_neighborhood, surrogate_summary
 
 @callback(Output(ids.SURROGATE_KEY, "data"), Output(ids.SURROGATE_WAIT, "children"),
           Output(ids.SURROGATE_WAIT_TICK, "disabled"),
-          Input(ids.URL, "pathname"), Input(ids.SURROGATE_WAIT_TICK, "n_intervals"))
-def load_default_surrogate(_pathname, _tick=None):
-    """The default MUSE once it is fitted; while the warm-up runs, what the page waits for (polled each second)."""
+          Input(ids.URL, "pathname"), Input(ids.SURROGATE_WAIT_TICK, "n_intervals"), State(ids.SURROGATE_POINT, "data"))
+def load_default_surrogate(_pathname, _tick=None, linked_point=None):
+    """The default MUSE once it is fitted; while the warm-up runs, what the page waits for (polled each second).
+
+    A link's chosen frontier point (``?point=cart|5``, :mod:`app.callbacks.links`) is shown instead of the default.
+    """
     try:
         key, note = services.surrogates.page_defaults()
     except CandorError as err:
         return no_update, error_alert(str(err)), True
-    return key or no_update, waiting_note(note) if note else None, note is None
+    return (no_update if linked_point else key or no_update), waiting_note(note) if note else None, note is None
 
 
 @callback(Output(ids.SURROGATE_KEY, "data", allow_duplicate=True),

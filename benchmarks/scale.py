@@ -1,0 +1,201 @@
+"""Build time and peak memory of per-row Tree SHAP at 10k, 100k and 1M rows: one process vs Dask.
+
+``python -m benchmarks.scale [--sizes 10000,100000,1000000] [--engines single,dask1,dask2] [--chunk-rows 5000]``
+
+Data: UCI Adult (``adult.data``, 32,561 rows, 14 columns, from ``shared/data``, tests/shared_data.py), its
+8 string columns coded as integers (category codes, one column each). The model,
+``GradientBoostingClassifier(random_state=0)`` (100 trees of depth 3; Candor's exact Tree SHAP path does
+not take HistGradientBoosting), is fitted once on the original rows (not timed as build). Each size is a seeded resample of the original rows with replacement, with noise on the six
+numeric columns: Gaussian with a standard deviation of 5 % of the column's own, rounded and clipped at
+0 (the coded string columns are resampled without noise), so no two large tables repeat rows exactly.
+
+The build: Candor's own Tree SHAP (``explainers.ShapExplainer``: TreeExplainer, interventional, 100
+background rows, probability output) of every row, computed through ``store.engine.run_chunks`` in
+chunks of ``--chunk-rows`` rows, on one of three engines: ``single`` (this process), ``dask1`` and
+``dask2`` (a Dask LocalCluster of 1 or 2 single-threaded worker processes, started inside the timed
+build, as ``python -m app build --dask local:N`` does). The table is written once as ``.npy`` and
+each chunk memory-maps it, so workers never receive the table through the scheduler.
+
+Measured per size and engine: build wall time (``build_s``, from before the cluster starts to the last
+chunk written and concatenated; the cluster's start and shutdown are also printed apart), its cost per row
+(microseconds; it must not grow with rows), and the peak resident memory of the whole process tree
+(this process and every Dask process, psutil, sampled every 0.1 s; ``peak_rss_mb``). Dask results are
+checked equal (``numpy.array_equal``) to the single-process ones. The last line is one JSON object.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import psutil
+
+from benchmarks.build_store import _adult_frame
+
+NOISE_SD = 0.05
+NUMERIC = ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week")
+
+
+def adult_coded() -> tuple[pd.DataFrame, np.ndarray]:
+    """Adult's 14 columns as floats (string columns as category codes) and the target (1 = >50K)."""
+    df = _adult_frame("adult.data")
+    y = (df.pop("income") == ">50K").to_numpy(dtype=int)
+    for c in df.columns:
+        if not pd.api.types.is_numeric_dtype(df[c]):
+            df[c] = df[c].astype("category").cat.codes
+    return df.astype(float), y
+
+
+def resample(X: pd.DataFrame, n: int, seed: int) -> np.ndarray:
+    """``n`` rows drawn with replacement, numeric columns plus N(0, (NOISE_SD * sd)^2) noise, rounded, >= 0."""
+    rng = np.random.default_rng(seed)
+    out = X.to_numpy()[rng.integers(0, len(X), n)].copy()
+    for j, c in enumerate(X.columns):
+        if c in NUMERIC:
+            out[:, j] = np.clip(np.round(out[:, j] + rng.normal(0, NOISE_SD * X[c].std(), n)), 0, None)
+    return out
+
+
+class TreeShapChunk:
+    """``task(start, stop)`` of :func:`store.engine.run_chunks`: Candor's Tree SHAP of rows ``start:stop``.
+
+    Picklable: carries the model, the background and the table's ``.npy`` path; each process builds its
+    ``ShapExplainer`` once (on first call) and memory-maps the table.
+    """
+
+    def __init__(self, model, background: pd.DataFrame, table: Path):
+        self.model, self.background, self.table = model, background, str(table)
+        self._explainer = self._X = None
+
+    def __getstate__(self):
+        return {**self.__dict__, "_explainer": None, "_X": None}
+
+    def __call__(self, start: int, stop: int) -> dict[str, np.ndarray]:
+        from explainers.shap_explainer import ShapExplainer
+
+        if self._explainer is None:
+            self._explainer = ShapExplainer(self.model, background=self.background)
+            self._X = np.load(self.table, mmap_mode="r", allow_pickle=False)
+        rows = pd.DataFrame(np.asarray(self._X[start:stop]), columns=self.background.columns)
+        attributions = self._explainer.explain_outputs(rows)
+        return {"shap": np.asarray(attributions.values, dtype=np.float64)}
+
+
+class PeakRss:
+    """Peak summed RSS (MiB) of this process and all its descendants, sampled in a thread."""
+
+    def __init__(self, every_s: float = 0.1):
+        self.every_s, self.peak, self._stop = every_s, 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> float:
+        me = psutil.Process()
+        total = 0
+        for p in [me] + me.children(recursive=True):
+            try:
+                total += p.memory_info().rss
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                pass
+        return total / 2**20
+
+    def _run(self):
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self._sample())
+            self._stop.wait(self.every_s)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self._sample())
+
+
+def build(engine: str, task: TreeShapChunk, n: int, chunk_rows: int, out_dir: Path):
+    """One timed build; returns (seconds, cluster start s, cluster shutdown s, peak RSS MiB, values).
+
+    ``seconds`` runs from before the cluster starts to the last chunk written and concatenated; the
+    cluster's shutdown after it is timed apart (``closed``), as it delays no result."""
+    from store.engine import client_from_address, run_chunks
+
+    with PeakRss() as rss:
+        t0 = time.perf_counter()
+        client = None if engine == "single" else client_from_address(f"local:{int(engine.removeprefix('dask'))}")
+        started = time.perf_counter() - t0
+        try:
+            out = run_chunks(task, n, chunk_rows=chunk_rows, out_dir=out_dir, client=client)
+            seconds = time.perf_counter() - t0
+        finally:
+            if client is not None:
+                client.close()
+        closed = time.perf_counter() - t0 - seconds
+    return seconds, started, closed, rss.peak, out["shap"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.scale", description=__doc__.split("\n")[0])
+    p.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated row counts")
+    p.add_argument("--engines", default="single,dask1,dask2", help="comma-separated: single, dask1, dask2")
+    p.add_argument("--chunk-rows", type=int, default=5000, help="rows per chunk (default 5000)")
+    args = p.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    if any(e not in ("single", "dask1", "dask2") for e in engines) or any(s < 1 for s in sizes):
+        p.exit(2, "candor: error: --engines are single, dask1, dask2 and --sizes positive row counts\n")
+
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    X, y = adult_coded()
+    t = time.perf_counter()
+    model = GradientBoostingClassifier(random_state=0).fit(X, y)
+    fit_s = time.perf_counter() - t
+    from explainers.shap_explainer import ShapExplainer
+
+    probe = ShapExplainer(model, background=X)
+    if probe.algorithm != "tree":
+        p.exit(2, f"candor: error: expected Candor's Tree SHAP path, got {probe.algorithm}\n")
+    task_kind = probe.source
+    print(f"Adult {X.shape[0]} x {X.shape[1]} (string columns as codes); GradientBoostingClassifier fitted "
+          f"in {fit_s:.1f} s (not part of the build). Rows: resampled with replacement, noise N(0, ({NOISE_SD:g} "
+          f"x column sd)^2) on {', '.join(NUMERIC)}, rounded, clipped at 0. Tree SHAP: explainers.ShapExplainer "
+          f"({task_kind}). Chunks of {args.chunk_rows} rows. "
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start.", flush=True)
+    build_s: dict = {}
+    peak: dict = {}
+    header = f"{'rows':>9} {'engine':>7} {'build s':>9} {'start s':>8} {'close s':>8} {'us/row':>8} {'peak MiB':>9} {'= single':>8}"
+    print(header + "\n" + "-" * len(header), flush=True)
+    with tempfile.TemporaryDirectory(prefix="candor-scale-") as tmp:
+        for n in sizes:
+            table = Path(tmp) / f"adult-{n}.npy"
+            np.save(table, resample(X, n, seed=n), allow_pickle=False)
+            task = TreeShapChunk(model, X, table)
+            reference = None
+            for engine in engines:
+                seconds, started, closed, mb, values = build(engine, task, n, args.chunk_rows, Path(tmp) / f"{n}-{engine}")
+                same = "" if reference is None else str(bool(np.array_equal(values, reference)))
+                reference = values if reference is None else reference
+                build_s.setdefault(str(n), {})[engine] = round(seconds, 2)
+                peak.setdefault(str(n), {})[engine] = round(mb, 1)
+                print(f"{n:>9} {engine:>7} {seconds:>9.1f} {started:>8.1f} {closed:>8.1f} {seconds / n * 1e6:>8.0f} {mb:>9.0f} "
+                      f"{same:>8}", flush=True)
+                del values
+            del reference
+    print("\ncost per row (us) by size, per engine:")
+    for engine in engines:
+        cost = {n: build_s[n][engine] / int(n) * 1e6 for n in build_s if engine in build_s[n]}
+        print(f"  {engine:>7}: " + ", ".join(f"{int(n):,}: {c:.0f}" for n, c in cost.items()))
+    print(json.dumps({"build_s": build_s, "peak_rss_mb": peak}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
