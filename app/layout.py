@@ -39,8 +39,9 @@ def class_picker() -> html.Div:
     allowed = access.has_role("analyst")
     return html.Div([
         dbc.Label("Class", html_for=ids.CLASS_SELECT, className="me-2 mb-0 text-white"),
-        dbc.Select(id=ids.CLASS_SELECT, options=[{"label": c, "value": c} for c in choices], value=current,
-                   size="sm", className="class-select", disabled=not allowed),
+        # a dcc.Dropdown: dbc.Select always renders an empty placeholder option first (a first-time user saw it)
+        dcc.Dropdown(id=ids.CLASS_SELECT, options=[{"label": c, "value": c} for c in choices], value=current,
+                     clearable=False, searchable=False, className="class-select", disabled=not allowed),
         dcc.Loading(html.Span(id=ids.CLASS_STATUS, className="ms-2 text-white-50 small"), type="dot",
                     color="#ffffff", parent_className="d-inline-block"),
         dcc.Store(id=ids.CLASS_SWITCHED),
