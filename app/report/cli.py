@@ -11,8 +11,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from app.model_flags import add_model_arguments
 from workspace.errors import CandorError
-from workspace.torch_options import TorchOptions, add_torch_arguments
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -25,14 +25,11 @@ class _OneLineParser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     p = _OneLineParser(prog="python -m app report",
                        description="Write one self-contained HTML review report (plotly.js inlined, no network) "
-                                   "and, with --pdf, print it with headless Chromium.")
-    p.add_argument("--model", help="model file (as for python -m app); default: the bundled sample")
-    p.add_argument("--data", help="CSV/TSV or Parquet with the feature columns and the target")
-    p.add_argument("--target", help="target column in --data")
-    p.add_argument("--target-class", help="the class explained against the rest (default: the last class)")
-    p.add_argument("--trust-model-code", "--trust-pickle", dest="trust_pickle", action="store_true",
-                   help="the model file may RUN CODE (.joblib/.pkl, TorchScript); only for files you trust")
-    add_torch_arguments(p)
+                                   "and, with --pdf, print it with headless Chromium. Without --model: the "
+                                   "bundled sample.")
+    add_model_arguments(p)  # the same loading flags as python -m app and python -m app build
+    p.add_argument("--store", help="read the explanations from a store written by python -m app build for this "
+                                   "model and data (checked: hashes and sizes)")
     p.add_argument("--rows", help="rows to explain, e.g. 3,17,42 (default: the held-out rows with the highest, "
                                   "lowest and median explained output)")
     p.add_argument("--k", type=int, default=3, help="items the persuasive story shows (default 3)")
@@ -42,19 +39,18 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _workspace(args):
-    from workspace.workspace import load_sample_workspace, load_user_workspace
+    """The settings the flags name (over the environment, as ``python -m app``), the loaded workspace, its
+    files (for their SHA-256) and the checked store (or None)."""
+    from app.server import selection_from_settings
+    from store.read import open_for
+    from workspace.settings import Settings
+    from workspace.workspace import SAMPLE_MODEL
 
-    given = [args.model, args.data, args.target]
-    if any(given) and not all(given):
-        missing = ", ".join(f"--{n}" for n, v in zip(("model", "data", "target"), given) if not v)
-        raise CandorError(f"--model, --data and --target go together; missing {missing}")
-    if not args.model:
-        from workspace.workspace import SAMPLE_MODEL
-
-        return load_sample_workspace(), {"model": SAMPLE_MODEL}
-    ws = load_user_workspace(args.model, args.data, args.target, trust_pickle=args.trust_pickle,
-                             target_class=args.target_class, torch_options=TorchOptions.from_args(args))
-    return ws, {"model": Path(args.model), "data": Path(args.data)}
+    args.text_model = None
+    settings = Settings.from_args(args)
+    ws = selection_from_settings(settings).load()
+    files = {"model": settings.model, "data": settings.data} if settings.model else {"model": SAMPLE_MODEL}
+    return ws, files, (open_for(settings, ws) if settings.store else None)
 
 
 def _writable(path: str, flag: str) -> Path:
@@ -80,11 +76,16 @@ def run(args, out) -> None:
     if args.k < 0:
         raise CandorError(f"--k must be 0 or more, got {args.k}")
     t0 = time.perf_counter()
-    ws, files = _workspace(args)
-    with tempfile.TemporaryDirectory(prefix="candor-report-") as cache, _settings(cache_dir=Path(cache)), \
-            services._core.installed(ws):  # surrogates fitted afresh, never read from another model's cache
-        content = report_content(rows, k=args.k, files=files)
-        html = render_html(content)
+    ws, files, store = _workspace(args)
+    before = services._core._opened_store
+    services._core.use_store(store)  # a store's results are read, never recomputed; without one, computed here
+    try:
+        with tempfile.TemporaryDirectory(prefix="candor-report-") as cache, _settings(cache_dir=Path(cache)), \
+                services._core.installed(ws):  # surrogates fitted afresh, never read from another model's cache
+            content = report_content(rows, k=args.k, files=files)
+            html = render_html(content)
+    finally:
+        services._core.use_store(before)
     html_path.write_text(html, encoding="utf-8")
     built = time.perf_counter() - t0
     summary = (f"wrote {html_path} ({html_path.stat().st_size / 1e6:.1f} MB; rows {', '.join(str(s.row) for s in content.rows)}) "

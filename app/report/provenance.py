@@ -1,26 +1,23 @@
 """Where a report's numbers came from: file hashes, the explainers' parameters and seeds, versions, the date."""
 from __future__ import annotations
 
-import hashlib
-import platform
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
-import numpy as np
-
 from app import services
 from app.services.tabular import fingerprint
+from store.hashes import file_sha256, table_sha256
 
-LIBRARIES = ("numpy", "pandas", "scikit-learn", "shap", "lime", "plotly", "dash", "skops", "torch")
-CHUNK = 1 << 20
+DRAWING = ("plotly", "dash", "skops", "torch")
+"""Libraries the report names beyond a store's: what drew the figures, read the model."""
 
 
 @dataclass(frozen=True)
 class Provenance:
     """``files``: (role, file name, SHA-256 of its bytes) per known file; ``table_sha256``: SHA-256 of the
-    explained table as loaded (column names and float values); ``model_fingerprint``: SHA-256 of the model's
+    explained table as loaded (:func:`store.hashes.table_sha256`: column names, values, target); ``model_fingerprint``: SHA-256 of the model's
     explained output on the first rows (:func:`app.services.tabular.fingerprint`); ``parameters``: (what,
     settings text) pairs; ``versions``: (library, version) pairs; ``created``: ISO 8601 UTC time."""
 
@@ -32,38 +29,37 @@ class Provenance:
     created: str
 
 
-def file_sha256(path: Path) -> str:
-    """SHA-256 (hex) of a file's bytes, read in 1 MiB chunks (the file was already size-checked when loaded)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def table_sha256(X) -> str:
-    """SHA-256 of a table's column names and float64 values (NaN kept): the same table gives the same hash."""
-    h = hashlib.sha256("\x1f".join(map(str, X.columns)).encode("utf-8"))
-    h.update(np.ascontiguousarray(X.to_numpy(dtype=float)).tobytes())
-    return h.hexdigest()
-
-
 def versions() -> tuple[tuple[str, str], ...]:
-    """Python and the installed versions of :data:`LIBRARIES` (absent ones left out)."""
-    found = [("python", platform.python_version())]
-    for name in LIBRARIES:
+    """Python and the library versions a store records (:func:`app.build._versions`), plus :data:`DRAWING`."""
+    from app.build import _versions
+
+    found = {k: v for k, v in _versions().items() if v}
+    for name in DRAWING:
         try:
-            found.append((name, metadata.version(name)))
+            found[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             pass
-    return tuple(found)
+    return tuple(found.items())
+
+
+def known_files(files: dict | None) -> dict:
+    """``files`` if given, else the model and data files of the current selection (the bundled sample's model
+    file when no ``--model``; uploads and ``--model`` files by their paths)."""
+    if files is not None:
+        return files
+    from workspace.workspace import SAMPLE_MODEL
+
+    from app.services import selection
+
+    sel = selection.current()
+    return {"model": Path(sel.model), "data": Path(sel.data)} if sel.model else {"model": SAMPLE_MODEL}
 
 
 def provenance(files: dict | None, sections, surrogate, k: int) -> Provenance:
     """The provenance of a report built from ``sections`` (:class:`app.report.content.RowSection`)."""
     ws = services.workspace()
     known = []
-    for role, path in (files or {}).items():
+    for role, path in known_files(files).items():
         if path is not None and Path(path).is_file():
             known.append((role, Path(path).name, file_sha256(Path(path))))
     shap = sections[0].shap
@@ -79,5 +75,5 @@ def provenance(files: dict | None, sections, surrogate, k: int) -> Provenance:
     if surrogate is not None:
         params.append(("rule surrogate", surrogate.source))
     params.append(("held-out split", ws.source))
-    return Provenance(tuple(known), table_sha256(ws.X), fingerprint(ws), tuple(params), versions(),
+    return Provenance(tuple(known), table_sha256(ws.X, ws.y), fingerprint(ws), tuple(params), versions(),
                       datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"))

@@ -21,7 +21,12 @@ MAX_BARS = 30
 
 
 def _table(head, rows) -> str:
-    th = "".join(f"<th>{escape(str(h))}</th>" for h in head)
+    """An HTML table of ``rows`` (every cell escaped); ``head`` None: a two-column fact table, the first
+    column as row headers."""
+    if head is None:
+        trs = "".join(f"<tr><th scope=\"row\">{escape(str(k))}</th><td>{escape(str(v))}</td></tr>" for k, v in rows)
+        return f"<table class=\"facts\"><tbody>{trs}</tbody></table>"
+    th = "".join(f"<th scope=\"col\">{escape(str(h))}</th>" for h in head)
     trs = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
     return f"<table><thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>"
 
@@ -34,7 +39,7 @@ def model_card(c) -> str:
             ("data", f"{c.n_rows} rows × {c.n_features} feature columns ({s.n_train} training, {s.n_test} held out)"),
             ("held-out metrics", metrics or "n/a"), ("source", s.source)]
     notes = "".join(f"<li>{escape(n)}</li>" for n in c.notes)
-    return ("<h2 id=\"model-card\">Model card</h2>" + _table(("", ""), rows)
+    return ("<h2 id=\"model-card\">Model card</h2>" + _table(None, rows)
             + (f"<p class=\"note\">Loading notes:</p><ul class=\"note\">{notes}</ul>" if notes else ""))
 
 
@@ -60,13 +65,15 @@ def _surrogate(c, figs) -> str:
               r.support, fmt(r.precision, 2), fmt(v.rule_agreement[i], 2)) for i, r in enumerate(rs.rules)]
     rules.append(("otherwise", f"default rule: {rs.default_label}", "", "", ""))
     return ("<h3>Rule surrogate: MUSE two-level decision set (the Surrogate page's default)</h3>" + warn
-            + _table(("", ""), facts)
+            + _table(None, facts)
             + _table(("if", "decision rule", "support (training)", "precision (training)", "held-out agreement"), rules)
             + figs.add(figures.confusion(d)) + f"<p class=\"note\">{escape(v.source)}</p>")
 
 
 def global_views(c, figs) -> str:
-    out = ["<h2 id=\"global\">Global views</h2>", figs.add(figures.importance_bar(c.importance)),
+    bars = figures.importance_bar(c.importance, max_display=15)  # tall enough that every label shows
+    bars.update_layout(height=26 * min(15, len(c.importance.feature_names)) + 110)
+    out = ["<h2 id=\"global\">Global views</h2>", figs.add(bars),
            f"<p class=\"note\">{escape(c.importance.source)}</p>", _surrogate(c, figs)]
     if c.global_curve is not None:
         out += ["<h3>The persuasive story over all held-out rows</h3>",

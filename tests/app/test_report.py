@@ -105,7 +105,11 @@ def test_report_cost_and_surrogate_figures_are_the_pages(report):
     q, n = content.surrogate.heldout, content.surrogate.n_eval
     low, high = wilson_interval(round(q.agreement * n), n)
     assert f"95 % Wilson interval {low:.3f} to {high:.3f}) on {n} held-out rows" in html
-    assert "Dropped feature" not in html and "<th>dropped feature</th>" in html
+    dropped = [d.feature for d in view.dropped]
+    assert len(dropped) == 27 and '<th scope="col">dropped feature</th>' in html
+    assert all(f"<td>{name}</td>" in html for name in dropped[:25])  # by name, then the rest in one line
+    rest = view.dropped[25:]
+    assert f"<td>2 more features</td><td></td><td>{sum(d.attribution for d in rest):+.4f}</td>" in html
 
 
 def test_default_rows_are_the_highest_lowest_and_median_held_out_outputs(sample_workspace):
@@ -148,7 +152,8 @@ def test_export_button_downloads_the_current_rows_report_and_a_viewer_may_start_
     (["--rows", "3,569"], "candor: error: row 569 does not exist; rows are numbered 0 to 568"),
     (["--rows", "-1"], "candor: error: row -1 does not exist; rows are numbered 0 to 568"),
     ([], "candor: error: the following arguments are required: --out"),
-    (["--model", "m.skops"], "candor: error: --model, --data and --target go together; missing --data, --target"),
+    (["--model", "m.skops"], "candor: error: --model, --data and --target go together (CANDOR_MODEL, CANDOR_DATA, "
+                             "CANDOR_TARGET)"),
 ])
 def test_cli_errors_are_one_line_and_exit_2(argv, message, tmp_path, capsys, sample_workspace):
     from app.__main__ import main
