@@ -286,6 +286,14 @@ def _set(component, p: Param, value) -> None:
         setattr(component, p.prop, data)
     else:
         setattr(component, p.prop, value)
+    if "options" in getattr(component, "_prop_names", ()) and p.kind in ("choice", "ints", "point"):
+        # a dropdown drops a value that is not among its options: until a callback fills them (the Persuasive
+        # rules source, the Text page's layers and heads), the link's value is its own option
+        known = _options(component)
+        extra = [v for v in (value if isinstance(value, list) else [value]) if v not in known]
+        if extra:
+            component.options = list(getattr(component, "options", None) or []) + [
+                {"label": str(v), "value": v} for v in extra]
     if p.prop == "page_current":  # a paged table shows the link's page only if it knows there are that many
         component.page_count = max(component.page_count or 1, value + 1)
 

@@ -33,7 +33,8 @@ clientside_callback(
     Output(ids.CLASS_SELECT, "value", allow_duplicate=True), Input(ids.URL, "search"),
     State(ids.CLASS_SELECT, "options"), State(ids.CLASS_SELECT, "value"), prevent_initial_call="initial_duplicate")
 
-# ?point=method|budget on the Surrogate page: once the frontier is computed, show that surrogate
+# ?point=method|budget on the Surrogate page: once the frontier is computed, show that surrogate (the default
+# MUSE is not loaded while a link's point is pending: app.callbacks.surrogate.load_default_surrogate)
 clientside_callback(
     """function(frontierKey, point) {
         if (!frontierKey || !point) { return window.dash_clientside.no_update; }
@@ -41,3 +42,9 @@ clientside_callback(
     }""",
     Output(ids.SURROGATE_KEY, "data", allow_duplicate=True), Input(ids.SURROGATE_FRONTIER_KEY, "data"),
     State(ids.SURROGATE_POINT, "data"), prevent_initial_call=True)
+
+# the reader's own choice replaces the link's point: a click on the frontier, or "Fit MUSE"
+clientside_callback(
+    "function() { return null; }",
+    Output(ids.SURROGATE_POINT, "data", allow_duplicate=True), Input(ids.SURROGATE_FRONTIER, "clickData"),
+    Input(ids.SURROGATE_FIT, "n_clicks"), prevent_initial_call=True)

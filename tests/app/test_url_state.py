@@ -1,0 +1,103 @@
+"""Links (issue 15), without a browser: each page's layout built from a query, in a fresh process (pages register
+with Dash there, as in the served app): controls set from the link, one note naming every ignored parameter."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app import url_state
+
+CASES = {
+    "all": ("/persuasive", {"k": "7", "values": "0.1", "grouping": "on", "sensitive": ["mean radius", "worst area"],
+                            "rules_shown": "4", "rules_round": "2", "rules_plain": "off", "rules": "muse|10",
+                            "colour": "red", "row": "600"}),
+    "k0": ("/persuasive", {"k": "0"}),
+    "k2.5": ("/persuasive", {"k": "2.5"}),
+    "k twice": ("/persuasive", {"k": ["3", "4"]}),
+    "values": ("/persuasive", {"values": "0.2"}),
+    "sensitive": ("/persuasive", {"sensitive": "mean radiu"}),
+    "grouping": ("/persuasive", {"grouping": "yes"}),
+    "rules": ("/persuasive", {"rules": "muse"}),
+    "class": ("/persuasive", {"class": "malignant"}),
+    "surrogate": ("/surrogate", {"max_rules": "5", "max_width": "4", "lambdas": "1, 1, 1, 1, x", "point": "cart|5",
+                                 "foi": ["mean area"]}),
+    "table": ("/", {"table_page": "47", "row": "3"}),
+}
+
+_SCRIPT = """
+import json, sys, dash
+dash.Dash(__name__, use_pages=True, pages_folder="")
+import app.figures
+from app import ids, services
+from workspace.workspace import load_sample_workspace
+services.init(load_sample_workspace(), warm=False)
+import app.pages.persuasive, app.pages.surrogate, app.pages.overview
+PROPS = {ids.K_SLIDER: "value", ids.ROUNDING: "value", ids.GROUPING: "value", ids.SENSITIVE: "value",
+         ids.RULES_KEEP: "value", ids.RULES_ROUND: "value", ids.RULES_PLAIN: "value", ids.RULES_SOURCE: "value",
+         ids.SURROGATE_MAX_RULES: "value", ids.SURROGATE_MAX_WIDTH: "value", ids.SURROGATE_LAMBDAS: "value",
+         ids.SURROGATE_POINT: "data", ids.SURROGATE_FOI: "value", ids.DATA_TABLE: "page_current"}
+out = {}
+for name, (path, query) in json.loads(sys.argv[1]).items():
+    module = {"/persuasive": app.pages.persuasive, "/surrogate": app.pages.surrogate, "/": app.pages.overview}[path]
+    tree = module.layout(**query)
+    found = {c.id: c for c in tree._traverse_ids() if isinstance(c.id, str)}
+    note = tree.children[0]
+    out[name] = {"note_id": note.id, "note": note.children.children if note.children else "",
+                 "controls": {i: getattr(found[i], p, None) for i, p in PROPS.items() if i in found}}
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def built():
+    root = Path(__file__).resolve().parents[2]
+    run = subprocess.run([sys.executable, "-c", _SCRIPT, json.dumps(CASES)], capture_output=True, text=True,
+                         cwd=root, env=os.environ.copy(), timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_a_link_sets_each_control_and_names_the_ignored_ones(built):
+    got = built["all"]
+    c = got["controls"]
+    assert (c["persuasive-k"], c["persuasive-rounding"], c["persuasive-grouping"]) == (7, "0.1", ["on"])
+    assert c["persuasive-sensitive"] == ["mean radius", "worst area"]
+    assert (c["persuasive-rules-keep"], c["persuasive-rules-round"], c["persuasive-rules-plain"]) == (4, 2, [])
+    assert c["persuasive-rules-source"] == "muse|10"
+    assert got["note_id"] == "url-note"
+    assert got["note"] == ("Link parameters ignored (the rest applies): colour: not a setting of this page; "
+                           "row=600: outside 0–568")
+
+
+@pytest.mark.parametrize("case, problem", [
+    ("k0", "k=0: outside 1–30"),  # the slider's own min and max
+    ("k2.5", "k=2.5: not a whole number"),
+    ("k twice", "k=3,4: given more than once"),
+    ("values", "values=0.2: not one of exact, 0.01, 0.05, 0.1, qualitative, direction"),
+    ("sensitive", "sensitive=mean radiu: no feature named 'mean radiu'"),
+    ("grouping", "grouping=yes: not on or off"),
+    ("rules", "rules=muse: not method|budget, e.g. muse|10"),
+    ("class", "class=malignant: nothing to choose here (a class is chosen only for a multiclass model)"),
+])
+def test_each_kind_of_bad_value_is_named_and_the_rest_keeps_its_default(built, case, problem):
+    assert built[case]["note"] == "Link parameters ignored (the rest applies): " + problem
+    assert built[case]["controls"]["persuasive-k"] == 3
+
+
+def test_surrogate_budgets_point_and_table_page(built):
+    s = built["surrogate"]
+    assert (s["controls"]["surrogate-max-rules"], s["controls"]["surrogate-max-width"]) == (5, 3)  # 4 > its max
+    assert s["controls"]["surrogate-point"] == "cart|5" and s["controls"]["surrogate-features-of-interest"] == ["mean area"]
+    assert "max_width=4: outside 1–3" in s["note"]
+    assert "lambdas=1, 1, 1, 1, x: λ weight for fidelity must be a non-negative number or auto, got 'x'" in s["note"]
+    t = built["table"]  # 569 rows, 12 a page: pages 0 to 47
+    assert t["controls"]["overview-table"] == 47 and t["note"] == ""
+
+
+def test_writer_covers_every_parameter_of_the_schema():
+    for path, params in url_state.PAGES.items():
+        js = url_state.writer_js(path)
+        assert all(f'"name": "{p.name}"' in js for p in params)
