@@ -144,7 +144,7 @@ class LimitedJobs:
 
 def _refused(job) -> bool:
     """Whether ``job`` (as Dash hands it back: a pid, a Celery task id, or their text) names no running job."""
-    return job is None or str(job) in ("", str(REFUSED_JOB)) or str(job).startswith("-")
+    return job is None or str(job) in ("", str(REFUSED_JOB))
 
 
 RUNNING_STATES = ("PENDING", "RECEIVED", "STARTED", "RETRY", "PROGRESS")
