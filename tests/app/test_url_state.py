@@ -1,10 +1,6 @@
-"""Links (issue 15), without a browser: each page's layout built from a query, in a fresh process (pages register
-with Dash there, as in the served app): controls set from the link, one note naming every ignored parameter."""
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+"""Links (issue 15), without a browser: each page's layout built from a query: controls set from the link, one
+note naming every ignored parameter, the rest at the page's defaults."""
+import importlib
 
 import pytest
 
@@ -27,37 +23,34 @@ CASES = {
     "table": ("/", {"table_page": "47", "row": "3"}),
 }
 
-_SCRIPT = """
-import json, sys, dash
-dash.Dash(__name__, use_pages=True, pages_folder="")
-import app.figures
-from app import ids, services
-from workspace.workspace import load_sample_workspace
-services.init(load_sample_workspace(), warm=False)
-import app.pages.persuasive, app.pages.surrogate, app.pages.overview
-PROPS = {ids.K_SLIDER: "value", ids.ROUNDING: "value", ids.GROUPING: "value", ids.SENSITIVE: "value",
-         ids.RULES_KEEP: "value", ids.RULES_ROUND: "value", ids.RULES_PLAIN: "value", ids.RULES_SOURCE: "value",
-         ids.SURROGATE_MAX_RULES: "value", ids.SURROGATE_MAX_WIDTH: "value", ids.SURROGATE_LAMBDAS: "value",
-         ids.SURROGATE_POINT: "data", ids.SURROGATE_FOI: "value", ids.DATA_TABLE: "page_current"}
-out = {}
-for name, (path, query) in json.loads(sys.argv[1]).items():
-    module = {"/persuasive": app.pages.persuasive, "/surrogate": app.pages.surrogate, "/": app.pages.overview}[path]
-    tree = module.layout(**query)
+def _layout(path, query):
+    """The page's layout built from ``query``, as Dash pages build it on a request."""
+    module = {"/persuasive": "app.pages.persuasive", "/surrogate": "app.pages.surrogate", "/": "app.pages.overview"}[path]
+    tree = importlib.import_module(module).layout(**query)
     found = {c.id: c for c in tree._traverse_ids() if isinstance(c.id, str)}
     note = tree.children[0]
-    out[name] = {"note_id": note.id, "note": note.children.children if note.children else "",
-                 "controls": {i: getattr(found[i], p, None) for i, p in PROPS.items() if i in found}}
-print(json.dumps(out))
-"""
+    controls = {i: getattr(found[i], p, None) for i, p in PROPS.items() if i in found}
+    return {"note_id": note.id, "note": note.children.children if note.children else "", "controls": controls}
+
+
+PROPS = {"persuasive-k": "value", "persuasive-rounding": "value", "persuasive-grouping": "value",
+         "persuasive-sensitive": "value", "persuasive-rules-keep": "value", "persuasive-rules-round": "value",
+         "persuasive-rules-plain": "value", "persuasive-rules-source": "value", "surrogate-max-rules": "value",
+         "surrogate-max-width": "value", "surrogate-lambdas": "value", "surrogate-point": "data",
+         "surrogate-features-of-interest": "value", "overview-table": "page_current"}
 
 
 @pytest.fixture(scope="module")
-def built():
-    root = Path(__file__).resolve().parents[2]
-    run = subprocess.run([sys.executable, "-c", _SCRIPT, json.dumps(CASES)], capture_output=True, text=True,
-                         cwd=root, env=os.environ.copy(), timeout=300)
-    assert run.returncode == 0, run.stderr[-2000:]
-    return json.loads(run.stdout.strip().splitlines()[-1])
+def built(sample_workspace):
+    """Every case's page built in this process; page modules imported without registering with a Dash app."""
+    import dash
+
+    from app import services
+
+    services.init(sample_workspace, warm=False)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dash, "register_page", lambda *args, **kwargs: None)
+        return {name: _layout(path, query) for name, (path, query) in CASES.items()}
 
 
 def test_a_link_sets_each_control_and_names_the_ignored_ones(built):
