@@ -166,3 +166,15 @@ def test_cli_errors_are_one_line_and_exit_2(argv, message, tmp_path, capsys, sam
     err = capsys.readouterr().err
     assert status == 2 and err == message + "\n"
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_feature_name_cannot_close_the_figure_block():
+    """A user's column named like markup stays data: the block's JSON parses back to the exact name."""
+    import plotly.graph_objects as go
+
+    from app.report.render import Figures
+
+    name = '</script><script>alert(1)</script><!--'
+    block = Figures().add(go.Figure(go.Bar(x=[1.0], y=[name])))
+    assert block.count("</script>") == 1 and "<script>alert" not in block
+    assert _figures(block)["figure-1"]["data"][0]["y"] == [name]
