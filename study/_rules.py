@@ -103,7 +103,8 @@ def check_study(loc: Located) -> list[Error]:
         c.text(str(d["consent_version"]) if isinstance(d["consent_version"], (int, float)) else d["consent_version"],
                ("consent_version",), "a consent version string", limit=64)
     outputs = _model(c, d.get("model"))
-    n_items, n_wrong_free = _stimuli(c, d.get("stimuli"), outputs)
+    numeric = isinstance(d.get("model"), dict) and d["model"].get("answer") == "numeric"
+    n_items, n_wrong_free = _stimuli(c, d.get("stimuli"), outputs, numeric)
     n_cond = _conditions(c, d.get("conditions"))
     design = d.get("design", "between")
     if design not in DESIGNS:
@@ -114,6 +115,9 @@ def check_study(loc: Located) -> list[Error]:
     _randomisation(c, d.get("randomisation"), units, n_wrong_free)
     _tasks(c, d.get("tasks"))
     _no_advice_needs_a_decision(c, d.get("conditions"), d.get("tasks"))
+    if numeric and isinstance(d.get("tasks"), list) and "forward_prediction" in d["tasks"]:
+        c.err(("tasks",), "forward_prediction asks for one of the model's labels; a numeric study takes "
+                          "decision_with_advice only")
     _attention(c, d.get("attention_checks"), n_items)
     _questionnaires(c, d.get("questionnaires"))
     _confidence_scale(c, d.get("confidence_scale"))
@@ -146,7 +150,20 @@ def _model(c: _Checker, m) -> list:
     p = ("model",)
     if m is None or not c.typed(m, dict, p, "a mapping with id and outputs"):
         return []
-    c.keys(m, p, {"id", "kind", "outputs"}, ("id", "outputs"))
+    numeric = m.get("answer") == "numeric"
+    c.keys(m, p, {"id", "kind", "outputs", "answer", "range"}, ("id", "range") if numeric else ("id", "outputs"))
+    if "answer" in m and m["answer"] not in ("label", "numeric"):
+        c.err(p + ("answer",), f"expected 'label' or 'numeric', got {m['answer']!r}")
+    if numeric:
+        if "outputs" in m:
+            c.err(p + ("outputs",), "a numeric answer has no outputs to choose from; give its range [low, high]",
+                  at_key=True)
+        _range(c, m.get("range"), p + ("range",))
+        if "id" in m:
+            c.text(m["id"], p + ("id",), "a model id string")
+        return []
+    if "range" in m:
+        c.err(p + ("range",), "range applies to 'answer: numeric'", at_key=True)
     if "id" in m:
         c.text(m["id"], p + ("id",), "a model id string")
     if "kind" in m and m["kind"] not in ("tabular", "text"):
@@ -160,7 +177,17 @@ def _model(c: _Checker, m) -> list:
     return [str(o) for o in out]
 
 
-def _stimuli(c: _Checker, s, outputs: list) -> tuple[int, int]:
+def _range(c: _Checker, r, p) -> None:
+    """``range: [low, high]`` of a numeric answer: two finite numbers, low < high."""
+    if r is None or not c.typed(r, list, p, "a list [low, high]"):
+        return
+    if len(r) != 2 or any(isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) for x in r):
+        c.err(p, f"expected two finite numbers [low, high], got {r!r}")
+    elif not r[0] < r[1]:
+        c.err(p, f"expected low < high, got {r}")
+
+
+def _stimuli(c: _Checker, s, outputs: list, numeric: bool = False) -> tuple[int, int]:
     p = ("stimuli",)
     if s is None:
         return 0, 0
@@ -201,6 +228,11 @@ def _stimuli(c: _Checker, s, outputs: list) -> tuple[int, int]:
             c.err(q + ("row",), f"expected a row number >= 0, got {x['row']}")
         if "text" in x:
             c.text(x["text"], q + ("text",))
+        if "truth" in x and numeric and (isinstance(x["truth"], bool) or not isinstance(x["truth"], (int, float))):
+            c.err(q + ("truth",), f"expected the true number (a numeric answer), got {x['truth']!r}")
+        if "model_correct" in x and numeric:
+            c.err(q + ("model_correct",), "a numeric answer has no right or wrong advice; remove model_correct",
+                  at_key=True)
         if "truth" in x and outputs and str(x["truth"]) not in outputs:
             c.err(q + ("truth",), f"expected one of the model outputs {outputs}, got {x['truth']!r}")
         if "model_correct" in x:

@@ -381,20 +381,27 @@ def questionnaire_scores(responses: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=keys + ["sum", "total", "n_items", "trust", "distrust"])
 
 
-def summary_by_condition(trials: pd.DataFrame, responses: pd.DataFrame) -> pd.DataFrame:
+def summary_by_condition(trials: pd.DataFrame, responses: pd.DataFrame, *, numeric: bool = False) -> pd.DataFrame:
     """Every measure by condition with its estimate and 95% interval (``CI_METHOD``).
 
     Returns
     -------
     DataFrame
         Columns ``condition, measure, mean, ci_low, ci_high, n, n_participants``. Reliance
-        proportions come from :func:`reliance_by_condition` (Wilson; ``n`` in trials);
+        proportions come from :func:`reliance_by_condition` (Wilson; ``n`` in trials); with
+        ``numeric=True`` (a numeric study) the weight of advice of :func:`woa_by_condition` instead;
         ``confidence`` (final answers) and questionnaire measures, named
         ``<questionnaire_id>.<sum|total|trust|distrust>`` (``total`` is the item mean), are means of participant scores with a
         percentile bootstrap interval (``n`` in participants).
     """
     cols = ["condition", "measure", "mean", "ci_low", "ci_high", "n", "n_participants"]
-    parts = [reliance_by_condition(trials)]
+    if numeric:  # numbers, not labels: weight of advice (bootstrap over participants; n in trials used)
+        w = woa_by_condition(trials)
+        parts = [pd.DataFrame({"condition": w["condition"], "measure": "weight_of_advice", "mean": w["mean"],
+                               "ci_low": w["ci_low"], "ci_high": w["ci_high"], "n": w["n_trials"],
+                               "n_participants": w["n_participants"]}, columns=cols)]
+    else:
+        parts = [reliance_by_condition(trials)]
     out = []
     final = trials[(trials["phase"] == "final") & trials["confidence"].notna()] if "confidence" in trials else None
     if final is not None and not final.empty:

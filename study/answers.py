@@ -21,7 +21,7 @@ from .schema import Study
 
 __all__ = [
     "MAX_TEXT", "MAX_RT_MS", "CLIENT_TS_RANGE", "AnswerError", "Timing", "Answer",
-    "check_text", "check_confidence", "check_timing", "check_consent", "check_answers",
+    "check_text", "check_confidence", "check_timing", "check_consent", "check_answers", "check_number",
 ]
 
 #: Longest text accepted in any field (characters).
@@ -215,13 +215,33 @@ def check_answers(study: Study, step, phase: str | None, answers) -> Answer:
     answers = _only(answers, allowed)
     response = answers.get("response")
     if response is None:
-        raise AnswerError("Please choose an answer.")
+        raise AnswerError("Please choose an answer." if options else "Please give a number.")
+    if step.kind == "trial" and study.model.numeric:
+        return Answer(check_number(study, response), _confidence_of(study, answers, allowed))
     check_text(response)
     if response not in options:
         raise AnswerError(f"Please choose one of the offered answers: {', '.join(options)}.")
-    confidence = None
-    if "confidence" in allowed:
-        if answers.get("confidence") is None:
-            raise AnswerError("Please say how confident you are.")
-        confidence = check_confidence(study, answers["confidence"])
-    return Answer(response, confidence)
+    return Answer(response, _confidence_of(study, answers, allowed))
+
+
+def _confidence_of(study: Study, answers: dict, allowed: set) -> float | None:
+    if "confidence" not in allowed:
+        return None
+    if answers.get("confidence") is None:
+        raise AnswerError("Please say how confident you are.")
+    return check_confidence(study, answers["confidence"])
+
+
+def check_number(study: Study, value) -> str:
+    """A numeric study's answer as stored text (``repr`` of the float), if it is a finite number in ``model.range``.
+
+    Raises
+    ------
+    AnswerError
+        On text, booleans, NaN, infinities or a number outside the range.
+    """
+    lo, hi = study.model.range
+    v = _number(value)
+    if v is None or not lo <= v <= hi:
+        raise AnswerError(f"Please give a number from {lo:g} to {hi:g}; got {str(value)[:40]!r}.")
+    return repr(v)

@@ -33,11 +33,22 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ModelRef:
-    """The model whose outputs participants see. ``outputs`` are the answer options."""
+    """The model whose outputs participants see. ``outputs`` are the answer options.
+
+    ``answer: numeric`` (a regressor): participants answer a number in ``range`` and the advice is
+    the model's number; ``outputs`` is empty then.
+    """
 
     id: str
     outputs: tuple[str, ...]
     kind: str = "tabular"
+    answer: str = "label"
+    range: tuple[float, float] | None = None
+
+    @property
+    def numeric(self) -> bool:
+        """Whether answers and advice are numbers (a regression-style task)."""
+        return self.answer == "numeric"
 
 
 @dataclass(frozen=True)
@@ -236,7 +247,7 @@ def stimuli_part(text: str, errors: list[Error]) -> Study | None:
         return None
     m = d["model"]
     return Study(id=str(d["id"]), title="", consent_version="", consent_text="", instructions="",
-                 model=ModelRef(str(m["id"]), tuple(str(o) for o in m["outputs"]), str(m.get("kind", "tabular"))),
+                 model=_build_model(m),
                  stimuli=_build_stimuli(d["stimuli"]), conditions=(), design="between",
                  randomisation=Randomisation(0, ()), tasks=(), source_text=text)
 
@@ -249,8 +260,7 @@ def load_study(path: str | FsPath) -> Study:
 
 def _build(loc: Located, text: str) -> Study:
     d = loc.data
-    m = d["model"]
-    model = ModelRef(str(m["id"]), tuple(str(o) for o in m["outputs"]), str(m.get("kind", "tabular")))
+    model = _build_model(d["model"])
     conditions = tuple(
         Condition(str(c["id"]), str(c["explanation"]), tuple(c.get("operators") or ()), bool(c.get("show_dropped")))
         for c in d["conditions"]
@@ -285,6 +295,12 @@ def _build(loc: Located, text: str) -> Study:
         debrief=str(d.get("debrief", "")),
         source_text=text,
     )
+
+
+def _build_model(m: dict) -> ModelRef:
+    rng = m.get("range")
+    return ModelRef(str(m["id"]), tuple(str(o) for o in m.get("outputs") or ()), str(m.get("kind", "tabular")),
+                    str(m.get("answer", "label")), None if rng is None else (float(rng[0]), float(rng[1])))
 
 
 def _build_stimuli(s) -> tuple[Stimulus, ...]:

@@ -108,6 +108,10 @@ DEFAULT_SWITCH = {
 }
 
 
+#: Weight of advice of a simulated participant in a numeric study, by explanation kind (simulation parameters).
+NUMERIC_WEIGHT = {"prediction": 0.3, "descriptive": 0.4, "persuasive": 0.6}
+
+
 @dataclass(frozen=True)
 class SimulatedPerson:
     """One simulated participant: own accuracy, and a shift of their switch probabilities (logit scale)."""
@@ -167,6 +171,17 @@ class RelianceModel:
         base = 0.55 + (0.2 if final == advice else 0.0) + (0.05 if initial == final else 0.0)
         x = min(1.0, max(0.0, who.rng.gauss(base, 0.12)))
         return round(lo + x * (hi - lo), 1)
+
+    def estimate(self, who: SimulatedPerson, truth: float, lo: float, hi: float) -> float:
+        """A numeric first estimate: the truth with a relative error (sd 0.3 x (1 - accuracy) x 2), in range."""
+        x = truth * (1 + who.rng.gauss(0.0, 0.6 * (1 - who.accuracy))) + who.rng.gauss(0.0, 0.05 * (hi - lo))
+        return round(min(hi, max(lo, x)), 3)
+
+    def revise(self, who: SimulatedPerson, initial: float, advice: float, kind: str, lo: float, hi: float) -> float:
+        """The final estimate: ``initial + w (advice - initial)``, ``w`` the condition's weight of advice
+        (:data:`NUMERIC_WEIGHT`) shifted per person; in range."""
+        w = min(1.0, max(0.0, NUMERIC_WEIGHT[kind] + 0.15 * who.shift))
+        return round(min(hi, max(lo, initial + w * (advice - initial))), 3)
 
     def likert(self, who: SimulatedPerson, kind: str, points: int, reverse: bool) -> int:
         """A trust-item answer: higher after a persuasive explanation."""

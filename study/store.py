@@ -311,18 +311,35 @@ def record_trial(engine: Engine | Connection, study: Study, participant: Partici
             raise ValueError(f"response must be one of {list(check.options)}, got {str(response)[:80]!r}")
         row.update(item_id=check.id, attention_check_passed=str(response) == check.correct)
     else:
-        if str(response) not in study.model.outputs:
+        if study.model.numeric:
+            v = _finite(response)
+            lo, hi = study.model.range
+            if v is None or not lo <= v <= hi:
+                raise ValueError(f"response must be a number in {lo:g}..{hi:g}, got {str(response)[:80]!r}")
+            row["response"] = repr(v)
+        elif str(response) not in study.model.outputs:
             raise ValueError(f"response must be one of {list(study.model.outputs)}, got {str(response)[:80]!r}")
-        target = context.model_prediction if phase == "forward" else context.truth
+        target = None if study.model.numeric else (context.model_prediction if phase == "forward" else context.truth)
         row.update(
             item_id=item_id, truth=context.truth, model_prediction=context.model_prediction,
-            model_correct=context.model_correct, explanation_id=context.explanation_id,
+            model_correct=None if study.model.numeric else context.model_correct, explanation_id=context.explanation_id,
             explanation_parent_id=context.explanation_parent_id, operators=context.operators,
             fidelity_metric=context.fidelity_metric, fidelity=context.fidelity, complexity=context.complexity,
             fidelity_measures=context.fidelity_measures,
             correct=None if target is None else str(response) == target,
         )
     return _insert_ignore(engine, TrialLog.__table__, [row], ["participant_id", "trial_index", "phase"]) == 1
+
+
+def _finite(x) -> float | None:
+    """``x`` (a number or its text) as a finite float, else None."""
+    if isinstance(x, bool):
+        return None
+    try:
+        v = float(x)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return v if math.isfinite(v) else None
 
 
 def record_questionnaire(engine: Engine | Connection, study: Study, participant: Participant, questionnaire_id: str,

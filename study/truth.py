@@ -35,21 +35,31 @@ from .randomisation import item_sets
 from .schema import Study
 
 __all__ = ["Facts", "predicted_labels", "facts_from_workspace", "data_errors", "check_against", "check",
-           "design_warnings", "resolve", "summary_line"]
+           "design_warnings", "resolve", "summary_line", "number_text"]
 
 
 @dataclass(frozen=True)
 class Facts:
-    """What the data say about one stimulus: its row, true label and the model's label."""
+    """What the data say about one stimulus: its row, true label and the model's label.
+
+    For a numeric study (a regressor) ``truth`` and ``prediction`` are numbers written as text
+    (:func:`number_text`) and ``numeric`` is True: there is no right or wrong advice.
+    """
 
     row: int | None
     truth: str
     prediction: str
+    numeric: bool = False
 
     @property
-    def model_correct(self) -> bool:
-        """Whether the model's label equals the true label."""
-        return self.truth == self.prediction
+    def model_correct(self) -> bool | None:
+        """Whether the model's label equals the true label (None for a numeric answer)."""
+        return None if self.numeric else self.truth == self.prediction
+
+
+def number_text(x: float) -> str:
+    """A number as stored and shown in a numeric study: 4 significant digits (``1234``, ``0.1235``)."""
+    return f"{float(x):.4g}"
 
 
 def predicted_labels(ws, rows) -> list[str]:
@@ -111,6 +121,10 @@ def _facts(study: Study, ws) -> dict[str, Facts]:
     n = len(ws.X)
     stims = [s for s in study.stimuli if s.row is not None and 0 <= s.row < n]
     rows = [s.row for s in stims]
+    if study.model.numeric:  # a regressor: the target and the model's number
+        out = np.asarray(ws.output(ws.X.iloc[rows]), dtype=float).reshape(-1) if rows else []
+        y = np.asarray(ws.y, dtype=float)
+        return {s.id: Facts(s.row, number_text(y[s.row]), number_text(v), True) for s, v in zip(stims, out)}
     preds = predicted_labels(ws, rows)
     y = np.asarray(ws.y)
     return {s.id: Facts(s.row, str(ws.classes[int(y[s.row])]), p) for s, p in zip(stims, preds)}
@@ -127,7 +141,12 @@ def data_errors(study: Study, ws) -> list[Error]:
     """
     loc = load_located(study.source_text) if study.source_text else None
     out = []
-    if tuple(study.model.outputs) != tuple(str(c) for c in ws.classes):
+    if study.model.numeric:
+        if len(ws.classes):
+            line = loc.line(("model", "answer")) if loc is not None else 0
+            out.append(Error(line, "model.answer", "a numeric answer needs a regressor; the loaded model is a "
+                                                   f"classifier of {[str(c) for c in ws.classes]}"))
+    elif tuple(study.model.outputs) != tuple(str(c) for c in ws.classes):
         line = loc.line(("model", "outputs")) if loc is not None else 0
         out.append(Error(line, "model.outputs", f"lists {list(study.model.outputs)} but the loaded model's classes "
                                                 f"are {[str(c) for c in ws.classes]}"))
@@ -150,7 +169,7 @@ def check_against(study: Study, ws) -> tuple[list[Error], dict[str, Facts]]:
     rows outside the table are reported and the other stimuli are still checked.
     """
     errors = data_errors(study, ws)
-    if any(e.path == "model.outputs" for e in errors):
+    if any(e.path in ("model.outputs", "model.answer") for e in errors):
         return errors, {}
     facts = _facts(study, ws)
     return sorted(errors + check(study, facts)), facts
@@ -198,6 +217,11 @@ def check(study: Study, facts: Mapping[str, Facts]) -> list[Error]:
         if f is None:
             continue
         row = f" (row {f.row})" if f.row is not None else ""
+        if f.numeric:
+            if s.truth is not None and number_text(float(s.truth)) != f.truth:
+                err(s.id, "truth", f"stimulus {s.id!r}{row} declares truth {s.truth} but the data's target is "
+                                   f"{f.truth}; remove 'truth' (it comes from the data) or correct it")
+            continue
         if s.truth is not None and s.truth != f.truth:
             err(s.id, "truth", f"stimulus {s.id!r}{row} declares truth {s.truth!r} but the data's target is "
                                f"{f.truth!r}; remove 'truth' (it comes from the data) or correct it")
@@ -234,7 +258,7 @@ def design_warnings(study: Study, facts: Mapping[str, Facts]) -> list[str]:
           model-wrong stimuli (condition and difficulty would be confounded).
     """
     known = [facts[s.id] for s in study.stimuli if s.id in facts]
-    if not known:
+    if not known or study.model.numeric:  # reliance on right or wrong advice: label studies only
         return []
     out = []
     n_wrong = sum(not f.model_correct for f in known)
@@ -265,5 +289,8 @@ def design_warnings(study: Study, facts: Mapping[str, Facts]) -> list[str]:
 def summary_line(facts: Mapping[str, Facts]) -> str:
     """``model wrong on K of N stimuli (P%)``, the share the design states."""
     n = len(facts)
+    if any(f.numeric for f in facts.values()):
+        err = [abs(float(f.prediction) - float(f.truth)) for f in facts.values()]
+        return f"numeric advice on {n} stimuli, mean absolute error {number_text(sum(err) / n)}" if n else ""
     k = sum(not f.model_correct for f in facts.values())
     return f"model wrong on {k} of {n} stimuli ({k / n:.0%})" if n else "no row stimuli"

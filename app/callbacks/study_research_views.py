@@ -22,6 +22,7 @@ MEASURES = {
     "over_reliance": "Over-reliance (followed wrong advice)", "under_reliance": "Under-reliance (rejected right advice)",
     "appropriate_reliance": "Appropriate reliance", "initial_accuracy": "Accuracy before advice",
     "accuracy": "Accuracy after advice", "forward_accuracy": "Forward prediction", "confidence": "Confidence (final)",
+    "weight_of_advice": "Weight of advice (0 keeps own estimate, 1 adopts the model's)",
 }
 
 
@@ -60,7 +61,7 @@ def dashboard(study_id: str) -> html.Div:
     trials, answers, excluded = analysis.apply_exclusions(trials, answers, study.max_failed_attention_checks)
     parts.append(_exclusion_card(study, excluded))
     if not trials.empty:  # questionnaire scores join in once answers exist
-        s = analysis.summary_by_condition(trials, answers)
+        s = analysis.summary_by_condition(trials, answers, numeric=study.model.numeric)
         s["measure"] = s["measure"].map(lambda m: MEASURES.get(m, m))
         none = s["n"] == 0  # e.g. reliance in a no-advice arm: no advised trial to measure it on
         s["95% CI"] = ["—" if z else f"[{fmt(lo)}, {fmt(hi)}]" for z, lo, hi in zip(none, s["ci_low"], s["ci_high"])]

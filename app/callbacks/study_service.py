@@ -96,8 +96,12 @@ def _compute_view(study: Study, item_id: str, condition_id: str, ws) -> dict:
         raise CandorError("text stimuli need a text-model service; this server explains tabular rows only")
     row = services.check_row(stim.row)
     expl = services.shap_row(row)
-    (pred,) = study_truth.predicted_labels(ws, [row])
-    truth = ws.classes[int(ws.y[row])]
+    if study.model.numeric:  # a regressor: the model's number and the target, as stored and shown
+        f = study_truth.facts_from_workspace(study, ws)[item_id]
+        pred, truth = f.prediction, f.truth
+    else:
+        (pred,) = study_truth.predicted_labels(ws, [row])
+        truth = ws.classes[int(ws.y[row])]
     features = [[str(name), figures.plain(float(v), 4, trim=True)] for name, v in ws.X.iloc[row].items()]
     cond = study.condition(condition_id)
     view = dict(features=features, kind=cond.explanation, figure=None, statement=None,
@@ -107,7 +111,17 @@ def _compute_view(study: Study, item_id: str, condition_id: str, ws) -> dict:
         return view
     if cond.explanation == "prediction":
         return view
+    if study.model.numeric and cond.explanation == "persuasive":
+        raise CandorError("a persuasive condition needs a classifier (the persuasive page's simplification explains "
+                          "a class); a numeric study can compare none, prediction and descriptive")
     d = len(expl.feature_names)
+    if study.model.numeric:  # the full SHAP explanation of a regressor: it keeps all of its |attribution|
+        view["context"] = asdict(TrialContext(
+            model_prediction=pred, truth=truth, explanation_id=f"row{row}:shap", fidelity_metric="mass_retained",
+            fidelity=1.0, complexity={"n_features": float(d)}))
+        view["figure"] = json.loads(figures.attribution_bar(expl, max_display=10,
+                                                            title="Why the model estimates this").to_json())
+        return view
     k = d if cond.explanation == "descriptive" else min(_top_k(cond.operators), d)
     pv = services.persuasive(row, k)
     sim = pv.simplification
@@ -201,7 +215,7 @@ def resolved(study: Study) -> Study:
         view = pins.pinned_view(eng, study.id, s.id, cond)
         if view is not None and view["context"].get("truth") is not None:
             c = view["context"]
-            facts[s.id] = study_truth.Facts(s.row, c["truth"], c["model_prediction"])
+            facts[s.id] = study_truth.Facts(s.row, c["truth"], c["model_prediction"], study.model.numeric)
     return study_truth.resolve(study, facts)
 
 

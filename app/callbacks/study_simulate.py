@@ -85,7 +85,19 @@ def run_one(study, index: int, seed: int, model: RelianceModel) -> str:
             cond = study.condition(p.condition_order[step.block_index])
             ctx = stimulus_view(study, item, cond.id).context  # what the page shows (advice) and logs
             advice, truth = ctx.model_prediction, ctx.truth
-            if phase == "forward":
+            if study.model.numeric:
+                lo, hi = study.model.range
+                if phase == "initial" or advice is None:
+                    answers["response"] = model.estimate(who, float(truth), lo, hi)
+                    first[step.trial_index] = answers["response"]
+                else:
+                    initial = first.get(step.trial_index)
+                    initial = float(_logged_initial(eng, p.id, step.trial_index)) if initial is None else initial
+                    answers["response"] = model.revise(who, initial, float(advice), cond.explanation, lo, hi)
+                if phase == "final":
+                    c_lo, c_hi = study.confidence_scale
+                    answers["confidence"] = round(c_lo + (c_hi - c_lo) * who.rng.random(), 1)
+            elif phase == "forward":
                 answers["response"] = advice if rng.random() < 0.8 else rng.choice(study.model.outputs)
             elif phase == "initial":
                 answers["response"] = first[step.trial_index] = model.initial(who, truth, study.model.outputs)

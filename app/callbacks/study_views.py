@@ -84,7 +84,14 @@ def trial(study: Study, participant, step_index: int, step: flow.Step, phase: st
         if view.dropped:
             parts.append(dropped_note(view.dropped))
     prompt = PHASE_PROMPT[phase] if advised else PHASE_PROMPT["initial"]
-    parts += [html.P(prompt, className="mt-3 mb-1 fw-semibold"), _radio("response", study.model.outputs)]
+    parts.append(html.P(prompt, className="mt-3 mb-1 fw-semibold"))
+    if study.model.numeric:  # a regression-style trial: the participant's own number
+        lo, hi = study.model.range
+        parts += [html.P(f"A number from {lo:g} to {hi:g}", className="method-note mb-1"),
+                  dcc.Input(id=ids.answer("response"), type="number", min=lo, max=hi, step="any",
+                            className="form-control study-number")]
+    else:
+        parts.append(_radio("response", study.model.outputs))
     if phase == "final":
         parts += _confidence_slider(study)
     return html.Div(parts + [_button(step_index, phase, "Submit")])
