@@ -13,7 +13,20 @@ import pytest
 
 REDIS_URL = os.environ.get("CANDOR_TEST_REDIS_URL")
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.skipif(not REDIS_URL, reason="CANDOR_TEST_REDIS_URL not set (scripts/test starts a Redis)")
+needs_redis = pytest.mark.skipif(not REDIS_URL, reason="CANDOR_TEST_REDIS_URL not set (scripts/test starts a Redis)")
+
+
+def test_the_redis_url_is_read_in_settings_and_a_bad_one_is_refused_without_its_password():
+    from workspace.errors import CandorError
+    from workspace.settings import Settings
+
+    url = "redis://:s3cret@10.0.0.5:6379/1"
+    assert Settings.from_env({"CANDOR_REDIS_URL": url}).redis_url == url
+    assert Settings.from_env({}).redis_url is None
+    assert "s3cret" not in repr(Settings.from_env({"CANDOR_REDIS_URL": url}))
+    with pytest.raises(CandorError, match="CANDOR_REDIS_URL must start with redis://") as err:
+        Settings.from_env({"CANDOR_REDIS_URL": "http://:s3cret@10.0.0.5:6379"})
+    assert "s3cret" not in str(err.value)
 
 
 def _post(client, n, handles=None):
@@ -65,6 +78,7 @@ def celery_setup():
             worker.wait()
 
 
+@needs_redis
 def test_settings_choose_celery_on_redis_when_the_url_is_set(monkeypatch, tmp_path):
     import dash
 
@@ -81,6 +95,7 @@ def test_settings_choose_celery_on_redis_when_the_url_is_set(monkeypatch, tmp_pa
     assert isinstance(background_manager(), dash.DiskcacheManager)
 
 
+@needs_redis
 def test_a_celery_worker_runs_the_job_and_the_per_user_limit_refuses_the_next(celery_setup, monkeypatch):
     from workspace import settings
 
