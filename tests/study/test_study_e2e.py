@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import shutil
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -66,13 +65,9 @@ def _body(driver) -> str:
 
 
 def _wait(cond, timeout=30.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise TimeoutError("condition not met")
+    from tests.e2e.browser import wait_until
+
+    return wait_until(cond, "the study page", timeout)
 
 
 def _answer_and_submit(driver, *, double=False):
@@ -85,7 +80,7 @@ def _answer_and_submit(driver, *, double=False):
     driver.execute_script("arguments[0].click();" * (2 if double else 1), button)
     try:
         _wait(lambda: _body(driver) not in ("", before))
-    except TimeoutError:
+    except AssertionError:
         console = [e["message"][:300] for e in driver.get_log("browser")][-5:]
         raise TimeoutError(f"the page did not move on; it shows: {_body(driver)[:300]!r}; console: {console}") from None
 
