@@ -56,8 +56,25 @@ def _assert_readable(driver, where: str) -> None:
     assert hits == [], f"unreadable text on {where}: {hits}"
 
 
+_UNREACHABLE = """
+if (window.candorA11y) window.candorA11y();
+const sel = 'button, input, select, textarea, a[href], [role="slider"], [role="combobox"], [role="checkbox"], [role="radio"]';
+return [...document.querySelectorAll(sel)]
+  .filter(e => e.getClientRects().length && !e.disabled && !e.closest('[inert]') && e.type !== 'hidden')
+  .filter(e => !(e.type === 'file' && e.parentElement && e.parentElement.tabIndex >= 0))  // the drop zone takes Tab
+  .filter(e => e.tabIndex < 0)
+  .map(e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + '.' + String(e.className).split(' ')[0]);
+"""
+
+
+def _assert_reachable(driver, where: str) -> None:
+    """Every visible, enabled control is in the Tab order (Dash 4's dropdown button had tabindex -1)."""
+    assert driver.execute_script(_UNREACHABLE) == [], f"controls Tab never reaches on {where}"
+
+
 def _assert_clean(driver, axe_source: str, where: str) -> None:
     _assert_readable(driver, where)
+    _assert_reachable(driver, where)
     found = _violations(driver, axe_source)
     report = "\n".join(f"  {v['id']} ({v['impact']}): {v['help']}\n    " + "\n    ".join(v["targets"][:8])
                        for v in found)
