@@ -300,7 +300,7 @@ def attention_heatmaps(cls: np.ndarray, feature_names: tuple[str, ...]) -> go.Fi
     fig = make_subplots(rows=n_layers, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         subplot_titles=[f"layer {l}" for l in range(n_layers)])
     for l in range(n_layers):
-        fig.add_trace(go.Heatmap(z=cls[l], x=esc_all(feature_names), y=[f"head {h}" for h in range(n_heads)],
+        fig.add_trace(go.Heatmap(z=cls[l], x=tick_labels(feature_names, 20), y=[f"head {h}" for h in range(n_heads)],
                                  coloraxis="coloraxis",
                                  hovertemplate="%{y}, %{x}: %{z:.3f}<extra></extra>"), row=l + 1, col=1)
     fig.update_layout(coloraxis=dict(colorscale="Viridis", colorbar=dict(title="attention")))
