@@ -36,7 +36,7 @@ def operator_text(operators) -> str:
     """
     def one(name, p) -> str:
         if name == "prune":
-            return (f"O5 keep the top {int(p['max_rules'])} rule{'' if int(p['max_rules']) == 1 else 's'} by coverage"
+            return (f"O5 keep the top {int(p['max_rules'])} rule{'' if int(p['max_rules']) == 1 else 's'} by coverage, then precision"
                     if "max_rules" in p else f"O5 keep the rules covering at least {plain(p.get('min_coverage', 0))} of rows")
         if name == "round_thresholds":
             kept = p.get("not_rounded") or ()

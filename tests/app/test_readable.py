@@ -52,7 +52,7 @@ def test_rule_operators_read_as_words_not_a_dict():
     """ "Method: prune {'max_rules': 3}" (and np.int64 inside it) on the Persuasive page."""
     text = operator_text((("prune", {"max_rules": np.int64(3)}), ("round_thresholds", {"sig": np.int64(2)}),
                           ("plain_language", {"lexicon": 4})))
-    assert text == ("O5 keep the top 3 rules by coverage → O2 round thresholds to 2 significant digits → "
+    assert text == ("O5 keep the top 3 rules by coverage, then precision → O2 round thresholds to 2 significant digits → "
                     "O8 phrase predicates in words (4 phrases)")
     assert "{" not in text and "np." not in text
 
