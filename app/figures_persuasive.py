@@ -35,9 +35,11 @@ def operator_text(operators) -> str:
     ``operators`` is :attr:`explainers.persuasive.RuleSimplification.operators`: (name, params) pairs.
     """
     def one(name, p) -> str:
+        if name == "prune" and "max_rules" in p:
+            m = int(p["max_rules"])
+            return f"O5 keep the top {m} rule{'' if m == 1 else 's'} by coverage, then precision"
         if name == "prune":
-            return (f"O5 keep the top {int(p['max_rules'])} rule{'' if int(p['max_rules']) == 1 else 's'} by coverage, then precision"
-                    if "max_rules" in p else f"O5 keep the rules covering at least {plain(p.get('min_coverage', 0))} of rows")
+            return f"O5 keep the rules covering at least {plain(p.get('min_coverage', 0))} of rows"
         if name == "round_thresholds":
             kept = p.get("not_rounded") or ()
             return (f"O2 round thresholds to {int(p['sig'])} significant digit{'' if int(p['sig']) == 1 else 's'}"
