@@ -13,7 +13,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import hashlib
 import importlib
+import json
 import shutil
 import sys
 import time
@@ -34,7 +36,8 @@ from .model_flags import add_model_arguments
 
 LIBRARIES = ("numpy", "pandas", "scikit-learn", "shap", "lime", "pyarrow", "scipy")
 BUILD_DIR = ".build"
-"""The store's folder for the engine's chunks while a build runs (kept on failure, so a rerun resumes)."""
+"""The store's folder for the engine's chunks while a build runs (kept on failure, so a rerun with the same
+model, data and rows resumes; another run gets its own subfolder, so chunks are never mixed)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -43,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     add_model_arguments(p)  # the same loading flags as python -m app
     p.add_argument("--out", required=True, help="the store's folder (created; an old store there is replaced)")
     p.add_argument("--rows", type=int, default=None,
-                   help="store at most this many held-out rows (the first, by position); default all of them")
+                   help="store at most this many held-out rows (the first of the split); default all of them")
     p.add_argument("--chunk-rows", type=int, default=256, help="rows per chunk of the per-row work (default 256)")
     p.add_argument("--skip", default="", help=f"comma-separated parts not to build (served live): {', '.join(PARTS)}")
     p.add_argument("--dask", default=None,
@@ -77,7 +80,9 @@ class RowTask:
         rows = [int(r) for r in self.rows[start:stop]]
         ws = _core.workspace()
         out: dict[str, list] = {"prediction": list(np.asarray(ws.output(ws.X.iloc[rows]), dtype=float))}
-        for method, live in (("shap", tabular._live_shap_row), ("lime", tabular._live_lime_row)):
+        # the services' row functions (no store is installed while building): their per-row cache then
+        # serves the Persuasive page's global curve, which explains the first held-out rows again
+        for method, live in (("shap", tabular._shap_row), ("lime", tabular._lime_row)):
             for r in rows:
                 numbers, rest = split_explanation(live(r))
                 for k, v in numbers.items():
@@ -111,7 +116,8 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     out : Path
         The store's folder.
     max_rows : int, optional
-        Store only the first ``max_rows`` held-out rows (by position); others are explained when chosen.
+        Store only the first ``max_rows`` held-out rows (``ws.test_idx`` order: the default row and the
+        Persuasive curve's rows come first); others are explained when chosen.
     chunk_rows : int
         Rows per chunk for :func:`store.engine.run_chunks`.
     client : dask.distributed.Client, optional
@@ -155,10 +161,12 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     timings["global_shap_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    rows = np.sort(np.asarray(ws.test_idx, dtype=np.int64))[:max_rows]
+    # the first held-out rows in the workspace's order (the default row, the Persuasive curve's rows), sorted
+    rows = np.sort(np.asarray(ws.test_idx, dtype=np.int64)[:max_rows])
     task = RowTask(rows, dataclasses.asdict(selection))
-    arrays = run_chunks(task, len(rows), chunk_rows=chunk_rows, out_dir=Path(out) / BUILD_DIR, client=client,
-                        progress=lambda done, total: say("rows (SHAP, LIME)", done, total))
+    run = hashlib.sha256(json.dumps([model_sha, data_sha, rows.tolist(), chunk_rows, workspace_key(ws)]).encode())
+    arrays = run_chunks(task, len(rows), chunk_rows=chunk_rows, out_dir=Path(out) / BUILD_DIR / run.hexdigest()[:16],
+                        client=client, progress=lambda done, total: say("rows (SHAP, LIME)", done, total))
     writer.array("rows.npy", rows)
     if len(rows):
         writer.array("prediction.npy", arrays["prediction"])

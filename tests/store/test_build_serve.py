@@ -76,7 +76,7 @@ def _same(a, b) -> bool:
 def test_stored_shap_equals_the_explainer_called_directly(built):
     _, ws, folder = built
     rows = np.load(folder / "rows.npy", allow_pickle=False)
-    assert rows.tolist() == sorted(ws.test_idx.tolist())[:ROWS]
+    assert rows.tolist() == sorted(ws.test_idx.tolist()[:ROWS])  # the first held-out rows of the split
     oracle = ex.ShapExplainer(ws.model, background=ws.X.iloc[ws.train_idx], target_index=1, background_size=100,
                               seed=0).explain_many(ws.X.iloc[rows])
     np.testing.assert_allclose(np.load(folder / "shap_values.npy"), oracle.values, rtol=0, atol=1e-12)
@@ -92,7 +92,7 @@ def test_served_rows_and_global_view_are_the_live_ones_without_recomputing(servi
     services, ws, folder = serving
     from app.services import tabular
 
-    row = int(sorted(ws.test_idx)[1])
+    row = int(np.load(folder / "rows.npy")[1])
     live_shap, live_lime = tabular._live_shap_row(row), tabular._live_lime_row(row)
     def boom(*_):
         raise AssertionError("recomputed although the store has it")
@@ -173,7 +173,7 @@ from app import services
 folder = Path(sys.argv[1])
 create_app(settings=Settings(store=folder / "store", warm=False, cache_dir=folder / "cache", state_dir=folder / "state"))
 ws = services.workspace()
-services.local_view(int(sorted(ws.test_idx)[0]))
+services.local_view(int(ws.test_idx[0]))  # the default row, stored
 services.global_importance()
 before = [m for m in ("shap", "lime", "torch", "numba") if m in sys.modules]
 services.shap_row(int(ws.train_idx[0]))
