@@ -26,7 +26,7 @@ window.dash_clientside.candor = Object.assign({}, window.dash_clientside.candor,
     /* The navbar's one-line status of the chosen row: the page's own row callback sends it with its panels
      * ({row, text} in the page's row-status store), so a row change costs one request, not two. */
     rowStatus: function (sent, row, max) {
-        if (row === null || row === undefined || row === "") {
+        if (!Number.isInteger(row)) {  // null, or NaN (what the number box holds outside its min/max)
             return "enter a whole row number from 0 to " + max;
         }
         const mine = (sent || []).find(s => s && s.row === row);
