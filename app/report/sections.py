@@ -119,7 +119,7 @@ def row_section(sec, figs) -> str:
             f"<p class=\"sub\">{escape(sec.reason)} · {escape(sec.status)}</p>")
     view = sec.persuasive
     if view is None:
-        return (head + f"<p class=\"note\">Persuasive layer not applicable: {escape(sec.why_not or '')}; the "
+        return (head + "<p class=\"note\">The persuasive layer does not apply (see the global views); the "
                 "descriptive explanation alone:</p>" + figs.add(figures.waterfall(sec.shap)) + "</section>")
     s, e = view.simplification, sec.shap
     full = figures.attribution_bar(e, max_display=min(len(e.values), MAX_BARS),
