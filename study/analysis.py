@@ -48,6 +48,7 @@ import pandas as pd
 from scipy import stats
 
 from .instruments import score
+from .numeric import weight_of_advice, woa_per_trial
 from explainers.intervals import bootstrap_mean, wilson
 
 __all__ = [
@@ -170,88 +171,6 @@ def apply_exclusions(trials: pd.DataFrame, responses: pd.DataFrame, max_failed: 
     return keep_t, keep_r, ex
 
 
-def weight_of_advice(initial: Sequence[float], advice: Sequence[float], final: Sequence[float]) -> tuple[float, int]:
-    """Mean weight of advice over numeric trials (Harvey & Fischer 1997).
-
-    Parameters
-    ----------
-    initial, advice, final : sequence of float, each of length n_trials
-        The participant's estimate before advice, the advice, the estimate after.
-
-    Returns
-    -------
-    woa : float
-        Mean over trials with ``advice != initial`` of ``(final - initial) / (advice - initial)``,
-        each capped to [0, 1] (Logg, Minson & Moore 2019): 0 keeps the own estimate, 1 adopts
-        the advice, 0.5 averages. NaN when no trial has ``advice != initial``.
-    n : int
-        Trials used.
-
-    Raises
-    ------
-    ValueError
-        On unequal lengths or a value that is not finite.
-    """
-    w = woa_per_trial(initial, advice, final)
-    use = ~np.isnan(w)
-    if not use.any():
-        return float("nan"), 0
-    return float(w[use].mean()), int(use.sum())
-
-
-def woa_per_trial(initial: Sequence[float], advice: Sequence[float], final: Sequence[float]) -> np.ndarray:
-    """Each trial's weight of advice ``(final - initial) / (advice - initial)``, capped to [0, 1].
-
-    Returns
-    -------
-    ndarray of shape (n_trials,)
-        NaN where ``advice == initial`` (undefined: the standard exclusion, Harvey & Fischer 1997).
-
-    Raises
-    ------
-    ValueError
-        On unequal lengths or a value that is not finite.
-    """
-    i, a, f = (np.asarray(x, dtype=float) for x in (initial, advice, final))
-    if not len(i) == len(a) == len(f):
-        raise ValueError(f"expected equal lengths, got {len(i)}, {len(a)}, {len(f)}")
-    if not (np.isfinite(i).all() and np.isfinite(a).all() and np.isfinite(f).all()):
-        raise ValueError("weight of advice needs finite numbers")
-    out = np.full(len(i), np.nan)
-    use = a != i
-    out[use] = np.clip((f[use] - i[use]) / (a[use] - i[use]), 0.0, 1.0)
-    return out
-
-
-def woa_by_condition(trials: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
-    """Weight of advice of numeric two-stage trials by condition, with a bootstrap interval over participants.
-
-    Parameters
-    ----------
-    trials : DataFrame
-        Rows of ``trial_log`` whose ``initial``/``final`` responses and ``model_prediction`` are
-        numbers (text that parses as a float).
-
-    Returns
-    -------
-    DataFrame
-        ``condition, mean, ci_low, ci_high, n_trials, n_excluded, n_participants``: the mean over
-        participants of each one's mean per-trial weight (:func:`woa_per_trial`), its percentile
-        bootstrap interval over participants (:func:`explainers.intervals.bootstrap_mean`),
-        the trials used, and those excluded because the advice equalled the first estimate.
-    """
-    cols = ["condition", "mean", "ci_low", "ci_high", "n_trials", "n_excluded", "n_participants"]
-    dec = decision_table(trials)
-    dec = dec[dec["advised"]] if not dec.empty else dec
-    rows = []
-    for cond, g in dec.groupby("condition", sort=True):
-        w = woa_per_trial(*(pd.to_numeric(g[c]).to_numpy(float) for c in ("initial", "model_prediction", "final")))
-        per = pd.Series(w, index=g.index).groupby(g["participant_id"]).mean()
-        mean, lo, hi, people = bootstrap_mean(per.tolist(), level)
-        rows.append((cond, mean, lo, hi, int((~np.isnan(w)).sum()), int(np.isnan(w).sum()), people))
-    return pd.DataFrame(rows, columns=cols)
-
-
 def decision_table(trials: pd.DataFrame) -> pd.DataFrame:
     """One row per two-stage decision trial: both answers, each stage's timing, and the reliance flags.
 
@@ -304,6 +223,35 @@ def decision_table(trials: pd.DataFrame) -> pd.DataFrame:
     out["initial_correct"] = out["initial_known"] & (out["initial"] == out["truth"])
     out["final_correct"] = out["known"] & (out["final"] == out["truth"])
     return out.reset_index(drop=True)
+
+
+def woa_by_condition(trials: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Weight of advice of numeric two-stage trials by condition, with a bootstrap interval over participants.
+
+    Parameters
+    ----------
+    trials : DataFrame
+        Rows of ``trial_log`` whose ``initial``/``final`` responses and ``model_prediction`` are
+        numbers (text that parses as a float).
+
+    Returns
+    -------
+    DataFrame
+        ``condition, mean, ci_low, ci_high, n_trials, n_excluded, n_participants``: the mean over
+        participants of each one's mean per-trial weight (:func:`woa_per_trial`), its percentile
+        bootstrap interval over participants (:func:`explainers.intervals.bootstrap_mean`),
+        the trials used, and those excluded because the advice equalled the first estimate.
+    """
+    cols = ["condition", "mean", "ci_low", "ci_high", "n_trials", "n_excluded", "n_participants"]
+    dec = decision_table(trials)
+    dec = dec[dec["advised"]] if not dec.empty else dec
+    rows = []
+    for cond, g in dec.groupby("condition", sort=True):
+        w = woa_per_trial(*(pd.to_numeric(g[c]).to_numpy(float) for c in ("initial", "model_prediction", "final")))
+        per = pd.Series(w, index=g.index).groupby(g["participant_id"]).mean()
+        mean, lo, hi, people = bootstrap_mean(per.tolist(), level)
+        rows.append((cond, mean, lo, hi, int((~np.isnan(w)).sum()), int(np.isnan(w).sum()), people))
+    return pd.DataFrame(rows, columns=cols)
 
 
 def reliance_by_condition(trials: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
