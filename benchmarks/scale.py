@@ -19,7 +19,8 @@ each chunk memory-maps it, so workers never receive the table through the schedu
 Measured per size and engine: build wall time (``build_s``, from before the cluster starts to the last
 chunk written and concatenated; the cluster's start and shutdown are also printed apart), its cost per row
 (microseconds; it must not grow with rows), and the peak resident memory of the whole process tree
-(this process and every Dask process, psutil, sampled every 0.1 s; ``peak_rss_mb``). Dask results are
+(this process and every Dask process, psutil, sampled every 0.1 s; ``peak_rss_mb``) and the CPU seconds
+of that tree (``cpu_s``: the work, apart from other users' load on a shared machine). Dask results are
 checked equal (``numpy.array_equal``) to the single-process ones. The last line is one JSON object.
 """
 from __future__ import annotations
@@ -89,11 +90,21 @@ class TreeShapChunk:
 
 
 class PeakRss:
-    """Peak summed RSS (MiB) of this process and all its descendants, sampled in a thread."""
+    """Peak summed RSS (MiB) of this process and all its descendants, sampled in a thread; and their CPU seconds.
+
+    ``cpu_s`` sums, over every process seen, its user + system CPU time at the last sample minus at the
+    first (this process from the start): on a shared machine it shows the work done, whatever the
+    other users' load does to the wall time. A process's last 0.1 s before it exits is not counted.
+    """
 
     def __init__(self, every_s: float = 0.1):
         self.every_s, self.peak, self._stop = every_s, 0.0, threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
+        self._cpu: dict[int, list[float]] = {}
+
+    @property
+    def cpu_s(self) -> float:
+        return sum(last - first for first, last in self._cpu.values())
 
     def _sample(self) -> float:
         me = psutil.Process()
@@ -101,6 +112,8 @@ class PeakRss:
         for p in [me] + me.children(recursive=True):
             try:
                 total += p.memory_info().rss
+                t = p.cpu_times()
+                self._cpu.setdefault(p.pid, [t.user + t.system] * 2)[1] = t.user + t.system
             except (psutil.NoSuchProcess, psutil.AccessDenied):
                 pass
         return total / 2**20
@@ -111,6 +124,7 @@ class PeakRss:
             self._stop.wait(self.every_s)
 
     def __enter__(self):
+        self._sample()
         self._thread.start()
         return self
 
@@ -121,7 +135,7 @@ class PeakRss:
 
 
 def build(engine: str, task: TreeShapChunk, n: int, chunk_rows: int, out_dir: Path):
-    """One timed build; returns (seconds, cluster start s, cluster shutdown s, peak RSS MiB, values).
+    """One timed build; returns (seconds, cluster start s, cluster shutdown s, peak RSS MiB, CPU s, values).
 
     ``seconds`` runs from before the cluster starts to the last chunk written and concatenated; the
     cluster's shutdown after it is timed apart (``closed``), as it delays no result."""
@@ -138,7 +152,7 @@ def build(engine: str, task: TreeShapChunk, n: int, chunk_rows: int, out_dir: Pa
             if client is not None:
                 client.close()
         closed = time.perf_counter() - t0 - seconds
-    return seconds, started, closed, rss.peak, out["shap"]
+    return seconds, started, closed, rss.peak, rss.cpu_s, out["shap"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -171,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start.", flush=True)
     build_s: dict = {}
     peak: dict = {}
-    header = f"{'rows':>9} {'engine':>7} {'build s':>9} {'start s':>8} {'close s':>8} {'us/row':>8} {'peak MiB':>9} {'= single':>8}"
+    cpu_s: dict = {}
+    header = f"{'rows':>9} {'engine':>7} {'build s':>9} {'start s':>8} {'close s':>8} {'us/row':>8} {'cpu us/row':>10} {'peak MiB':>9} {'= single':>8}"
     print(header + "\n" + "-" * len(header), flush=True)
     with tempfile.TemporaryDirectory(prefix="candor-scale-") as tmp:
         for n in sizes:
@@ -180,20 +195,22 @@ def main(argv: list[str] | None = None) -> int:
             task = TreeShapChunk(model, X, table)
             reference = None
             for engine in engines:
-                seconds, started, closed, mb, values = build(engine, task, n, args.chunk_rows, Path(tmp) / f"{n}-{engine}")
+                seconds, started, closed, mb, cpu, values = build(engine, task, n, args.chunk_rows, Path(tmp) / f"{n}-{engine}")
                 same = "" if reference is None else str(bool(np.array_equal(values, reference)))
                 reference = values if reference is None else reference
                 build_s.setdefault(str(n), {})[engine] = round(seconds, 2)
                 peak.setdefault(str(n), {})[engine] = round(mb, 1)
-                print(f"{n:>9} {engine:>7} {seconds:>9.1f} {started:>8.1f} {closed:>8.1f} {seconds / n * 1e6:>8.0f} {mb:>9.0f} "
+                cpu_s.setdefault(str(n), {})[engine] = round(cpu, 2)
+                print(f"{n:>9} {engine:>7} {seconds:>9.1f} {started:>8.1f} {closed:>8.1f} {seconds / n * 1e6:>8.0f} {cpu / n * 1e6:>10.0f} {mb:>9.0f} "
                       f"{same:>8}", flush=True)
                 del values
             del reference
-    print("\ncost per row (us) by size, per engine:")
+    print("\ncost per row by size, per engine (wall us; CPU us of the process tree):")
     for engine in engines:
-        cost = {n: build_s[n][engine] / int(n) * 1e6 for n in build_s if engine in build_s[n]}
-        print(f"  {engine:>7}: " + ", ".join(f"{int(n):,}: {c:.0f}" for n, c in cost.items()))
-    print(json.dumps({"build_s": build_s, "peak_rss_mb": peak}))
+        cost = {n: (build_s[n][engine] / int(n) * 1e6, cpu_s[n][engine] / int(n) * 1e6) for n in build_s}
+        print(f"  {engine:>7}: " + ", ".join(f"{int(n):,}: {w:.0f} wall, {c:.0f} CPU" for n, (w, c) in cost.items()))
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    print(json.dumps({"build_s": build_s, "peak_rss_mb": peak, "cpu_s": cpu_s}))
     return 0
 
 
