@@ -64,7 +64,7 @@ def prepare_adult(folder: Path) -> list[str]:
 
     train, test = _adult_frame("adult.data"), _adult_frame("adult.test")
     strings = [c for c in ADULT_COLS[:-1] if train[c].dtype == object or pd.api.types.is_string_dtype(train[c])]
-    prep = ColumnTransformer([("str", OneHotEncoder(handle_unknown="ignore"), strings)], remainder="passthrough")
+    prep = ColumnTransformer([("str", OneHotEncoder(handle_unknown="ignore", sparse_output=False), strings)], remainder="passthrough")
     model = Pipeline([("prep", prep), ("hgb", HistGradientBoostingClassifier(random_state=0))])
     model.fit(train.drop(columns=["income"]), train["income"])
     sio.dump(model, folder / "model.skops")
@@ -147,9 +147,10 @@ def run_case(name: str, work: Path, adult_rows: int, timeout: float, starts: int
     rows = ["--rows", str(adult_rows)] if name == "adult_hgb" else []
     store = folder / "store"
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "app", "build", *flags, *rows, "--out", str(store)], cwd=ROOT, check=True,
-                   env={**os.environ, "PYTHONPATH": str(ROOT), "CANDOR_CACHE_DIR": str(folder / "build-cache")},
-                   stderr=subprocess.DEVNULL)
+    with open(folder / "build.log", "w") as log:  # the build's progress lines, for a long run
+        subprocess.run([sys.executable, "-m", "app", "build", *flags, *rows, "--chunk-rows", "25", "--out", str(store)],
+                       cwd=ROOT, check=True, stderr=log,
+                       env={**os.environ, "PYTHONPATH": str(ROOT), "CANDOR_CACHE_DIR": str(folder / "build-cache")})
     build_s = time.perf_counter() - t0
     manifest = json.loads((store / "manifest.json").read_text())
     size_mb = sum(f["bytes"] for f in manifest["files"].values()) / 2**20
