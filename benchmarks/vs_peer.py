@@ -72,6 +72,7 @@ TOOLS = {
         "row_page_drawn": f"return location.pathname === '/descriptive' && ({PLOTS}) >= 4 "
                           "&& !document.querySelector('#descriptive-global-note .spinner-border');",
         "random_button": "document.getElementById('row-random')",
+        "reload_keeps_row_page": True,  # the page is its address (/descriptive?row=N)
     },
     "peer": {
         "landing_drawn": f"return ({PLOTS}) >= 1;",
@@ -82,6 +83,7 @@ TOOLS = {
                           f"'Individual Predictions' && ({PLOTS}) >= 1;",
         "random_button": "[...document.querySelectorAll('button[id^=\"random-index-clas-button-\"]')]"
                          ".find(b => b.getClientRects().length > 0)",
+        "reload_keeps_row_page": False,
     },
 }
 
@@ -288,10 +290,10 @@ def _again(driver, spec: dict, clicks: int, timeout: float, out: dict) -> None:
     now come from its own caches (Candor's "Random row" is seeded by the click count, so these are the
     very rows of the first round; explainerdashboard's picks are unseeded), what a row costs once computed."""
     driver.refresh()
-    bt.wait_settled(driver, "return true;", timeout=timeout)
-    if not driver.execute_script(spec["row_page_drawn"]):  # explainerdashboard reloads on its first tab
+    if not spec["reload_keeps_row_page"]:  # explainerdashboard reloads on its first tab
+        bt.wait_settled(driver, "return true;", timeout=timeout)
         bt.click(driver, spec["row_page_link"])
-        bt.wait_settled(driver, spec["row_page_drawn"], timeout=timeout)
+    bt.wait_settled(driver, spec["row_page_drawn"], timeout=timeout)
     for _ in range(clicks):
         bt.reset_click(driver)
         before = bt.click(driver, spec["random_button"])
