@@ -5,8 +5,8 @@ reads the query string against the page's :data:`PAGES` schema, sets each contro
 from it, and shows a one-line note naming every parameter it ignored (unknown name, not a number,
 out of range, not an option); the rest still applies. A control's range and options are the
 control's own (``min``/``max``/``options`` of the component the page built), so the schema never
-repeats them; its default is the value the page gives it. Changing a control rewrites the query
-string in the browser (:func:`writer_js`, a clientside callback registered by
+repeats them; its default is the value the page gives it, left out of the URL. Changing a control
+rewrites the query string in the browser (:func:`writer_js`, a clientside callback registered by
 :mod:`app.callbacks.links`: ``history.replaceState``, no request, no page reload).
 
 Two parameters are the navbar's, on every page that shows them: ``row`` (set by the shell's own
@@ -277,6 +277,14 @@ def note(problems: list[str]) -> html.Div:
                               color="warning", className="py-1 px-2 mb-2 small"), id=ids.URL_NOTE, role="status")
 
 
+def _get(component, p: Param):
+    """The control's value as the page built it (its default), ``None`` if the page has no such control."""
+    if component is None or p.source is not None:
+        return None
+    value = getattr(component, p.prop, None)
+    return (value or {}).get(p.key) if p.key is not None else value
+
+
 def _set(component, p: Param, value) -> None:
     if p.key is not None:
         data = dict(getattr(component, p.prop, None) or {})
@@ -312,12 +320,13 @@ def from_url(path: str):
             if query.get("text") is not None and ids.TEXT_INPUT in found:  # the text box shows the link's text
                 found[ids.TEXT_INPUT].value = query["text"] if isinstance(query["text"], str) else None
             values, problems = read(path, query, found)
+            defaults = {p.name: _get(found.get(p.component), p) for p in PAGES.get(path, ())}
             schema = {p.name: p for p in params(path)}
             for name, value in values.items():
                 p = schema[name]
                 if p.component in found:
                     _set(found[p.component], p, value)
-            head = [note(problems), dcc.Store(id=store_id(path))]
+            head = [note(problems), dcc.Store(id=store_id(path), data={"defaults": defaults})]
             for p in PAGES.get(path, ()):  # a store the page does not build (the Surrogate page's chosen point)
                 if p.prop == "data" and p.component not in found:
                     head.append(dcc.Store(id=p.component, data=values.get(p.name)))
@@ -332,6 +341,7 @@ _WRITER = """function() {
     const path = %(path)s, spec = %(spec)s, n = spec.length;
     if (window.location.pathname !== path) { return window.dash_clientside.no_update; }
     const values = Array.from(arguments), params = new URLSearchParams(window.location.search);
+    const defaults = (values[n + 2] || {}).defaults || {};
     const keep = new Set(["row"].concat(spec.map(p => p.name)));
     for (const k of Array.from(params.keys())) { if (!keep.has(k)) { params.delete(k); } }
     const name = v => String(v).replace(/%%(25|5F)/g, m => m === "%%25" ? "%%" : "_");
@@ -341,6 +351,9 @@ _WRITER = """function() {
         if (p.source && v) { v = v.includes("|") ? v.split("|").slice(1).join("|") : null; }  // frontier point
         params.delete(p.name);
         if (v === null || v === undefined) { return; }
+        if (JSON.stringify(v) === JSON.stringify(defaults[p.name] === undefined ? null : defaults[p.name])) {
+            return;  // the page's own default: a shorter link that opens the same view
+        }
         if (p.kind === "flag") { params.set(p.name, (v || []).length ? "on" : "off"); }
         else if (p.kind === "names" || p.kind === "ints") {
             if (!v.length) { params.set(p.name, ""); }
@@ -361,7 +374,8 @@ def writer_js(path: str) -> str:
     """The clientside function that writes ``path``'s controls into its query string.
 
     Its arguments are each :data:`PAGES` control's value in order, then the class picker's value and
-    options; it keeps ``row`` (the shell writes it) and drops every other key.
+    options, then the page's store (``{"defaults": ...}``, the values the page starts with, which the URL
+    leaves out); it keeps ``row`` (the shell writes it) and drops every other key.
     """
     spec = [{"name": p.name, "kind": p.kind, "key": p.key, "source": p.source is not None} for p in PAGES[path]]
     return _WRITER % {"path": json.dumps(path), "spec": json.dumps(spec)}

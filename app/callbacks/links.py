@@ -16,7 +16,8 @@ def _source(p):
 for _path, _params in PAGES.items():
     clientside_callback(writer_js(_path), Output(store_id(_path), "data"),
                         *[Input(*_source(p)) for p in _params],
-                        Input(ids.CLASS_SELECT, "value"), Input(ids.CLASS_SELECT, "options"))
+                        Input(ids.CLASS_SELECT, "value"), Input(ids.CLASS_SELECT, "options"),
+                        State(store_id(_path), "data"))
 
 # ?class=NAME picks that class in the navbar (a multiclass model): the class picker's own callback then
 # switches every page to it and reloads (with the same URL); a name that is not an option is left to the

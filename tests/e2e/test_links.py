@@ -136,4 +136,4 @@ def test_bad_parameters_are_named_and_ignored(server, browser):
     assert _control(browser, "/persuasive", "k") == 3  # the page's default
     wait_text(browser, "persuasive-statement", "What a reader is told", timeout=90)  # the page still explains
     q = _query(browser)
-    assert "colour" not in q and q["k"] == ["3"]  # the URL now says what the page shows
+    assert "colour" not in q and "k" not in q and q["values"] == ["0.05"]  # the URL now says what the page shows
