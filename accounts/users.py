@@ -20,7 +20,12 @@ from pathlib import Path
 
 from .passwords import hash_password, is_hash, verify_password
 from .roles import ROLES
+from workspace.errors import CandorError
+from workspace.safe_files import read_bounded
 from workspace.settings import current
+
+MAX_USERS_FILE_BYTES = 4 * 2**20
+"""Largest users file read (one line per login)."""
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 RESEARCHER_ACCOUNT = "researcher"
@@ -64,9 +69,11 @@ def load_users(path: str | os.PathLike) -> dict[str, tuple[User, str]]:
         If the file cannot be read, or a line is malformed (the message names the file and line).
     """
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AccountsError(f"cannot read users file {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        text = read_bounded(path, MAX_USERS_FILE_BYTES, "users file").decode("utf-8")
+    except CandorError as exc:
+        raise AccountsError(f"cannot read users file {path}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise AccountsError(f"cannot read users file {path}: not UTF-8 text (byte {exc.start})") from None
     users: dict[str, tuple[User, str]] = {}
     for number, line in enumerate(text.splitlines(), 1):
         line = line.strip()

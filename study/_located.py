@@ -7,6 +7,8 @@ from typing import Any
 
 import yaml
 
+from workspace.safe_files import non_plain_yaml
+
 __all__ = ["Error", "Located", "load_located"]
 
 Path = tuple  # a tuple of str keys and int indices
@@ -97,6 +99,10 @@ def load_located(text: str) -> Located:
         holds the syntax error with its line).
     """
     loc = Located(None, {}, {}, [])
+    found = non_plain_yaml(text)
+    if found is not None:  # a few bytes of aliases expand to gigabytes once walked ("billion laughs")
+        loc.errors.append(Error(found[0], "", found[1]))
+        return loc
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()

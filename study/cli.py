@@ -16,10 +16,9 @@ import sys
 
 from workspace.errors import CandorError
 
-from pathlib import Path as FsPath
 
 from ._located import Error
-from .schema import load_study, parse_study, stimuli_part, validate_file
+from .schema import load_study, parse_study, read_study_text, stimuli_part, validate_file
 
 __all__ = ["main", "data_report", "data_check"]
 
@@ -64,7 +63,10 @@ def data_check(path: str, *, model: str | None = None, data: str | None = None,
     from . import truth
 
     schema_errors = validate_file(path)
-    text = FsPath(path).read_text(encoding="utf-8")
+    try:
+        text = read_study_text(path)
+    except CandorError:
+        return [], [], "not checked against the data: the file cannot be read"
     study = stimuli_part(text, schema_errors) if schema_errors else parse_study(text, path)
     if study is None:
         return [], [], "not checked against the data: fix the errors in id, model or stimuli first"

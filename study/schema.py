@@ -21,6 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 
+from workspace.errors import CandorError
+from workspace.safe_files import read_bounded
+
 from ._located import Error, Located, load_located
 from ._rules import EXPLANATIONS, ID_RE, TASKS, check_study, n_sequences
 from .instruments import INSTRUMENTS, item_texts
@@ -222,9 +225,9 @@ def validate_file(path: str | FsPath) -> list[Error]:
         Empty when the file is valid; otherwise every error with its line.
     """
     try:
-        text = FsPath(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return [Error(0, "", f"cannot read study file: {exc}")]
+        text = read_study_text(path)
+    except CandorError as exc:
+        return [Error(1, "", str(exc))]
     return validate_text(text)
 
 
@@ -255,7 +258,30 @@ def stimuli_part(text: str, errors: list[Error]) -> Study | None:
 def load_study(path: str | FsPath) -> Study:
     """Read, validate and build the study at ``path``; raise :class:`StudyError`."""
     p = FsPath(path)
-    return parse_study(p.read_text(encoding="utf-8"), str(p))
+    try:
+        text = read_study_text(p)
+    except CandorError as exc:
+        raise StudyError([Error(1, "", str(exc))], str(p)) from None
+    return parse_study(text, str(p))
+
+
+MAX_STUDY_BYTES = 4 * 2**20
+"""Largest study file read (a study file is text: its stimuli name rows, it never holds data)."""
+
+
+def read_study_text(path: str | FsPath) -> str:
+    """The text of a study file: a regular file of at most :data:`MAX_STUDY_BYTES`, in UTF-8.
+
+    Raises
+    ------
+    CandorError
+        If it cannot be read, is not a regular file, is larger, or is not UTF-8.
+    """
+    raw = read_bounded(path, MAX_STUDY_BYTES, "study file")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CandorError(f"study file {FsPath(path).name}: not UTF-8 text (byte {exc.start})") from None
 
 
 def _build(loc: Located, text: str) -> Study:

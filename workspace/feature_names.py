@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Mapping
 
 from .errors import CandorError
+from .safe_files import plain_yaml, read_bounded
 
 __all__ = ["FeatureFormat", "FeatureNames", "load_features", "find_features_file", "MAX_BYTES", "SUFFIXES"]
 
@@ -167,25 +168,15 @@ def find_features_file(data_path: str | Path, given: str | Path | None = None) -
 
 
 def _parse(path: Path) -> object:
-    size = path.stat().st_size
-    if size > MAX_BYTES:
-        raise CandorError(f"{path.name}: {size:,} bytes; a features file may hold at most {MAX_BYTES:,}")
     if path.suffix.lower() not in SUFFIXES:
         raise CandorError(f"{path.name}: a features file is YAML or JSON ({', '.join(SUFFIXES)})")
-    text = path.read_bytes().decode("utf-8", errors="replace")
+    text = read_bounded(path, MAX_BYTES, "features file").decode("utf-8", errors="replace")
     if path.suffix.lower() == ".json":
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
             raise CandorError(f"{path.name}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    import yaml
-
-    try:
-        return yaml.safe_load(text)  # plain data only: no tags that build objects
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise CandorError(f"{path.name}: not valid YAML{where} ({getattr(exc, 'problem', None) or 'syntax'})") from None
+    return plain_yaml(text, path.name)  # plain data only: no anchors, aliases or tags
 
 
 def _text(where: str, key: str, value, limit: int) -> str:

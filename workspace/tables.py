@@ -29,6 +29,7 @@ import pandas as pd
 
 from . import limits
 from .errors import CandorError, first_line
+from .safe_files import require_regular
 
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".test")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -227,6 +228,7 @@ def check_size(path: str | Path) -> None:
         Naming the file, its numbers, the limit and the variable that raises it.
     """
     path = Path(path)
+    require_regular(path, "data file")  # a device has size 0 and never ends: /dev/zero would be read forever
     rows, columns = table_shape(path)
     limits.check_cells(rows, columns, path.name)
     need, limit = estimated_bytes(path), limits.mib("CANDOR_MAX_TABLE_MB")

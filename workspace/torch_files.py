@@ -53,6 +53,10 @@ from pathlib import Path
 
 from .errors import CandorError, first_line
 from .torch_options import TorchOptions
+from .safe_files import read_bounded
+
+MAX_SIDECAR_BYTES = 64 * 1024
+"""Largest model options file (``<model>.json``) read."""
 
 TORCH_SUFFIXES = (".pt", ".pth", ".torchscript", ".safetensors")
 SIDECAR_KEYS = {"class": "model_class", "kwargs": "kwargs", "classes": "classes", "output": "output",
@@ -72,7 +76,7 @@ def read_sidecar(path: Path) -> TorchOptions:
     if not side.is_file():
         return TorchOptions()
     try:
-        data = json.loads(side.read_text(encoding="utf-8"))
+        data = json.loads(read_bounded(side, MAX_SIDECAR_BYTES, "model options file").decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise CandorError(f"{side.name}: not valid JSON ({exc})") from None
     if not isinstance(data, dict):

@@ -91,7 +91,7 @@ def test_format_text():
     ("mean radius: Same\nmean area: Same\n", "f.yaml: features 'mean radius' and 'mean area' would both read 'Same'"),
     ("- mean radius\n", "f.yaml: must map feature names to a display name or a format, got list"),
     ("mean radius: [unclosed\n", "f.yaml: not valid YAML"),
-    ("x: !!python/object:os.system ls\n", "f.yaml: not valid YAML"),
+    ("x: !!python/object:os.system ls\n", "f.yaml: line 1: tags like tag:yaml.org,2002:python/object:os.system are not accepted"),
 ])
 def test_bad_sidecar_is_one_line_naming_the_key(tmp_path, text, message):
     (tmp_path / "f.yaml").write_text(text)
@@ -106,7 +106,7 @@ def test_size_is_checked_before_reading(tmp_path, monkeypatch):
     (tmp_path / "f.json").write_text('{"mean radius": "R"}' + " " * 200)
     monkeypatch.setattr(fn, "MAX_BYTES", 100)
     monkeypatch.setattr(type(tmp_path), "read_bytes", lambda self: pytest.fail("read a file over the limit"))
-    with pytest.raises(CandorError, match=re.escape("f.json: 220 bytes; a features file may hold at most 100")):
+    with pytest.raises(CandorError, match=re.escape("features file f.json: 220 bytes; at most 100 are read")):
         load_features(tmp_path / "f.json", ["mean radius"])
 
 
