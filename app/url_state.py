@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -32,6 +33,9 @@ __all__ = ["Param", "PAGES", "ROW_PAGES", "read", "from_url", "note", "writer_js
 
 TEXT_MAX = 2000
 """Longest text (characters) the Text page's ``text`` parameter carries."""
+NOTE_MAX = 10
+"""Ignored parameters named in the note; the rest are counted (a link of 60,000 made a 2 MB page)."""
+_WHOLE = re.compile(r"[+-]?[0-9]{1,15}")
 
 ROW_PAGES = ("/", "/descriptive", "/persuasive", "/attention")
 """Pages that explain the navbar's row (its ``row`` parameter is theirs)."""
@@ -152,10 +156,10 @@ def _bound(b, component):
 
 
 def _int(text: str, lo, hi, component) -> int:
-    try:
-        v = int(str(text).strip())
-    except ValueError:
-        raise _Bad("not a whole number") from None
+    text = str(text).strip()
+    if not _WHOLE.fullmatch(text):  # int() would also take '1_0' and other scripts' digits
+        raise _Bad("not a whole number")
+    v = int(text)
     lo, hi = _bound(lo, component), _bound(hi, component)
     if (lo is not None and v < lo) or (hi is not None and v > hi):
         raise _Bad(f"outside {lo}–{hi}" if lo is not None and hi is not None else "out of range")
@@ -216,7 +220,7 @@ def _parse(p: Param, raw, component) -> object:
         return raw
     if p.kind == "point":
         method, _, budget = str(raw).partition("|")
-        if not method.isidentifier() or not budget.isdigit():
+        if not method.isidentifier() or not _WHOLE.fullmatch(budget) or budget.startswith(("-", "+")):
             raise _Bad("not method|budget, e.g. muse|10")
         return f"{method}|{int(budget)}"
     if p.kind == "lambdas":
@@ -273,7 +277,8 @@ def note(problems: list[str]) -> html.Div:
     """The visible one-line note of the ignored link parameters (empty when every parameter applied)."""
     if not problems:
         return html.Div(id=ids.URL_NOTE)
-    return html.Div(dbc.Alert("Link parameters ignored (the rest applies): " + "; ".join(problems),
+    shown = problems[:NOTE_MAX] + ([f"and {len(problems) - NOTE_MAX:,} more"] if len(problems) > NOTE_MAX else [])
+    return html.Div(dbc.Alert("Link parameters ignored (the rest applies): " + "; ".join(shown),
                               color="warning", className="py-1 px-2 mb-2 small"), id=ids.URL_NOTE, role="status")
 
 
@@ -318,7 +323,8 @@ def from_url(path: str):
             tree = layout(**query)
             found = {c.id: c for c in tree._traverse_ids() if isinstance(c.id, str)}
             if query.get("text") is not None and ids.TEXT_INPUT in found:  # the text box shows the link's text
-                found[ids.TEXT_INPUT].value = query["text"] if isinstance(query["text"], str) else None
+                text = query["text"]  # only a text the schema accepts; a refused one is named in the note
+                found[ids.TEXT_INPUT].value = text if isinstance(text, str) and len(text) <= TEXT_MAX else None
             values, problems = read(path, query, found)
             defaults = {p.name: _get(found.get(p.component), p) for p in PAGES.get(path, ())}
             schema = {p.name: p for p in params(path)}

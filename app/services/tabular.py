@@ -190,11 +190,18 @@ model_labels = lazy("labels", lambda: workspace().model.predict(workspace().X), 
 
 def check_row(row) -> int:
     """Validate a row id from the UI; raises :class:`CandorError` naming the valid range."""
+    import re
+    import reprlib
+
     n = len(workspace().X)
-    try:
+    if isinstance(row, str) and re.fullmatch(r"\s*[0-9]{1,15}\s*", row):
         r = int(row)
-    except (TypeError, ValueError):
-        raise CandorError(f"row must be a whole number between 0 and {n - 1}, got {row!r}") from None
+    elif isinstance(row, (int, np.integer)) and not isinstance(row, bool):
+        r = int(row)
+    elif isinstance(row, (float, np.floating)) and float(row).is_integer():
+        r = int(row)
+    else:  # never int() on anything else: it takes '1_0', other scripts' digits and truncates 3.7
+        raise CandorError(f"row must be a whole number between 0 and {n - 1}, got {reprlib.repr(row)}")
     if not 0 <= r < n:
         raise CandorError(f"row {r} does not exist; rows are numbered 0 to {n - 1}")
     return r
