@@ -69,7 +69,7 @@ def test_sample_values_and_predicates_render_as_numbers_as_before(sample_workspa
         services.init(sample_workspace, warm=False)
     view = services.local_view(0)
     assert view.shap.feature_names[0] == "mean radius" and view.labels[0] == "17.99"
-    assert view.labels == tuple(f"{v:.4g}" for v in view.shap.feature_values)
+    assert view.labels == tuple(f"{v:,.4g}" for v in view.shap.feature_values)
     assert figures.waterfall(view.shap, value_labels=view.labels).data[0].y == figures.waterfall(view.shap).data[0].y
     preds = (Predicate("worst radius", ">", 16.795), Predicate("mean texture", "<=", 20.0))
     assert conjunction_text(preds) == "worst radius > 16.8 AND mean texture <= 20"
