@@ -66,13 +66,33 @@ def _sig(v: float, digits: int = 3) -> tuple[str, float]:
     return text, 0.5 * 10 ** (math.floor(math.log10(abs(parse_plain(text)))) - digits + 1) + 1e-12
 
 
+def output_quantity(output_space: str) -> tuple[str, float]:
+    """What a binary explanation's numbers are, in words, and the output at which the class flips.
+
+    A probability flips at 0.5 and log-odds at 0 (a logistic model explained in its margin: a first user saw
+    "move the probability of 1 from -0.14 on average to -3.26").
+
+    Returns
+    -------
+    quantity : str
+        ``"probability"``, ``"log-odds"`` or ``"output"``.
+    threshold : float
+        0.5, 0.0, or 0.5 for a raw output.
+    """
+    if output_space == "log_odds":
+        return "log-odds", 0.0
+    if output_space == "probability":
+        return "probability", 0.5
+    return "output", 0.5
+
+
 def _ordinal(r: int) -> str:
     return "Strongest factor" if r == 1 else f"{r}{'nd' if r == 2 else 'rd' if r == 3 else 'th'} factor"
 
 
 def _render(kind: str, s: dict) -> str:
     if kind == "prediction":
-        return (f"The model predicts {s['label']}: its features move the probability of {s['positive']} "
+        return (f"The model predicts {s['label']}: its features move the {s.get('quantity', 'probability')} of {s['positive']} "
                 f"from {s['base']} on average to {s['prediction']}.")
     if kind == "item":
         head = f"{_ordinal(s['rank'])}: {s['name']}"
@@ -131,10 +151,14 @@ def compose(s: Simplification, ctx: Context) -> list[Sentence]:
     "partly", and a ``hidden`` sentence when features are not named.
     """
     e, neg, pos = s.parent, ctx.class_names[0], ctx.class_names[1]
-    label = pos if e.prediction >= 0.5 else neg
-    out = [_make("prediction", label=label, positive=pos, base=f"{e.base_value:.2f}", prediction=f"{e.prediction:.2f}")]
+    quantity, threshold = output_quantity(e.output_space)
+    label = pos if e.prediction >= threshold else neg
+    slots = dict(label=label, positive=pos, base=f"{e.base_value:.2f}", prediction=f"{e.prediction:.2f}")
+    if quantity != "probability":
+        slots["quantity"] = quantity
+    out = [_make("prediction", **slots)]
     total = float(np.abs(e.values).sum()) or 1.0
-    sign = 1.0 if e.prediction >= 0.5 else -1.0
+    sign = 1.0 if e.prediction >= threshold else -1.0
     support = 0.0
     for r, it in enumerate(s.items, start=1):
         slots = dict(rank=r, name=it.name, members=it.members, towards=pos if it.value > 0 else neg)
@@ -184,7 +208,7 @@ def _item_values(e: Explanation, partition: Sequence[Sequence[int]]) -> list[tup
 
 
 def verify_sentence(sentence: Sentence, explanation: Explanation, *, partition: Sequence[Sequence[int]],
-                    class_names: tuple[str, str], threshold: float = 0.5) -> SentenceCheck:
+                    class_names: tuple[str, str], threshold: float | None = None) -> SentenceCheck:
     """Check every claim of ``sentence`` against the descriptive ``explanation``.
 
     Parameters
@@ -195,8 +219,9 @@ def verify_sentence(sentence: Sentence, explanation: Explanation, *, partition: 
     partition : sequence of sequence of int
         Feature indices of every item, shown or not (groups as one item), used to rank items.
     class_names : (negative, positive)
-    threshold : float, default=0.5
-        Probability above which the positive class is predicted.
+    threshold : float, optional
+        Output at or above which the positive class is predicted; default from the explanation's
+        ``output_space`` (0.5 for a probability, 0 for log-odds: :func:`output_quantity`).
 
     Returns
     -------
@@ -209,6 +234,7 @@ def verify_sentence(sentence: Sentence, explanation: Explanation, *, partition: 
     checks = [_check("template", _render(sentence.kind, s) == sentence.text, "text is the template's rendering")]
     phi = e.values
     total = float(np.abs(phi).sum()) or 1.0
+    threshold = output_quantity(e.output_space)[1] if threshold is None else threshold
     label = pos if e.prediction >= threshold else neg
     if sentence.kind == "prediction":
         p, b = float(s["prediction"]), float(s["base"])

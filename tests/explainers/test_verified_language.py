@@ -121,3 +121,17 @@ def test_categorical_and_missing_values_are_named_and_checked():
     other = dataclasses.replace(e, feature_values=np.array([25.0, 4.0, np.nan, 0.0, 0.0, 1.0]))
     bad = P.verify_sentence(charge, other, partition=P.partition_of(s), class_names=CTX.class_names)
     assert [c.claim for c in bad.checks if not c.ok] == ["value"]
+
+
+def test_a_log_odds_explanation_is_said_in_log_odds_and_its_class_flips_at_zero():
+    """A logistic model explained in its margin: a first user read "move the probability of 1 from -0.14 on
+    average to -3.26", and a margin of +0.3 (P = 0.57, class "yes") was called "no" (it is below 0.5)."""
+    phi = np.array([0.30, 0.10, -0.05, 0.05, -0.04, 0.08])
+    e = Explanation("shap", NAMES, phi, -0.14, -0.14 + phi.sum(), X, "log_odds", "yes", "test")
+    assert e.prediction == pytest.approx(0.30) and 1 / (1 + np.exp(-e.prediction)) > 0.5
+    s = P.simplify(e, CTX, k=3)
+    first = s.sentences[0].sentence
+    assert first.text == "The model predicts yes: its features move the log-odds of yes from -0.14 on average to 0.30."
+    assert all(c.ok for c in s.sentences[0].checks)
+    said_no = dataclasses.replace(first, slots=tuple((k, "no" if k == "label" else v) for k, v in first.slots))
+    assert not _verify(said_no, e, s).ok
