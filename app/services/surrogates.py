@@ -56,8 +56,29 @@ def _label_index(labels: np.ndarray) -> np.ndarray:
     return np.array([classes.index(v) for v in labels])
 
 
+def _content() -> str:
+    """What a surrogate is fitted from, as one hash: the table (names, values, target), the split, the model's
+    outputs on the probe rows (:func:`~app.services.tabular.fingerprint`) and the classes.
+
+    The cache outlives the server; keyed by the file name alone, a model re-trained into the same file (or a
+    store build resumed with another model) was answered with the old model's surrogate."""
+    from store.hashes import table_sha256
+
+    from .tabular import fingerprint
+
+    ws = workspace()
+    h = hashlib.sha256(table_sha256(ws.X, ws.y).encode())
+    h.update(np.ascontiguousarray(ws.train_idx, dtype=np.int64).tobytes())
+    h.update(np.ascontiguousarray(ws.test_idx, dtype=np.int64).tobytes())
+    h.update(json.dumps([fingerprint(ws), list(map(str, ws.classes)), ws.source]).encode())
+    return h.hexdigest()
+
+
+_content_key = lazy("surrogate_content_key", _content)
+
+
 def _key(kind: str, params: dict) -> str:
-    blob = json.dumps({"kind": kind, "workspace": workspace().source, "v": RESULTS_VERSION, **params},
+    blob = json.dumps({"kind": kind, "workspace": _content_key(), "v": RESULTS_VERSION, **params},
                       sort_keys=True, default=str)
     return f"{kind}:{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
