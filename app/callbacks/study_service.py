@@ -21,6 +21,7 @@ import hashlib
 import json
 import threading
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -197,6 +198,8 @@ def check_study_files(ws=None) -> None:
             continue  # listed with its errors on the researcher page; participants are told it is unavailable
         if tuple(study.model.outputs) != tuple(str(c) for c in ws.classes) or study.model.kind != "tabular":
             continue
+        if runtime.is_example(sid) and Path(str(ws.metadata.get("model_file", ""))).stem != study.model.id:
+            continue  # a bundled example is written for the bundled sample; a user's binary model is not it
         try:
             check_truth(study, ws)
         except CandorError as err:
