@@ -70,8 +70,21 @@ def _layout(fig: go.Figure, title: str, alt: str | None = None, **kw) -> go.Figu
     if "margin" not in kw and title.count("<br>"):  # room for every line of the title above the plot
         fig.update_layout(margin=dict(t=max(40, 34 + 15 * title.count("<br>"))))
     if alt:
-        fig.update_layout(meta=dict(alt=alt))
+        fig.update_layout(meta=dict(alt=alt_text(alt)))
     return fig
+
+
+def alt_text(text: str) -> str:
+    """``text`` as a figure's plain-text alternative: tags dropped, any other angle bracket made harmless.
+
+    The alternative holds user text (feature names); it is read into an ``aria-label``, never drawn, but no
+    user text reaches Plotly as markup (tests/security/test_markup.py), so ``<a href=...>x</a>`` becomes ``x``.
+    """
+    import html as _html
+    import re
+
+    plain_text = re.sub(r"<[^<>]*>", "", _html.unescape(str(text)))
+    return plain_text.replace("<", "‹").replace(">", "›")
 
 
 def wrap_note(text: str, width: int = 90) -> str:

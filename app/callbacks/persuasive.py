@@ -50,7 +50,7 @@ def render_persuasive(row, k, rounding="exact", grouping=None, sensitive=None):
     shown = figures_persuasive.persuasive_items(s, f"Persuasive: {len(s.items)} item(s) shown"
                                                    f"<br><sup>Gilpin: {view.persuasive_label.text()}</sup>")
     if s.statement:  # the figure's text alternative is the verified plain-language summary it illustrates
-        shown.update_layout(meta=dict(alt=s.statement))
+        shown.update_layout(meta=dict(alt=figures.alt_text(s.statement)))
     return (_statement(view), _verification(s), _guardrail(view), _dropped(view), _cost(view), full, shown,
             figures_persuasive.row_tradeoff(view.curve, s))
 
