@@ -26,15 +26,18 @@ What it does, for each dataset:
   rows each tool has computed once, what a click costs once its explanations are cached); and the
   peak resident memory of the server's whole process tree (psutil, sampled every 0.2 s).
 
-There is no store yet (``python -m app build`` is another part of issue 14): these are the LIVE
-figures, and the output says so. The last line is one JSON object
-``{dataset: {"candor": {...}, "peer": {...}, "ratio": {...}}}`` with ratio = Candor / peer.
+Candor is measured in two modes (``--modes store,live``): **from a store** (``python -m app build`` once per
+dataset, timed and reported as ``build_s``, every held-out row unless ``--store-rows``; then
+``python -m app --store STORE`` cold) and **live** (computing on start, as before). The last line is one
+JSON object ``{dataset: {"candor": {...}, "candor_live": {...}, "peer": {...}, "ratio": {...},
+"ratio_live": {...}, "build_s": s}}`` with ratio = Candor from the store / peer and ratio_live = live / peer.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -193,11 +196,30 @@ class TreeMemory:
         return self.peak
 
 
+def _pair(folder: Path) -> list[str]:
+    target = json.loads((folder / "meta.json").read_text())["target"]
+    return ["--model", str(folder / "model.skops"), "--data", str(folder / "table.csv"), "--target", target]
+
+
+def build_store(folder: Path, rows: int | None) -> float:
+    """``python -m app build`` of the dataset in ``folder`` into ``folder/store``; its wall time in seconds."""
+    cmd = [sys.executable, "-m", "app", "build", *_pair(folder), "--out", str(folder / "store")]
+    if rows:
+        cmd += ["--rows", str(rows)]
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"python -m app build failed: {done.stderr[-2000:]}")
+    return round(time.perf_counter() - t0, 1)
+
+
 def _command(tool: str, folder: Path, port: int, peer_python: Path) -> list[str]:
-    if tool == "candor":
-        target = json.loads((folder / "meta.json").read_text())["target"]
-        return [sys.executable, "-m", "app", "--model", str(folder / "model.skops"), "--data",
-                str(folder / "table.csv"), "--target", target, "--port", str(port)]
+    if tool == "candor":  # from the store, copied fresh for each start (rows added on demand stay out of it)
+        fresh = Path(tempfile.mkdtemp(prefix="vs-peer-store-")) / "store"
+        shutil.copytree(folder / "store", fresh)
+        return [sys.executable, "-m", "app", *_pair(folder), "--store", str(fresh), "--port", str(port)]
+    if tool == "candor_live":
+        return [sys.executable, "-m", "app", *_pair(folder), "--port", str(port)]
     return [str(peer_python), str(PEER_SCRIPT), "serve", str(folder), str(port)]
 
 
@@ -221,7 +243,7 @@ def _stop_tree(proc: subprocess.Popen) -> None:
 
 def one_start(tool: str, folder: Path, peer_python: Path, clicks: int, timeout: float) -> dict:
     """Start ``tool`` cold, measure it in a fresh Chromium, stop it; the figures of this start."""
-    spec, port = TOOLS[tool], free_port()
+    spec, port = TOOLS["candor" if tool.startswith("candor") else tool], free_port()
     scratch = Path(tempfile.mkdtemp(prefix=f"vs-peer-{tool}-"))
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "CANDOR_CACHE_DIR": str(scratch / "cache"),
            "CANDOR_STATE_DIR": str(scratch / "state"), "CANDOR_TEXT_DIR": str(scratch / "text")}
@@ -335,21 +357,29 @@ RATIO_KEYS = ("first_200_s", "landing_s", "landing_from_start_s", "row_page_s", 
               "row_again_p50_ms", "row_again_p95_ms", "requests_per_click", "kb_per_click", "rss_mb")
 
 
-def run_dataset(name: str, peer_python: Path, starts: int, clicks: int, timeout: float, work: Path) -> dict:
+def run_dataset(name: str, peer_python: Path, starts: int, clicks: int, timeout: float, work: Path,
+                modes: tuple[str, ...] = ("store", "live"), store_rows: int | None = None) -> dict:
     folder = work / name
     info = prepare(name, folder, peer_python)
     print(f"\n{name}: {info['rows']} rows, {info['held_out']} held out, {info['features']} features, "
           f"{info['model']}", flush=True)
-    runs: dict[str, list[dict]] = {"candor": [], "peer": []}
+    build_s = None
+    if "store" in modes:
+        build_s = build_store(folder, store_rows)
+        print(f"  python -m app build: {build_s} s ({store_rows or 'every'} held-out rows)", flush=True)
+    tools = [t for t, m in (("candor", "store"), ("candor_live", "live")) if m in modes] + ["peer"]
+    runs: dict[str, list[dict]] = {t: [] for t in tools}
     for i in range(starts):
-        for tool in (("candor", "peer") if i % 2 == 0 else ("peer", "candor")):
+        for tool in (tools if i % 2 == 0 else tools[::-1]):
             r = one_start(tool, folder, peer_python, clicks, timeout)
             runs[tool].append(r)
-            print(f"  start {i + 1} {tool:<7} {json.dumps(r)}", flush=True)
+            print(f"  start {i + 1} {tool:<11} {json.dumps(r)}", flush=True)
     res = {tool: summarise(v) for tool, v in runs.items()}
-    res["ratio"] = {k: round(res["candor"][k] / res["peer"][k], 2) if res["candor"][k] is not None and res["peer"][k]
-                    else None for k in RATIO_KEYS}
-    res["data"] = info
+    for tool, key in (("candor", "ratio"), ("candor_live", "ratio_live")):
+        if tool in res:
+            res[key] = {k: round(res[tool][k] / res["peer"][k], 2) if res[tool][k] is not None and res["peer"][k]
+                        else None for k in RATIO_KEYS}
+    res["data"], res["build_s"], res["store_rows"] = info, build_s, store_rows
     return res
 
 
@@ -357,17 +387,20 @@ def table(results: dict) -> str:
     units = {"first_200_s": "s", "landing_s": "s", "landing_from_start_s": "s", "row_page_s": "s",
              "row_p50_ms": "ms", "row_p95_ms": "ms", "row_again_p50_ms": "ms", "row_again_p95_ms": "ms",
              "requests_per_click": "median", "kb_per_click": "median", "rss_mb": "MB"}
-    lines = [f"{'dataset':<14}{'figure':<26}{'candor':>10}{'peer':>10}{'ratio':>8}"]
+    lines = [f"{'dataset':<14}{'figure':<26}{'store':>10}{'live':>10}{'peer':>10}{'r store':>9}{'r live':>8}"]
     for ds, r in results.items():
         for k in RATIO_KEYS:
-            cells = [("-" if r[t][k] is None else str(r[t][k])) for t in ("candor", "peer")]
-            ratio = "-" if r["ratio"][k] is None else str(r["ratio"][k])
-            lines.append(f"{ds:<14}{k + ' (' + units[k] + ')':<26}{cells[0]:>10}{cells[1]:>10}{ratio:>8}")
-        lines.append(f"{ds:<14}{'starts timed out':<26}{r['candor']['timeouts']:>10}{r['peer']['timeouts']:>10}")
+            cells = [("-" if t not in r or r[t][k] is None else str(r[t][k])) for t in ("candor", "candor_live", "peer")]
+            ratios = [("-" if rk not in r or r[rk][k] is None else str(r[rk][k])) for rk in ("ratio", "ratio_live")]
+            lines.append(f"{ds:<14}{k + ' (' + units[k] + ')':<26}{cells[0]:>10}{cells[1]:>10}{cells[2]:>10}"
+                         f"{ratios[0]:>9}{ratios[1]:>8}")
+        timeouts = [str(r[t]["timeouts"]) if t in r else "-" for t in ("candor", "candor_live", "peer")]
+        lines.append(f"{ds:<14}{'starts timed out':<26}{timeouts[0]:>10}{timeouts[1]:>10}{timeouts[2]:>10}")
         for k in ("row_local_p50_ms", "row_local_p95_ms"):  # clicks measured while a global panel still computed
-            if r["candor"].get(k) is not None or r["peer"].get(k) is not None:
-                cells = [("-" if r[t].get(k) is None else str(r[t][k])) for t in ("candor", "peer")]
-                lines.append(f"{ds:<14}{k + ' (ms)':<26}{cells[0]:>10}{cells[1]:>10}")
+            if any(r[t].get(k) is not None for t in ("candor", "candor_live", "peer") if t in r):
+                cells = [("-" if t not in r or r[t].get(k) is None else str(r[t][k]))
+                         for t in ("candor", "candor_live", "peer")]
+                lines.append(f"{ds:<14}{k + ' (ms)':<26}{cells[0]:>10}{cells[1]:>10}{cells[2]:>10}")
     return "\n".join(lines)
 
 
@@ -380,6 +413,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=600, help="seconds allowed for any one wait (then recorded "
                                                                "as missing, with a note)")
     p.add_argument("--peer-venv", type=Path, default=default_peer_venv())
+    p.add_argument("--modes", default="store,live", help="Candor's modes: store (python -m app build first), live")
+    p.add_argument("--store-rows", type=int, default=None, help="held-out rows the store holds (default all)")
     args = p.parse_args(argv)
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     if args.quick:
@@ -390,16 +425,18 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"unknown dataset(s) {', '.join(unknown)}; choose from {', '.join(DATASETS)}")
     peer_python = ensure_peer_venv(args.peer_venv)
     load_before = os.getloadavg()[0]
-    print("LIVE figures: Candor computes on start (no store: `python -m app build` does not exist yet).")
+    modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
+    if not modes or set(modes) - {"store", "live"}:
+        p.error("--modes takes store, live or both")
     with tempfile.TemporaryDirectory(prefix="vs-peer-") as work:
-        results = {d: run_dataset(d, peer_python, args.starts, args.clicks, args.timeout, Path(work))
-                   for d in datasets}
+        results = {d: run_dataset(d, peer_python, args.starts, args.clicks, args.timeout, Path(work), modes,
+                                  args.store_rows) for d in datasets}
     print()
     print(table(results))
     print(f"load average (1 min) before {load_before:.1f}, after {os.getloadavg()[0]:.1f}; "
-          f"{os.cpu_count()} cores; ratio = candor / peer; mode: live (no store)")
-    headline = {d: {"candor": r["candor"], "peer": r["peer"], "ratio": r["ratio"], "mode": "live"}
-                for d, r in results.items()}
+          f"{os.cpu_count()} cores; r store = Candor from a store / peer, r live = Candor computing live / peer")
+    headline = {d: {k: r[k] for k in ("candor", "candor_live", "peer", "ratio", "ratio_live", "build_s", "store_rows")
+                    if k in r} for d, r in results.items()}
     print(json.dumps(headline))
     return 0
 
