@@ -26,6 +26,19 @@ from ._core import is_ready, lazy, row_cache, store, workspace
 
 BACKGROUND_SIZE = 100
 LIME_SAMPLES = 1000
+LIME_LIMITS: dict = {}
+"""Overrides of LIME's stopping rule (empty: the explainer's time budget; see :func:`reproducible_lime`)."""
+
+
+def reproducible_lime(max_samples: int = 8000) -> None:
+    """Make LIME stop by its tolerance or a sample count only, never by time (``python -m app build``).
+
+    Live, LIME doubles its neighbourhood until its standard error is small or a time budget ends, so the
+    result depends on the machine's load: two builds of one store differed by up to 0.05. A build is not
+    waited on row by row, so it trades the time budget for a sample cap, and the same rows give the same
+    store. Call before :func:`~app.services.init`.
+    """
+    LIME_LIMITS.update(time_budget_s=float("inf"), max_samples=int(max_samples))
 GLOBAL_ROWS = {"tree": 5000, "linear": 20000}
 """Rows the all-rows SHAP computation covers per backend; others (permutation, kernel): see below."""
 AGNOSTIC_BUDGET_S = 20.0
@@ -106,12 +119,14 @@ def _make_lime():
     if ws.output_kind == "probability":
         return ex.LimeExplainer(lambda a: ws.model.predict_proba(pd.DataFrame(a, columns=ws.X.columns)),
                                 training_data=ws.X.iloc[ws.train_idx], class_names=ws.classes,
-                                num_samples=LIME_SAMPLES, seed=0, categorical_names=cats, missing_columns=missing)
+                                num_samples=LIME_SAMPLES, seed=0, categorical_names=cats, missing_columns=missing,
+                                **LIME_LIMITS)
     view = ws.model  # margins, labels or a regressor's output: LIME in regression mode on that number
     return ex.LimeExplainer(lambda a: view.adapter.outputs(pd.DataFrame(a, columns=ws.X.columns)),
                             training_data=ws.X.iloc[ws.train_idx], class_names=view.adapter.output_names,
                             target_index=view.index, mode="regression", output_space="raw", units=view.units(),
-                            num_samples=LIME_SAMPLES, seed=0, categorical_names=cats, missing_columns=missing)
+                            num_samples=LIME_SAMPLES, seed=0, categorical_names=cats, missing_columns=missing,
+                            **LIME_LIMITS)
 
 
 def _sample_order() -> np.ndarray:
