@@ -16,6 +16,7 @@ import datetime
 import hashlib
 import importlib
 import json
+import os
 import shutil
 import sys
 import time
@@ -36,8 +37,8 @@ from .model_flags import add_model_arguments
 
 LIBRARIES = ("numpy", "pandas", "scikit-learn", "shap", "lime", "pyarrow", "scipy")
 BUILD_DIR = ".build"
-"""The store's folder for the engine's chunks while a build runs (kept on failure, so a rerun with the same
-model, data and rows resumes; another run gets its own subfolder, so chunks are never mixed)."""
+"""The partial store's folder for the engine's chunks while a build runs (kept on failure, so a rerun with
+the same :func:`chunk_key` resumes; ``key.json`` there names that key, and chunks of another key are deleted)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -91,6 +92,91 @@ class RowTask:
         return {k: np.asarray(v) for k, v in out.items()}
 
 
+def partial_folder(out: Path) -> Path:
+    """Where a build into ``out`` writes (``.<name>.partial`` beside it), renamed over ``out`` when complete.
+
+    A server running from ``out`` memory-maps its arrays: they are never rewritten in place.
+    """
+    out = Path(out)
+    return out.parent / f".{out.name}.partial"
+
+
+def _explainer_settings() -> dict:
+    """Every setting the stored explanations depend on (the manifest's ``explainers``; part of the chunk key)."""
+    from .services import surrogates, tabular
+
+    persuasive_service = importlib.import_module("app.services.persuasive")
+    return {
+        "shap": {"background_size": tabular.BACKGROUND_SIZE, "seed": 0, "max_orderings": tabular.LOCAL_MAX_ORDERINGS,
+                 "global_rel_tol": tabular.GLOBAL_REL_TOL, "global_rows": tabular.GLOBAL_ROWS,
+                 "agnostic_budget_s": tabular.AGNOSTIC_BUDGET_S},
+        "lime": {"num_samples": tabular.LIME_SAMPLES, "seed": 0},
+        "persuasive": {"global_rows": persuasive_service.GLOBAL_ROWS, "max_k": persuasive_service.MAX_K,
+                       "measures": list(persuasive_service.GLOBAL_MEASURES)},
+        "surrogates": {"budgets": surrogates.DEFAULT_BUDGETS, "lambdas": surrogates.DEFAULT_LAMBDAS,
+                       "frontier_budgets": list(surrogates.FRONTIER_BUDGETS), "seed": 0},
+    }
+
+
+def chunk_key(model_sha: str, data_sha: str, ws, rows: np.ndarray, chunk_rows: int) -> dict:
+    """What the per-row chunks of a build depend on: a chunk saved under another key is never reused.
+
+    Model and data SHA-256, the workspace (target, explained class, rows, columns), the rows stored (their
+    SHA-256), the chunk size, the explainers' settings and the library versions.
+    """
+    return {"model_sha256": model_sha, "data_sha256": data_sha, "workspace": workspace_key(ws),
+            "rows_sha256": hashlib.sha256(np.ascontiguousarray(rows, dtype=np.int64).tobytes()).hexdigest(),
+            "n_rows": int(len(rows)), "chunk_rows": int(chunk_rows), "explainers": _explainer_settings(),
+            "libraries": _versions()}
+
+
+def _chunk_dir(partial: Path, key: dict, say) -> Path:
+    """``partial/.build``, holding chunks of ``key`` only: chunks saved under another key are deleted first."""
+    from store.write import atomic_write
+
+    build_dir = partial / BUILD_DIR
+    key_file, text = build_dir / "key.json", json.dumps(key, sort_keys=True)
+    try:
+        same = key_file.is_file() and not key_file.is_symlink() and key_file.read_text() == text
+    except (OSError, UnicodeDecodeError):
+        same = False
+    if not same and os.path.lexists(build_dir):
+        say("discarding the chunks of a build with other model, data, rows or settings", 0, 1)
+        _remove(build_dir)
+    atomic_write(key_file, text.encode())
+    return build_dir
+
+
+def _remove(path: Path) -> None:
+    """Remove ``path``: a link or file is unlinked (never followed), a folder removed with its contents."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
+
+
+def _check_out(out: Path) -> None:
+    """Refuse an ``--out`` that a build would replace but that is not a store (never delete a user's folder)."""
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise CandorError(f"--out {out}: a symbolic link or a file, not a store's folder")
+    if out.is_dir() and any(out.iterdir()) and not (out / "manifest.json").is_file():
+        raise CandorError(f"--out {out}: a folder that is not a Candor store (no manifest.json); a build replaces "
+                          "its --out whole, so choose a new or empty folder")
+    partial = partial_folder(out)
+    if partial.is_symlink() or (partial.exists() and not partial.is_dir()):
+        raise CandorError(f"{partial}: a symbolic link or a file, not a partial build's folder; remove it")
+
+
+def _swap_in(partial: Path, out: Path) -> None:
+    """Rename the finished ``partial`` over ``out``: a server already serving ``out`` keeps the old files."""
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    if os.path.lexists(out):
+        os.replace(out, old)
+    os.replace(partial, out)
+    if os.path.lexists(old):
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def _versions() -> dict:
     found = {"python": sys.version.split()[0]}
     for name in LIBRARIES:
@@ -114,7 +200,8 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     settings : Settings
         The model and data (``--model``, ``--data``, ``--target``, ...; none: the bundled sample).
     out : Path
-        The store's folder.
+        The store's folder: written as :func:`partial_folder` beside it, then renamed over it (a store
+        there is replaced whole; a folder that is not a store is refused).
     max_rows : int, optional
         Store only the first ``max_rows`` held-out rows (``ws.test_idx`` order: the default row and the
         Persuasive curve's rows come first); others are explained when chosen.
@@ -140,6 +227,9 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     from .startup import defer_torch
 
     defer_torch()
+    out = Path(out)
+    _check_out(out)
+    partial = partial_folder(out)
     t0 = time.perf_counter()
     selection = selection_from_settings(settings)
     ws = selection.load()
@@ -147,7 +237,7 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     _core.use_store(None)  # computed live, never read from another store
     services.init(ws, warm=False)
     say = progress or (lambda what, done, total: None)
-    writer = StoreWriter(out)
+    writer = StoreWriter(partial)
     timings, skipped = {}, {}
 
     t = time.perf_counter()
@@ -164,8 +254,8 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     # the first held-out rows in the workspace's order (the default row, the Persuasive curve's rows), sorted
     rows = np.sort(np.asarray(ws.test_idx, dtype=np.int64)[:max_rows])
     task = RowTask(rows, dataclasses.asdict(selection))
-    run = hashlib.sha256(json.dumps([model_sha, data_sha, rows.tolist(), chunk_rows, workspace_key(ws)]).encode())
-    arrays = run_chunks(task, len(rows), chunk_rows=chunk_rows, out_dir=Path(out) / BUILD_DIR / run.hexdigest()[:16],
+    build_dir = _chunk_dir(partial, chunk_key(model_sha, data_sha, ws, rows, chunk_rows), say)
+    arrays = run_chunks(task, len(rows), chunk_rows=chunk_rows, out_dir=build_dir,
                         client=client, progress=lambda done, total: say("rows (SHAP, LIME)", done, total))
     writer.array("rows.npy", rows)
     if len(rows):
@@ -205,23 +295,16 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
         "facts": {"shap_algorithm": shap.algorithm, "shap_exact": bool(shap.exact),
                   "shap_sums_children": bool(shap.sums_children)},
         "global": global_meta(g),
-        "explainers": {
-            "shap": {"background_size": tabular.BACKGROUND_SIZE, "seed": 0, "max_orderings": tabular.LOCAL_MAX_ORDERINGS,
-                     "global_rel_tol": tabular.GLOBAL_REL_TOL, "global_rows": tabular.GLOBAL_ROWS,
-                     "agnostic_budget_s": tabular.AGNOSTIC_BUDGET_S, "source": g.source},
-            "lime": {"num_samples": tabular.LIME_SAMPLES, "seed": 0},
-            "persuasive": {"global_rows": persuasive_service.GLOBAL_ROWS, "max_k": persuasive_service.MAX_K,
-                           "measures": list(persuasive_service.GLOBAL_MEASURES)},
-            "surrogates": {"budgets": surrogates.DEFAULT_BUDGETS, "lambdas": surrogates.DEFAULT_LAMBDAS,
-                           "frontier_budgets": list(surrogates.FRONTIER_BUDGETS), "seed": 0},
-        },
+        "explainers": {**(settings_used := _explainer_settings()),
+                       "shap": {**settings_used["shap"], "source": g.source}},
         "rows": {"stored": int(len(rows)), "held_out": int(len(ws.test_idx)), "chunk_rows": chunk_rows,
                  "engine": "dask" if client is not None else "single process"},
         "libraries": _versions(), "not_stored": list(NOT_STORED), "skipped": skipped,
         "timings_s": {k: round(v, 3) for k, v in {**timings, "total_s": time.perf_counter() - t0}.items()},
     }
     writer.finish(manifest)
-    shutil.rmtree(Path(out) / BUILD_DIR, ignore_errors=True)  # the chunks are in the store's arrays now
+    shutil.rmtree(partial / BUILD_DIR, ignore_errors=True)  # the chunks are in the store's arrays now
+    _swap_in(partial, out)
     return {**manifest, "files": writer.files}
 
 

@@ -7,12 +7,17 @@ of a kind that could run code, or a model or data other than the ones it was bui
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from pathlib import Path
 
+import numpy as np
+
 from workspace.errors import CandorError
-from .format import ALLOWED_SUFFIXES, FORMAT_VERSION, MANIFEST, MAX_MANIFEST_BYTES
-from .hashes import file_sha256
+from workspace.safe_files import open_regular, read_bounded
+from .format import ALLOWED_SUFFIXES, FORMAT_VERSION, HOLDS, MANIFEST, MAX_MANIFEST_BYTES
+from .hashes import CHUNK
 
 
 def read_manifest(folder: Path) -> dict:
@@ -25,14 +30,12 @@ def read_manifest(folder: Path) -> dict:
         Candor store, or of another format version.
     """
     path = Path(folder) / MANIFEST
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise CandorError(f"store {folder}: no {MANIFEST} there; build one with: python -m app build ... --out {folder}")
-    size = path.stat().st_size
-    if size > MAX_MANIFEST_BYTES:
-        raise CandorError(f"store {folder}: {MANIFEST} is {size:,} bytes, over the {MAX_MANIFEST_BYTES:,}-byte limit")
+    raw = read_bounded(path, MAX_MANIFEST_BYTES, f"store {folder}:", within=folder)
     try:
-        manifest = json.loads(path.read_bytes())
-    except (ValueError, UnicodeDecodeError) as exc:
+        manifest = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise CandorError(f"store {folder}: {MANIFEST} is not JSON ({exc})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != "candor-store":
         raise CandorError(f"store {folder}: {MANIFEST} is not a Candor store's manifest")
@@ -44,37 +47,90 @@ def read_manifest(folder: Path) -> dict:
     return manifest
 
 
-def check_files(folder: Path, manifest: dict, max_bytes: int) -> None:
-    """Check every file the manifest names: a plain name of an allowed kind, its size, then its SHA-256.
+def check_files(folder: Path, manifest: dict, max_bytes: int) -> dict[str, bytes | np.ndarray]:
+    """Check every file the manifest names and return what was checked: nothing is read again later.
 
-    Sizes are compared (and their sum against ``max_bytes``) before any file is read.
+    Each name must be a file of this format (:data:`~store.format.HOLDS`); the declared sizes are summed
+    against ``max_bytes`` before anything is read. Each file is then opened once (a regular file inside
+    the store, no symbolic link: :func:`workspace.safe_files.open_regular`), its size taken from the
+    open descriptor, at most that size + 1 bytes hashed, and what is returned comes from that same
+    descriptor: the bytes of a JSON or Parquet file (parsed from exactly the bytes hashed), a read-only
+    memory map of an ``.npy`` file's array (the header parsed here: a plain, C-ordered, non-object array
+    whose data fills the rest of the file).
+
+    Returns
+    -------
+    dict
+        File name to ``bytes`` (``.json``, ``.parquet``) or ``numpy.memmap`` (``.npy``).
 
     Raises
     ------
     CandorError
-        Naming the first file that is missing, misnamed, resized or altered, or the total over the limit.
+        Naming the first file that is missing, misnamed, not a regular file inside the store, resized or
+        altered, or a malformed ``.npy`` header, or the total over the limit.
     """
     folder = Path(folder)
     total = 0
     for name, entry in manifest["files"].items():
         if (not isinstance(name, str) or Path(name).name != name or name.startswith(".")
-                or not name.endswith(ALLOWED_SUFFIXES)):
+                or not name.endswith(ALLOWED_SUFFIXES) or name not in HOLDS):
             raise CandorError(f"store {folder}: the manifest names {name!r}, not a file this store format has")
-        path = folder / name
-        if not path.is_file():
-            raise CandorError(f"store {folder}: {name} is missing")
-        size = path.stat().st_size
-        if not isinstance(entry, dict) or size != entry.get("bytes"):
-            raise CandorError(f"store {folder}: {name} is {size:,} bytes, the manifest says {entry.get('bytes')!r} "
-                              "(tampered with or half-copied); rebuild the store")
-        total += size
+        if not isinstance(entry, dict) or type(entry.get("bytes")) is not int or entry["bytes"] < 0:
+            raise CandorError(f"store {folder}: the manifest gives no size for {name}")
+        total += entry["bytes"]
     if total > max_bytes:
         raise CandorError(f"store {folder}: {total / 2**20:,.1f} MiB of files, over the {max_bytes / 2**20:,.0f} MiB "
                           "limit (CANDOR_MAX_STORE_MB)")
-    for name, entry in manifest["files"].items():
-        if file_sha256(folder / name) != entry.get("sha256"):
+    return {name: _checked_file(folder, name, entry) for name, entry in manifest["files"].items()}
+
+
+def _checked_file(folder: Path, name: str, entry: dict) -> bytes | np.ndarray:
+    path = folder / name
+    if not os.path.lexists(path):
+        raise CandorError(f"store {folder}: {name} is missing")
+    declared = entry["bytes"]
+    with open_regular(path, f"store {folder}:", within=folder) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size != declared:
+            raise CandorError(f"store {folder}: {name} is {size:,} bytes, the manifest says {declared!r} "
+                              "(tampered with or half-copied); rebuild the store")
+        keep = not name.endswith(".npy")
+        h, parts, read = hashlib.sha256(), [], 0
+        while read <= declared:
+            block = fh.read(min(CHUNK, declared + 1 - read))
+            if not block:
+                break
+            h.update(block)
+            read += len(block)
+            if keep:
+                parts.append(block)
+        if read != declared or h.hexdigest() != entry.get("sha256"):
             raise CandorError(f"store {folder}: {name} does not match the SHA-256 in its manifest (tampered with "
                               "or corrupted); rebuild the store")
+        return b"".join(parts) if keep else _npy_map(fh, folder, name, declared)
+
+
+def _npy_map(fh, folder: Path, name: str, size: int) -> np.ndarray:
+    """The array of the ``.npy`` file open as ``fh`` (``size`` bytes), memory-mapped read-only."""
+    fmt = np.lib.format
+    try:
+        fh.seek(0)
+        version = fmt.read_magic(fh)
+        read_header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+        shape, fortran, dtype = read_header(fh)
+        offset = fh.tell()
+    except (ValueError, OSError, SyntaxError) as exc:
+        raise CandorError(f"store {folder}: {name} is not a plain .npy array ({exc})") from None
+    if dtype.hasobject or fortran:
+        raise CandorError(f"store {folder}: {name} holds {'objects' if dtype.hasobject else 'a Fortran-ordered array'}"
+                          ", not a plain array")
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if offset + nbytes != size:
+        raise CandorError(f"store {folder}: {name} has {size - offset:,} bytes of data, its header {shape} {dtype} "
+                          f"needs {nbytes:,}")
+    if nbytes == 0:
+        return np.zeros(shape, dtype=dtype)
+    return np.memmap(fh, dtype=dtype, mode="r", shape=shape, offset=offset)
 
 
 def check_hashes(folder: Path, manifest: dict, model_sha256: str, data_sha256: str) -> None:

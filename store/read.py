@@ -1,21 +1,29 @@
 """A checked, opened store: :func:`open_store` refuses what does not match, :class:`Store` serves it.
 
-Arrays are memory-mapped read-only (``numpy.load(mmap_mode="r", allow_pickle=False)``): every process
-that opens the same store shares one copy through the operating system's page cache.
+Nothing is read twice: every file is opened once at open (a regular file inside the store, no symbolic
+link), hashed, and what is served comes from that check: JSON and ``row_meta.parquet`` are parsed from the
+exact bytes hashed; arrays are memory-mapped read-only from the same open descriptor (every process that
+opens the same store shares one copy through the page cache). A memory map shows later writes to the
+same file, so a store is never rewritten in place: ``python -m app build`` writes a sibling folder and
+renames it over ``--out`` (SECURITY.md). Rows added live (``added/``) are checked each time they are read.
 """
 from __future__ import annotations
 
 import json
 import logging
+import math
+import os
+import stat
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from workspace.errors import CandorError
+from workspace.safe_files import read_bounded
 from . import codec
-from .format import MAX_ADDED_ROW_BYTES, METHODS
+from .format import MAX_ADDED_ROW_BYTES
 from .manifest import check_files, check_hashes, read_manifest
+from .structure import check_arrays, check_row_meta, parse_json
 from .write import atomic_write, json_bytes
 
 log = logging.getLogger(__name__)
@@ -28,17 +36,6 @@ def workspace_key(ws) -> dict:
             "columns": list(map(str, ws.X.columns))}
 
 
-def _load(folder: Path, name: str, shape: tuple) -> np.ndarray:
-    try:
-        arr = np.load(folder / name, mmap_mode="r", allow_pickle=False)
-    except (ValueError, OSError) as exc:
-        raise CandorError(f"store {folder}: {name} is not a plain .npy array ({exc})") from None
-    if arr.dtype.hasobject or len(arr.shape) != len(shape) or any(s is not None and a != s
-                                                                  for a, s in zip(arr.shape, shape)):
-        raise CandorError(f"store {folder}: {name} has shape {arr.shape} and dtype {arr.dtype}, expected {shape}")
-    return arr
-
-
 class Store:
     """An opened store (made by :func:`open_store`, which checks it first).
 
@@ -47,24 +44,21 @@ class Store:
     folder : Path
     manifest : dict
         The checked manifest.
+    rows : ndarray
+        (N,) int64, the stored rows, strictly increasing.
+    arrays : dict of str to ndarray
+        The other arrays by name without ``.npy``, dtypes and shapes checked (:mod:`store.structure`).
+    meta : dict of str to list of dict
+        Per method, each stored row's parsed ``row_meta.parquet`` entry.
+    documents : dict of str to dict
+        The JSON files, parsed from the bytes hashed at open.
     """
 
-    def __init__(self, folder: Path, manifest: dict) -> None:
+    def __init__(self, folder: Path, manifest: dict, rows: np.ndarray, arrays: dict, meta: dict,
+                 documents: dict) -> None:
         self.folder, self.manifest = Path(folder), manifest
-        files = manifest["files"]
-        self.rows = _load(self.folder, "rows.npy", (None,)) if "rows.npy" in files else np.zeros(0, dtype=np.int64)
-        n = len(self.rows)
-        self._arrays: dict[str, np.ndarray] = {}
-        for name in files:
-            if name.endswith(".npy") and name != "rows.npy":
-                key = name[:-4]
-                rows = None if key.startswith("global_") else n  # per stored row, or per global-view row
-                two_d = key.endswith(("values", "_se"))
-                self._arrays[key] = _load(self.folder, name, (rows, None) if two_d else (rows,))
-        self._meta: dict[str, list] = {}
-        if "row_meta.parquet" in files:
-            frame = pd.read_parquet(self.folder / "row_meta.parquet")
-            self._meta = {m: frame[m].tolist() for m in METHODS if m in frame.columns}
+        self.rows, self._arrays, self._meta, self._documents = rows, arrays, meta, documents
+        self.columns = list(manifest["workspace"]["columns"])
         self._read_only_warned = False
 
     # ---- what the services ask -------------------------------------------------------------------
@@ -90,34 +84,70 @@ class Store:
                                           self._meta[method][i])
         return self._added(method, row)
 
-    def _added_path(self, method: str, row: int) -> Path:
-        return self.folder / "added" / method / f"{int(row)}.json"
+    def _added_dir(self, method: str, create: bool) -> Path | None:
+        """``added/<method>``, each level a real folder inside the store (never a symbolic link), or None."""
+        path = self.folder
+        for part in ("added", method):
+            path = path / part
+            if create and not os.path.lexists(path):
+                path.mkdir(mode=0o755, exist_ok=True)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                return None
+            if not stat.S_ISDIR(st.st_mode):
+                raise CandorError(f"store {self.folder}: {path.relative_to(self.folder)} is a symbolic link or not a "
+                                  "folder; rows explained live are added only inside the store")
+        return path
 
     def _added(self, method: str, row: int):
-        path = self._added_path(method, row)
+        """A row added live, if it is one of this model's and data's, well formed; else None (recomputed).
+
+        Anything wrong with the file (unreadable, too large, not JSON, nested too deep, not an explanation
+        of this table's columns, a value not finite) is logged and the row is computed again and rewritten.
+        """
         try:
-            if not path.is_file() or path.stat().st_size > MAX_ADDED_ROW_BYTES:
-                return None
-            d = json.loads(path.read_bytes())
-            if d.get("model_sha256") != self.manifest["model"]["sha256"] or \
+            folder = self._added_dir(method, create=False)
+        except CandorError as err:
+            log.warning("candor: %s", err)
+            return None
+        path = folder / f"{int(row)}.json" if folder is not None else None
+        if path is None or not os.path.lexists(path):
+            return None
+        try:
+            d = json.loads(read_bounded(path, MAX_ADDED_ROW_BYTES, f"store {self.folder}: added/{method}:",
+                                        within=self.folder))
+            if not isinstance(d, dict) or d.get("model_sha256") != self.manifest["model"]["sha256"] or \
                     d.get("data_sha256") != self.manifest["data"]["sha256"] or d.get("row") != int(row):
-                return None
-            return codec.explanation_from_json(d["explanation"])
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            log.warning("candor: ignoring %s (%s)", path, exc)
+                raise ValueError("not a row added for this model, data and row")
+            e = codec.explanation_from_json(d["explanation"])
+            if list(e.feature_names) != self.columns or len(e.values) != len(self.columns) or \
+                    len(e.feature_values) != len(self.columns):
+                raise ValueError("not one value per column of this table")
+            numbers = np.array([*e.values, *e.params.get("standard_error", ()), e.base_value, e.prediction], dtype=float)
+            with np.errstate(over="ignore", invalid="ignore"):
+                gap = float(np.sum(e.values)) + e.base_value - e.prediction  # what the page shows
+            if not (np.all(np.isfinite(numbers)) and math.isfinite(gap)):
+                raise ValueError("a value, or their sum, is not finite")
+            return e
+        except Exception as exc:  # noqa: BLE001  whatever is wrong, the row is recomputed and the file rewritten
+            log.warning("candor: ignoring %s, recomputing it (%s: %s)", path, type(exc).__name__, str(exc)[:200])
             return None
 
     def add(self, method: str, row: int, explanation) -> bool:
-        """Add a row explained live (``added/<method>/<row>.json``, written atomically); False if read-only."""
+        """Add a row explained live (``added/<method>/<row>.json``, written atomically); False if not written.
+
+        The folders are made (or found) as real folders inside the store, never through a symbolic link.
+        """
         payload = {"row": int(row), "model_sha256": self.manifest["model"]["sha256"],
                    "data_sha256": self.manifest["data"]["sha256"],
                    "explanation": codec.explanation_to_json(explanation)}
         try:
-            atomic_write(self._added_path(method, row), json_bytes(payload))
+            atomic_write(self._added_dir(method, create=True) / f"{int(row)}.json", json_bytes(payload))
             return True
-        except OSError as exc:
+        except (OSError, CandorError) as exc:
             if not self._read_only_warned:
-                log.warning("candor: store %s is not writable (%s): rows explained live are not added", self.folder, exc)
+                log.warning("candor: rows explained live are not added to store %s (%s)", self.folder, exc)
                 self._read_only_warned = True
             return False
 
@@ -131,10 +161,8 @@ class Store:
         return g, {int(r): i for i, r in enumerate(a["global_rows"])}
 
     def json(self, name: str):
-        """The stored JSON file ``name`` (checked when the store was opened), or None if not stored."""
-        if name not in self.manifest["files"]:
-            return None
-        return json.loads((self.folder / name).read_bytes())
+        """The stored JSON file ``name``, parsed at open from the bytes hashed then, or None if not stored."""
+        return self._documents.get(name)
 
     def array(self, key: str) -> np.ndarray | None:
         """A stored array by its name without ``.npy`` (memory-mapped, read-only), or None."""
@@ -156,17 +184,22 @@ def open_store(folder: str | Path, *, model_sha256: str, data_sha256: str, max_b
     ------
     CandorError
         One line: not a store, another version, another model or data, a file missing or tampered
-        with (size or SHA-256 other than the manifest's), over the size limit, or a malformed array.
+        with (size or SHA-256 other than the manifest's), a symbolic link or not a regular file, over the
+        size limit, or any part not of the format's structure (:mod:`store.structure`).
     """
     folder = Path(folder)
     if not folder.is_dir():
         raise CandorError(f"store {folder}: no such folder")
     manifest = read_manifest(folder)
     check_hashes(folder, manifest, model_sha256, data_sha256)
-    check_files(folder, manifest, max_bytes)
     if not isinstance(manifest.get("workspace"), dict) or not isinstance(manifest["workspace"].get("columns"), list):
         raise CandorError(f"store {folder}: the manifest does not say which table it explains")
-    return Store(folder, manifest)
+    loaded = check_files(folder, manifest, max_bytes)
+    rows, arrays = check_arrays(folder, manifest, loaded)
+    meta = check_row_meta(folder, loaded["row_meta.parquet"], rows, manifest["workspace"]["columns"], max_bytes) \
+        if len(rows) else {}
+    documents = {name: parse_json(folder, name, data) for name, data in loaded.items() if name.endswith(".json")}
+    return Store(folder, manifest, rows, arrays, meta, documents)
 
 
 def open_for(settings, ws) -> Store:

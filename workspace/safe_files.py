@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .errors import CandorError
 
-__all__ = ["read_bounded", "require_regular", "plain_yaml", "check_plain_yaml", "non_plain_yaml"]
+__all__ = ["open_regular", "read_bounded", "require_regular", "plain_yaml", "check_plain_yaml", "non_plain_yaml"]
 
 
 def _label(path: Path, what: str) -> str:
@@ -49,12 +49,54 @@ def require_regular(path: str | os.PathLike, what: str = "") -> int:
     return st.st_size
 
 
-def read_bounded(path: str | os.PathLike, limit: int, what: str = "") -> bytes:
+def open_regular(path: str | os.PathLike, what: str = "", *, within: str | os.PathLike | None = None):
+    """``path`` opened for binary reading, checked on the *opened* descriptor to be a regular file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    what : str
+        What the file is, for messages.
+    within : path, optional
+        A folder the file must be inside: then a symbolic link is refused (``O_NOFOLLOW`` on the file,
+        and the resolved path must be inside ``within`` resolved, so no linked parent leads out either).
+
+    Returns
+    -------
+    io.BufferedReader
+        Open at offset 0; the caller closes it.
+
+    Raises
+    ------
+    CandorError
+        If the file cannot be opened, is a symbolic link or outside ``within``, or is not a regular file.
+    """
+    path = Path(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)  # a FIFO must not block the open
+    if within is not None:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+        if path.is_symlink() or not path.resolve().is_relative_to(Path(within).resolve()):
+            raise CandorError(f"{_label(path, what)}: a symbolic link or outside {within}; files are read only from "
+                              "inside it")
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise CandorError(f"{_label(path, what)}: cannot read it ({exc.strerror or exc})") from None
+    fh = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+        fh.close()
+        raise CandorError(f"{_label(path, what)}: not a regular file (a device, pipe or folder cannot be read as one)")
+    return fh
+
+
+def read_bounded(path: str | os.PathLike, limit: int, what: str = "", *,
+                 within: str | os.PathLike | None = None) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes.
 
-    The file is opened first and checked with ``fstat`` on the open descriptor (so a link swapped after a
-    check cannot point the read elsewhere), and at most ``limit + 1`` bytes are read whatever the file
-    claims.
+    The file is opened first and checked with ``fstat`` on the open descriptor (:func:`open_regular`, so a
+    link swapped after a check cannot point the read elsewhere), and at most ``limit + 1`` bytes are read
+    whatever the file claims.
 
     Parameters
     ----------
@@ -64,6 +106,8 @@ def read_bounded(path: str | os.PathLike, limit: int, what: str = "") -> bytes:
         Largest size accepted, in bytes.
     what : str
         What the file is, for messages.
+    within : path, optional
+        As :func:`open_regular`: no symbolic link, inside this folder.
 
     Returns
     -------
@@ -76,18 +120,10 @@ def read_bounded(path: str | os.PathLike, limit: int, what: str = "") -> bytes:
         If the file cannot be opened, is not a regular file, or holds more than ``limit`` bytes.
     """
     path = Path(path)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)  # a FIFO must not block the open
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise CandorError(f"{_label(path, what)}: cannot read it ({exc.strerror or exc})") from None
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise CandorError(f"{_label(path, what)}: not a regular file (a device, pipe or folder cannot be read "
-                              "as one)")
-        if st.st_size > limit:
-            raise CandorError(f"{_label(path, what)}: {st.st_size:,} bytes; at most {limit:,} are read")
+    with open_regular(path, what, within=within) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > limit:
+            raise CandorError(f"{_label(path, what)}: {size:,} bytes; at most {limit:,} are read")
         data = fh.read(limit + 1)
     if len(data) > limit:
         raise CandorError(f"{_label(path, what)}: more than {limit:,} bytes; at most {limit:,} are read")

@@ -1,0 +1,159 @@
+"""A store's structure checked at open, after its hashes: what the manifest's SHA-256 cannot promise.
+
+A manifest is not signed: whoever can write the files can write matching hashes. So every part is
+checked against the format (:mod:`store.format`) and the table the store is for before it is served:
+the set of files, each array's exact dtype and shape, the stored rows (strictly increasing, in the
+table), ``row_meta.parquet`` (its metadata before any row is read, so a decompression bomb is refused
+unread; then every entry parsed) and the JSON files (parsed once, from the bytes that were hashed).
+Each problem is one :class:`~workspace.errors.CandorError` line naming the store and the file.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from workspace.errors import CandorError
+from .format import METHODS
+
+FLOAT, INT = np.dtype("<f8"), np.dtype("<i8")
+GLOBAL = ("global_values.npy", "global_feature_values.npy", "global_se.npy")
+PER_ROW = ("values", "se", "base", "prediction", "feature_values")
+META_COLUMNS = ("row", *METHODS)
+META_KEYS = ("method", "feature_names", "output_space", "target", "source")
+
+
+def required(n_rows: int) -> set[str]:
+    """The files every store with ``n_rows`` stored rows has (the JSON files may be skipped)."""
+    names = {"rows.npy", "global_rows.npy", *GLOBAL}
+    if n_rows:
+        names |= {"prediction.npy", "row_meta.parquet", *(f"{m}_{p}.npy" for m in METHODS for p in PER_ROW)}
+    return names
+
+
+def _expected(name: str, n: int, g: int, d: int) -> tuple[np.dtype, tuple]:
+    if name in ("rows.npy", "global_rows.npy"):
+        return INT, ((n if name == "rows.npy" else g),)
+    if name in GLOBAL:
+        return FLOAT, (g, d)
+    two_d = name.endswith(("_values.npy", "_se.npy"))
+    return FLOAT, ((n, d) if two_d else (n,))
+
+
+def check_arrays(folder: Path, manifest: dict, loaded: dict) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """``(rows, arrays by name without .npy)`` once every array has its exact dtype and shape.
+
+    Every float array but the feature values holds finite numbers with finite row sums (1e308 twice would
+    render an additivity gap of infinity).
+
+    Raises
+    ------
+    CandorError
+        A required file not listed, an array of another dtype or shape, a value not finite, rows not strictly increasing or
+        outside the table, global rows repeated or outside it, global feature names other than the columns.
+    """
+    ws = manifest["workspace"]
+    columns, n_table = ws["columns"], ws.get("n_rows")
+    if type(n_table) is not int or n_table < 0:
+        raise CandorError(f"store {folder}: the manifest does not say how many rows its table has")
+    rows = loaded.get("rows.npy")
+    n = len(rows) if isinstance(rows, np.ndarray) and rows.ndim == 1 else -1
+    if (manifest.get("rows") or {}).get("stored") != n:
+        raise CandorError(f"store {folder}: rows.npy holds {n} rows, the manifest says "
+                          f"{(manifest.get('rows') or {}).get('stored')!r}")
+    missing = sorted(required(n) - set(loaded))
+    if missing:
+        raise CandorError(f"store {folder}: {', '.join(missing)} not in the manifest; rebuild the store")
+    grows = loaded["global_rows.npy"]
+    g = len(grows) if grows.ndim == 1 else -1
+    for name, arr in loaded.items():
+        if name.endswith(".npy"):
+            dtype, shape = _expected(name, n, g, len(columns))
+            if arr.dtype != dtype or arr.shape != shape:
+                raise CandorError(f"store {folder}: {name} is {arr.dtype.str} {arr.shape}, expected {dtype.str} {shape} "
+                                  f"({n} stored rows, {len(columns)} columns)")
+    if n and (np.any(np.diff(rows) <= 0) or rows[0] < 0 or rows[-1] >= n_table):
+        raise CandorError(f"store {folder}: rows.npy is not strictly increasing rows of the {n_table}-row table")
+    if g and (len(np.unique(grows)) != g or grows.min() < 0 or grows.max() >= n_table):
+        raise CandorError(f"store {folder}: global_rows.npy repeats rows or names rows outside the {n_table}-row table")
+    for name, arr in loaded.items():  # feature values may be NaN (a missing value); everything else is a number
+        if name.endswith(".npy") and arr.dtype == FLOAT and "feature_values" not in name:
+            with np.errstate(over="ignore", invalid="ignore"):
+                sums = arr.sum(axis=-1) if arr.ndim == 2 else arr
+            if not np.all(np.isfinite(arr)) or not np.all(np.isfinite(sums)):
+                raise CandorError(f"store {folder}: {name} holds values that are not finite numbers (or whose sum "
+                                  "is not)")
+    meta = manifest.get("global")
+    if not isinstance(meta, dict) or meta.get("feature_names") != columns:
+        raise CandorError(f"store {folder}: the manifest's global view names features other than the table's columns")
+    return rows, {name[:-4]: arr for name, arr in loaded.items() if name.endswith(".npy") and name != "rows.npy"}
+
+
+def check_row_meta(folder: Path, data: bytes, rows: np.ndarray, columns: list, max_bytes: int) -> dict[str, list]:
+    """Each method's per-row JSON from ``row_meta.parquet``'s bytes, every entry parsed and checked.
+
+    The Parquet metadata is read first: exactly :data:`META_COLUMNS`, as many rows as ``rows``, and an
+    uncompressed size (the row groups' ``total_byte_size``) of at most ``max_bytes``; only then are the
+    columns read.
+
+    Raises
+    ------
+    CandorError
+        Malformed Parquet, other columns or row count, over the size, a ``row`` column other than
+        ``rows``, or an entry that is not a JSON object of an explanation of these columns.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    where = f"store {folder}: row_meta.parquet"
+    try:
+        pf = pq.ParquetFile(pa.BufferReader(data))
+        md = pf.metadata
+        names = list(pf.schema_arrow.names)
+        unpacked = sum(md.row_group(i).total_byte_size for i in range(md.num_row_groups))
+    except Exception as exc:  # noqa: BLE001  pyarrow raises several kinds for a malformed file
+        raise CandorError(f"{where} is not a readable Parquet file ({type(exc).__name__})") from None
+    if sorted(names) != sorted(META_COLUMNS) or md.num_rows != len(rows):
+        raise CandorError(f"{where} has {md.num_rows} rows and columns {names[:5]}, expected {len(rows)} rows and "
+                          f"columns {list(META_COLUMNS)}")
+    if unpacked > max_bytes:
+        raise CandorError(f"{where} unpacks to {unpacked:,} bytes, over the store's {max_bytes:,}-byte limit")
+    try:
+        table = pf.read(columns=list(META_COLUMNS))
+        row = np.asarray(table.column("row").to_numpy(), dtype=np.int64)
+        text = {m: table.column(m).to_pylist() for m in METHODS}
+    except Exception as exc:  # noqa: BLE001
+        raise CandorError(f"{where} cannot be read ({type(exc).__name__})") from None
+    if not np.array_equal(row, rows):
+        raise CandorError(f"{where}: its row column is not rows.npy")
+    out = {}
+    for m in METHODS:
+        out[m] = []
+        for i, t in enumerate(text[m]):
+            try:
+                d = json.loads(t)
+            except Exception:  # noqa: BLE001  ValueError, TypeError (None), RecursionError (deep nesting)
+                d = None
+            if not isinstance(d, dict) or any(k not in d for k in META_KEYS) or d["feature_names"] != columns:
+                raise CandorError(f"{where}: the {m} entry of row {int(rows[i])} is not an explanation of this "
+                                  "table's columns")
+            out[m].append(d)
+    return out
+
+
+def parse_json(folder: Path, name: str, data: bytes) -> dict:
+    """A stored JSON file's object, parsed from the bytes that were hashed.
+
+    Raises
+    ------
+    CandorError
+        If it is not a JSON object.
+    """
+    try:
+        value = json.loads(data)
+    except Exception:  # noqa: BLE001  ValueError, UnicodeDecodeError, RecursionError
+        value = None
+    if not isinstance(value, dict):
+        raise CandorError(f"store {folder}: {name} is not a JSON object")
+    return value

@@ -1,0 +1,274 @@
+"""The store attacked (issue 14 security test, F1-F7): each kind refused in one line, or recomputed.
+
+One store is built per module (the bundled sample, 6 rows: ``test_build_serve.built``); each test tampers a
+copy the way the tester did and, where the attacker could, rewrites the manifest's size and SHA-256 to
+match (a manifest is not signed). Oracles: the untampered store's own arrays, and ``json``/``numpy`` reads.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from workspace.errors import CandorError
+from workspace.settings import Settings
+from .test_build_serve import ROOT, _copy, _env, built  # noqa: F401  (module fixture: one build here)
+
+BIG = 2**30
+
+
+def _open(folder: Path, max_bytes: int = BIG):
+    from store.read import open_store
+
+    m = json.loads((folder / "manifest.json").read_text())
+    return open_store(folder, model_sha256=m["model"]["sha256"], data_sha256=m["data"]["sha256"], max_bytes=max_bytes)
+
+
+def _relist(folder: Path, name: str, data: bytes | None = None, *, drop: bool = False, write: bool = True) -> None:
+    """Write ``name`` (``data``, if ``write``) and make the manifest agree with ``data``, as an attacker can."""
+    m = json.loads((folder / "manifest.json").read_text())
+    if drop:
+        del m["files"][name]
+    else:
+        if data is not None and write:
+            (folder / name).write_bytes(data)
+        raw = (folder / name).read_bytes() if data is None else data
+        m["files"][name] = {"bytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest(), "holds": ""}
+    (folder / "manifest.json").write_text(json.dumps(m))
+
+
+def _npy(a) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, np.asarray(a), allow_pickle=False)
+    return buf.getvalue()
+
+
+def _parquet(frame: pd.DataFrame, **kw) -> bytes:
+    buf = io.BytesIO()
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), buf, **kw)
+    return buf.getvalue()
+
+
+# ---- F1: a resumed build never reuses chunks computed under another key -----------------------------------
+def test_a_resumed_build_does_not_reuse_chunks_of_other_settings(built, tmp_path, monkeypatch):  # noqa: F811
+    from app import build as build_mod
+    from app.services import tabular
+
+    _, ws, folder = built
+    settings = Settings(warm=False, cache_dir=tmp_path / "cache", state_dir=tmp_path / "state")
+    out = tmp_path / "store"
+    real_call = build_mod.RowTask.__call__
+
+    def killed_after_first_chunk(self, start, stop):
+        if start >= 1:
+            raise RuntimeError("killed")
+        return real_call(self, start, stop)
+
+    with monkeypatch.context() as m:  # build A: other LIME settings, killed after its first chunk (row 0)
+        m.setattr(tabular, "LIME_SAMPLES", 40)
+        m.setattr(build_mod.RowTask, "__call__", killed_after_first_chunk)
+        with pytest.raises(RuntimeError, match="killed"):
+            build_mod.build(settings, out, max_rows=2, chunk_rows=1, skip=("persuasive", "surrogates"))
+        keys = list(tmp_path.rglob("key.json"))
+        assert len(keys) == 1 and json.loads(keys[0].read_text())["explainers"]["lime"]["num_samples"] == 40
+    build_mod.build(settings, out, max_rows=2, chunk_rows=1, skip=("persuasive", "surrogates"))  # build B, resumed
+    rows = np.load(out / "rows.npy")
+    full_rows = np.load(folder / "rows.npy").tolist()
+    at = [full_rows.index(int(r)) for r in rows]
+    for part in ("lime_values", "shap_values"):  # B's explanations, as the 6-row store (default settings) has them
+        np.testing.assert_array_equal(np.load(out / f"{part}.npy"), np.load(folder / f"{part}.npy")[at])
+    assert json.loads((out / "manifest.json").read_text())["explainers"]["lime"]["num_samples"] == tabular.LIME_SAMPLES
+    assert not build_mod.partial_folder(out).exists() and not (out / ".build").exists()
+
+
+def test_a_build_replaces_out_whole_and_refuses_a_folder_that_is_not_a_store(tmp_path):
+    from app.build import build
+
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "thesis.txt").write_text("not a store")
+    with pytest.raises(CandorError, match=r"--out .*mine: a folder that is not a Candor store"):
+        build(Settings(warm=False), tmp_path / "mine", max_rows=0)
+    assert (tmp_path / "mine" / "thesis.txt").read_text() == "not a store"
+
+
+# ---- F2: structure checked at open ------------------------------------------------------------------------
+def _five_columns(f):
+    _relist(f, "shap_values.npy", _npy(np.load(f / "shap_values.npy")[:, :5]))
+
+
+def _strings(f):
+    _relist(f, "shap_base.npy", _npy(np.array(["abc"] * 6)))
+
+
+def _reversed(f):
+    _relist(f, "rows.npy", _npy(np.load(f / "rows.npy")[::-1].copy()))
+
+
+def _dropped(f):
+    _relist(f, "lime_se.npy", drop=True)
+
+
+def _int_values(f):
+    _relist(f, "lime_values.npy", _npy(np.load(f / "lime_values.npy").astype(np.int64)))
+
+
+def _huge_value(f):
+    v = np.load(f / "shap_values.npy").copy()
+    v[2, :2] = 1e308  # finite, but the row's sum is not
+    _relist(f, "shap_values.npy", _npy(v))
+
+
+def _bad_meta_entry(f):
+    frame = pd.read_parquet(f / "row_meta.parquet")
+    frame.loc[3, "shap"] = json.dumps({"method": "shap"})
+    _relist(f, "row_meta.parquet", _parquet(frame))
+
+
+def _renamed_features(f):
+    m = json.loads((f / "manifest.json").read_text())
+    m["global"]["feature_names"][0] = "something else"
+    (f / "manifest.json").write_text(json.dumps(m))
+
+
+@pytest.mark.parametrize("tamper, message", [
+    (_five_columns, r"shap_values.npy is <f8 \(6, 5\), expected <f8 \(6, 30\)"),
+    (_strings, r"shap_base.npy is <U3 \(6,\), expected <f8 \(6,\)"),
+    (_int_values, r"lime_values.npy is <i8 \(6, 30\), expected <f8"),
+    (_reversed, r"rows.npy is not strictly increasing rows of the 569-row table"),
+    (_dropped, r"lime_se.npy not in the manifest"),
+    (_huge_value, r"shap_values.npy holds values that are not finite"),
+    (_bad_meta_entry, r"row_meta.parquet: the shap entry of row \d+ is not an explanation of this table's columns"),
+    (_renamed_features, r"the manifest's global view names features other than the table's columns"),
+])
+def test_a_store_of_the_wrong_structure_is_refused_at_open(built, tmp_path, tamper, message):  # noqa: F811
+    copy = _copy(built[2], tmp_path)
+    tamper(copy)
+    with pytest.raises(CandorError, match=message) as err:
+        _open(copy)
+    assert "\n" not in str(err.value)
+
+
+def test_report_refuses_a_malformed_store_in_one_line(built, tmp_path):  # noqa: F811
+    copy = _copy(built[2], tmp_path)
+    _five_columns(copy)
+    out = subprocess.run([sys.executable, "-m", "app", "report", "--store", str(copy), "--out", str(tmp_path / "r.html")],
+                         cwd=ROOT, env={**_env(), "CANDOR_CACHE_DIR": str(tmp_path / "c")}, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.strip().splitlines()[-1].startswith(f"candor: error: store {copy}: shap_values.npy is <f8 (6, 5)")
+
+
+# ---- F3: row_meta.parquet checked from its metadata before it is read ---------------------------------------
+def test_a_parquet_decompression_bomb_is_refused_unread(built, tmp_path, monkeypatch):  # noqa: F811
+    copy = _copy(built[2], tmp_path)
+    frame = pd.read_parquet(copy / "row_meta.parquet")
+    many = pd.DataFrame({"row": np.zeros(300_000, dtype=np.int64), "shap": frame["shap"][0], "lime": frame["lime"][0]})
+    _relist(copy, "row_meta.parquet", _parquet(many, compression="zstd"))
+    assert (copy / "row_meta.parquet").stat().st_size < 200_000  # small on disk
+    with pytest.raises(CandorError, match=r"row_meta.parquet has 300000 rows and columns .*expected 6 rows"):
+        _open(copy)
+    wide = frame.assign(shap=frame["shap"] + " " * 3_000_000)  # 6 rows, ~36 MB unpacked, a few kB packed
+    _relist(copy, "row_meta.parquet", _parquet(wide, compression="zstd"))
+    with pytest.raises(CandorError, match=r"row_meta.parquet unpacks to [\d,]+ bytes, over the store's 4,194,304-byte"):
+        _open(copy, max_bytes=4 * 2**20)
+    _relist(copy, "row_meta.parquet", _parquet(frame.assign(extra=1)))
+    with pytest.raises(CandorError, match=r"row_meta.parquet has 6 rows and columns .*expected 6 rows and columns"):
+        _open(copy)
+
+
+# ---- F4/F5: regular files inside the store only -------------------------------------------------------------
+def test_symbolic_links_and_special_files_are_refused(built, tmp_path):  # noqa: F811
+    copy = _copy(built[2], tmp_path)
+    outside = tmp_path / "outside.npy"
+    os.replace(copy / "shap_values.npy", outside)
+    (copy / "shap_values.npy").symlink_to(outside)  # same bytes, so size and hash match
+    with pytest.raises(CandorError, match=r"shap_values.npy: a symbolic link or outside"):
+        _open(copy)
+    (copy / "shap_values.npy").unlink()
+    (copy / "shap_values.npy").symlink_to("/proc/self/pagemap")  # stat size 0: would be hashed for ever
+    _relist(copy, "shap_values.npy", b"", write=False)
+    with pytest.raises(CandorError, match=r"shap_values.npy: a symbolic link or outside"):
+        _open(copy)
+    (copy / "shap_values.npy").unlink()
+    os.mkfifo(copy / "shap_values.npy")
+    with pytest.raises(CandorError, match=r"shap_values.npy: not a regular file"):
+        _open(copy)
+
+
+@pytest.mark.parametrize("linked", ["added", "added/lime"])
+def test_rows_added_live_are_never_written_through_a_link(built, tmp_path, linked):  # noqa: F811
+    _, ws, folder = built
+    copy = _copy(folder, tmp_path)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (copy / linked).parent.mkdir(parents=True, exist_ok=True)
+    (copy / linked).symlink_to(outside, target_is_directory=True)
+    st = _open(copy)
+    e = st.explanation("lime", int(st.rows[0]))
+    row = int(ws.train_idx[0])
+    assert st.add("lime", row, e) is False
+    assert list(outside.rglob("*")) == [] and st.explanation("lime", row) is None
+
+
+# ---- F6: what is served is what was checked ------------------------------------------------------------------
+def test_json_is_served_from_the_bytes_checked_at_open(built, tmp_path):  # noqa: F811
+    copy = _copy(built[2], tmp_path)
+    _relist(copy, "muse_default.json", json.dumps({"checked": True}).encode())
+    st = _open(copy)
+    (copy / "muse_default.json").write_text(json.dumps({"checked": False, "pad": "x" * 10_000}))
+    assert st.json("muse_default.json") == {"checked": True}
+    assert st.json("frontier_default.json") is None
+
+
+# ---- F7: a malformed added row is recomputed and rewritten, never a 500 -----------------------------------------
+def _valid_payload(st, ws, row):
+    from store import codec
+
+    e = st.explanation("shap", int(st.rows[0]))
+    return {"row": row, "model_sha256": st.manifest["model"]["sha256"], "data_sha256": st.manifest["data"]["sha256"],
+            "explanation": codec.explanation_to_json(e)}
+
+
+@pytest.mark.parametrize("bad", ["list", "nested", "huge", "short", "infinity"])
+def test_a_malformed_added_row_is_recomputed_and_rewritten(built, tmp_path, bad):  # noqa: F811
+    from app import services
+    from app.services import tabular
+
+    _, ws, folder = built
+    copy = _copy(folder, tmp_path)
+    st = _open(copy)
+    row = int(ws.train_idx[1])
+    payload = _valid_payload(st, ws, row)
+    values = payload["explanation"]["values"]
+    if bad == "huge":
+        values[0] = values[1] = 1e308
+    elif bad == "short":
+        payload["explanation"]["values"] = values[:5]
+    elif bad == "infinity":
+        payload["explanation"]["base"] = float("inf")
+    text = {"list": "[]", "nested": "[" * 100_000}.get(bad) or json.dumps(payload)
+    path = copy / "added" / "shap" / f"{row}.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    services.use_store(st)
+    services.init(ws, warm=False)
+    try:
+        served = services.shap_row(row)
+    finally:
+        services.use_store(None)
+        services.init(ws, warm=False)
+    live = tabular._live_shap_row(row)
+    np.testing.assert_array_equal(served.values, live.values)
+    assert served.base_value == live.base_value
+    rewritten = json.loads(path.read_text())  # overwritten with the recomputed row
+    assert rewritten["explanation"]["values"] == list(map(float, live.values))
