@@ -45,7 +45,8 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m app build",
                                 description="Compute every tabular view's explanations once into a store.")
     add_model_arguments(p)  # the same loading flags as python -m app
-    p.add_argument("--out", required=True, help="the store's folder (created; an old store there is replaced)")
+    p.add_argument("--out", required=True, help="the store's folder (written beside it as .NAME.partial, then "
+                                                "renamed over it: an old store there is replaced whole)")
     p.add_argument("--rows", type=int, default=None,
                    help="store at most this many held-out rows (the first of the split); default all of them")
     p.add_argument("--chunk-rows", type=int, default=256, help="rows per chunk of the per-row work (default 256)")
