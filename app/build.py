@@ -111,7 +111,8 @@ def _explainer_settings() -> dict:
         "shap": {"background_size": tabular.BACKGROUND_SIZE, "seed": 0, "max_orderings": tabular.LOCAL_MAX_ORDERINGS,
                  "global_rel_tol": tabular.GLOBAL_REL_TOL, "global_rows": tabular.GLOBAL_ROWS,
                  "agnostic_budget_s": tabular.AGNOSTIC_BUDGET_S},
-        "lime": {"num_samples": tabular.LIME_SAMPLES, "seed": 0},
+        "lime": {"num_samples": tabular.LIME_SAMPLES, "seed": 0,  # the stopping rule's overrides, if any
+                 "limits": {k: str(v) for k, v in sorted(getattr(tabular, "LIME_LIMITS", {}).items())}},
         "persuasive": {"global_rows": persuasive_service.GLOBAL_ROWS, "max_k": persuasive_service.MAX_K,
                        "measures": list(persuasive_service.GLOBAL_MEASURES)},
         "surrogates": {"budgets": surrogates.DEFAULT_BUDGETS, "lambdas": surrogates.DEFAULT_LAMBDAS,
