@@ -71,10 +71,12 @@ class RowTask:
 
     rows: np.ndarray
     selection: dict
+    lime_limits: dict = dataclasses.field(default_factory=dict)
 
     def __call__(self, start: int, stop: int) -> dict[str, np.ndarray]:
         from .services import _core, tabular
 
+        tabular.LIME_LIMITS.update(self.lime_limits)  # a Dask worker's own module: the build's stopping rule
         if _core._ws is None:  # a fresh process (a Dask worker): load what the build explains
             from .services.selection import Selection
 
@@ -237,6 +239,7 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     ws = selection.load()
     model_sha, data_sha = source_hashes(settings, ws)
     _core.use_store(None)  # computed live, never read from another store
+    tabular.reproducible_lime()  # LIME by tolerance or sample cap, never by the clock: the same store every time
     services.init(ws, warm=False)
     say = progress or (lambda what, done, total: None)
     writer = StoreWriter(partial)
@@ -255,7 +258,7 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     t = time.perf_counter()
     # the first held-out rows in the workspace's order (the default row, the Persuasive curve's rows), sorted
     rows = np.sort(np.asarray(ws.test_idx, dtype=np.int64)[:max_rows])
-    task = RowTask(rows, dataclasses.asdict(selection))
+    task = RowTask(rows, dataclasses.asdict(selection), dict(tabular.LIME_LIMITS))
     build_dir = _chunk_dir(partial, chunk_key(model_sha, data_sha, ws, rows, chunk_rows), say)
     arrays = run_chunks(task, len(rows), chunk_rows=chunk_rows, out_dir=build_dir,
                         client=client, progress=lambda done, total: say("rows (SHAP, LIME)", done, total))

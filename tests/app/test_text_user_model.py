@@ -279,7 +279,9 @@ def walk(c):
         if hasattr(k, "to_plotly_json"):
             walk(k)
 walk(layout)
-print(json.dumps({"intro": "".join(layout.children[1].children), "options": found,
+intro = next(c for c in layout.children if getattr(c, "id", None) is None and isinstance(getattr(c, "children", None), list)
+             and all(isinstance(t, str) for t in c.children))  # the page's intro (a link's note and store go first)
+print(json.dumps({"intro": "".join(intro.children), "options": found,
                   "loaded": text_loader._loaded is not None}))
 """
 
