@@ -332,10 +332,15 @@ def from_url(path: str):
                 p = schema[name]
                 if p.component in found:
                     _set(found[p.component], p, value)
-            head = [note(problems), dcc.Store(id=store_id(path), data={"defaults": defaults})]
-            for p in PAGES.get(path, ()):  # a store the page does not build (the Surrogate page's chosen point)
-                if p.prop == "data" and p.component not in found:
-                    head.append(dcc.Store(id=p.component, data=values.get(p.name)))
+            head = [note(problems)]
+            controls = [p for p in PAGES.get(path, ()) if p.prop != "data"]
+            if not controls or any(p.component in found for p in controls):
+                # the writer's inputs are the page's controls: a page that does not apply to this model (its
+                # layout says why, with no controls) gets no writer, or the browser reports missing inputs
+                head.append(dcc.Store(id=store_id(path), data={"defaults": defaults}))
+                for p in PAGES.get(path, ()):  # a store the page does not build (the Surrogate page's chosen point)
+                    if p.prop == "data" and p.component not in found:
+                        head.append(dcc.Store(id=p.component, data=values.get(p.name)))
             kids = tree.children if isinstance(tree.children, list) else [tree.children]
             tree.children = head + kids
             return tree
