@@ -9,6 +9,7 @@ left every other user, even ``GET /``, waiting for many seconds.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shlex
 import signal
@@ -28,11 +29,24 @@ import requests
 
 from tests.e2e.serving import ROOT, free_port
 
-ROW_STATUS = {"output": "row-status.children", "outputs": {"id": "row-status", "property": "children"},
-              "inputs": [{"id": "row-input", "property": "value", "value": 3}], "changedPropIds": ["row-input.value"],
-              "state": []}
+ROW_OUTPUT = "descriptive-shap-waterfall.figure"
+"""The Descriptive page's row callback (one request per row change): found by this output in
+``/_dash-dependencies``, so the test sends what the page sends whatever its other outputs are."""
 # what a page load, and the open tabs of users whose worker was just replaced, send first
-FIRST_PATHS = ["/_dash-layout", "/_dash-dependencies", "/", "/descriptive"] * 2 + ["POST row-status"] * 8
+FIRST_PATHS = ["/_dash-layout", "/_dash-dependencies", "/", "/descriptive"] * 2 + ["POST row"] * 8
+
+
+def row_request(base: str, row: int) -> dict:
+    """The body of the Descriptive page's row callback for ``row``, built from the server's dependencies."""
+    deps = requests.get(base + "/_dash-dependencies", timeout=120).json()
+    dep = next(d for d in deps if ROW_OUTPUT in d["output"] and not d.get("clientside_function"))
+    outs = [o.rsplit(".", 1) for o in dep["output"].strip(".").split("...")]
+    values = {("row-input", "value"): row, ("descriptive-shap-players", "value"): "children"}
+    inputs = [{**i, "value": values.get((i["id"], i["property"]))} for i in dep["inputs"]]
+    state = [{**i, "value": values.get((i["id"], i["property"]))} for i in dep.get("state", [])]
+    outs = [(json.loads(i) if i.startswith("{") else i, p) for i, p in outs]  # a pattern-matching id is JSON
+    return {"output": dep["output"], "outputs": [{"id": i, "property": p} for i, p in outs], "inputs": inputs,
+            "changedPropIds": ["row-input.value"], "state": state}
 
 
 def procfile_web(port: int) -> tuple[list[str], dict]:
@@ -75,11 +89,12 @@ def procfile_server(env: dict, log_path: Path, timeout: float = 300):
 def _fire_together(base: str, paths: list[str]) -> list[int]:
     """GET every path at the same moment (a barrier), as a page load's first requests do."""
     barrier = threading.Barrier(len(paths))
+    body = row_request(base, 3) if any(p.startswith("POST") for p in paths) else None
 
     def get(path):
         barrier.wait()
         if path.startswith("POST"):
-            return requests.post(base + "/_dash-update-component", json=ROW_STATUS, timeout=120).status_code
+            return requests.post(base + "/_dash-update-component", json=body, timeout=300).status_code
         return requests.get(base + path, timeout=120).status_code
 
     with ThreadPoolExecutor(len(paths)) as pool:
@@ -130,15 +145,7 @@ SLOW = 12
 
 
 def _explain_row(base: str, row: int) -> int:
-    outs = [("descriptive-shap-waterfall", "figure"), ("descriptive-lime-bar", "figure"),
-            ("descriptive-agreement", "children"), ("descriptive-notes", "children")]
-    key = ".." + "...".join(f"{i}.{p}" for i, p in outs) + ".."
-    body = {"output": key, "outputs": [{"id": i, "property": p} for i, p in outs],
-            "inputs": [{"id": "row-input", "property": "value", "value": row},
-                       {"id": "descriptive-shap-players", "property": "value", "value": "children"}],
-            "changedPropIds": ["row-input.value"],
-            "state": []}
-    return requests.post(base + "/_dash-update-component", json=body, timeout=600).status_code
+    return requests.post(base + "/_dash-update-component", json=row_request(base, row), timeout=600).status_code
 
 
 def test_slow_model_does_not_stall_other_users(tmp_path, slow_model):
