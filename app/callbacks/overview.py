@@ -26,11 +26,13 @@ def render_summary(_pathname):
 
 
 @callback(Output(ids.DATA_TABLE, "data"), Output(ids.DATA_TABLE, "columns"), Output(ids.DATA_TABLE, "page_count"),
+          Output(ids.DATA_TABLE, "tooltip_header"),
           Input(ids.DATA_TABLE, "page_current"), Input(ids.DATA_TABLE, "page_size"))
 def render_table_page(page_current, page_size):
     records, page_count = services.data_page(page_current or 0, page_size or 12)
     columns = services.data_columns() if records else []
-    return records, columns, page_count
+    tips = {key: f"{name}: {text}" for key, name, text in services.feature_descriptions()}  # the features file's
+    return records, columns, page_count, tips
 
 
 # a click in the table chooses its row in the browser (assets/candor_rows.js): the row change is then one request

@@ -58,6 +58,8 @@ class ReportContent:
     k: int
     provenance: Provenance
     notes: tuple[str, ...] = field(default_factory=tuple)
+    descriptions: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    """(display name, description) of each feature the features file describes."""
 
 
 def parse_rows(text: str | None) -> list[int] | None:
@@ -149,4 +151,5 @@ def report_content(rows: list[int] | None = None, *, k: int = DEFAULT_K, files: 
         name=ws.name, summary=services.model_summary(), n_rows=len(ws.X), n_features=ws.X.shape[1],
         output_label=ws.output_label, importance=services.global_importance(), surrogate=surrogate,
         surrogate_why=surrogate_why, global_curve=curve, persuasive_why=persuasive_why, rows=tuple(sections),
-        rows_rule=rule, k=k_used, provenance=provenance(files, sections, surrogate, k_used), notes=tuple(ws.notes))
+        rows_rule=rule, k=k_used, provenance=provenance(files, sections, surrogate, k_used), notes=tuple(ws.notes),
+        descriptions=tuple((name, text) for _, name, text in services.feature_descriptions()))

@@ -39,7 +39,9 @@ def model_card(c) -> str:
             ("data", f"{c.n_rows} rows × {c.n_features} feature columns ({s.n_train} training, {s.n_test} held out)"),
             ("held-out metrics", metrics or "n/a"), ("source", s.source)]
     notes = "".join(f"<li>{escape(n)}</li>" for n in c.notes)
-    return ("<h2 id=\"model-card\">Model card</h2>" + _table(None, rows)
+    described = getattr(c, "descriptions", ())
+    features = ("<h3>Features</h3>" + _table(("feature", "description"), list(described))) if described else ""
+    return ("<h2 id=\"model-card\">Model card</h2>" + _table(None, rows) + features
             + (f"<p class=\"note\">Loading notes:</p><ul class=\"note\">{notes}</ul>" if notes else ""))
 
 

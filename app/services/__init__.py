@@ -27,6 +27,7 @@ from .tabular import (
     data_columns,
     data_page,
     default_row,
+    feature_descriptions,
     global_importance,
     lime_row,
     local_view,
@@ -39,7 +40,7 @@ from .tabular import (
 )
 
 __all__ = [
-    "AttentionView", "LocalView", "PersuasiveView", "attention_view", "check_row", "data_columns", "data_page", "default_row",
+    "AttentionView", "LocalView", "PersuasiveView", "attention_view", "check_row", "data_columns", "data_page", "default_row", "feature_descriptions",
     "first_request", "global_importance", "has_attention_model", "init", "lime_row", "local_view",
     "model_summary", "persuasive", "persuasive_global", "persuasive_max_k", "GlobalCurve", "random_row_pool", "row_count", "row_status", "shap_row", "workspace", "raw_players_offered",
     "MuseView", "default_muse_key", "feature_names", "fit_frontier", "fit_muse", "frontier", "muse_params",

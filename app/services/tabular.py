@@ -315,6 +315,23 @@ def data_columns() -> list[dict]:
             + [{"name": n, "id": f"c{j}"} for j, n in enumerate(names)])
 
 
+def feature_descriptions() -> list[tuple[str, str, str]]:
+    """The features file's descriptions: ``(table key, display name, description)`` for each described column.
+
+    Keys as :func:`data_columns` gives them (``c<j>``); empty without a features file
+    (:mod:`workspace.feature_names`)."""
+    ws = workspace()
+    if ws.features is None:
+        return []
+    shown = [str(c) for c in (ws.raw if ws.raw is not None else ws.X).columns]  # display names once relabelled
+    out = []
+    for column, f in ws.features.formats.items():
+        j = next((i for i, n in enumerate(shown) if n in (f.name, str(column))), None)
+        if j is not None and f.description:
+            out.append((f"c{j}", f.name, f.description))
+    return sorted(out, key=lambda t: int(t[0][1:]))
+
+
 def data_page(page: int, page_size: int) -> tuple[list[dict], int]:
     """One page of the data table as records (only these rows reach the browser).
 

@@ -121,3 +121,19 @@ def test_cli_features_file_error_is_one_line_exit_2(named, tmp_path, capsys, bc)
                   "--features-file", str(tmp_path / "f.yaml")])
     err = capsys.readouterr().err
     assert code == 2 and err == "candor: error: f.yaml: feature 'mean radius': unit must be non-empty text, got 3\n"
+
+
+def test_descriptions_reach_the_data_table_and_the_report(named):
+    """The features file's descriptions were loaded but shown nowhere: the data table's header tooltip and the
+    report's model card now carry them (escaped: they are user text)."""
+    from app.callbacks.overview import render_table_page
+    from app.report.content import report_content
+    from app.report.sections import model_card
+
+    ws, X = named
+    assert services.feature_descriptions() == [("c2", "Area (mean)", "Average area of the cell nuclei")]
+    records, columns, _, tips = render_table_page(0, 5)
+    assert {c["id"]: c["name"] for c in columns}["c2"] == "Area (mean)"
+    assert tips == {"c2": "Area (mean): Average area of the cell nuclei"}
+    card = model_card(report_content(rows=[int(ws.test_idx[0])]))
+    assert "<h3>Features</h3>" in card and "<td>Average area of the cell nuclei</td>" in card
