@@ -96,7 +96,8 @@ def _render(kind: str, s: dict) -> str:
                 f"from {s['base']} on average to {s['prediction']}.")
     if kind == "item":
         head = f"{_ordinal(s['rank'])}: {s['name']}"
-        head += (f" is {s['level']} ({s['x']} vs median {s['median']})" if s.get("level")
+        unit = s.get("unit", "")
+        head += (f" is {s['level']} ({s['x']}{unit} vs median {s['median']}{unit})" if s.get("level")
                  else f" is {s['category']}" if "category" in s else f" ({s['n_members']} features together)")
         push = f"pushes {_ADVERB[s['strength']] + ' ' if s.get('strength') else ''}towards {s['towards']}"
         return f"{head}, which {push}{' by about ' + s['amount'] if s.get('amount') else ''}."
@@ -118,6 +119,22 @@ def _category(code: float, levels) -> str:
     if levels:
         return str(levels[int(min(max(round(code), 0), len(levels) - 1))])
     return _sig(code)[0]
+
+
+def _unit(j: int, ctx: Context) -> tuple[float, str]:
+    """The user's unit of feature ``j`` from the features file (``ctx.codec``'s display format): ``(scale, text)``.
+
+    A percentage is said as ``12.5 %`` (scale 100), a unit as ``14.1 µm``; the sentence keeps three significant
+    digits so the verifier reads the same number back. ``(1.0, "")`` without a format.
+    """
+    col = ctx.codec.columns[j] if ctx.codec is not None and j < len(ctx.codec.columns) else None
+    display = getattr(col, "display", None)
+    if display is None:
+        return 1.0, ""
+    if getattr(display, "percent", False):
+        return 100.0, " %"
+    unit = str(getattr(display, "unit", "") or "")
+    return 1.0, (f" {unit}" if unit else "")
 
 
 def _value_slots(j: int, v: float, ref: float, ctx: Context) -> dict | None:
@@ -169,8 +186,11 @@ def compose(s: Simplification, ctx: Context) -> list[Sentence]:
             if named is not None:
                 slots.update(named)
             else:
-                slots.update(level="high" if v > ref else "low" if v < ref else "typical", x=_sig(v)[0],
-                             median=_sig(ref)[0], reference=ref)
+                scale, unit = _unit(j, ctx)
+                slots.update(level="high" if v > ref else "low" if v < ref else "typical", x=_sig(v * scale)[0],
+                             median=_sig(ref * scale)[0], reference=ref)
+                if unit:
+                    slots.update(unit=unit, scale=scale)
         else:
             slots.update(n_members=len(it.members))
         if it.shown is not None:
@@ -256,7 +276,9 @@ def verify_sentence(sentence: Sentence, explanation: Explanation, *, partition: 
             v, ref = float(e.feature_values[j]), float(s["reference"])
             truth = "high" if v > ref else "low" if v < ref else "typical"
             checks.append(_check("level", truth == s["level"], f"value {plain(v, 4, trim=True)}, median {plain(ref, 4, trim=True)}"))
-            checks.append(_check("number: value", abs(parse_plain(s["x"]) - v) <= _sig(v)[1], f"exact {plain(v, 6, trim=True)}"))
+            scale = float(s.get("scale", 1.0))
+            checks.append(_check("number: value", abs(parse_plain(s["x"]) - v * scale) <= _sig(v * scale)[1],
+                                 f"exact {plain(v, 6, trim=True)}"))
         if "category" in s:
             v = float(e.feature_values[members[0]])
             truth = (("missing" if not math.isfinite(v) else date_text(v, s["date"] == "timed")) if "date" in s

@@ -137,3 +137,19 @@ def test_descriptions_reach_the_data_table_and_the_report(named):
     assert tips == {"c2": "Area (mean): Average area of the cell nuclei"}
     card = model_card(report_content(rows=[int(ws.test_idx[0])]))
     assert "<h3>Features</h3>" in card and "<td>Average area of the cell nuclei</td>" in card
+
+
+def test_the_persuasive_sentence_says_values_in_the_features_file_unit_and_is_still_verified(named):
+    ws, X = named
+    row = int(ws.test_idx[0])
+    view = services.persuasive(row, 4, "exact", False, [])
+    s = view.simplification
+    radius = next(c.sentence for c in s.sentences if "Radius (mean) is" in c.sentence.text)
+    v = float(X["mean radius"].iloc[row])
+    assert f"({plain_sig(v)} µm vs median " in radius.text and radius.text.count(" µm") == 2
+    assert all(c.ok for c in s.sentences)
+
+
+def plain_sig(v):
+    from explainers.numbers import plain
+    return plain(v, 3, trim=True)
