@@ -58,6 +58,8 @@ def waiting_for(name: str) -> str | None:
     st = warm_status()
     if not st.running or _core.is_ready(name):
         return None
+    if name == "shap_all" and _core.store() is not None and _core.store().manifest.get("global"):
+        return None  # a store holds it: reading it now costs milliseconds, a poll would cost a second
     return (f"Waiting for the warm-up to compute {STEP_NAMES.get(name, name)}: {st.describe()}; "
             f"{st.done} of {st.total} steps done.")
 
