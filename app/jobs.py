@@ -149,6 +149,9 @@ def _refused(job) -> bool:
 
 RUNNING_STATES = ("PENDING", "RECEIVED", "STARTED", "RETRY", "PROGRESS")
 LOST_AFTER_S = 6 * 3600  # a task still PENDING after this long is taken as lost (Celery reports unknown ids as PENDING)
+PENDING_GRACE_S = 120
+"""How long a PENDING task holds its slot when no Celery worker answers a ping: with no worker nothing will
+ever run it, and two users' queued exports held every slot for ``LOST_AFTER_S`` (6 h) (attack F10)."""
 
 
 class CeleryLimitedJobs(LimitedJobs):
@@ -179,7 +182,19 @@ class CeleryLimitedJobs(LimitedJobs):
         if job.lstrip("-").isdigit():  # a placeholder slot while the task is being queued
             return _alive(int(job))
         state = self.handle.AsyncResult(job).state
-        return state in RUNNING_STATES and (state != "PENDING" or now - started < LOST_AFTER_S)
+        if state != "PENDING":
+            return state in RUNNING_STATES
+        return now - started < (LOST_AFTER_S if self._workers_seen(now) else PENDING_GRACE_S)
+
+    def _workers_seen(self, now: float) -> bool:
+        """Whether a Celery worker answered a ping in the last 30 s (asked at most every 30 s, 0.5 s wait)."""
+        if now - getattr(self, "_seen_at", -1e9) > 30:
+            try:
+                self._seen = bool(self.handle.control.ping(timeout=0.5))
+            except Exception:  # noqa: BLE001 - a broker error means no worker can be reached either
+                self._seen = False
+            self._seen_at = now
+        return self._seen
 
     def _set_refusal(self, key, why: str) -> None:
         self._redis().set(key, json.dumps({REFUSED: why}), ex=600)

@@ -129,3 +129,28 @@ def test_a_celery_worker_runs_the_job_and_the_per_user_limit_refuses_the_next(ce
     _, again = _run(client, 6)  # the cancelled job no longer counts
     assert again.startswith("36 computed by pid ")
     assert worker.poll() is None, worker.stderr.read().decode()[-2000:] if worker.poll() is not None else ""
+
+
+@needs_redis
+def test_a_pending_task_holds_its_slot_briefly_when_no_worker_answers(monkeypatch, tmp_path):
+    """Attack F10: with Redis up and no worker, two queued exports held a user's slots for 6 h (Celery calls
+    a task nobody took PENDING). Without a worker a PENDING task now counts for ``PENDING_GRACE_S``."""
+    import time as _time
+
+    from app import jobs
+    from app.server import background_manager
+    from workspace import settings
+
+    monkeypatch.setattr(settings, "_installed", None)
+    monkeypatch.setenv("CANDOR_CACHE_DIR", str(tmp_path))
+    manager = background_manager(redis_url=REDIS_URL)
+    now = _time.time()
+    never_queued = "0c5e1e55-0000-4000-8000-00000000f10a"  # nobody took it, so Celery says PENDING for ever
+    assert manager.handle.AsyncResult(never_queued).state == "PENDING"
+    # no worker answers the ping (this module's own worker may still be up: the answer is set, not asked)
+    monkeypatch.setattr(manager.handle.control, "ping", lambda timeout=1.0: [])
+    assert manager._celery_alive(never_queued, now - 10, now)  # just queued: holds its slot
+    assert not manager._celery_alive(never_queued, now - jobs.PENDING_GRACE_S - 1, now)  # released after 2 min
+    monkeypatch.setattr(manager.handle.control, "ping", lambda timeout=1.0: [{"celery@w": {"ok": "pong"}}])
+    manager._seen_at = -1e9  # ask again
+    assert manager._celery_alive(never_queued, now - jobs.PENDING_GRACE_S - 1, now)  # a worker will take it
