@@ -19,8 +19,8 @@ def test_summary_reports_heldout_metrics(sample_workspace):
 
 
 def test_table_pages_are_served_not_the_whole_table(sample_workspace):
-    data, columns, page_count = overview.render_table_page(2, 12)
-    assert len(data) == 12 and page_count == 48
+    data, columns, page_count, tips = overview.render_table_page(2, 12)
+    assert len(data) == 12 and page_count == 48 and tips == {}  # the sample has no features file
     assert [r["id"] for r in data] == list(range(24, 36))
     assert columns[0]["id"] == "id" and {"split", "diagnosis", "P(malignant)"} <= {c["name"] for c in columns}
     assert all(set(r) == {c["id"] for c in columns} for r in data)  # every cell has a column, every column a cell
