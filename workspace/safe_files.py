@@ -17,36 +17,11 @@ from pathlib import Path
 
 from .errors import CandorError
 
-__all__ = ["open_regular", "read_bounded", "require_regular", "plain_yaml", "check_plain_yaml", "non_plain_yaml"]
+__all__ = ["open_regular", "read_bounded", "plain_yaml", "check_plain_yaml", "non_plain_yaml"]
 
 
 def _label(path: Path, what: str) -> str:
     return f"{what} {path.name}" if what else path.name
-
-
-def require_regular(path: str | os.PathLike, what: str = "") -> int:
-    """Raise unless ``path`` names a regular file (after following links); return its size in bytes.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The file.
-    what : str
-        What the file is, for the message ("features file", "study file").
-
-    Raises
-    ------
-    CandorError
-        If it does not exist, cannot be opened, or is a device, FIFO, socket or directory.
-    """
-    path = Path(path)
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise CandorError(f"{_label(path, what)}: cannot read it ({exc.strerror or exc})") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise CandorError(f"{_label(path, what)}: not a regular file (a device, pipe or folder cannot be read as one)")
-    return st.st_size
 
 
 def open_regular(path: str | os.PathLike, what: str = "", *, within: str | os.PathLike | None = None):

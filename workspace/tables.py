@@ -29,7 +29,6 @@ import pandas as pd
 
 from . import limits
 from .errors import CandorError, first_line
-from .safe_files import require_regular
 
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".test")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -222,13 +221,15 @@ def estimated_bytes(path: str | Path) -> int:
 def check_size(path: str | Path) -> None:
     """Refuse a table over ``CANDOR_MAX_CELLS`` rows x columns or ``CANDOR_MAX_TABLE_MB`` of estimated memory.
 
+    ``path`` must be a regular file: :func:`read_table` refuses anything else first (``Path.is_file`` is
+    False for a device or a FIFO, which have no size to check and may never end).
+
     Raises
     ------
     CandorError
         Naming the file, its numbers, the limit and the variable that raises it.
     """
     path = Path(path)
-    require_regular(path, "data file")  # a device has size 0 and never ends: /dev/zero would be read forever
     rows, columns = table_shape(path)
     limits.check_cells(rows, columns, path.name)
     need, limit = estimated_bytes(path), limits.mib("CANDOR_MAX_TABLE_MB")

@@ -53,6 +53,13 @@ def test_a_users_file_linked_to_dev_zero_is_refused(zero_link):
         load_users(zero_link("users.txt"))
 
 
+def test_a_data_file_linked_to_dev_zero_is_refused_before_its_size_is_estimated(zero_link):
+    from workspace.tables import read_table
+
+    with pytest.raises(CandorError, match="data file not found"):
+        read_table(zero_link("d.csv"))
+
+
 def test_read_bounded_reads_at_most_the_limit_even_from_a_growing_file(tmp_path):
     from workspace.safe_files import read_bounded
 
