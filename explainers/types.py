@@ -10,6 +10,7 @@ output over the *background*, *fidelity* for agreement with the black box.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -34,9 +35,37 @@ def _as_float_array(values: Any, name: str, ndim: int) -> np.ndarray:
     arr = np.asarray(values, dtype=float)
     if arr.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimension(s), got shape {arr.shape}")
+    if _read_only_map(arr):  # a store's array: shared by every process through the page cache, never copied
+        return arr
     arr = arr.copy()
     arr.setflags(write=False)
     return arr
+
+
+def _read_only_map(arr: np.ndarray) -> bool:
+    """Whether ``arr`` is (a read-only view of) a ``numpy.memmap`` opened read-only (``mode="r"``): nothing in
+    this process can write through it, so a result type may hold it without copying."""
+    if arr.flags.writeable:
+        return False
+    a = arr
+    while isinstance(a, np.ndarray):
+        if isinstance(a, np.memmap):
+            return a.mode == "r"
+        a = a.base
+    return False
+
+
+CHUNK_ROWS = 65_536
+"""Rows per block of the per-feature reductions of :class:`GlobalImportance` (a memory-mapped (n, d) array is
+reduced block by block: no temporary of its full size)."""
+
+
+def _column_sums(arr: np.ndarray, fn) -> np.ndarray:
+    """``fn(arr).sum(axis=0)`` in blocks of :data:`CHUNK_ROWS` rows, float64, shape (n_columns,)."""
+    out = np.zeros(arr.shape[1])
+    for start in range(0, arr.shape[0], CHUNK_ROWS):
+        out += fn(np.asarray(arr[start:start + CHUNK_ROWS], dtype=float)).sum(axis=0)
+    return out
 
 
 def _jsonable(value: Any) -> Any:
@@ -403,19 +432,24 @@ class GlobalImportance:
         object.__setattr__(self, "values", v)
         object.__setattr__(self, "feature_names", tuple(self.feature_names))
 
-    @property
+    @functools.cached_property
     def importance(self) -> np.ndarray:
-        """Mean ``|attribution|`` per feature, shape (n_features,)."""
-        return np.abs(self.values).mean(axis=0)
+        """Mean ``|attribution|`` over every row, per feature, shape (n_features,); computed once, by blocks of
+        rows (:data:`CHUNK_ROWS`), so a memory-mapped ``values`` is never copied whole."""
+        out = _column_sums(self.values, np.abs) / max(len(self.values), 1)
+        out.setflags(write=False)
+        return out
 
-    @property
+    @functools.cached_property
     def importance_standard_error(self) -> np.ndarray:
         """Standard error of :attr:`importance` from the per-row sampling errors, shape (n_features,).
 
         ``sqrt(Σ_i se_ij²) / n_rows`` (independent rows; ``| |a| − |b| | ≤ |a − b|``); zeros when exact.
-        It does not count which rows were sampled, only how well each row was estimated.
+        It does not count which rows were sampled, only how well each row was estimated. Computed once, by
+        blocks of rows.
         """
         if self.standard_error is None:
             return np.zeros(self.values.shape[1])
-        se = np.asarray(self.standard_error, dtype=float)
-        return np.sqrt((se ** 2).sum(axis=0)) / max(len(se), 1)
+        out = np.sqrt(_column_sums(self.standard_error, np.square)) / max(len(self.standard_error), 1)
+        out.setflags(write=False)
+        return out

@@ -228,3 +228,19 @@ def test_the_global_panel_does_not_wait_for_the_warm_up_when_a_store_holds_it(se
     monkeypatch.setattr(_core, "_store", opened)
     bar, _, _, stop_polling = render_global_when_ready("/descriptive")
     assert stop_polling is True and len(bar.data[0].y) > 0
+
+
+def test_served_global_view_stays_memory_mapped_and_its_importance_is_of_every_row(serving):
+    """The global SHAP arrays are the store's memory maps, not a copy per worker (issue 14: 800 MB per array per
+    worker at 1M rows x 100 features); mean |SHAP| and its standard error equal numpy's over every row."""
+    services, _, folder = serving
+    g = services.global_importance()
+    mapped = services.store().array("global_values")
+    assert isinstance(mapped, np.memmap) and mapped.mode == "r"
+    for served, name in ((g.values, "global_values"), (g.feature_values, "global_feature_values"),
+                         (g.standard_error, "global_se")):
+        assert np.shares_memory(served, services.store().array(name)), name
+    on_disk = np.load(folder / "global_values.npy", allow_pickle=False)
+    np.testing.assert_allclose(g.importance, np.abs(on_disk).mean(axis=0), rtol=1e-12, atol=0)
+    se = np.load(folder / "global_se.npy", allow_pickle=False)
+    np.testing.assert_allclose(g.importance_standard_error, np.sqrt((se ** 2).sum(axis=0)) / len(se), rtol=1e-12, atol=0)
