@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import zipfile
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -87,18 +88,51 @@ def _read(path: Path, start: int, stop: int) -> dict[str, np.ndarray]:
     return _checked(arrays, start, stop)
 
 
-def _concatenate(parts: list[dict[str, np.ndarray]], bounds) -> dict[str, np.ndarray]:
-    if not parts:
-        return {}
-    names = set(parts[0])
-    for part, (start, stop) in zip(parts, bounds):
-        if set(part) != names:
-            raise CandorError(f"chunk {start}-{stop} holds arrays {sorted(part)}, the first chunk "
-                              f"{sorted(names)}: the chunks on disk come from different tasks")
+def _layout(path: Path, start: int, stop: int) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """Each array's shape and dtype in the chunk file ``path``, from its ``.npy`` headers (no data read)."""
+    out = {}
     try:
-        return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    except ValueError as exc:
-        raise CandorError(f"chunks do not stack ({exc}): the chunks on disk come from different tasks") from None
+        with zipfile.ZipFile(path) as zf:
+            for member in zf.namelist():
+                with zf.open(member) as f:
+                    version = np.lib.format.read_magic(f)
+                    if version not in ((1, 0), (2, 0)):
+                        raise ValueError(f".npy format version {version}")
+                    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                    shape, _, dtype = read(f)
+                out[member.removesuffix(".npy")] = (tuple(shape), np.dtype(dtype))
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise CandorError(f"chunk file {path} cannot be read ({exc}); delete it to recompute it") from None
+    return out
+
+
+def _gather(out_dir: Path | str, bounds, n_rows: int) -> dict[str, np.ndarray]:
+    """The chunks on disk in row order, each name in one array filled chunk by chunk.
+
+    The arrays are allocated once from the chunks' headers (dtype: ``numpy.result_type`` of the chunks',
+    as ``numpy.concatenate`` gives), then each chunk is read and copied in: peak memory is the result
+    plus one chunk, not the result twice (all chunks, then their concatenation)."""
+    if not bounds:
+        return {}
+    layouts = [_layout(chunk_path(out_dir, *b), *b) for b in bounds]
+    first = layouts[0]
+    for layout, (start, stop) in zip(layouts, bounds):
+        if set(layout) != set(first):
+            raise CandorError(f"chunk {start}-{stop} holds arrays {sorted(layout)}, the first chunk "
+                              f"{sorted(first)}: the chunks on disk come from different tasks")
+        for k, (shape, _) in layout.items():
+            if shape[1:] != first[k][0][1:]:
+                raise CandorError(f"chunks do not stack (array {k!r}: {shape} in chunk {start}-{stop}, "
+                                  f"{first[k][0]} in the first): the chunks on disk come from different tasks")
+    out = {k: np.empty((n_rows, *shape[1:]), dtype=np.result_type(*(layout[k][1] for layout in layouts)))
+           for k, (shape, _) in first.items()}
+    for (start, stop), layout in zip(bounds, layouts):
+        part = _read(chunk_path(out_dir, start, stop), start, stop)
+        if {k: (a.shape, a.dtype) for k, a in part.items()} != layout:  # the file changed since its header was read
+            raise CandorError(f"chunk file {chunk_path(out_dir, start, stop)} changed while being read; rerun the build")
+        for k, a in part.items():
+            out[k][start:stop] = a
+    return out
 
 
 def run_chunks(task: Task, n_rows: int, *, chunk_rows: int, out_dir: Path | str, client=None,
@@ -130,6 +164,7 @@ def run_chunks(task: Task, n_rows: int, *, chunk_rows: int, out_dir: Path | str,
     -------
     dict of str to numpy.ndarray
         Each name's chunks concatenated along the first axis (``n_rows`` rows); ``{}`` if ``n_rows`` is 0.
+        They are read from disk into arrays allocated once: the peak memory is the result plus one chunk.
 
     Raises
     ------
@@ -148,7 +183,7 @@ def run_chunks(task: Task, n_rows: int, *, chunk_rows: int, out_dir: Path | str,
         done_rows += stop - start
         if progress is not None:
             progress(done_rows, n_rows)
-    return _concatenate([_read(chunk_path(out_dir, *b), *b) for b in bounds], bounds)
+    return _gather(out_dir, bounds, n_rows)
 
 
 def _in_process(task: Task, todo):

@@ -72,6 +72,53 @@ def test_a_malformed_chunk_is_refused_in_one_line_and_not_written(tmp_path, bad,
     assert list((tmp_path / "chunks").iterdir()) == []
 
 
+def test_the_result_is_read_into_one_array_not_all_chunks_then_their_concatenation(tmp_path):
+    """Peak traced memory while reading 20 chunks back is the result plus about one chunk (was twice the result)."""
+    import tracemalloc
+
+    def wide(start, stop):
+        return {"values": np.arange(start * 50, stop * 50, dtype=np.float64).reshape(stop - start, 50)}
+
+    run_chunks(wide, 20_000, chunk_rows=1_000, out_dir=tmp_path)       # every chunk on disk: the rerun only reads
+    result_bytes = 20_000 * 50 * 8
+    tracemalloc.start()
+    try:
+        out = run_chunks(wide, 20_000, chunk_rows=1_000, out_dir=tmp_path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(out["values"], np.arange(20_000 * 50, dtype=np.float64).reshape(20_000, 50))
+    assert result_bytes <= peak < 1.25 * result_bytes                    # one chunk is 0.05 of the result
+
+
+def test_chunks_of_different_widths_and_kinds_stack_as_numpy_concatenate_does(tmp_path):
+    def mixed(start, stop):
+        rows = np.arange(start, stop)
+        label = np.array(["x" * (1 + start // 4)] * (stop - start))      # wider text in later chunks
+        number = rows.astype(np.float64 if start >= 8 else np.int64)    # ints first, floats after
+        return {"label": label, "number": number}
+
+    out = run_chunks(mixed, 14, chunk_rows=4, out_dir=tmp_path)
+    parts = [mixed(s, e) for s, e in chunk_bounds(14, 4)]
+    for name in ("label", "number"):
+        expected_array = np.concatenate([p[name] for p in parts])
+        assert out[name].dtype == expected_array.dtype and np.array_equal(out[name], expected_array)
+    assert out["label"].dtype == np.dtype("<U4") and out["number"].dtype == np.float64
+
+
+def test_chunks_of_another_task_on_disk_are_refused_in_one_line(tmp_path):
+    run_chunks(lambda s, e: {"v": np.zeros((e - s, 3))}, 10, chunk_rows=5, out_dir=tmp_path)
+    chunk_path(tmp_path, 5, 10).unlink()
+    with pytest.raises(CandorError, match="do not stack"):
+        run_chunks(lambda s, e: {"v": np.zeros((e - s, 4))}, 10, chunk_rows=5, out_dir=tmp_path)
+    chunk_path(tmp_path, 5, 10).unlink()
+    with pytest.raises(CandorError, match="different tasks"):
+        run_chunks(lambda s, e: {"w": np.zeros(e - s)}, 10, chunk_rows=5, out_dir=tmp_path)
+    chunk_path(tmp_path, 5, 10).write_bytes(b"not a zip")
+    with pytest.raises(CandorError, match="cannot be read"):
+        run_chunks(lambda s, e: {"v": np.zeros((e - s, 3))}, 10, chunk_rows=5, out_dir=tmp_path)
+
+
 # -- on Dask: a LocalCluster of worker processes gives exactly the single-process result ------------
 
 distributed = pytest.importorskip("distributed")
