@@ -206,31 +206,6 @@ def importance_bar(g: GlobalImportance, max_display: int = 15) -> go.Figure:
                    height=max(300, (12 + 14 * _label_lines(fig.data[0].y)) * len(order) + 110))
 
 
-def beeswarm(g: GlobalImportance, max_display: int = 12, seed: int = 0) -> go.Figure:
-    """One dot per row and feature: x = SHAP value, colour = feature value percentile."""
-    order = top_k(g.importance, max_display)[::-1]
-    rng = np.random.default_rng(seed)
-    fig = go.Figure()
-    for pos, j in enumerate(order):
-        col = g.feature_values[:, j]
-        pct = (np.argsort(np.argsort(col)) / max(len(col) - 1, 1))
-        fig.add_trace(go.Scatter(
-            x=g.values[:, j], y=pos + rng.uniform(-0.3, 0.3, len(col)), mode="markers",
-            marker=dict(size=4, color=pct, colorscale=DIVERGING, cmin=0, cmax=1, showscale=pos == 0,
-                        colorbar=dict(title="value<br>pct", thickness=10)),
-            name=esc(g.feature_names[j]), showlegend=False,
-            hovertemplate="%{fullData.name}<br>SHAP %{x:.4f}<extra></extra>"))
-    fig.update_yaxes(tickvals=list(range(len(order))), ticktext=tick_labels([g.feature_names[j] for j in order]))
-    se = g.standard_error
-    note = "" if se is None or not np.nanmax(se, initial=0) > 0 else \
-        f"<br><sup>sampled values: median standard error {plain(float(np.nanmedian(se)))}</sup>"
-    return _layout(fig, f"SHAP values of {len(g.values)} rows (beeswarm){note}",
-                   xaxis_title=f"SHAP value ({esc(g.output_space)})",
-                   alt=f"one dot per row for the {len(order)} most important features; colour: the feature's value "
-                       "percentile, blue low to red high",
-                   height=max(300, (12 + 14 * _label_lines(fig.layout.yaxis.ticktext)) * len(order) + 110))
-
-
 def waterfall(e: Explanation, max_display: int = 10, value_labels=None) -> go.Figure:
     """base_value → largest attributions → prediction, the rest summed in one bar.
 

@@ -2,7 +2,7 @@
 from dash import Input, Output, callback, ctx, html, no_update
 from dash.exceptions import MissingCallbackContextException, PreventUpdate
 
-from app import figures, ids, services
+from app import figures, figures_rows, ids, services
 from app.callbacks.shell import row_status_data
 from app.components import (card, empty_figure, error_alert, fmt, gilpin_badge, method_note, metric, metric_row,
                             waiting_note)
@@ -26,10 +26,11 @@ def render_global_when_ready(_pathname, _tick=None):
 def render_global(_pathname):
     """Global SHAP importance and beeswarm, and which rows they cover (all, or a seeded sample and why)."""
     try:
-        g = services.global_importance()
+        view = services.global_view()  # the beeswarm's rows drawn: all, or a stated sample (services.row_plots)
     except CandorError as err:
         return empty_figure(str(err)), empty_figure(str(err)), error_alert(str(err))
-    return (figures.importance_bar(g), figures.beeswarm(g),
+    g = view.importance
+    return (figures.importance_bar(g), figures_rows.beeswarm(view.beeswarm),
             html.Div([gilpin_badge(gilpin_label(g)), method_note(f"Global view: {g.source}")]))
 
 

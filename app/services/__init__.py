@@ -20,6 +20,7 @@ from .surrogates import (
     muse_params,
     muse_view,
 )
+from .row_plots import GlobalView, global_view
 from .selection import class_choices, select_class
 from .tabular import (
     LocalView,
@@ -44,7 +45,7 @@ __all__ = [
     "first_request", "global_importance", "has_attention_model", "init", "lime_row", "local_view",
     "model_summary", "persuasive", "persuasive_global", "persuasive_max_k", "GlobalCurve", "random_row_pool", "row_count", "row_status", "shap_row", "workspace", "raw_players_offered",
     "MuseView", "default_muse_key", "feature_names", "fit_frontier", "fit_muse", "frontier", "muse_params",
-    "muse_view", "class_choices", "select_class", "why_not", "capabilities",
+    "muse_view", "class_choices", "select_class", "why_not", "capabilities", "GlobalView", "global_view",
 ]
 
 # Text page (issue 5): the MiniLM sentiment classifier, uploads, the head-analysis job.

@@ -12,7 +12,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.metrics import roc_auc_score
 from sklearn.preprocessing import OneHotEncoder
 
-from app import figures, services
+from app import figures, figures_rows, services
 from workspace.errors import CandorError
 from workspace.workspace import load_user_workspace
 from app.services import _core
@@ -47,7 +47,7 @@ def test_case9_nullable_int_with_pd_na_in_table_and_figures(tmp_path, rng, insta
     expl = services.shap_row(5)
     assert expl.params["feature_labels"][0] == "(missing)" and expl.additivity_gap < 1e-9
     json.loads(figures.waterfall(expl).to_json())
-    json.loads(figures.beeswarm(services.global_importance()).to_json())
+    json.loads(figures_rows.beeswarm(services.global_view().beeswarm).to_json())
     assert services.lime_row(5).params["binned_missing"] == ("visits",)
 
 

@@ -15,8 +15,9 @@ import numpy as np
 import plotly
 import pytest
 
-from app import figures
+from app import figures, figures_rows
 from app.figures_persuasive import persuasive_items
+from app.services.row_plots import beeswarm_of
 from explainers import Explanation
 from explainers.types import GlobalImportance
 
@@ -54,7 +55,7 @@ def _figures():
             ("SHAP waterfall (Descriptive)", figures.waterfall(e), 680, 13),
             ("LIME bars (Descriptive)", figures.attribution_bar(e, max_display=10), 680, 10),
             ("global importance (Descriptive)", figures.importance_bar(g), 560, 15),
-            ("beeswarm (Descriptive)", figures.beeswarm(g), 800, 12),
+            ("beeswarm (Descriptive)", figures_rows.beeswarm(beeswarm_of(g)), 800, 12),
             ("shown items (Persuasive, k = 40)", persuasive_items(NS(items=items, parent=NS(output_space="probability")),
                                                                   "Persuasive: 40 items"), 440, 40)]
 
