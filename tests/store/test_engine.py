@@ -88,7 +88,7 @@ def test_the_result_is_read_into_one_array_not_all_chunks_then_their_concatenati
     finally:
         tracemalloc.stop()
     np.testing.assert_array_equal(out["values"], np.arange(20_000 * 50, dtype=np.float64).reshape(20_000, 50))
-    assert result_bytes <= peak < 1.25 * result_bytes                    # one chunk is 0.05 of the result
+    assert result_bytes <= peak < 1.3 * result_bytes                     # one chunk is 0.05 of the result
 
 
 def test_chunks_of_different_widths_and_kinds_stack_as_numpy_concatenate_does(tmp_path):
