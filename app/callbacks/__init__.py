@@ -4,6 +4,7 @@ from . import (  # noqa: F401
 )
 from . import text  # noqa: F401,E402  (Text attention page, issue 5)
 from . import text_lopardo  # noqa: F401,E402  (Lopardo et al. 2024 card of the Text page, issue 5)
+from . import text_views  # noqa: F401,E402  (the Text page's views: one request per action, issue 14)
 from . import stability  # noqa: F401,E402  (rank stability card of the Descriptive page, issue 13)
 from . import links  # noqa: F401,E402  (every view's state in its URL, issue 15)
 from . import report  # noqa: F401,E402  (the navbar's Export report, issue 15)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 
-import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, html, no_update
 from dash.exceptions import PreventUpdate
 
@@ -26,7 +25,6 @@ from app.components import (
 )
 from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError
-from app.services import text as text_services
 
 _LATER = {"lime": "LIME", "shap": "SHAP", "ig": "Integrated Gradients"}
 
@@ -49,28 +47,6 @@ def _spec(dataset, text_col, label_col) -> dict:
     if spec["id"] != "builtin" and text_col in columns:
         spec.update(text_column=text_col, label_column=label_col if label_col in columns else None)
     return spec
-
-
-@callback(Output(ids.TEXT_CURRENT, "data", allow_duplicate=True), Input(ids.TEXT_SUBMIT, "n_clicks"),
-          Input(ids.TEXT_INPUT, "n_submit"), State(ids.TEXT_INPUT, "value"), prevent_initial_call=True)
-def submit_text(_clicks, _submits, text):
-    """Analyze button or Enter in the text box: the typed text becomes the current text."""
-    return {"text": text or "", "origin": "typed"}
-
-
-@callback(Output(ids.TEXT_CURRENT, "data", allow_duplicate=True), Output(ids.TEXT_INPUT, "value"),
-          Input(ids.TEXT_ROW, "value"), State(ids.TEXT_DATASET, "data"), State(ids.TEXT_COLUMN, "value"),
-          State(ids.TEXT_LABEL_COLUMN, "value"), prevent_initial_call=True)
-def pick_text(index, dataset, text_col, label_col):
-    """A text picked from the dataset becomes the current text and fills the text box."""
-    if index is None:
-        raise PreventUpdate
-    spec = _spec(dataset, text_col, label_col)
-    try:
-        text = services.dataset_text(spec, index)
-    except CandorError:  # the dataset note (list_texts) already says what is wrong with the dataset
-        raise PreventUpdate from None
-    return {"text": text, "origin": f"text {index} of {spec.get('name') or 'the dataset'}"}, text
 
 
 @callback(Output(ids.TEXT_DATASET, "data", allow_duplicate=True), Output(ids.TEXT_UPLOAD_STATUS, "children"),
@@ -97,9 +73,10 @@ def use_builtin(_clicks):
 
 @callback(Output(ids.TEXT_COLUMN, "options"), Output(ids.TEXT_COLUMN, "value"), Output(ids.TEXT_COLUMN, "disabled"),
           Output(ids.TEXT_LABEL_COLUMN, "options"), Output(ids.TEXT_LABEL_COLUMN, "value"),
-          Output(ids.TEXT_LABEL_COLUMN, "disabled"), Input(ids.TEXT_DATASET, "data"))
+          Output(ids.TEXT_LABEL_COLUMN, "disabled"), Input(ids.TEXT_DATASET, "data"), prevent_initial_call=True)
 def show_columns(dataset):
-    """Column pickers of the dataset (disabled for the built-in examples)."""
+    """Column pickers of the dataset (disabled for the built-in examples; the page opens with those filled by
+    this function, so opening costs no request for them)."""
     spec = _spec(dataset, None, None)
     columns = spec.get("columns") or [spec.get("text_column"), spec.get("label_column")]
     builtin = spec["id"] == "builtin"
@@ -123,114 +100,6 @@ def list_texts(text_col, label_col, dataset):
     return labelled_options(services.dataset_options(spec)), None, f"Dataset: {ds.name}: {ds.note}{shown}"
 
 
-@callback(Output(ids.TEXT_NOTES, "children"), Output(ids.TEXT_PREDICTION, "figure"),
-          Output(ids.TEXT_MODEL_VIEW, "figure"), Input(ids.TEXT_CURRENT, "data"))
-def render_text(current):
-    """Notes (truncation, excluded tokens, merge rule, timings), prediction and model view of the current text."""
-    try:
-        v = services.text_view(_text(current))
-    except CandorError as err:
-        return error_alert(str(err)), empty_figure(str(err)), empty_figure(str(err))
-    a, enc = v.attention, v.attention.encoding
-    return (_notes(current, v), ft.prediction_bar(a.labels, v.probabilities, v.info.head),
-            ft.model_view(enc.tokens, a.attention.weights))
-
-
-@callback(Output(ids.TEXT_LAYER, "options"), Output(ids.TEXT_LAYER, "value"), Output(ids.TEXT_HEADS, "options"),
-          Output(ids.TEXT_HEADS, "value"), Output(ids.TEXT_LAYER, "placeholder"), Output(ids.TEXT_HEADS, "placeholder"),
-          Input(ids.TEXT_CURRENT, "data"), State(ids.TEXT_LAYER, "options"), State(ids.TEXT_HEADS, "options"),
-          State(ids.TEXT_LAYER, "value"), State(ids.TEXT_HEADS, "value"))
-def model_shape(_current, layer_options, head_options, layer=None, heads=None):
-    """Layer and head pickers from the loaded model's layers x heads (the last layer, heads 0-3 chosen, unless
-    the page's link chose others: ``app.url_state`` checked them against the same model)."""
-    try:
-        info = text_services.model_info()
-    except CandorError:  # the notes show the message
-        return [], None, [], [], "no model loaded", "no model loaded"
-    if len(layer_options or []) == info.n_layers and len(head_options or []) == info.n_heads:
-        raise PreventUpdate  # already filled on this visit: keep the user's choice
-    linked = isinstance(layer, int) and 0 <= layer < info.n_layers
-    linked_heads = heads is not None and all(isinstance(h, int) and 0 <= h < info.n_heads for h in heads)
-    return ([{"label": f"layer {l}", "value": l} for l in range(info.n_layers)], layer if linked else info.n_layers - 1,
-            [{"label": f"head {h}", "value": h} for h in range(info.n_heads)],
-            heads if linked_heads else list(range(min(4, info.n_heads))),
-            "layer", "heads")
-
-
-def _notes(current, v) -> html.Div:
-    a, enc = v.attention, v.attention.encoding
-    p = float(v.probabilities[a.predicted])
-    trunc = (dbc.Alert(f"Truncated at the model maximum of {enc.max_length} tokens: {enc.truncation_note}",
-                       color="warning", className="mb-1 py-2") if enc.truncated else None)
-    ig = (f"Integrated Gradients: completeness gap {v.ig.params['relative_gap']:.2%} of |g(x) - g(baseline)| at "
-          f"{v.ig.params['n_steps']} steps" if v.ig is not None else
-          f"Integrated Gradients on {enc.n_tokens} tokens takes more than 2 s: run it below with LIME and SHAP")
-    timing = ", ".join(f"{k} {s:.2f} s" for k, s in v.seconds.items())
-    where = f" (from {v.info.folder}, loaded in {v.info.load_seconds:.1f} s)" if v.info.folder else ""
-    return html.Div([
-        html.P([html.Strong(f"Predicted {v.predicted_label} (P = {p:.3f})"), f" for {current.get('origin', 'the text')}: "
-                f"{enc.n_tokens} tokens, {len(enc.words)} words."], className="mb-1"),
-        html.P([html.Span("Model: ", className="fw-semibold"), v.info.description + where], className="small mb-1"),
-        html.Div([gilpin_badge(gilpin_label("attention"))]
-                 + ([gilpin_badge(gilpin_label(v.ig))] if v.ig is not None else []), className="mb-1"),
-        trunc,
-        method_note(f"{a.source}; max length {enc.max_length} tokens"),
-        method_note(f"{enc.n_special} special tokens ({', '.join(sorted({t for t, s in zip(enc.tokens, enc.special_mask) if s}))})"
-                    f" and {enc.n_padding} padding tokens excluded from every per-word score"),
-        method_note(enc.merge_rule),
-        method_note(ig),
-        method_note(f"computed in {timing}"),
-    ])
-
-
-@callback(Output(ids.TEXT_HEAD_VIEW, "figure"), Input(ids.TEXT_CURRENT, "data"), Input(ids.TEXT_LAYER, "value"),
-          Input(ids.TEXT_HEADS, "value"))
-def render_head_view(current, layer, heads):
-    """Token-to-token attention of the chosen layer and heads."""
-    try:
-        a = services.text_view(_text(current)).attention
-        if layer is None:  # the pickers are being filled from the model
-            raise PreventUpdate
-        w = a.attention.weights
-        layer = text_services.check_layer(w.shape[0], layer)
-    except CandorError as err:
-        return empty_figure(str(err))
-    heads = [int(h) for h in heads or [] if 0 <= int(h) < w.shape[1]] or [0]
-    return ft.head_view(a.encoding.tokens, w[layer], layer, heads)
-
-
-@callback(Output(ids.TEXT_AGGREGATES, "figure"), Input(ids.TEXT_CURRENT, "data"), Input(ids.TEXT_LAYER, "value"),
-          Input(ids.TEXT_SLOW_DONE, "data"))
-def render_aggregates(current, layer, _done):
-    """Per-word attention aggregates aligned with every attribution computed so far."""
-    text = _text(current)
-    try:
-        rows = services.aggregates(text, layer)
-        expls = [services.attribution(text, m) for m in ("ig", "gxi", "lime", "shap")]
-    except CandorError as err:
-        return empty_figure(str(err))
-    return ft.aggregates_view(services.text_view(text).attention.encoding.words, rows,
-                              [ft.attribution_row(e) for e in expls if e is not None])
-
-
-@callback(Output(ids.TEXT_AGREEMENT, "figure"), Output(ids.TEXT_AGREEMENT_NOTE, "children"),
-          Input(ids.TEXT_CURRENT, "data"), Input(ids.TEXT_METHOD, "value"), Input(ids.TEXT_METRIC, "value"),
-          Input(ids.TEXT_QUERY, "value"), Input(ids.TEXT_SLOW_DONE, "data"))
-def render_agreement(current, method, metric, query, _done):
-    """Layers x heads agreement of attention with the chosen attribution and metric."""
-    try:
-        report = services.agreement(_text(current), method, query)
-    except CandorError as err:
-        return empty_figure(str(err)), error_alert(str(err))
-    if report is None:
-        msg = f"{_LATER[method]} has not been computed for this text yet: press “Run LIME and SHAP”"
-        return empty_figure(msg), method_note(msg)
-    expl = services.attribution(_text(current), method)
-    return ft.agreement_heatmap(report, metric), html.Div([
-        gilpin_badge(gilpin_label("attention")), gilpin_badge(gilpin_label(expl)),
-        method_note(f"attribution: {ft.attribution_label(expl)}; {expl.source}")])
-
-
 @callback(Output(ids.TEXT_SLOW_DONE, "data"), Output(ids.TEXT_SLOW_STATUS, "children"),
           Input(ids.TEXT_SLOW_RUN, "n_clicks"), State(ids.TEXT_CURRENT, "data"), background=True,
           running=[(Output(ids.TEXT_SLOW_RUN, "disabled"), True, False),
@@ -251,13 +120,6 @@ def run_slow(set_progress, _clicks, current):
     done = ", ".join(f"{_LATER[m]} {s:.1f} s" for m, s in out["seconds"].items())
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
     return {"text": digest, "methods": out["methods"]}, f"Done ({done}; 0.0 s means it was cached)."
-
-
-@callback(Output(ids.TEXT_SLOW_STATUS, "children", allow_duplicate=True), Input(ids.TEXT_CURRENT, "data"),
-          prevent_initial_call=True)
-def clear_slow_status(_current):
-    """A new text clears the previous job's status line."""
-    return ""
 
 
 @callback(Output(ids.TEXT_CONLLU, "data"), Output(ids.TEXT_CONLLU_STATUS, "children"),

@@ -1,8 +1,8 @@
 """Text page callbacks of the Lopardo et al. (2024) card: train in the background, then render one text.
 
 Lopardo, Precioso, Garreau, "Attention Meets Post-hoc Interpretability: A Mathematical Perspective",
-ICML 2024, arXiv 2402.03485. Thin: each callback calls one function of
-:mod:`app.services.text_lopardo`. The training job returns only the model's key; the weights are on disk.
+ICML 2024, arXiv 2402.03485. Thin: the training job calls :func:`app.services.text_lopardo.train`, the card's
+view :func:`app.services.text_page.text_page`. The training job returns only the model's key; the weights are on disk.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from app import ids
 from app.callbacks.text import _spec
 from app.components import empty_figure, error_alert, gilpin_badge, method_note
 from app.figures import gap_text
+from app.services.text_page import text_page
 from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError
 
@@ -50,18 +51,24 @@ def run_lopardo(set_progress, _clicks, dataset, text_col, label_col):
     return {"key": m["key"], "dataset": m["dataset"]}, f"Model for {m['dataset']} {how}."
 
 
-@callback(Output(ids.TEXT_LOPARDO_SUMMARY, "children"), Output(ids.TEXT_LOPARDO_SCORES, "figure"),
-          Output(ids.TEXT_LOPARDO_AGREEMENT, "figure"), Input(ids.TEXT_CURRENT, "data"),
-          Input(ids.TEXT_LOPARDO_MODEL, "data"))
-def render_lopardo(current, model):
-    """The per-word explanations of the current text, their Spearman ρ with α-avg and what the numbers show."""
+@callback(Output(ids.TEXT_LOPARDO_SUMMARY, "children", allow_duplicate=True),
+          Output(ids.TEXT_LOPARDO_SCORES, "figure", allow_duplicate=True),
+          Output(ids.TEXT_LOPARDO_AGREEMENT, "figure", allow_duplicate=True),
+          Input(ids.TEXT_LOPARDO_MODEL, "data"), State(ids.TEXT_CURRENT, "data"), prevent_initial_call=True)
+def render_lopardo(model, current):
+    """A model was trained: the per-word explanations of the current text (a new text draws this card with the
+    rest of the page, :func:`app.callbacks.text_views.show_text`)."""
     if not current or not current.get("text"):
         raise PreventUpdate
-    lop = _lop()
-    try:
-        view = lop.lopardo_view((model or {}).get("key"), current["text"])
-    except CandorError as err:
-        return error_alert(str(err)), empty_figure(str(err)), empty_figure(str(err))
+    return lopardo_panels(text_page(current["text"], ("lopardo",), lopardo_key=(model or {}).get("key")))
+
+
+def lopardo_panels(page) -> tuple:
+    """The card's summary, score strips and agreement bars of a :class:`app.services.text_page.TextPage`."""
+    if "lopardo" in page.errors:
+        err = page.errors["lopardo"]
+        return error_alert(err), empty_figure(err), empty_figure(err)
+    view = page.lopardo
     if view is None:
         msg = "press “Train the attention classifier”"
         return method_note("no model trained yet in this session: " + msg), empty_figure(msg), empty_figure(msg)

@@ -1,7 +1,7 @@
 """Text attention: a transformer text classifier's attention next to its attributions (issues 5 and 7).
 
-The layout loads nothing: the layer and head pickers are filled by a callback from the loaded model
-(:func:`app.callbacks.text.model_shape`), so any number of layers x heads is served.
+The layout loads no model: the layer and head pickers are filled by the first callback from the loaded model
+(:func:`app.callbacks.text_views.show_text`), so any number of layers x heads is served.
 """
 import dash
 import dash_bootstrap_components as dbc
@@ -9,31 +9,27 @@ from dash import dcc, html
 
 from app import ids, services
 from app.url_state import from_url
-from app.components import card, empty_figure, graph, labelled_options, method_note
-from workspace.errors import CandorError
+from app.components import card, empty_figure, graph, method_note
 from app.services import text_loader
 from app.access import has_role
+from app.callbacks.text import list_texts, show_columns
 
 dash.register_page(__name__, path="/text", name="Text attention", title="Candor · Text attention", order=5)
 
 
-def _builtin_options() -> list[dict]:
-    try:
-        return labelled_options(services.dataset_options(services.BUILTIN))
-    except CandorError:  # the text model's folder is unreadable: the notes say why
-        return []
-
-
 def _input_card() -> dbc.Card:
     first = services.EXAMPLES[0][0]
+    # the built-in examples' pickers and note, as the callbacks fill them when the dataset changes (issue 14:
+    # opening the page sends no request for them)
+    col_options, col, col_off, label_options, label, label_off = show_columns(services.BUILTIN)
+    row_options, _, dataset_note = list_texts(col, label, services.BUILTIN)
     return card("Text", [
         dbc.Textarea(id=ids.TEXT_INPUT, value=first, rows=3, submit_on_enter=True, className="mb-2",
                      placeholder="Type a sentence and press Enter"),
         dbc.Button("Analyze", id=ids.TEXT_SUBMIT, color="primary", size="sm", n_clicks=0, className="mb-3"),
         dbc.Label("…or pick a text of the dataset", html_for=ids.TEXT_ROW, className="small mb-1"),
-        dcc.Dropdown(id=ids.TEXT_ROW, options=_builtin_options(), placeholder="pick a text",
-                     className="mb-2"),
-        html.Div(id=ids.TEXT_DATASET_NOTE, className="method-note mb-2"),
+        dcc.Dropdown(id=ids.TEXT_ROW, options=row_options, placeholder="pick a text", className="mb-2"),
+        html.Div(dataset_note, id=ids.TEXT_DATASET_NOTE, className="method-note mb-2"),
         dcc.Upload(id=ids.TEXT_UPLOAD, children=html.Div(["Drop or ", html.A("choose"), " a CSV of texts "
                                                           "(optional label column; at most 2 MB)"]),
                    # no `accept`: a dropped file of another type would be dropped silently by the browser
@@ -41,9 +37,11 @@ def _input_card() -> dbc.Card:
                    className="upload-box mb-2", multiple=False),
         dbc.Row([
             dbc.Col([dbc.Label("text column", html_for=ids.TEXT_COLUMN, className="small mb-0"),
-                     dcc.Dropdown(id=ids.TEXT_COLUMN, clearable=False, disabled=True)], md=6),
+                     dcc.Dropdown(id=ids.TEXT_COLUMN, options=col_options, value=col, clearable=False,
+                                  disabled=col_off)], md=6),
             dbc.Col([dbc.Label("label column", html_for=ids.TEXT_LABEL_COLUMN, className="small mb-0"),
-                     dcc.Dropdown(id=ids.TEXT_LABEL_COLUMN, disabled=True)], md=6),
+                     dcc.Dropdown(id=ids.TEXT_LABEL_COLUMN, options=label_options, value=label,
+                                  disabled=label_off)], md=6),
         ], className="mb-2 g-2"),
         dbc.Button("Use the built-in examples", id=ids.TEXT_BUILTIN, color="link", size="sm", n_clicks=0,
                    className="p-0"),

@@ -8,6 +8,8 @@ from dash.exceptions import PreventUpdate
 
 from app import services
 from app.callbacks import text as cb
+from app.callbacks import text_views as tv
+from tests.app import text_page_calls as calls
 from workspace.errors import CandorError
 
 SENTENCE = "The staff were rude and the food was cold."
@@ -39,8 +41,14 @@ def _current(text=SENTENCE):
     return {"text": text, "origin": "typed"}
 
 
+def _shown(text=SENTENCE, **kw) -> dict:
+    """What the page shows for ``text`` once its pickers are filled (MiniLM: 6 layers x 12 heads)."""
+    return calls.show(_current(text), n_layers=6, n_heads=12, layer=5, heads=[0, 1, 2, 3], **kw)
+
+
 def test_sentence_gives_prediction_notes_and_model_view(text_app):
-    notes, prediction, model_view = cb.render_text(_current())
+    p = _shown()
+    notes, prediction, model_view = p["notes"], p["prediction"], p["model_view"]
     probs = np.asarray(prediction.data[0].x)
     assert probs.sum() == pytest.approx(1.0) and list(prediction.data[0].y) == ["negative", "positive"]
     v = services.text_view(SENTENCE)
@@ -53,17 +61,19 @@ def test_sentence_gives_prediction_notes_and_model_view(text_app):
 
 
 def test_head_view_draws_each_chosen_head_and_rows_sum_to_one(text_app):
-    fig = cb.render_head_view(_current(), 2, [3, 7])
+    fig, aggregates = calls.show_layer(2, [3, 7], _current())
+    assert "layer 2" in aggregates.data[0].y[0]  # another layer: the aggregates follow it
     assert [a.text for a in fig.layout.annotations] == ["head 3", "head 7"]
     z = np.asarray(fig.data[1].z)
     np.testing.assert_allclose(z, services.text_view(SENTENCE).attention.attention.weights[2, 7])
     np.testing.assert_allclose(z.sum(1), 1.0, atol=1e-5)
-    mean = cb.render_head_view(_current(), 0, [0, 1, 2, 3, 4])
+    mean, unchanged = calls.show_layer(0, [0, 1, 2, 3, 4], _current(), trigger="text-heads.value")
+    assert unchanged is tv.no_update  # other heads: the aggregates do not depend on them
     assert len(mean.data) == 1 and "mean over heads 0, 1, 2, 3, 4" in mean.layout.annotations[0].text
 
 
 def test_aggregates_align_attention_with_ig_and_gradient_x_input(text_app):
-    fig = cb.render_aggregates(_current(), 5, None)
+    fig = _shown()["aggregates"]
     names = [d.y[0] for d in fig.data]
     assert names[:3] == ["attention: CLS row, layer 5, mean over heads",
                          "attention: mean over queries, layer 5, mean over heads",
@@ -80,7 +90,7 @@ def test_aggregates_align_attention_with_ig_and_gradient_x_input(text_app):
 
 @pytest.mark.parametrize("metric,low", [("spearman", -1), ("kendall", -1), ("top_k", 0)])
 def test_agreement_heatmap_per_metric(text_app, metric, low):
-    fig, note = cb.render_agreement(_current(), "gxi", metric, "cls", None)
+    fig, note = tv.show_agreement("gxi", metric, "cls", _current())
     z = np.asarray(fig.data[0].z, float)
     assert z.shape == (6, 12) and np.nanmin(z) >= low - 1e-9 and np.nanmax(z) <= 1 + 1e-9
     report = services.agreement(SENTENCE, "gxi", "cls")
@@ -92,7 +102,7 @@ def test_agreement_heatmap_per_metric(text_app, metric, low):
 
 
 def test_lime_agreement_waits_for_the_background_job(text_app):
-    fig, note = cb.render_agreement(_current("Lovely."), "lime", "spearman", "cls", None)
+    fig, note = tv.show_agreement("lime", "spearman", "cls", _current("Lovely."))
     assert "LIME has not been computed for this text yet" in _text(note)
 
 
@@ -105,7 +115,9 @@ def test_slow_job_computes_lime_and_shap_then_serves_them_from_the_cache(text_ap
     assert lime.method == "lime" and lime.feature_names == ("Terrible", "service", ".")
     shap = services.attribution("Terrible service.", "shap")
     assert shap.additivity_gap < 1e-6
-    names = [d.y[0] for d in cb.render_aggregates(current, 5, done).data]
+    aggregates, agreement, note = tv.show_slow_results(done, current, 5, "lime", "spearman", "cls")
+    assert "LIME" in _text(note) and np.asarray(agreement.data[0].z, float).shape == (6, 12)
+    names = [d.y[0] for d in aggregates.data]
     assert any(n.startswith("LIME (probability of negative; mean of 4 fits of 250 samples") and
                "largest standard error" in n for n in names)
     assert any(n.startswith("SHAP permutation, ") and "largest standard error" in n for n in names)
@@ -116,20 +128,21 @@ def test_slow_job_computes_lime_and_shap_then_serves_them_from_the_cache(text_ap
 
 def test_long_text_is_truncated_with_a_note_and_ig_moves_to_the_job(text_app):
     long = " ".join(["The service was slow but the view was lovely."] * 40)
-    notes, _, model_view = cb.render_text(_current(long))
+    p = _shown(long)
+    notes, model_view = p["notes"], p["model_view"]
     text = _text(notes)
     assert "Truncated at the model maximum of 256 tokens: truncated to 256 of 402 tokens (model maximum 256): cut after token 254 'slow'" in text
     assert "first dropped word #254 'but'" in text and "takes more than 2 s: run it below" in text
     assert "first 40 of 256 tokens" in model_view.layout.title.text
-    _, note = cb.render_agreement(_current(long), "ig", "spearman", "cls", None)
+    _, note = tv.show_agreement("ig", "spearman", "cls", _current(long))
     assert "Integrated Gradients has not been computed" in _text(note)
 
 
 def test_empty_and_missing_text(text_app):
-    notes, prediction, _ = cb.render_text(_current("   "))
-    assert "type a sentence" in _text(notes)
+    p = _shown("   ")
+    assert "type a sentence" in _text(p["notes"]) and "type a sentence" in _text(p["agreement_note"])
     with pytest.raises(PreventUpdate):
-        cb.render_head_view(None, 5, [0])
+        calls.show_layer(5, [0], None)
 
 
 def test_csv_upload_lists_texts_and_picks_one(text_app):
@@ -143,8 +156,11 @@ def test_csv_upload_lists_texts_and_picks_one(text_app):
     options, value, note = cb.list_texts("review", "sentiment", info)
     assert [o["value"] for o in options] == [0, 1] and value is None
     assert "2 texts from column 'review' (1 empty rows skipped); labels from column 'sentiment'" in note
-    current, box = cb.pick_text(1, info, "review", "sentiment")
-    assert box == "Cold soup." and current["origin"] == "text 1 of reviews.csv"
+    p = calls.show(_current(), "text-row.value", index=1, dataset=info, text_col="review", label_col="sentiment",
+                   n_layers=6, n_heads=12, layer=5, heads=[0])
+    assert p["box"] == "Cold soup." and p["current"] == {"text": "Cold soup.", "origin": "text 1 of reviews.csv"}
+    assert "for text 1 of reviews.csv" in _text(p["notes"]) and p["slow_status"] == ""
+    assert p["layer"] is tv.no_update and "Head view: layer 5" in p["head_view"].layout.title.text
     _, _, bad = cb.list_texts("id", "review", info)
     assert "reviews.csv: column 'review' has values ('', 'cold soup.', " in bad and "accuracy is not computed" in bad
 
@@ -208,3 +224,25 @@ def test_conllu_upload_drives_a_syntactic_head_analysis(text_app):
     assert "No usable labels" in text
     bad = cb.upload_conllu(_upload(b"1\tonly\ttwo\n\n"), "bad.conllu", [])
     assert "bad.conllu: line 1: expected 10 columns, got 3" in _text(bad[1])
+
+
+def test_opening_and_typing_are_one_call_each(text_app):
+    """Opening fills the pickers from the model (show_layer then draws the head view and aggregates with them);
+    a typed text sends every panel at once and leaves the filled pickers alone."""
+    opened = calls.show({"text": SENTENCE, "origin": "built-in example 0"})
+    assert opened["layer"] == 5 and opened["heads"] == [0, 1, 2, 3] and len(opened["layer_options"]) == 6
+    assert len(opened["head_options"]) == 12 and opened["layer_placeholder"] == "layer"
+    assert opened["head_view"] is tv.no_update and opened["aggregates"] is tv.no_update
+    assert opened["current"] is tv.no_update and opened["slow_status"] is tv.no_update
+    assert "for built-in example 0" in _text(opened["notes"]) and "Spearman" in opened["agreement"].layout.title.text
+    linked = calls.show(_current(), layer=2, heads=[1, 11], n_layers=1)  # a link's layer: its only option so far
+    assert linked["layer"] == 2 and linked["heads"] == [1, 11] and len(linked["layer_options"]) == 6
+    typed = calls.show(_current(), "text-input.n_submit", typed="Lovely.", n_layers=6, n_heads=12, layer=3,
+                       heads=[0])
+    assert typed["current"] == {"text": "Lovely.", "origin": "typed"} and typed["box"] is tv.no_update
+    assert all(typed[k] is tv.no_update for k in calls.OUTPUTS[5:11])
+    assert "for typed" in _text(typed["notes"]) and typed["slow_status"] == ""
+    assert "layer 3" in typed["aggregates"].data[0].y[0] and "layer 3" in typed["head_view"].layout.title.text
+    np.testing.assert_allclose(typed["head_view"].data[0].z,
+                               services.text_view("Lovely.").attention.attention.weights[3, 0])
+    assert "no model trained yet" in _text(typed["lopardo_summary"])

@@ -62,7 +62,7 @@ def test_training_job_reports_progress_and_caches_the_model_on_disk(lop, trained
 
 def test_seven_aligned_strips_with_real_values(lop, trained):
     store = trained[0]
-    summary, strips, bars = cb.render_lopardo({"text": SENTENCE, "origin": "typed"}, store)
+    summary, strips, bars = cb.render_lopardo(store, {"text": SENTENCE, "origin": "typed"})
     names = [d.y[0] for d in strips.data]
     assert names == ["α-avg", "α-max", "LIME", "LIME approx.", "G-avg", "G-L1", "G-L2", "G×I"]
     words = ["the", "staff", "were", "rude", "and", "the", "food", "was", "cold", "."]
@@ -110,9 +110,9 @@ def test_zero_output_layer_gives_zero_attributions_but_attention(lop, trained):
 
 
 def test_no_model_yet_and_empty_text(lop):
-    summary, strips, bars = cb.render_lopardo({"text": SENTENCE}, None)
+    summary, strips, bars = cb.render_lopardo(None, {"text": SENTENCE})
     assert "no model trained yet" in _text(summary) and "Train the attention classifier" in _text(summary)
-    summary, *_ = cb.render_lopardo({"text": "   "}, {"key": lop.model_key(None)})
+    summary, *_ = cb.render_lopardo({"key": lop.model_key(None)}, {"text": "   "})
     assert "type a sentence" in _text(summary)
 
 
@@ -125,7 +125,7 @@ def test_uploaded_csv_trains_with_a_held_out_split(lop):
     assert store["dataset"] == "tiny.csv" and "trained in" in status
     m = lop.trained_model(store["key"]).meta
     assert (m["n_train"], m["n_test"]) == (24, 6) and 0.0 <= m["test_accuracy"] <= 1.0
-    summary, strips, _ = cb.render_lopardo({"text": "a lovely film"}, store)
+    summary, strips, _ = cb.render_lopardo(store, {"text": "a lovely film"})
     assert "held-out accuracy" in _text(summary) and "6 texts not used for training" in _text(summary)
     assert len(strips.data) == 8
 
@@ -148,7 +148,7 @@ def test_card_sentences_say_what_the_numbers_show(lop, trained):
     from scipy import stats
 
     store = trained[0]
-    summary, strips, _ = cb.render_lopardo({"text": SENTENCE, "origin": "typed"}, store)
+    summary, strips, _ = cb.render_lopardo(store, {"text": SENTENCE, "origin": "typed"})
     view = lop.lopardo_view(store["key"], SENTENCE)
     model, vocab = view.trained.model, view.trained.vocab
     ids = vocab.encode([SENTENCE], model.max_len)

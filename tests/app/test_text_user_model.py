@@ -12,11 +12,12 @@ import time
 
 import numpy as np
 import pytest
-from dash.exceptions import PreventUpdate
 
 from app import services
 from app.callbacks import text as cb
 from app.callbacks import text_lopardo as lop_cb
+from app.callbacks import text_views as tv
+from tests.app import text_page_calls as calls
 from workspace.errors import CandorError
 from app.services import text_loader, text_lopardo
 
@@ -115,7 +116,8 @@ def test_attention_shape_rows_and_ig_completeness(user_app):
 
 
 def test_notes_and_prediction_name_the_model(user_app, user_folder):
-    notes, prediction, model_view = cb.render_text(_current())
+    p = calls.show(_current(), n_layers=2, n_heads=12, layer=1, heads=[0])
+    notes, prediction, model_view = p["notes"], p["prediction"], p["model_view"]
     assert list(prediction.data[0].y) == list(LABELS)
     assert f"classification head of {user_folder.name}" in prediction.layout.title.text
     text = _text(notes)
@@ -128,25 +130,29 @@ def test_notes_and_prediction_name_the_model(user_app, user_folder):
 
 
 def test_layer_and_head_pickers_follow_the_model(user_app):
-    layers, layer, heads, chosen, *_ = cb.model_shape(_current(), None, None)
+    opened = calls.show(_current())
+    layers, layer, heads, chosen = (opened[k] for k in ("layer_options", "layer", "head_options", "heads"))
     assert [o["value"] for o in layers] == [0, 1] and layer == 1
     assert [o["value"] for o in heads] == list(range(12)) and chosen == [0, 1, 2, 3]
-    with pytest.raises(PreventUpdate):  # already filled: a new text keeps the user's choice
-        cb.model_shape(_current("Fine."), layers, heads)
-    fig = cb.render_head_view(_current(), 1, [3, 11])
+    again = calls.show(_current("Fine."), "text-submit.n_clicks", typed="Fine.", n_layers=2, n_heads=12, layer=0,
+                       heads=[5])
+    assert all(again[k] is tv.no_update for k in calls.OUTPUTS[5:11])  # filled: a new text keeps the user's choice
+    assert "Head view: layer 0" in again["head_view"].layout.title.text
+    fig, _ = calls.show_layer(1, [3, 11], _current())
     weights = services.text_view(SENTENCE).attention.attention.weights
     np.testing.assert_allclose(np.asarray(fig.data[1].z), weights[1, 11])
-    stale = cb.render_head_view(_current(), 5, [0])  # a MiniLM layer: said, not an IndexError
+    stale, stale_aggregates = calls.show_layer(5, [0], _current())  # a MiniLM layer: said, not an IndexError
+    assert "layer 5 does not exist" in stale_aggregates.layout.annotations[0].text.replace("<br>", " ")
     assert "layer 5 does not exist; the model has 2 layers (0 to 1)" in stale.layout.annotations[0].text.replace("<br>", " ")
 
 
 def test_aggregates_and_agreement_for_two_layers(user_app):
-    fig = cb.render_aggregates(_current(), 1, None)
+    fig = calls.show_layer(1, None, _current())[1]
     names = [d.y[0] for d in fig.data]
     assert names[0] == "attention: CLS row, layer 1, mean over heads"
     assert names[3].startswith("Integrated Gradients (log-odds of ")
-    assert cb.render_aggregates(_current(), None, None).data[0].y[0] == names[0]  # None = last layer
-    heat, note = cb.render_agreement(_current(), "ig", "spearman", "cls", None)
+    assert calls.show_layer(None, None, _current())[1].data[0].y[0] == names[0]  # None = last layer
+    heat, note = tv.show_agreement("ig", "spearman", "cls", _current())
     z = np.asarray(heat.data[0].z, float)
     assert z.shape == (2, 12) and np.nanmax(np.abs(z)) <= 1 + 1e-9
     np.testing.assert_allclose(z, services.agreement(SENTENCE, "ig", "cls").per_head)
@@ -195,7 +201,7 @@ def test_lopardo_card_uses_the_model_labels(user_app):
     info = _upload("moods12.csv", ("text,label\n" + "\n".join(rows) + "\n").encode())
     store, status = lop_cb.run_lopardo(lambda _: None, 1, info, "text", "label")
     assert "trained in" in status
-    summary, strips, _ = lop_cb.render_lopardo(_current("sunny joy"), store)
+    summary, strips, _ = lop_cb.render_lopardo(store, _current("sunny joy"))
     text = _text(summary)
     assert "one logit per class (sad, neutral, happy)" in text and len(strips.data) == 8  # Figure 1's seven and LIME approx.
     view = text_lopardo.lopardo_view(store["key"], "sunny joy")
@@ -249,11 +255,13 @@ def test_unsupported_architecture_is_named(tmp_path, user_folder):
 def test_page_shows_the_error_and_other_pages_keep_working(sample_workspace, tmp_path, monkeypatch):
     try:
         _serve(monkeypatch, sample_workspace, tmp_path)  # an empty folder: no config.json
-        notes, prediction, _ = cb.render_text(_current())
+        p = calls.show(_current())
         message = f"text model {tmp_path}: no config.json in the folder"
-        assert message in _text(notes) and message in prediction.layout.annotations[0].text.replace("<br>", " ")
-        assert cb.model_shape(_current(), None, None) == ([], None, [], [], "no model loaded", "no model loaded")
-        assert message in cb.render_head_view(_current(), None, None).layout.annotations[0].text.replace("<br>", " ")
+        assert message in _text(p["notes"]) and message in p["prediction"].layout.annotations[0].text.replace("<br>", " ")
+        assert tuple(p[k] for k in calls.OUTPUTS[5:11]) == ([], None, [], [], "no model loaded", "no model loaded")
+        assert message in _text(p["agreement_note"])
+        head, _ = calls.show_layer(None, None, _current())
+        assert message in head.layout.annotations[0].text.replace("<br>", " ")
         _, _, note = cb.list_texts(None, None, None)
         assert message in _text(note)
         assert services.row_count() > 0  # the tabular pages are unaffected
