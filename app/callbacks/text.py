@@ -2,7 +2,7 @@
 
 Background jobs (``background=True``) run in a forked process through the app's DiskcacheManager;
 they write their results to the services' on-disk cache and return only small values, and the
-views read the results back by text.
+views (:mod:`app.callbacks.text_views`: one request per user action) read the results back by text.
 """
 from __future__ import annotations
 
@@ -88,16 +88,18 @@ def show_columns(dataset):
 
 @callback(Output(ids.TEXT_ROW, "options"), Output(ids.TEXT_ROW, "value"), Output(ids.TEXT_DATASET_NOTE, "children"),
           Input(ids.TEXT_COLUMN, "value"), Input(ids.TEXT_LABEL_COLUMN, "value"), Input(ids.TEXT_DATASET, "data"),
-          prevent_initial_call=True)
-def list_texts(text_col, label_col, dataset):
-    """The texts to pick from, and which columns and labels are used."""
+          State(ids.TEXT_ROW, "value"), prevent_initial_call=True)
+def list_texts(text_col, label_col, dataset, picked=None):
+    """The texts to pick from, and which columns and labels are used; a picked text is cleared (an empty
+    picker is left alone: clearing it would send the page's text callback a request for nothing)."""
     spec = _spec(dataset, text_col, label_col)
     try:
         ds = services.dataset(spec)
     except CandorError as err:
         return [], None, error_alert(str(err))
     shown = "" if len(ds.texts) <= 500 else " (the first 500 are listed)"
-    return labelled_options(services.dataset_options(spec)), None, f"Dataset: {ds.name}: {ds.note}{shown}"
+    return (labelled_options(services.dataset_options(spec)), None if picked is not None else no_update,
+            f"Dataset: {ds.name}: {ds.note}{shown}")
 
 
 @callback(Output(ids.TEXT_SLOW_DONE, "data"), Output(ids.TEXT_SLOW_STATUS, "children"),

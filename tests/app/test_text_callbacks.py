@@ -153,8 +153,9 @@ def test_csv_upload_lists_texts_and_picks_one(text_app):
     assert "contents" not in info and len(json.dumps(info)) < 300  # the store holds a description, not the file
     cols = cb.show_columns(info)
     assert cols[1] == "review" and cols[2] is False and cols[4] == "sentiment"
-    options, value, note = cb.list_texts("review", "sentiment", info)
-    assert [o["value"] for o in options] == [0, 1] and value is None
+    options, value, note = cb.list_texts("review", "sentiment", info, 4)
+    assert [o["value"] for o in options] == [0, 1] and value is None  # the previous file's pick is cleared
+    assert cb.list_texts("review", "sentiment", info)[1] is cb.no_update  # an empty picker: no request for nothing
     assert "2 texts from column 'review' (1 empty rows skipped); labels from column 'sentiment'" in note
     p = calls.show(_current(), "text-row.value", index=1, dataset=info, text_col="review", label_col="sentiment",
                    n_layers=6, n_heads=12, layer=5, heads=[0])
