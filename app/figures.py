@@ -39,7 +39,9 @@ pio.templates["candor"] = go.layout.Template(layout=dict(
                ticks="", zerolinewidth=2),
     colorway=CATEGORICAL))
 TEMPLATE = "candor"
-_BASE = dict(template=TEMPLATE, margin=dict(l=10, r=10, t=40, b=40), font=dict(size=12))
+_BASE = dict(template=TEMPLATE, margin=dict(l=10, r=20, t=40, b=48), font=dict(size=12))
+"""Margins with room for the x axis's labels and title (b) and a last tick label (r): Plotly's automargin redraws a
+figure whose labels do not fit the margins it started with."""
 
 
 def esc(text) -> str:
@@ -130,6 +132,24 @@ def _label_lines(labels) -> int:
     return max((str(t).count("<br>") + 1 for t in labels), default=1)
 
 
+CHAR_PX = 6.2
+"""Width in pixels of one character of a 12 px tick label, a little over what Chromium draws (5.3–6.0)."""
+
+
+def label_margin(labels, font_size: int = 12) -> int:
+    """Left margin (px) that holds the longest line of ``labels`` (tick labels as :func:`tick_label` wrote them).
+
+    Plotly's ``automargin`` would find it too, but only by drawing the figure, measuring the labels and
+    drawing it again: a figure that starts with room enough is drawn once.
+    """
+    import html
+    import re
+
+    longest = max((len(html.unescape(re.sub(r"<[^>]+>", "", line))) for t in labels
+                   for line in str(t).split("<br>")), default=0)
+    return int(longest * CHAR_PX * font_size / 12) + 14
+
+
 def bars_alt(names, values, what: str, n: int = 3) -> str:
     """Text alternative of a bar chart: the ``n`` largest bars by ``|value|`` in words, e.g.
     ``"SHAP attributions, largest: worst radius +0.12, mean area -0.08"``."""
@@ -203,14 +223,18 @@ def importance_bar(g: GlobalImportance, max_display: int = 15) -> go.Figure:
     return _layout(fig, f"Global importance: mean |SHAP| ({g.output_space} of {esc(g.target)})"
                         + _error_note(se, flags, order), xaxis_title=f"mean |attribution| ({esc(g.output_space)})",
                    alt=bars_alt(g.feature_names, imp, "mean |SHAP| per feature"),
-                   height=max(300, (12 + 14 * _label_lines(fig.data[0].y)) * len(order) + 110))
+                   height=max(300, (12 + 14 * _label_lines(fig.data[0].y)) * len(order) + 110)
+                   ).update_layout(margin=dict(l=label_margin(fig.data[0].y)))
 
 
-def waterfall(e: Explanation, max_display: int = 10, value_labels=None) -> go.Figure:
+def waterfall(e: Explanation, max_display: int = 10, value_labels=None, widest_labels=None) -> go.Figure:
     """base_value → largest attributions → prediction, the rest summed in one bar.
 
     ``value_labels`` (one display text per feature, from the services: the user's levels and dates)
-    replaces the numbers ``feature_values`` printed with 4 significant digits.
+    replaces the numbers ``feature_values`` printed with 4 significant digits. ``widest_labels`` (per
+    feature, the longest value text any row shows) sizes the figure for every feature and value, so
+    that its height is the same for every row (a figure that changes height is redrawn once more by
+    Dash's resize handler, after a 100 ms debounce).
     """
     order = top_k(e.values, max_display)
     rest = np.setdiff1d(np.arange(e.values.size), order)
@@ -245,17 +269,23 @@ def waterfall(e: Explanation, max_display: int = 10, value_labels=None) -> go.Fi
                        f"(additivity gap {gap_text(e.additivity_gap)})" + _error_note(se, flags, order, True),
                   xaxis_title=f"{esc(e.output_space)} of {esc(e.target)}",
                   alt=bars_alt(e.feature_names, e.values, "SHAP attributions"))
-    return fig.update_layout(margin=dict(l=10, r=60, t=max(40, 34 + 15 * fig.layout.title.text.count("<br>")), b=40),
-                             height=max(300, (12 + 14 * _label_lines(y)) * len(y) + 110))
+    lines = _label_lines(y)
+    if widest_labels is not None and len(widest_labels) == len(e.feature_names):
+        lines = max(lines, _label_lines(tick_labels([f"{n} = {w}" for n, w in zip(e.feature_names, widest_labels)], 30)))
+    return fig.update_layout(margin=dict(l=label_margin(y), r=60, t=max(40, 34 + 15 * fig.layout.title.text.count("<br>")),
+                                         b=48),
+                             height=max(300, (12 + 14 * lines) * len(y) + 110))
 
 
 def attribution_bar(e: Explanation, max_display: int = 10, title: str | None = None,
-                    values: np.ndarray | None = None) -> go.Figure:
+                    values: np.ndarray | None = None, widest_labels=None) -> go.Figure:
     """Signed attributions of the largest features, largest on top.
 
     Every bar keeps its label (30 bars and more: a smaller font, never every other label hidden). A LIME
     explanation names the bin or level the row falls in (``"worst area > 1,084"``, from
-    ``params["conditions"]``): LIME weighs that condition, not the feature as a whole.
+    ``params["conditions"]``): LIME weighs that condition, not the feature as a whole. ``widest_labels`` (per
+    feature, the longest value text any row shows) sizes the figure for the widest bin of every feature
+    (``"lo < name <= hi"``), so that its height is the same for every row.
     """
     v = e.values if values is None else np.asarray(values)
     order = [j for j in top_k(v, max_display) if v[j] != 0][::-1]
@@ -274,12 +304,20 @@ def attribution_bar(e: Explanation, max_display: int = 10, title: str | None = N
     n = len(order)
     fig.update_yaxes(tickmode="array", tickvals=fig.data[0].y, ticktext=fig.data[0].y,  # every label, none skipped
                      tickfont=dict(size=12 if n <= 18 else 10 if n <= 30 else 9))
-    return _layout(fig, (title or f"{e.method.upper()} attributions") + note,
-                   xaxis_title=f"attribution ({esc(e.output_space)})",
-                   height=max(260, (12 + 14 * _label_lines(fig.data[0].y)) * n + 90)
-                          + (20 * note.count("<sup>") if note else 0),
-                   alt=bars_alt(names, v, f"{e.method.upper()} attributions, {n} bars, red towards and blue against "
-                                          f"{e.target}"))
+    # the height is the row's page's, not the row's (a figure changing height is redrawn once more by Dash's
+    # resize handler, 100 ms later): room for max_display bars, the longest label of any feature, two note lines
+    slots = max(n, min(max_display, v.size))
+    lines = max(_label_lines(fig.data[0].y), _label_lines(tick_labels(names)))
+    if cond is not None and widest_labels is not None and len(widest_labels) == len(e.feature_names):
+        lines = max(lines, _label_lines(tick_labels([f"{w} < {f} <= {w}" for f, w in
+                                                     zip(e.feature_names, widest_labels)])))
+    note_lines = max(note.count("<sup>"), 2 if se is not None else 0)
+    fig = _layout(fig, (title or f"{e.method.upper()} attributions") + note,
+                  xaxis_title=f"attribution ({esc(e.output_space)})",
+                  height=max(260, (12 + 14 * lines) * slots + 90) + 20 * note_lines,
+                  alt=bars_alt(names, v, f"{e.method.upper()} attributions, {n} bars, red towards and blue against "
+                                        f"{e.target}"))
+    return fig.update_layout(margin=dict(l=label_margin(fig.data[0].y, fig.layout.yaxis.tickfont.size or 12)))
 
 
 def attention_heatmaps(cls: np.ndarray, feature_names: tuple[str, ...]) -> go.Figure:

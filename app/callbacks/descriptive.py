@@ -86,7 +86,9 @@ def render_local(row, players="children"):
     notes = html.Div([gilpin_badge(gilpin_label(s)), method_note(s.source + _players_note(s)), gilpin_badge(gilpin_label(l)),
                       method_note(l.source + "; values are ridge coefficients on LIME's binary interpretable "
                                   f"features, in the units of the output ({l.params['units']})")])
-    return figures.waterfall(s, value_labels=view.labels), figures.attribution_bar(l, title=lime_title), summary, notes
+    widest = view.widest or None  # both figures keep one height whatever the row
+    return (figures.waterfall(s, value_labels=view.labels, widest_labels=widest),
+            figures.attribution_bar(l, title=lime_title, widest_labels=widest), summary, notes)
 
 
 def _shap_error_metric(s):

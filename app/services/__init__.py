@@ -22,8 +22,8 @@ from .surrogates import (
 )
 from .row_plots import GlobalView, global_view
 from .selection import class_choices, select_class
+from .row_view import LocalView, local_view
 from .tabular import (
-    LocalView,
     check_row,
     data_columns,
     data_page,
@@ -31,7 +31,6 @@ from .tabular import (
     feature_descriptions,
     global_importance,
     lime_row,
-    local_view,
     model_summary,
     random_row_pool,
     raw_players_offered,

@@ -10,16 +10,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from sklearn.metrics import accuracy_score, mean_absolute_error, mean_squared_error, r2_score, roc_auc_score
 
 import explainers as ex
-from explainers._codec import value_labels
 from explainers.numbers import plain
-from explainers.metrics import RankAgreement
 
 from workspace.errors import CandorError, first_line
 from ._core import is_ready, lazy, row_cache, store, workspace
@@ -201,6 +198,10 @@ _shap_players = lazy("shap_raw_players", lambda: guarded("the raw-column Shapley
 _shap_all = lazy("shap_all", _compute_all, warm=True)
 _lime = lazy("lime", _make_lime)
 model_labels = lazy("labels", lambda: workspace().model.predict(workspace().X), warm=True)
+model_outputs = lazy("outputs", lambda: workspace().output(workspace().X), warm=True)
+"""The explained output of every row (shape (n_rows,)), computed once in the warm-up: a row's status line then
+costs no model call (a RandomForest(200) spends about 30 ms on one row)."""
+_held_out = lazy("held_out_rows", lambda: frozenset(int(r) for r in workspace().test_idx))
 
 
 def check_row(row) -> int:
@@ -265,8 +266,8 @@ def row_status(row) -> str:
     """"held-out · true malignant · P(malignant) 0.998" for the navbar (a regressor: true and predicted values)."""
     ws = workspace()
     r = check_row(row)
-    v = float(ws.output(ws.X.iloc[[r]])[0])
-    split = "held-out" if r in set(ws.test_idx.tolist()) else "train"
+    v = float(model_outputs()[r] if is_ready("outputs") else ws.output(ws.X.iloc[[r]])[0])
+    split = "held-out" if r in _held_out() else "train"
     if not ws.is_classifier:
         return f"{split} · true {ws.target} {plain(ws.y[r], 4, trim=True)} · predicted {plain(v, 4, trim=True)}"
     return f"{split} · true {_true_label(r)} · {ws.output_label} {v:.3f}"
@@ -462,23 +463,3 @@ def display_codec():
     adapter = getattr(workspace(), "adapter", None)
     return adapter.codec if adapter is not None else None
 
-
-@dataclass(frozen=True)
-class LocalView:
-    """SHAP and LIME for one row; ``labels``: the row's values as shown (levels, dates, 4-digit numbers)."""
-
-    shap: ex.Explanation
-    lime: ex.Explanation
-    agreement: RankAgreement
-    labels: tuple[str, ...] = ()
-
-
-def local_view(row, k: int = 5, raw_players: bool = False) -> LocalView:
-    """SHAP and LIME for one row, their rank agreement (Spearman, top-k overlap) and the row's display values.
-
-    ``raw_players``: SHAP with raw columns as players (:func:`shap_players_row`) where the default sums
-    one-hot children (:func:`raw_players_offered`); ignored elsewhere.
-    """
-    s = shap_players_row(row) if raw_players and raw_players_offered() else shap_row(row)
-    l = lime_row(row)
-    return LocalView(s, l, ex.rank_agreement(s, l, k), value_labels(s.feature_values, display_codec()))

@@ -99,3 +99,30 @@ def test_long_feature_names_are_drawn_whole(browser, tmp_path):
         if f["overlaps"]:
             problems.append(f"{name}: {f['overlaps']} labels drawn over their neighbour")
     assert problems == [], "\n".join(problems) + "\n" + json.dumps(found, indent=1)
+
+
+_MARGINS = """
+return [...document.querySelectorAll('.fig')].map(gd => ({name: gd.dataset.name, asked: gd.layout.margin,
+  drawn: gd._fullLayout._size}));
+"""
+
+
+def test_row_figures_start_with_the_margins_their_labels_need(browser, tmp_path):
+    """The Descriptive row figures are drawn once: Plotly's automargin, which measures the labels it drew and
+    redraws the figure when they need more room, finds the margins the figure started with enough (issue 14:
+    the left margin was 10 px and every row change drew the waterfall and the LIME bars twice)."""
+    cases = [c for c in _figures() if c[0] in ("SHAP waterfall (Descriptive)", "LIME bars (Descriptive)",
+                                                "global importance (Descriptive)")]
+    divs, calls = [], []
+    for i, (name, fig, width, _) in enumerate(cases):
+        divs.append(f'<div class="fig" id="f{i}" data-name="{name}" style="width:{width}px"></div>')
+        calls.append(f"Plotly.newPlot('f{i}', {fig.to_json()}.data, {fig.to_json()}.layout, {{displayModeBar: false}});")
+    page = tmp_path / "margins.html"
+    page.write_text(f"<!doctype html><html lang='en'><head><script src='{PLOTLY_JS.as_uri()}'></script></head>"
+                    f"<body style='margin:0'>{''.join(divs)}<script>{''.join(calls)}</script></body></html>")
+    browser.get(page.as_uri())
+    found = browser.execute_script(_MARGINS)
+    assert len(found) == 3
+    pushed = [f"{f['name']}: {side} {f['asked'][side]} px asked, {f['drawn'][side]} px needed"
+              for f in found for side in ("l", "r", "t", "b") if f["drawn"][side] > f["asked"][side]]
+    assert pushed == [], "\n".join(pushed)

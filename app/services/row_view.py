@@ -1,0 +1,75 @@
+"""The Descriptive page's row view: SHAP and LIME of one row, their agreement, and the row's values as shown.
+
+A row change must not change the height of the page's figures: a figure whose height changes resizes its
+container, and Dash's graph then redraws it once more after a 100 ms debounce (``Plotly.Plots.resize``), which
+was the slowest tenth of row clicks in Chromium (issue 14). The waterfall's height depends on how many lines
+its longest label takes, so the view carries, for every feature, the widest value it can show
+(:func:`widest_value_labels`): the figure sizes itself for those, whatever the row.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import explainers as ex
+from explainers._codec import value_labels
+from explainers.metrics import RankAgreement
+
+from ._core import lazy, workspace
+from .tabular import display_codec, lime_row, raw_players_offered, shap_players_row, shap_row
+
+WIDEST_SAMPLE = 500
+"""Rows (seeded, uniform) whose display values are measured, besides each column's smallest and largest."""
+
+
+@dataclass(frozen=True)
+class LocalView:
+    """SHAP and LIME for one row.
+
+    ``labels``: the row's values as shown (levels, dates, 4-digit numbers), one per SHAP feature.
+    ``widest``: per column of the table (LIME's features; SHAP's too unless its players are a Pipeline's raw
+    columns), the longest value text any row shows (:func:`widest_value_labels`).
+    """
+
+    shap: ex.Explanation
+    lime: ex.Explanation
+    agreement: RankAgreement
+    labels: tuple[str, ...] = ()
+    widest: tuple[str, ...] = ()
+
+
+def _widest() -> tuple[str, ...]:
+    X = workspace().X
+    values = X.to_numpy(dtype=float, na_value=np.nan)
+    n = len(values)
+    rows = np.random.default_rng(0).choice(n, min(n, WIDEST_SAMPLE), replace=False)
+    with np.errstate(all="ignore"):
+        finite = np.where(np.isfinite(values), values, np.nan)
+        extremes = [int(i) for col in finite.T if np.isfinite(col).any()
+                    for i in (np.nanargmin(col), np.nanargmax(col))]
+    codec = display_codec()
+    widest = [""] * values.shape[1]
+    for r in np.unique(np.concatenate([rows, np.asarray(extremes, dtype=int)])):
+        for j, text in enumerate(value_labels(values[r], codec)):
+            if len(text) > len(widest[j]):
+                widest[j] = text
+    return tuple(widest)
+
+
+widest_value_labels = lazy("widest_value_labels", _widest, warm=True)
+"""Per column of the table, the longest display text of its values: measured on :data:`WIDEST_SAMPLE` seeded
+rows and every column's smallest and largest value (a bound for the figure's layout, not a guarantee: a
+longer label still shows whole, in a taller figure)."""
+
+
+def local_view(row, k: int = 5, raw_players: bool = False) -> LocalView:
+    """SHAP and LIME for one row, their rank agreement (Spearman, top-k overlap) and the row's display values.
+
+    ``raw_players``: SHAP with raw columns as players (:func:`~.tabular.shap_players_row`) where the default
+    sums one-hot children (:func:`~.tabular.raw_players_offered`); ignored elsewhere.
+    """
+    s = shap_players_row(row) if raw_players and raw_players_offered() else shap_row(row)
+    l = lime_row(row)
+    return LocalView(s, l, ex.rank_agreement(s, l, k), value_labels(s.feature_values, display_codec()),
+                     widest_value_labels())
