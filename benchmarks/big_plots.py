@@ -23,8 +23,8 @@ Per size:
   figure over ``SLOW_MB``); server-side times are medians of ``REPEATS`` runs too (one for the old builder at 1M).
   A figure over ``MAX_BROWSER_MB`` of JSON is not sent to the browser, and one that does not draw within
   ``BROWSER_TIMEOUT_S`` seconds is given up: both reported ``"draw_ms": null`` with ``"not_drawn"`` saying why.
-  The last line is one JSON object: ``{"rows": {n: {"before": {...}, "after": {...}}}, ...}``.
 
+The last line is one JSON object: ``{"rows": {n: {"before": {...}, "after": {...}}}, ...}``.
 """
 from __future__ import annotations
 
