@@ -89,7 +89,9 @@ def model_view(tokens, weights: np.ndarray, max_tokens: int = MODEL_VIEW_MAX_TOK
     L, H, T, _ = weights.shape
     t = min(T, max_tokens)
     gap = 1
-    big = np.full((L * (t + gap), H * (t + gap)), np.nan)
+    # float32: Plotly sends arrays as typed binary, and attention shown to 3 decimals needs no float64 (it
+    # halves the largest part of a new text's response, issue 14)
+    big = np.full((L * (t + gap), H * (t + gap)), np.nan, dtype=np.float32)
     for layer in range(L):
         for head in range(H):
             r, c = layer * (t + gap), head * (t + gap)

@@ -23,6 +23,7 @@ import numpy as np
 
 from store.codec import explanation_from_json, explanation_to_json
 from workspace.errors import CandorError
+from workspace.json_cache import json_cache
 from workspace.settings import current
 from ._core import row_cache
 from .text_loader import ModelInfo, current_model, job_loaded, model_info, text_model  # noqa: F401
@@ -223,40 +224,20 @@ _cache_state: dict = {}
 
 
 def result_cache():
-    """The on-disk cache of the head-analysis job's results, under ``text_dir()/results``.
+    """The on-disk cache of the slow text results, under ``text_dir()/results-json``: JSON only.
 
-    Returns
-    -------
-    diskcache.Cache
-        One per process (re-opened after a fork), at most 256 MB. Its values are pickled by diskcache
-        (a :class:`HeadAnalysisView` has no JSON form yet); the folder is written by the server only.
-    """
-    import diskcache
-
-    if _cache_state.get("pid") != os.getpid():
-        folder = text_dir() / "results"
-        folder.mkdir(parents=True, exist_ok=True)
-        _cache_state.update(pid=os.getpid(), cache=diskcache.Cache(str(folder), size_limit=2 ** 28))
-    return _cache_state["cache"]
-
-
-def attribution_cache():
-    """The on-disk cache of slow text attributions, under ``text_dir()/results-json``: JSON values
-    (:func:`store.codec.explanation_to_json`, ``diskcache.JSONDisk``), never pickles.
+    Slow attributions (:func:`store.codec.explanation_to_json`) and the head-analysis job's
+    :class:`~app.services.text_data.HeadAnalysisView` (``to_dict``) are stored as JSON
+    (:func:`workspace.json_cache.json_cache`): a row that is not JSON is never unpickled.
 
     Returns
     -------
     diskcache.Cache
         One per process (re-opened after a fork), at most 256 MB.
     """
-    import diskcache
-
-    if _cache_state.get("json_pid") != os.getpid():
-        folder = text_dir() / "results-json"
-        folder.mkdir(parents=True, exist_ok=True)
-        _cache_state.update(json_pid=os.getpid(), json=diskcache.Cache(str(folder), size_limit=2 ** 28,
-                                                                       disk=diskcache.JSONDisk))
-    return _cache_state["json"]
+    if _cache_state.get("pid") != os.getpid():
+        _cache_state.update(pid=os.getpid(), cache=json_cache(text_dir() / "results-json", size_limit=2 ** 28))
+    return _cache_state["cache"]
 
 
 def attribution(text, method: str):
@@ -273,14 +254,14 @@ def attribution(text, method: str):
     -------
     Explanation or None
     """
-    if method not in METHOD_NAMES:
-        raise CandorError(f"unknown attribution method {method!r}; expected one of {', '.join(METHOD_NAMES)}")
+    if not isinstance(method, str) or method not in METHOD_NAMES:
+        raise CandorError(f"unknown attribution method {str(method)[:40]!r}; expected one of {', '.join(METHOD_NAMES)}")
     view = text_view(text)
     if method == "gxi":
         return view.gxi
     if method == "ig" and view.ig is not None:
         return view.ig
-    hit = attribution_cache().get(_key(check_text(text), method, view.info.tag))
+    hit = result_cache().get(_key(check_text(text), method, view.info.tag))
     return None if hit is None else explanation_from_json(hit)
 
 
@@ -294,7 +275,7 @@ def slow_methods(text, model=None) -> list[str]:
 
 def run_slow_attributions(text, progress: Callable[[int, int, str], None] | None = None) -> dict:
     """Compute the slow attributions of ``text`` (:func:`slow_methods`) and store them in
-    :func:`attribution_cache` (JSON).
+    :func:`result_cache` (JSON).
 
     Runs inside a background job (uses :func:`job_loaded`); cached results are not recomputed.
 
@@ -317,7 +298,7 @@ def run_slow_attributions(text, progress: Callable[[int, int, str], None] | None
     fns = {"ig": lambda: integrated_gradients(model, text, n_steps=IG_STEPS),
            "lime": lambda: lime_text(model, text, num_samples=LIME_SAMPLES, seed=0),
            "shap": lambda: shap_text(model, text, max_evals=SHAP_MAX_EVALS, seed=0)}
-    cache, seconds = attribution_cache(), {}
+    cache, seconds = result_cache(), {}
     for i, method in enumerate(slow):
         if progress is not None:
             progress(i, len(slow), f"{METHOD_NAMES[method]} ({i + 1} of {len(slow)})")
@@ -342,11 +323,20 @@ def agreement(text, method: str, aggregate: str = "cls"):
     Returns
     -------
     explainers.text.TextAgreementReport or None
-        None when the attribution has not been computed yet.
+        None when the attribution has not been computed yet. Reports are memoized per text, method,
+        attention reading and model (a change of metric only draws another of its arrays).
     """
+    if aggregate not in ("cls", "mean"):  # a request's value: said in the panel, never a traceback
+        raise CandorError(f"unknown attention reading {str(aggregate)[:40]!r}; expected cls or mean")
+    if attribution(text, method) is None:
+        return None
+    return _agreement(check_text(text), method, aggregate, model_info().tag)
+
+
+@row_cache(maxsize=64)
+def _agreement(text: str, method: str, aggregate: str, tag: str):
     from explainers.attention.agreement import compare_attention_attribution
 
-    expl = attribution(text, method)
-    if expl is None:
-        return None
-    return compare_attention_attribution(text_view(text).attention, expl, aggregate=aggregate, level="word")
+    # ``tag`` only keys the memo; an attribution, once computed, is fixed by the text, method and model
+    return compare_attention_attribution(text_view(text).attention, attribution(text, method), aggregate=aggregate,
+                                         level="word")

@@ -58,6 +58,8 @@ def test_sentence_gives_prediction_notes_and_model_view(text_app):
     assert "attention to a word = sum over its pieces" in text and "completeness gap" in text
     T = v.attention.encoding.n_tokens
     assert model_view.data[0].z.shape == (6 * (T + 1), 12 * (T + 1))
+    assert model_view.data[0].z.dtype == np.float32  # sent as typed binary: half of float64's bytes (issue 14)
+    np.testing.assert_allclose(model_view.data[0].z[T + 1:2 * T + 1, :T], v.attention.attention.weights[1, 0], rtol=1e-6)
 
 
 def test_head_view_draws_each_chosen_head_and_rows_sum_to_one(text_app):
@@ -104,6 +106,15 @@ def test_agreement_heatmap_per_metric(text_app, metric, low):
 def test_lime_agreement_waits_for_the_background_job(text_app):
     fig, note = tv.show_agreement("lime", "spearman", "cls", _current("Lovely."))
     assert "LIME has not been computed for this text yet" in _text(note)
+
+
+def test_agreement_controls_from_a_request_are_checked(text_app):
+    """A request's method or attention reading that is no option (a list, a typo) is one line in the panel."""
+    fig, note = tv.show_agreement("gxi", "spearman", ["cls"], _current())
+    assert note.children == "unknown attention reading \"['cls']\"; expected cls or mean"
+    fig, note = tv.show_agreement(["ig"], "spearman", "cls", _current())
+    assert note.children.startswith("unknown attribution method \"['ig']\"; expected one of ig, gxi, lime, shap")
+    assert "unknown attribution method" in fig.layout.annotations[0].text
 
 
 def test_slow_job_computes_lime_and_shap_then_serves_them_from_the_cache(text_app):
