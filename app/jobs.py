@@ -82,7 +82,8 @@ class LimitedJobs:
     def _update(self, change) -> dict:
         """Apply ``change`` to the registry of live jobs (pid -> user) in one cache transaction; returns it."""
         with self.handle.transact():
-            running = {pid: u for pid, u in (self.handle.get(REGISTRY) or {}).items() if self._alive(pid)}
+            stored = self.handle.get(REGISTRY) or {}  # JSON: the pids come back as text
+            running = {int(pid): u for pid, u in stored.items() if self._alive(pid)}
             change(running)
             self.handle.set(REGISTRY, running)
         return running

@@ -12,8 +12,10 @@ import os
 from pathlib import Path
 
 import dash
+from plotly.utils import PlotlyJSONEncoder
 
 from workspace import limits
+from workspace.json_cache import JSONOnlyDisk, json_cache
 from . import services
 from .jobs import CeleryLimitedJobs, LimitedJobs, celery_app
 from workspace import settings as _settings
@@ -41,6 +43,18 @@ class _ForkAfterWarmManager(LimitedJobs, dash.DiskcacheManager):
         services.warm_done.wait(timeout=300)
         return super().call_job_fn(key, job_fn, args, context)
 
+    def get_or_create_signing_secret(self, generate):
+        """Dash's secret for signing job handles, stored as text (JSON has no bytes; Dash reads text back)."""
+        self.handle.add(self.SIGNING_SECRET_KEY, generate().decode("ascii"))
+        return self.handle.get(self.SIGNING_SECRET_KEY)
+
+
+class _DashJSONDisk(JSONOnlyDisk):
+    """Background jobs' values (results, progress, set_props, the job registry) as JSON, encoded as Dash's
+    CeleryManager encodes them (``PlotlyJSONEncoder``: components, figures, numpy, ``no_update``)."""
+
+    encoder = PlotlyJSONEncoder
+
 
 class _CeleryJobs(CeleryLimitedJobs, dash.CeleryManager):
     """Dash's CeleryManager within the job limits, counted in Redis (:class:`app.jobs.CeleryLimitedJobs`)."""
@@ -52,7 +66,8 @@ def background_manager(cache_dir: Path | None = None, *, redis_url: str | None =
     With ``redis_url`` (default: ``CANDOR_REDIS_URL`` of the current settings) jobs go to Celery
     workers through that Redis (Dash's ``CeleryManager``; start them with
     ``celery -A app.celery_worker:celery worker``); otherwise each job forks from the server and results are
-    cached on disk under ``<cache_dir>/background`` (``CANDOR_CACHE_DIR``, default ``.cache``).
+    cached on disk under ``<cache_dir>/background`` (``CANDOR_CACHE_DIR``, default ``.cache``) as JSON
+    only (:class:`workspace.json_cache.JSONOnlyDisk`, as the Celery path's JSON: a pickled row is never read).
     Either way results are keyed by this launch and by the current selection (model, data, class),
     so neither a restart nor a switch to another model or class ever serves stale results (STYLE B3
     rule 4), and the job limits of :mod:`app.jobs` apply.
@@ -60,11 +75,8 @@ def background_manager(cache_dir: Path | None = None, *, redis_url: str | None =
     redis_url = _settings.current().redis_url if redis_url is None else redis_url
     if redis_url:
         return _CeleryJobs(celery_app(redis_url), cache_by=[_cache_key], expire=3600)
-    import diskcache
-
     folder = Path(_settings.current().cache_dir if cache_dir is None else cache_dir) / "background"
-    folder.mkdir(parents=True, exist_ok=True)
-    return _ForkAfterWarmManager(diskcache.Cache(str(folder)), cache_by=[_cache_key], expire=3600)
+    return _ForkAfterWarmManager(json_cache(folder, _DashJSONDisk), cache_by=[_cache_key], expire=3600)
 
 
 def _cache_key() -> str:

@@ -3,7 +3,8 @@
 One explanation splits into arrays (values, standard errors, base value, prediction, the row) and a
 JSON object with everything else (method, names, source, params, fidelity); :func:`join_explanation`
 puts them back into the same :class:`explainers.Explanation` (``to_dict()`` of both is equal, a test
-checks). Rule surrogates (:mod:`explainers.muse` types) come back from their ``to_dict()`` JSON.
+checks). Rule surrogates (:mod:`explainers.muse` types) and head analyses (:mod:`explainers.text`'s
+``HeadAnalysis``, the Text page's results cache) come back from their ``to_dict()`` JSON.
 """
 from __future__ import annotations
 
@@ -120,3 +121,48 @@ def detail_from_dict(d: dict) -> AgreementDetail:
     """An :class:`~explainers.muse.AgreementDetail` from its ``to_dict()`` (arrays back to numpy)."""
     return AgreementDetail(**{**d, "classes": tuple(d["classes"]), "confusion": np.asarray(d["confusion"], dtype=int),
                               "per_class_agreement": np.asarray(d["per_class_agreement"], dtype=float)})
+
+
+def _array(v, dtype) -> np.ndarray | None:
+    return None if v is None else np.array(v, dtype=dtype)
+
+
+def head_roles_from_dict(d: dict):
+    """An :class:`explainers.text.HeadRoles` from its ``to_dict()``: arrays back to numpy (float, the offsets
+    and denominators int), nested lists of labels back to tuples."""
+    from explainers.text import HeadRoles  # imports torch: only where head analyses are read
+
+    floats = ("confidence", "modal_share", "share_prev", "share_next", "rare_share", "syntactic_accuracy",
+              "syntactic_baseline", "modal_se", "share_prev_se", "share_next_se")
+    return HeadRoles(**{**d, **{k: _array(d[k], float) for k in floats},
+                        "modal_offset": _array(d["modal_offset"], int),
+                        "modal_eligible": _array(d["modal_eligible"], int),
+                        "syntactic_best": tuple(map(tuple, d["syntactic_best"])),
+                        "labels": tuple(tuple(map(tuple, row)) for row in d["labels"]),
+                        "syntactic": {k: {**s, "accuracy": np.array(s["accuracy"], dtype=float)}
+                                      for k, s in d["syntactic"].items()}})
+
+
+def head_analysis_from_dict(d: dict):
+    """An :class:`explainers.text.HeadAnalysis` (roles, importance, pruning curves) from its ``to_dict()``.
+
+    Exact: ``to_dict()`` of the result equals ``d`` and every array equals the original's (NaN where it
+    had NaN; float64 and int64 as :func:`explainers.attention.analyze_heads` makes them), a test checks.
+
+    Raises
+    ------
+    KeyError, TypeError, ValueError
+        If ``d`` is not such an object.
+    """
+    from explainers.text import HeadAnalysis, HeadImportance, PruningCurve
+
+    imp = d["importance"]
+    curves = tuple(PruningCurve(**{**c, "fraction_pruned": np.array(c["fraction_pruned"], dtype=float),
+                                   "n_pruned": np.array(c["n_pruned"], dtype=int),
+                                   "agreement": np.array(c["agreement"], dtype=float),
+                                   "pruned_heads": tuple(c["pruned_heads"])}) for c in d["pruning"])
+    return HeadAnalysis(
+        roles=head_roles_from_dict(d["roles"]), pruning=curves, n_texts=d["n_texts"], seconds=d["seconds"],
+        importance=None if imp is None else HeadImportance(**{**imp, "raw": np.array(imp["raw"], dtype=float),
+                                                             "normalized": np.array(imp["normalized"], dtype=float)}),
+        source=d["source"], word_roles=None if d["word_roles"] is None else head_roles_from_dict(d["word_roles"]))

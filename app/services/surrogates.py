@@ -3,7 +3,7 @@
 Fits take from one to tens of seconds, so the page runs them as background
 callbacks (separate processes); results are kept in an on-disk cache shared
 by every process, keyed by the fit's settings, and the browser only holds
-that key (STYLE B3 rule 5). The cache holds JSON (``diskcache.JSONDisk``), never pickles; a store
+that key (STYLE B3 rule 5). The cache holds JSON (:func:`workspace.json_cache.json_cache`), never pickles; a store
 built by ``python -m app build`` provides the default fits.
 """
 from __future__ import annotations
@@ -14,7 +14,6 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import diskcache
 import numpy as np
 
 # imported here, not inside the functions: fit_muse/fit_frontier run in forked background processes
@@ -26,6 +25,7 @@ from explainers.muse import (TwoLevelDecisionSet, agreement_detail, evaluate_rul
 from store.codec import detail_from_dict, frontier_from_dict, quantities_from_dict, rule_set_from_dict
 from workspace import settings
 from workspace.errors import CandorError
+from workspace.json_cache import json_cache
 from .applicable import require
 from ._core import is_ready, lazy, store, workspace
 from .warmup import eta_text, warm_status
@@ -42,7 +42,7 @@ RESULTS_VERSION = 3
 def _results():
     """The surrogate results every process shares: JSON values (no pickle), keyed by :func:`_key`."""
     folder = Path(settings.current().cache_dir) / "results-json"
-    return diskcache.Cache(str(folder), disk=diskcache.JSONDisk)
+    return json_cache(folder)
 
 
 def _split():

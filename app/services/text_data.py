@@ -14,6 +14,7 @@ from typing import Callable
 
 import numpy as np
 
+from store.codec import head_analysis_from_dict
 from workspace import uploads as _store
 from workspace.errors import CandorError
 from . import text as _text
@@ -334,6 +335,16 @@ class HeadAnalysisView:
     accuracy: dict | None
     syntactic: bool
 
+    def to_dict(self) -> dict:
+        """JSON of the view (the results cache holds it): the analysis as its ``to_dict()``."""
+        return {"analysis": self.analysis.to_dict(), "dataset": self.dataset, "accuracy": self.accuracy,
+                "syntactic": self.syntactic}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> HeadAnalysisView:
+        """The inverse of :meth:`to_dict` (the analysis through :func:`store.codec.head_analysis_from_dict`)."""
+        return cls(head_analysis_from_dict(d["analysis"]), d["dataset"], d["accuracy"], d["syntactic"])
+
 
 def head_analysis(spec: dict | None, conllu: dict | None = None,
                   progress: Callable[[int, int], None] | None = None) -> tuple[HeadAnalysisView, bool]:
@@ -368,7 +379,7 @@ def head_analysis(spec: dict | None, conllu: dict | None = None,
     cache = result_cache()
     hit = cache.get(key)
     if hit is not None:
-        return hit, True
+        return HeadAnalysisView.from_dict(hit), True
     model = loaded.model
     kw = dict(batch_size=16, random_seeds=(0,), progress=progress)
     if conllu:
@@ -385,5 +396,5 @@ def head_analysis(spec: dict | None, conllu: dict | None = None,
         if ds.labels is not None:
             acc = evaluate_accuracy(model, texts, np.array(ds.labels[:len(texts)]))
         view = HeadAnalysisView(result, f"{ds.name}: {used} texts; {ds.note}", acc, False)
-    cache.set(key, view)
+    cache.set(key, view.to_dict())
     return view, False

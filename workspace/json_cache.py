@@ -1,0 +1,91 @@
+"""On-disk caches that hold JSON only: a writable cache folder must never become code execution (issue 14).
+
+diskcache pickles by default, and even its ``JSONDisk`` unpickles a row whose ``mode`` column says
+"pickle" (``diskcache.core.Disk.fetch``), so anyone able to write the cache's SQLite file could run
+code in the server. :class:`JSONOnlyDisk` writes keys and values as zlib-compressed JSON (as
+``JSONDisk``) and reads nothing else: a pickled row or key is logged and treated as a miss (it is
+recomputed and overwritten), never unpickled; a value JSON cannot encode is refused when stored.
+Every cache of Candor is opened by :func:`json_cache` or with a subclass of :class:`JSONOnlyDisk`
+(``tests/store/test_json_only_caches.py`` scans the source for any other ``diskcache.Cache(``).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import zlib
+from pathlib import Path
+
+import diskcache
+from diskcache.core import MODE_BINARY, MODE_RAW, UNKNOWN
+
+log = logging.getLogger(__name__)
+
+
+class RefusedEntry(OSError):
+    """A cache row that is not JSON (e.g. pickled). diskcache treats an ``OSError`` from a read as a miss."""
+
+
+class JSONOnlyDisk(diskcache.JSONDisk):
+    """diskcache's ``JSONDisk`` that refuses, instead of unpickling, anything but its own JSON rows.
+
+    Keys and values are ``json.dumps(..., cls=encoder)`` compressed with zlib and stored as bytes
+    (diskcache modes raw or binary, never mode 4, pickle). Subclasses set ``encoder`` (a
+    ``json.JSONEncoder``) for values plain JSON cannot hold, e.g. Dash components
+    (``app/server.py``). Reading back gives JSON types: lists for tuples and arrays, string dict keys.
+
+    Raises
+    ------
+    TypeError
+        On storing a value or key the encoder cannot write (never a silent pickle), or a file
+        (``Cache.set(..., read=True)``).
+    RefusedEntry
+        On reading a row stored in another mode; ``Cache.get`` and friends take it as a miss.
+    """
+
+    encoder: type[json.JSONEncoder] | None = None
+
+    def _dumps(self, value) -> bytes:
+        return zlib.compress(json.dumps(value, cls=self.encoder).encode("utf-8"), self.compress_level)
+
+    def put(self, key):
+        return diskcache.Disk.put(self, self._dumps(key))
+
+    def get(self, key, raw):
+        if not raw:  # a pickled key
+            raise self._refuse("a key", "pickle")
+        return super().get(key, raw)
+
+    def store(self, value, read, key=UNKNOWN):
+        if read:
+            raise TypeError("this cache holds JSON values only, not files")
+        return diskcache.Disk.store(self, self._dumps(value), False, key=key)
+
+    def fetch(self, mode, filename, value, read):
+        if mode not in (MODE_RAW, MODE_BINARY):
+            raise self._refuse("a value", {0: "none", 3: "text", 4: "pickle"}.get(mode, str(mode)))
+        return super().fetch(mode, filename, value, read)
+
+    def _refuse(self, what: str, mode: str) -> RefusedEntry:
+        log.warning("candor: cache %s: %s stored as %s was ignored (JSON only; never unpickled)",
+                    self._directory, what, mode)
+        return RefusedEntry(f"{what} stored as {mode} in {self._directory} (JSON only)")
+
+
+def json_cache(folder: Path | str, disk: type[JSONOnlyDisk] = JSONOnlyDisk, **settings) -> diskcache.Cache:
+    """A ``diskcache.Cache`` in ``folder`` (created if missing) that holds JSON only (:class:`JSONOnlyDisk`).
+
+    Parameters
+    ----------
+    folder : path
+    disk : subclass of JSONOnlyDisk, default JSONOnlyDisk
+    **settings
+        diskcache settings, e.g. ``size_limit`` in bytes.
+
+    Returns
+    -------
+    diskcache.Cache
+    """
+    if not (isinstance(disk, type) and issubclass(disk, JSONOnlyDisk)):
+        raise TypeError(f"disk must be a JSONOnlyDisk, got {disk!r}")
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    return diskcache.Cache(str(folder), disk=disk, **settings)
