@@ -13,6 +13,7 @@ smoke         run the model on a few rows before serving it
 workspace     ``Workspace``, ``load_pair``, ``load_user_workspace``, ``one_vs_rest``, ``load_sample_workspace``
 uploads       stored uploads, their index, quota and retention
 limits        resource limits (``CANDOR_MAX_*``), the memory ceiling and the model-call timeout
+json_cache    ``json_cache``: on-disk caches that hold JSON only (``JSONOnlyDisk``, never unpickles a row)
 
 Nothing here imports dash, flask or plotly (``tests/test_boundaries.py`` checks).
 """
