@@ -7,9 +7,9 @@
 * :func:`show_agreement`: another attribution, metric or attention reading (the agreement heatmap).
 * :func:`show_slow_results`: the LIME/SHAP job finished (aggregates and agreement).
 
-On opening, the pickers' values come from the model the first request loads, so the head view and the
-aggregates follow in a second request (:func:`show_layer`, set off by the pickers); every later action is
-one request. Callbacks of the inputs and jobs are in :mod:`app.callbacks.text`.
+On opening, the layout fills the layer and head pickers when the model is already loaded; otherwise their
+values come from the model the first request loads, and the head view and the aggregates follow in a second
+request (:func:`show_layer`, set off by the pickers). Every later action is one request. Callbacks of the inputs and jobs are in :mod:`app.callbacks.text`.
 """
 from __future__ import annotations
 
@@ -127,15 +127,20 @@ def show_slow_results(_done, current, layer, method, metric, query):
 # ---------------------------------------------------------------- views of a TextPage
 
 def _pickers(page, layer_options, head_options, layer=None, heads=None) -> tuple:
-    """Layer and head pickers from the loaded model's layers x heads (the last layer, heads 0-3 chosen, unless
-    the page's link chose others: ``app.url_state`` checked them against the same model); ``no_update`` when
-    they are already filled for this model."""
+    """:func:`picker_fill` of the loaded model; ``no_update`` when the pickers are already filled for it."""
     info = page.info
     if info is None:  # the notes show the message
         return [], None, [], [], "no model loaded", "no model loaded"
     if (len(layer_options or []) == info.n_layers and len(head_options or []) == info.n_heads
             and isinstance(layer, int)):
         return (no_update,) * 6  # already filled on this visit: keep the user's choice
+    return picker_fill(info, layer, heads)
+
+
+def picker_fill(info, layer=None, heads=None) -> tuple:
+    """Options, values and placeholders of the layer and head pickers for a model's layers x heads: the last
+    layer and heads 0-3 chosen, unless the page's link chose others (``app.url_state`` checked them against the
+    same model). The page's layout fills them so when the model is already loaded (one request on opening)."""
     linked = isinstance(layer, int) and 0 <= layer < info.n_layers
     linked_heads = heads is not None and all(isinstance(h, int) and 0 <= h < info.n_heads for h in heads)
     return ([{"label": f"layer {l}", "value": l} for l in range(info.n_layers)], layer if linked else info.n_layers - 1,

@@ -13,6 +13,7 @@ from app.components import card, empty_figure, graph, method_note
 from app.services import text_loader
 from app.access import has_role
 from app.callbacks.text import list_texts, show_columns
+from app.callbacks.text_views import picker_fill
 
 dash.register_page(__name__, path="/text", name="Text attention", title="Candor · Text attention", order=5)
 
@@ -54,13 +55,18 @@ def _input_card() -> dbc.Card:
 
 
 def _head_controls() -> dbc.Row:
-    """Layer and head pickers; their options come from the loaded model (a callback fills them)."""
+    """Layer and head pickers; their options come from the loaded model: filled here if this process has loaded
+    it, else by the first callback (which loads it)."""
+    info = text_loader.loaded_info()
+    filled = picker_fill(info) if info is not None else ([], None, [], [], "loading the model…", "loading the model…")
+    layers, layer, heads, chosen, layer_hint, heads_hint = filled
     return dbc.Row([
         dbc.Col([dbc.Label("layer", html_for=ids.TEXT_LAYER, className="small mb-0"),
-                 dcc.Dropdown(id=ids.TEXT_LAYER, options=[], clearable=False, placeholder="loading the model…")],
-                md=3),
+                 dcc.Dropdown(id=ids.TEXT_LAYER, options=layers, value=layer, clearable=False,
+                              placeholder=layer_hint)], md=3),
         dbc.Col([dbc.Label("heads (more than 4: their mean)", html_for=ids.TEXT_HEADS, className="small mb-0"),
-                 dcc.Dropdown(id=ids.TEXT_HEADS, options=[], multi=True, placeholder="loading the model…")], md=9),
+                 dcc.Dropdown(id=ids.TEXT_HEADS, options=heads, value=chosen, multi=True, placeholder=heads_hint)],
+                md=9),
     ], className="mb-2 g-2")
 
 

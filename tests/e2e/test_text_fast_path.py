@@ -1,7 +1,8 @@
 """Each user action on the Text page costs one Dash request (issue 14), counted in headless Chromium.
 
 The probe of :mod:`benchmarks.browser_timing` counts the ``_dash-update-component`` requests an action starts.
-Before, a new text was a chain of 8 (the text to a store, then notes, pickers, agreement, job status, the
+Opening the page is one request once the server has loaded the text model (two for the very first visit).
+Before, opening was 9, a new text was a chain of 8 (the text to a store, then notes, pickers, agreement, job status, the
 Lopardo card, then the head view and aggregates once the pickers answered) and a layer 2. No timings are
 asserted here (``python -m benchmarks.text_page`` measures them).
 """
@@ -54,9 +55,17 @@ def test_each_text_page_action_is_one_request(server, browser):
     browser.get(server + "/text")
     bt.wait_settled(browser, _notes_say("for built-in example 0"), timeout=180)
     opened = [o for o in _outputs(bt.requests_since(browser, 0)) if "text-" in o]
-    # opening: every panel, then the head view and aggregates with the layer and heads the first request
-    # read from the model (before: 10 requests, among them the dataset's pickers and an empty pick)
-    assert len(opened) == 2 and "text-lopardo-summary" in opened[0] and "text-head-view" in opened[1], opened
+    # the first opening in a server: every panel, then the head view and aggregates with the layer and heads
+    # the first request read from the model (before: 9 requests, among them the dataset's pickers and an
+    # empty pick); the server may have loaded the model already (another test opened the page): then one
+    assert len(opened) in (1, 2) and "text-lopardo-summary" in opened[0], opened
+    assert len(opened) == 1 or "text-head-view" in opened[1], opened
+    browser.refresh()  # the model is loaded now: the page comes with its pickers filled, one request
+    bt.wait_settled(browser, _notes_say("for built-in example 0"), timeout=120)
+    opened = [o for o in _outputs(bt.requests_since(browser, 0)) if "text-" in o]
+    assert len(opened) == 1 and "text-head-view" in opened[0], opened
+    assert "Head view: layer 5" in svg_text(browser, "#text-head-view .gtitle")
+    assert "?" not in browser.current_url  # the pickers' values are the page's defaults: a short link
 
     def enter():
         box = browser.find_element(By.ID, "text-input")
