@@ -3,8 +3,9 @@
 Lopardo, Precioso, Garreau, "Attention Meets Post-hoc Interpretability: A Mathematical
 Perspective", ICML 2024, arXiv 2402.03485 (docs/methods.md, "Lopardo et al. 2024"). The model is trained on CPU on the
 labelled texts of the current dataset (the built-in examples or an uploaded CSV with a label
-column) in a background job (:func:`train`), and saved per dataset under ``TEXT_DIR/lopardo`` as a
-``torch.save`` dict of tensors, lists and numbers (loaded back with ``weights_only=True``). For one
+column) in a background job (:func:`train`), and saved per dataset under ``TEXT_DIR/lopardo`` as
+safetensors (the weights) with the vocabulary, sizes and training figures as JSON in its header, never a
+pickle (``torch.save`` is one). For one
 text, :func:`lopardo_view` gives the seven per-word scores of the paper's Figure 1 (α-avg, α-max,
 LIME, G-avg, G-L1, G-L2, G×I), the paper's closed-form approximation of LIME beside real LIME, their
 rank agreement with α-avg (docs/methods.md, "Agreement" metrics, which are this product's choice and
@@ -16,6 +17,7 @@ a forked process, where a first import inside the job could deadlock on an impor
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import threading
 import time
@@ -25,6 +27,8 @@ from typing import Callable
 import numpy as np
 import torch
 import lime.lime_text  # noqa: F401 - imported before a fork (see above); used by lopardo_lime
+from safetensors import safe_open
+from safetensors.torch import save_file
 from scipy import stats
 
 from explainers.text import LopardoClassifier, SimpleVocab, closed_form_gradient, lopardo_scores, train_lopardo
@@ -139,13 +143,15 @@ def _vocab_from_itos(itos: list) -> SimpleVocab:
 
 
 def _save(trained: LopardoModel, path) -> None:
-    torch.save({"state": trained.model.state_dict(), "itos": list(trained.vocab.itos),
-                "n_classes": int(trained.model.W_l.shape[1]), "config": dict(CONFIG), "meta": dict(trained.meta)},
-               path)
+    rest = {"itos": list(trained.vocab.itos), "n_classes": int(trained.model.W_l.shape[1]), "config": dict(CONFIG),
+            "meta": dict(trained.meta)}
+    save_file({k: v.contiguous() for k, v in trained.model.state_dict().items()}, str(path),
+              metadata={"candor": json.dumps(rest)})
 
 
 def _load(path) -> LopardoModel:
-    blob = torch.load(path, weights_only=True)
+    with safe_open(str(path), framework="pt") as f:
+        blob = {**json.loads(f.metadata()["candor"]), "state": {k: f.get_tensor(k) for k in f.keys()}}
     cfg = blob["config"]
     model = LopardoClassifier(len(blob["itos"]), blob["n_classes"], cfg["d_e"], cfg["d_att"], cfg["d_out"],
                               cfg["n_heads"], cfg["max_len"])
@@ -171,7 +177,7 @@ def trained_model(key: str | None) -> LopardoModel | None:
     with _lock:
         if key in _models:
             return _models[key]
-        path = _folder() / f"{key}.pt"
+        path = _folder() / f"{key}.safetensors"
         if not path.is_file():
             return None
         _models[key] = _load(path)
@@ -244,7 +250,7 @@ def train(spec: dict | None, progress: Callable[[int, int], None] | None = None)
                 test_accuracy=test_acc, epochs=EPOCHS, seconds=round(time.perf_counter() - t0, 2), key=key,
                 n_available=len(ds.texts), labels=list(names[:int(labels.max()) + 1]))
     trained = LopardoModel(model, vocab, meta)
-    path = _folder() / f"{key}.pt"
+    path = _folder() / f"{key}.safetensors"
     tmp = path.with_suffix(f".{id(trained)}.tmp")
     _save(trained, tmp)
     tmp.replace(path)

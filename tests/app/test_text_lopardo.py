@@ -47,8 +47,9 @@ def test_training_job_reports_progress_and_caches_the_model_on_disk(lop, trained
     store, status, seen = trained
     assert store["dataset"] == "built-in examples" and "trained in" in status
     assert seen[-1] == (100, "batch 8 of 8") and len(seen) == 8  # 12 texts = 1 batch per epoch
-    path = lop._folder() / f"{store['key']}.pt"
-    assert path.is_file()
+    path = lop._folder() / f"{store['key']}.safetensors"
+    assert path.is_file() and path.read_bytes()[8:9] == b"{"  # safetensors: header length, then JSON; not a pickle
+    assert not any(p.suffix == ".pt" for p in lop._folder().iterdir())
     first = lop.trained_model(store["key"])
     lop._models.clear()
     again, status = cb.run_lopardo(lambda _: None, 2, services.BUILTIN, "text", "label")
