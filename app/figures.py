@@ -66,14 +66,29 @@ def esc_all(texts) -> list[str]:
     return [esc(t) for t in texts]
 
 
-def _layout(fig: go.Figure, title: str, alt: str | None = None, **kw) -> go.Figure:
-    """Title, template and margins; ``alt`` (plain text) is the figure's text alternative beyond its title."""
-    fig.update_layout(title=dict(text=title, x=0.01, font=dict(size=14)), **_BASE, **kw)
-    if "margin" not in kw and title.count("<br>"):  # room for every line of the title above the plot
-        fig.update_layout(margin=dict(t=max(40, 34 + 15 * title.count("<br>"))))
+def layout_dict(title: str, alt: str | None = None, margin: dict | None = None, **kw) -> dict:
+    """Title, template and margins as a layout dict; ``alt`` (plain text) is the figure's text alternative.
+
+    ``margin`` overrides sides of the base margins; without ``t`` there, the top margin holds every line of
+    the title. ``kw`` are further layout properties, nested (``xaxis=dict(title=dict(text=...))``). A figure
+    built in one go from such a dict (``go.Figure(data=..., layout=...)``) costs a fifth of one built by
+    successive ``update_layout`` calls (about 2 ms instead of 9 for a waterfall).
+    """
+    m = dict(_BASE["margin"])
+    if title.count("<br>"):  # room for every line of the title above the plot
+        m["t"] = max(40, 34 + 15 * title.count("<br>"))
+    m.update(margin or {})
+    out = dict(template=TEMPLATE, font=dict(_BASE["font"]), title=dict(text=title, x=0.01, font=dict(size=14)),
+               margin=m, **kw)
     if alt:
-        fig.update_layout(meta=dict(alt=alt_text(alt)))
-    return fig
+        out["meta"] = dict(alt=alt_text(alt))
+    return out
+
+
+def _layout(fig: go.Figure, title: str, alt: str | None = None, **kw) -> go.Figure:
+    """:func:`layout_dict` applied to ``fig``; ``kw`` may use Plotly's ``xaxis_title`` shorthand."""
+    fig.update_layout(layout_dict(title, alt))
+    return fig.update_layout(**kw) if kw else fig
 
 
 def alt_text(text: str) -> str:
@@ -251,30 +266,29 @@ def waterfall(e: Explanation, max_display: int = 10, value_labels=None, widest_l
         err.append(float("nan"))  # the errors of a sum of sampled values are correlated: not shown
     text = [plain(v) + (f" ± {plain(s)}" if s == s and s > 0 else "") for v, s in zip(vals, err)]
     y = ["base_value (E[f])"] + labels + ["prediction f(x)"]
-    fig = go.Figure(go.Waterfall(
-        orientation="h", measure=["absolute"] + ["relative"] * len(vals) + ["total"],
-        y=y, x=[e.base_value] + vals + [e.prediction], text=[plain(e.base_value)] + text + [plain(e.prediction)],
-        textposition="outside", cliponaxis=False,  # the number beside the last bar stays readable
-        increasing=dict(marker_color=POS), decreasing=dict(marker_color=NEG),
-        totals=dict(marker_color=GREY), connector=dict(line=dict(color="#ccc")),
-        hovertemplate="%{y}: %{text}<extra></extra>"))
+    data = [dict(type="waterfall",
+                 orientation="h", measure=["absolute"] + ["relative"] * len(vals) + ["total"],
+                 y=y, x=[e.base_value] + vals + [e.prediction], text=[plain(e.base_value)] + text + [plain(e.prediction)],
+                 textposition="outside", cliponaxis=False,  # the number beside the last bar stays readable
+                 increasing=dict(marker=dict(color=POS)), decreasing=dict(marker=dict(color=NEG)),
+                 totals=dict(marker=dict(color=GREY)), connector=dict(line=dict(color="#ccc")),
+                 hovertemplate="%{y}: %{text}<extra></extra>")]
     bars = np.nan_to_num(np.asarray(err, dtype=float))
     if bars.max(initial=0) > 0:  # error bars at the end of each step
         ends = e.base_value + np.cumsum(vals)
-        fig.add_trace(go.Scatter(x=ends, y=labels, mode="markers", marker=dict(size=1, color="rgba(0,0,0,0)"),
-                                 error_x=dict(type="data", array=bars, color="#444", thickness=1.2, width=4),
-                                 hoverinfo="skip", showlegend=False))
-    fig.update_yaxes(autorange="reversed")
-    fig = _layout(fig, f"SHAP: from base_value {plain(e.base_value)} to prediction {plain(e.prediction)} "
-                       f"(additivity gap {gap_text(e.additivity_gap)})" + _error_note(se, flags, order, True),
-                  xaxis_title=f"{esc(e.output_space)} of {esc(e.target)}",
-                  alt=bars_alt(e.feature_names, e.values, "SHAP attributions"))
+        data.append(dict(type="scatter", x=ends, y=labels, mode="markers", marker=dict(size=1, color="rgba(0,0,0,0)"),
+                         error_x=dict(type="data", array=bars, color="#444", thickness=1.2, width=4),
+                         hoverinfo="skip", showlegend=False))
     lines = _label_lines(y)
     if widest_labels is not None and len(widest_labels) == len(e.feature_names):
         lines = max(lines, _label_lines(tick_labels([f"{n} = {w}" for n, w in zip(e.feature_names, widest_labels)], 30)))
-    return fig.update_layout(margin=dict(l=label_margin(y), r=60, t=max(40, 34 + 15 * fig.layout.title.text.count("<br>")),
-                                         b=48),
-                             height=max(300, (12 + 14 * lines) * len(y) + 110))
+    title = (f"SHAP: from base_value {plain(e.base_value)} to prediction {plain(e.prediction)} "
+             f"(additivity gap {gap_text(e.additivity_gap)})" + _error_note(se, flags, order, True))
+    return go.Figure(data=data, layout=layout_dict(
+        title, alt=bars_alt(e.feature_names, e.values, "SHAP attributions"),
+        margin=dict(l=label_margin(y), r=60, t=max(40, 34 + 15 * title.count("<br>"))),
+        xaxis=dict(title=dict(text=f"{esc(e.output_space)} of {esc(e.target)}")), yaxis=dict(autorange="reversed"),
+        height=max(300, (12 + 14 * lines) * len(y) + 110)))
 
 
 def attribution_bar(e: Explanation, max_display: int = 10, title: str | None = None,
@@ -294,30 +308,28 @@ def attribution_bar(e: Explanation, max_display: int = 10, title: str | None = N
     err = np.nan_to_num(se[order]) if se is not None else np.zeros(len(order))
     cond = e.params.get("conditions") if isinstance(e.params, dict) else None
     names = list(cond) if cond is not None and len(cond) == len(e.feature_names) else list(e.feature_names)
-    fig = go.Figure(go.Bar(x=v[order], y=[(ROUGH if flags[j] else "") + t for j, t in
-                                          zip(order, tick_labels([names[j] for j in order]))],
-                           orientation="h", marker_color=[POS if v[j] > 0 else NEG for j in order], customdata=err,
-                           error_x=dict(type="data", array=err, visible=bool(err.max(initial=0) > 0), color="#444",
-                                        thickness=1.2, width=3),
-                           hovertemplate="%{y}: %{x:.4f} ± %{customdata:.4f}<extra></extra>"))
+    y = [(ROUGH if flags[j] else "") + t for j, t in zip(order, tick_labels([names[j] for j in order]))]
     note = _error_note(se, flags, order)
     n = len(order)
-    fig.update_yaxes(tickmode="array", tickvals=fig.data[0].y, ticktext=fig.data[0].y,  # every label, none skipped
-                     tickfont=dict(size=12 if n <= 18 else 10 if n <= 30 else 9))
+    font = 12 if n <= 18 else 10 if n <= 30 else 9
     # the height is the row's page's, not the row's (a figure changing height is redrawn once more by Dash's
     # resize handler, 100 ms later): room for max_display bars, the longest label of any feature, two note lines
     slots = max(n, min(max_display, v.size))
-    lines = max(_label_lines(fig.data[0].y), _label_lines(tick_labels(names)))
+    lines = max(_label_lines(y), _label_lines(tick_labels(names)))
     if cond is not None and widest_labels is not None and len(widest_labels) == len(e.feature_names):
         lines = max(lines, _label_lines(tick_labels([f"{w} < {f} <= {w}" for f, w in
                                                      zip(e.feature_names, widest_labels)])))
     note_lines = max(note.count("<sup>"), 2 if se is not None else 0)
-    fig = _layout(fig, (title or f"{e.method.upper()} attributions") + note,
-                  xaxis_title=f"attribution ({esc(e.output_space)})",
-                  height=max(260, (12 + 14 * lines) * slots + 90) + 20 * note_lines,
-                  alt=bars_alt(names, v, f"{e.method.upper()} attributions, {n} bars, red towards and blue against "
-                                        f"{e.target}"))
-    return fig.update_layout(margin=dict(l=label_margin(fig.data[0].y, fig.layout.yaxis.tickfont.size or 12)))
+    bar = dict(type="bar", x=v[order], y=y, orientation="h", marker=dict(color=[POS if v[j] > 0 else NEG for j in order]),
+               customdata=err, hovertemplate="%{y}: %{x:.4f} ± %{customdata:.4f}<extra></extra>",
+               error_x=dict(type="data", array=err, visible=bool(err.max(initial=0) > 0), color="#444", thickness=1.2,
+                            width=3))
+    return go.Figure(data=[bar], layout=layout_dict(
+        (title or f"{e.method.upper()} attributions") + note, margin=dict(l=label_margin(y, font)),
+        alt=bars_alt(names, v, f"{e.method.upper()} attributions, {n} bars, red towards and blue against {e.target}"),
+        xaxis=dict(title=dict(text=f"attribution ({esc(e.output_space)})")),
+        yaxis=dict(tickmode="array", tickvals=y, ticktext=y, tickfont=dict(size=font)),  # every label, none skipped
+        height=max(260, (12 + 14 * lines) * slots + 90) + 20 * note_lines))
 
 
 def attention_heatmaps(cls: np.ndarray, feature_names: tuple[str, ...]) -> go.Figure:
