@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from tests.app.test_celery_jobs import _run
+from tests.app.test_text_callbacks import text_app  # noqa: F401 (fixture: results cache in a fresh folder, MiniLM)
 from tests.store.json_checks import assert_same, cache_rows, pickles_in
 
 
@@ -83,29 +84,14 @@ def test_every_value_a_job_writes_is_json_and_reads_back(job_app):
     assert error["msg"] == "negative" and "ValueError" in error["tb"]
 
 
-@pytest.fixture(scope="module")
-def text_services(sample_workspace, tmp_path_factory):
-    """The Text page's services with their results cache in a fresh folder, MiniLM loaded once."""
-    from app import services
-    from app.services import text
-
-    before = text.TEXT_DIR
-    text.TEXT_DIR = tmp_path_factory.mktemp("candor-text-json")
-    text._cache_state.clear()
-    services.text_model()
-    yield text
-    text.TEXT_DIR = before
-    text._cache_state.clear()
-
-
-def test_a_head_analysis_is_cached_as_json_and_read_back_unchanged(text_services):
+def test_a_head_analysis_is_cached_as_json_and_read_back_unchanged(text_app):
     from app import services
 
     view, cached = services.head_analysis(services.BUILTIN)  # 12 labelled sentences: roles, importance, pruning
     assert not cached and view.accuracy and view.analysis.importance is not None and view.analysis.word_roles
-    folder = text_services.text_dir() / "results-json"
+    folder = text_app.text_dir() / "results-json"
     assert len(cache_rows(folder)) == 1 and pickles_in(folder) == []
     again, cached = services.head_analysis(services.BUILTIN)
     assert cached
     assert_same(view, again)
-    assert not (text_services.text_dir() / "results").exists()  # the old pickling folder is not opened
+    assert not (text_app.text_dir() / "results").exists()  # the old pickling folder is not opened
