@@ -1,6 +1,6 @@
 """Candor against explainerdashboard 0.5.8, as a user sees them: cold start, pages and clicks in Chromium.
 
-``python -m benchmarks.vs_peer [--datasets breast_cancer,adult] [--starts 2] [--clicks 10] [--quick]``
+``python -m benchmarks.vs_peer [--datasets breast_cancer,adult] [--starts 2] [--clicks 10] [--quick] [--work DIR]``
 
 What it does, for each dataset:
 
@@ -360,13 +360,23 @@ RATIO_KEYS = ("first_200_s", "landing_s", "landing_from_start_s", "row_page_s", 
 def run_dataset(name: str, peer_python: Path, starts: int, clicks: int, timeout: float, work: Path,
                 modes: tuple[str, ...] = ("store", "live"), store_rows: int | None = None) -> dict:
     folder = work / name
-    info = prepare(name, folder, peer_python)
+    done = folder / "prepared.json"  # a kept --work folder: the same files, model and store as last time
+    if done.exists():
+        info = json.loads(done.read_text())
+    else:
+        info = prepare(name, folder, peer_python)
+        done.write_text(json.dumps(info))
     print(f"\n{name}: {info['rows']} rows, {info['held_out']} held out, {info['features']} features, "
           f"{info['model']}", flush=True)
-    build_s = None
+    build_s, built = None, folder / "build_s.json"
     if "store" in modes:
-        build_s = build_store(folder, store_rows)
-        print(f"  python -m app build: {build_s} s ({store_rows or 'every'} held-out rows)", flush=True)
+        if built.exists() and (folder / "store").is_dir() and json.loads(built.read_text())["rows"] == store_rows:
+            build_s = json.loads(built.read_text())["build_s"]
+            print(f"  python -m app build: {build_s} s (kept from an earlier run in {folder})", flush=True)
+        else:
+            build_s = build_store(folder, store_rows)
+            built.write_text(json.dumps({"build_s": build_s, "rows": store_rows}))
+            print(f"  python -m app build: {build_s} s ({store_rows or 'every'} held-out rows)", flush=True)
     tools = [t for t, m in (("candor", "store"), ("candor_live", "live")) if m in modes] + ["peer"]
     runs: dict[str, list[dict]] = {t: [] for t in tools}
     for i in range(starts):
@@ -415,6 +425,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--peer-venv", type=Path, default=default_peer_venv())
     p.add_argument("--modes", default="store,live", help="Candor's modes: store (python -m app build first), live")
     p.add_argument("--store-rows", type=int, default=None, help="held-out rows the store holds (default all)")
+    p.add_argument("--work", type=Path, default=None,
+                   help="keep the tables, models and stores in this folder and reuse them on the next run "
+                        "(the store's build time is the one measured when it was built); default a temporary folder")
     args = p.parse_args(argv)
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     if args.quick:
@@ -428,8 +441,9 @@ def main(argv: list[str] | None = None) -> int:
     modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
     if not modes or set(modes) - {"store", "live"}:
         p.error("--modes takes store, live or both")
-    with tempfile.TemporaryDirectory(prefix="vs-peer-") as work:
-        results = {d: run_dataset(d, peer_python, args.starts, args.clicks, args.timeout, Path(work), modes,
+    with tempfile.TemporaryDirectory(prefix="vs-peer-") as scratch:
+        work = args.work or Path(scratch)
+        results = {d: run_dataset(d, peer_python, args.starts, args.clicks, args.timeout, work, modes,
                                   args.store_rows) for d in datasets}
     print()
     print(table(results))
