@@ -58,7 +58,7 @@ def _head_controls() -> dbc.Row:
     """Layer and head pickers; their options come from the loaded model: filled here if this process has loaded
     it, else by the first callback (which loads it)."""
     info = text_loader.loaded_info()
-    filled = picker_fill(info) if info is not None else ([], None, [], [], "loading the model…", "loading the model…")
+    filled = picker_fill(info) if info is not None else ([], None, [], None, "loading the model…", "loading the model…")
     layers, layer, heads, chosen, layer_hint, heads_hint = filled
     return dbc.Row([
         dbc.Col([dbc.Label("layer", html_for=ids.TEXT_LAYER, className="small mb-0"),

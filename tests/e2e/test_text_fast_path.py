@@ -60,6 +60,7 @@ def test_each_text_page_action_is_one_request(server, browser):
     # empty pick); the server may have loaded the model already (another test opened the page): then one
     assert len(opened) in (1, 2) and "text-lopardo-summary" in opened[0], opened
     assert len(opened) == 1 or "text-head-view" in opened[1], opened
+    assert svg_text(browser, "#text-head-view .annotation-text") == "head 0 head 1 head 2 head 3"  # heads 0-3 chosen
     browser.refresh()  # the model is loaded now: the page comes with its pickers filled, one request
     bt.wait_settled(browser, _notes_say("for built-in example 0"), timeout=120)
     opened = [o for o in _outputs(bt.requests_since(browser, 0)) if "text-" in o]
