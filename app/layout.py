@@ -16,17 +16,27 @@ def _nav_links() -> list:
     return [dbc.NavItem(dbc.NavLink(p["name"], href=p["relative_path"], active="exact")) for p in pages]
 
 
+def _random_row_title(pool: dict) -> str:
+    """What "Random row" picks from, said on the button's tooltip."""
+    if pool.get("stored") is not None:
+        return (f"a random one of the {pool['stored']:,} held-out rows the store holds (of {pool['of']:,}); "
+                "type any other row to explain it")
+    return f"a random held-out row (of {pool['of']:,})"
+
+
 def row_picker() -> html.Div:
     n = len(services.workspace().X)
+    pool = services.random_row_pool()
     return html.Div([
         dbc.Label("Row", html_for=ids.ROW_INPUT, className="me-2 mb-0 text-white"),
         # the row lives in the URL (?row=N), not in browser storage: a link shows the same row to anyone
         dbc.Input(id=ids.ROW_INPUT, type="number", min=0, max=n - 1, step=1, value=services.default_row(),
                   debounce=True, size="sm", className="row-input"),
-        dbc.Button("Random row", id=ids.ROW_RANDOM, size="sm", color="light", className="ms-2", n_clicks=0),
+        dbc.Button("Random row", id=ids.ROW_RANDOM, size="sm", color="light", className="ms-2", n_clicks=0,
+                   title=_random_row_title(pool)),
         html.Span(id=ids.ROW_STATUS, className="ms-2 text-white-50 small"),
         dcc.Store(id=ids.ROW_URL_SYNC),
-        dcc.Store(id=ids.ROW_POOL, data=services.random_row_pool()),  # "Random row" picks in the browser
+        dcc.Store(id=ids.ROW_POOL, data=pool),  # "Random row" picks in the browser
     ], className="d-flex align-items-center", id=ids.ROW_PICKER)
 
 

@@ -241,17 +241,25 @@ RANDOM_POOL_MAX = 2_000
 def random_row_pool() -> dict:
     """The held-out rows the navbar's "Random row" button picks from, in the browser (no request per pick).
 
+    Served from a store that holds only some held-out rows (``python -m app build --rows N``), the button picks
+    among those rows, which show at once; any other row can still be typed in (explained on demand).
+
     Returns
     -------
     dict
-        ``{"rows": [int, ...], "of": n}``: the sorted held-out row ids, all of them or a seeded sample
-        (``numpy.random.default_rng(0)``) of :data:`RANDOM_POOL_MAX` when there are more; ``n`` held-out rows in all.
+        ``{"rows": [int, ...], "of": n, "stored": m}``: the sorted row ids, all of them or a seeded sample
+        (``numpy.random.default_rng(0)``) of :data:`RANDOM_POOL_MAX` when there are more; ``n`` held-out rows in
+        all; ``m`` the held-out rows the store holds when the pool is limited to them, else None.
     """
     rows = np.sort(workspace().test_idx)
-    n = len(rows)
-    if n > RANDOM_POOL_MAX:
+    n, stored = len(rows), None
+    st = store()
+    if st is not None and 0 < len(st.rows) and len(np.intersect1d(rows, st.rows)) < n:
+        rows = np.intersect1d(rows, st.rows)
+        stored = len(rows)
+    if len(rows) > RANDOM_POOL_MAX:
         rows = np.sort(np.random.default_rng(0).choice(rows, RANDOM_POOL_MAX, replace=False))
-    return {"rows": [int(r) for r in rows], "of": n}
+    return {"rows": [int(r) for r in rows], "of": n, "stored": stored}
 
 
 def _true_label(r: int) -> str:

@@ -118,7 +118,7 @@ def test_attention_page_compares_heads_with_ig(sample_workspace):
 def test_random_row_pool_is_every_held_out_row(sample_workspace):
     # "Random row" picks in the browser (tests/e2e/test_fast_path.py) from exactly these rows
     pool = services.random_row_pool()
-    assert pool == {"rows": sorted(int(r) for r in services.workspace().test_idx), "of": 143}
+    assert pool == {"rows": sorted(int(r) for r in services.workspace().test_idx), "of": 143, "stored": None}
 
 
 def test_row_picker_only_where_rows_are_explained():

@@ -244,3 +244,15 @@ def test_served_global_view_stays_memory_mapped_and_its_importance_is_of_every_r
     np.testing.assert_allclose(g.importance, np.abs(on_disk).mean(axis=0), rtol=1e-12, atol=0)
     se = np.load(folder / "global_se.npy", allow_pickle=False)
     np.testing.assert_allclose(g.importance_standard_error, np.sqrt((se ** 2).sum(axis=0)) / len(se), rtol=1e-12, atol=0)
+
+
+def test_random_row_picks_among_the_stored_rows_when_the_store_holds_some(serving, built):
+    """A store built with ``--rows 6``: "Random row" draws from those 6 rows (shown at once), and says so."""
+    from app import layout
+
+    services, ws, folder = serving
+    stored = sorted(ws.test_idx.tolist()[:ROWS])  # what the build stored: the first held-out rows of the split
+    pool = services.random_row_pool()
+    assert pool == {"rows": stored, "of": len(ws.test_idx), "stored": ROWS}
+    button = [c for c in layout.row_picker().children if getattr(c, "id", None) == "row-random"][0]
+    assert f"the {ROWS} held-out rows the store holds (of {len(ws.test_idx)})" in button.title
