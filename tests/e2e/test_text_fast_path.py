@@ -9,14 +9,13 @@ asserted here (``python -m benchmarks.text_page`` measures them).
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from benchmarks import browser_timing as bt
-from benchmarks.text_page import OPTION, RADIO
+from benchmarks.text_page import OPTION, RADIO, close_dropdown, open_dropdown, option_label
 from tests.e2e.browser import svg_text
 
 pytestmark = pytest.mark.e2e
@@ -37,12 +36,7 @@ def _act(driver, act, drawn: str) -> list[dict]:
 
 
 def _choose(driver, dropdown: str, option: str) -> None:
-    el = driver.find_element(By.ID, dropdown)
-    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", el)
-    el.click()
-    deadline = time.time() + 10
-    while not driver.find_elements(By.CSS_SELECTOR, "[role='option']") and time.time() < deadline:
-        time.sleep(0.05)
+    open_dropdown(driver, dropdown)
     bt.click(driver, OPTION % json.dumps(option))
 
 
@@ -104,13 +98,7 @@ def test_each_text_page_action_is_one_request(server, browser):
 
 def _option_label(driver, i: int) -> str:
     """The dataset picker's option ``i`` (opened to read it, then closed)."""
-    el = driver.find_element(By.ID, "text-row")
-    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", el)
-    el.click()
-    deadline = time.time() + 10
-    while not driver.find_elements(By.CSS_SELECTOR, "[role='option']") and time.time() < deadline:
-        time.sleep(0.05)
-    label = driver.find_elements(By.CSS_SELECTOR, "[role='option']")[i].text.strip()
-    driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
-    time.sleep(0.2)
+    open_dropdown(driver, "text-row")
+    label = option_label(driver, i)
+    close_dropdown(driver)
     return label
