@@ -35,6 +35,13 @@ _LOPARDO = [Output(ids.TEXT_LOPARDO_SUMMARY, "children"), Output(ids.TEXT_LOPARD
             Output(ids.TEXT_LOPARDO_AGREEMENT, "figure")]
 
 
+def _text(current) -> str:
+    """The current text of the page's store (a store from a request may hold anything: then nothing to show)."""
+    if not isinstance(current, dict) or not isinstance(current.get("text"), str) or not current["text"]:
+        raise PreventUpdate
+    return current["text"]
+
+
 def _trigger():
     try:
         return ctx.triggered_id
@@ -63,9 +70,9 @@ def show_text(_clicks, _submits, index, typed, current, dataset, text_col, label
         chosen = _spec(dataset, text_col, label_col)
         current = {"text": None, "origin": f"text {index} of {chosen.get('name') or 'the dataset'}"}
     elif trigger in (ids.TEXT_SUBMIT, ids.TEXT_INPUT):
-        current = {"text": typed or "", "origin": "typed"}
-    elif not current or not isinstance(current.get("text"), str):
-        raise PreventUpdate
+        current = {"text": typed if isinstance(typed, str) else "", "origin": "typed"}
+    else:
+        current = {"text": _text(current), "origin": current.get("origin")}
     first = len(layer_options or []) == 0 or len(head_options or []) == 0 or not isinstance(layer, int)
     try:
         page = text_page(current["text"], pick=(chosen, index) if trigger == ids.TEXT_ROW else None,
@@ -92,10 +99,8 @@ def show_text(_clicks, _submits, index, typed, current, dataset, text_col, label
           prevent_initial_call=True)
 def show_layer(layer, heads, current):
     """Another layer (head view and aggregates) or other heads (the head view only)."""
-    if not current or not current.get("text"):
-        raise PreventUpdate
     only_heads = _trigger() == ids.TEXT_HEADS
-    page = text_page(current["text"], ("head",) if only_heads else ("head", "aggregates"), layer=layer)
+    page = text_page(_text(current), ("head",) if only_heads else ("head", "aggregates"), layer=layer)
     return head_view(page, heads), no_update if only_heads else aggregates_view(page)
 
 
@@ -105,9 +110,7 @@ def show_layer(layer, heads, current):
           State(ids.TEXT_CURRENT, "data"), prevent_initial_call=True)
 def show_agreement(method, metric, query, current):
     """Layers x heads agreement of attention with the chosen attribution, metric and attention reading."""
-    if not current or not current.get("text"):
-        raise PreventUpdate
-    return agreement_view(text_page(current["text"], ("agreement",), method=method, query=query), method, metric)
+    return agreement_view(text_page(_text(current), ("agreement",), method=method, query=query), method, metric)
 
 
 @callback(Output(ids.TEXT_AGGREGATES, "figure", allow_duplicate=True),
@@ -118,9 +121,7 @@ def show_agreement(method, metric, query, current):
           prevent_initial_call=True)
 def show_slow_results(_done, current, layer, method, metric, query):
     """The LIME/SHAP job finished: the aggregates and the agreement with what it computed."""
-    if not current or not current.get("text"):
-        raise PreventUpdate
-    page = text_page(current["text"], ("head", "aggregates", "agreement"), layer=layer, method=method, query=query)
+    page = text_page(_text(current), ("head", "aggregates", "agreement"), layer=layer, method=method, query=query)
     return aggregates_view(page), *agreement_view(page, method, metric)
 
 

@@ -152,8 +152,13 @@ def test_long_text_is_truncated_with_a_note_and_ig_moves_to_the_job(text_app):
 def test_empty_and_missing_text(text_app):
     p = _shown("   ")
     assert "type a sentence" in _text(p["notes"]) and "type a sentence" in _text(p["agreement_note"])
-    with pytest.raises(PreventUpdate):
-        calls.show_layer(5, [0], None)
+    for bad in (None, ["a list"], {"text": 3}):  # a store from a request may hold anything
+        with pytest.raises(PreventUpdate):
+            calls.show_layer(5, [0], bad)
+        with pytest.raises(PreventUpdate):
+            calls.show(bad)
+    typed = calls.show(_current(), "text-submit.n_clicks", typed=["not", "text"], n_layers=6, n_heads=12, layer=5)
+    assert typed["current"]["text"] == "" and "type a sentence" in _text(typed["notes"])
 
 
 def test_csv_upload_lists_texts_and_picks_one(text_app):
