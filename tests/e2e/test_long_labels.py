@@ -77,17 +77,22 @@ return out;
 """
 
 
-def test_long_feature_names_are_drawn_whole(browser, tmp_path):
-    cases = _figures()
+def _draw(browser, tmp_path, cases, fixed_height: bool = True) -> None:
+    """Draw ``cases`` ((name, figure, width, _) each) with the plotly.js the app serves, one box per figure."""
     divs, calls = [], []
     for i, (name, fig, width, _) in enumerate(cases):
-        height = int(fig.layout.height or 450)
-        divs.append(f'<div class="fig" id="f{i}" data-name="{name}" style="width:{width}px;height:{height}px"></div>')
+        height = f";height:{int(fig.layout.height or 450)}px" if fixed_height else ""
+        divs.append(f'<div class="fig" id="f{i}" data-name="{name}" style="width:{width}px{height}"></div>')
         calls.append(f"Plotly.newPlot('f{i}', {fig.to_json()}.data, {fig.to_json()}.layout, {{displayModeBar: false}});")
-    page = tmp_path / "labels.html"
+    page = tmp_path / "figures.html"
     page.write_text(f"<!doctype html><html lang='en'><head><script src='{PLOTLY_JS.as_uri()}'></script></head>"
                     f"<body style='margin:0'>{''.join(divs)}<script>{''.join(calls)}</script></body></html>")
     browser.get(page.as_uri())
+
+
+def test_long_feature_names_are_drawn_whole(browser, tmp_path):
+    cases = _figures()
+    _draw(browser, tmp_path, cases)
     found = browser.execute_script(_CHECK)
     assert [f["name"] for f in found] == [c[0] for c in cases]
     problems = []
@@ -113,14 +118,7 @@ def test_row_figures_start_with_the_margins_their_labels_need(browser, tmp_path)
     the left margin was 10 px and every row change drew the waterfall and the LIME bars twice)."""
     cases = [c for c in _figures() if c[0] in ("SHAP waterfall (Descriptive)", "LIME bars (Descriptive)",
                                                 "global importance (Descriptive)")]
-    divs, calls = [], []
-    for i, (name, fig, width, _) in enumerate(cases):
-        divs.append(f'<div class="fig" id="f{i}" data-name="{name}" style="width:{width}px"></div>')
-        calls.append(f"Plotly.newPlot('f{i}', {fig.to_json()}.data, {fig.to_json()}.layout, {{displayModeBar: false}});")
-    page = tmp_path / "margins.html"
-    page.write_text(f"<!doctype html><html lang='en'><head><script src='{PLOTLY_JS.as_uri()}'></script></head>"
-                    f"<body style='margin:0'>{''.join(divs)}<script>{''.join(calls)}</script></body></html>")
-    browser.get(page.as_uri())
+    _draw(browser, tmp_path, cases, fixed_height=False)
     found = browser.execute_script(_MARGINS)
     assert len(found) == 3
     pushed = [f"{f['name']}: {side} {f['asked'][side]} px asked, {f['drawn'][side]} px needed"
