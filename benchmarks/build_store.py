@@ -1,6 +1,7 @@
 """Build, then serve: build time and store size, and time to a first page and to fully warm, live vs from a store.
 
-``python -m benchmarks.build_store [--cases sample,adult_hgb] [--adult-rows 200] [--starts 1] [--timeout 900]``
+``python -m benchmarks.build_store [--cases sample,adult_hgb] [--adult-rows 200] [--starts 1] [--timeout 900]
+[--modes live,store]``
 
 Cases:
 
@@ -15,14 +16,17 @@ For each case: ``python -m app build`` (wall time, store size), then the server 
 times in each mode, alternating: live (``python -m app --model ...``, a fresh cache folder) and from the
 store (``--store``); medians. Measured:
 process start to the first HTTP 200 on ``/`` (``first_200_s``), to ``/_candor/ready`` answering 200
-(``ready_s``: global SHAP, surrogates, the Persuasive curve and model labels done), and the peak RSS of
-the server's process tree (psutil, sampled every 0.2 s). The last line is one JSON object.
+(``ready_s``: every warm-up step done), the CPU seconds of the server's process tree by then (``cpu_s``:
+the machine is shared, so wall time alone says little), each warm-up step's wall and process CPU seconds
+(``steps``, from the server's ``candor.warmup`` log lines) and the peak RSS of the server's process tree
+(psutil, sampled every 0.2 s). ``--modes live`` skips the build. The last line is one JSON object.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -72,6 +76,13 @@ def prepare_adult(folder: Path) -> list[str]:
     return ["--model", str(folder / "model.skops"), "--data", str(folder / "table.csv"), "--target", "income"]
 
 
+_SERVE = ("import logging, runpy, sys; logging.basicConfig(level=logging.WARNING); "
+          "logging.getLogger('candor.warmup').setLevel(logging.INFO); sys.argv[0] = 'app'; "
+          "runpy.run_module('app', run_name='__main__', alter_sys=True)")
+"""``python -m app`` with the warm-up's per-step timings logged (``candor.warmup`` at INFO)."""
+_STEP = re.compile(r"warm-up step (\S+): ([0-9.]+) s wall, ([0-9.]+) s process CPU")
+
+
 def _get(url: str) -> int:
     try:
         with urllib.request.urlopen(url, timeout=30) as r:
@@ -96,8 +107,10 @@ def serve_once(flags: list[str], work: Path, timeout: float) -> dict:
     cache = Path(tempfile.mkdtemp(dir=work, prefix="cache-"))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CANDOR_CACHE_DIR": str(cache), "CANDOR_STATE_DIR": str(cache / "state")}
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "app", *flags, "--port", str(port)], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    err_path = cache / "server.err"
+    err_file = open(err_path, "w")  # a file, not a pipe: a full pipe would stall the server
+    proc = subprocess.Popen([sys.executable, "-c", _SERVE, *flags, "--port", str(port)], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=err_file, text=True)
     peak, stop = [0.0], threading.Event()
 
     def sample():
@@ -116,12 +129,20 @@ def serve_once(flags: list[str], work: Path, timeout: float) -> dict:
                 out["ready_s"] = round(time.perf_counter() - t0, 2)
                 break
             time.sleep(0.25)
-        if proc.poll() is not None:
-            out["error"] = (proc.stderr.read() or "")[-500:]
+        try:
+            out["cpu_s"] = round(sum(sum(q.cpu_times()[:2]) for q in [psutil.Process(proc.pid),
+                                                                     *psutil.Process(proc.pid).children(recursive=True)]), 1)
+        except psutil.Error:
+            out["cpu_s"] = None
     finally:
         stop.set()
         proc.kill()  # nothing to save: its cache folder is thrown away
         proc.wait()
+        err_file.close()
+    text = err_path.read_text(errors="replace")
+    if out["ready_s"] is None and "Traceback" in text:
+        out["error"] = text[-500:]
+    out["steps"] = {m.group(1): [float(m.group(2)), float(m.group(3))] for m in _STEP.finditer(text)}
     out["peak_rss_mb"] = round(peak[0], 1)
     return out
 
@@ -129,7 +150,7 @@ def serve_once(flags: list[str], work: Path, timeout: float) -> dict:
 def _median(starts: list[dict]) -> dict:
     """Per figure, the median over the starts (None if any start did not get there)."""
     out = {}
-    for k in ("first_200_s", "ready_s", "peak_rss_mb"):
+    for k in ("first_200_s", "ready_s", "cpu_s", "peak_rss_mb"):
         values = [s.get(k) for s in starts]
         out[k] = None if None in values else float(sorted(values)[len(values) // 2]) if len(values) % 2 else \
             round(sum(sorted(values)[len(values) // 2 - 1:len(values) // 2 + 1]) / 2, 2)
@@ -137,42 +158,52 @@ def _median(starts: list[dict]) -> dict:
     if errors:
         out["error"] = errors[0]
     out["starts"] = len(starts)
+    out["steps"] = starts[len(starts) // 2].get("steps", {})  # one start's per-step [wall s, process CPU s]
     return out
 
 
-def run_case(name: str, work: Path, adult_rows: int, timeout: float, starts: int) -> dict:
+def run_case(name: str, work: Path, adult_rows: int, timeout: float, starts: int, modes=("live", "store")) -> dict:
     folder = work / name
     folder.mkdir(parents=True, exist_ok=True)
     flags = prepare_adult(folder) if name == "adult_hgb" else []
     rows = ["--rows", str(adult_rows)] if name == "adult_hgb" else []
     store = folder / "store"
-    t0 = time.perf_counter()
-    with open(folder / "build.log", "w") as log:  # the build's progress lines, for a long run
-        subprocess.run([sys.executable, "-m", "app", "build", *flags, *rows, "--chunk-rows", "25", "--out", str(store)],
-                       cwd=ROOT, check=True, stderr=log,
-                       env={**os.environ, "PYTHONPATH": str(ROOT), "CANDOR_CACHE_DIR": str(folder / "build-cache")})
-    build_s = time.perf_counter() - t0
-    manifest = json.loads((store / "manifest.json").read_text())
-    size_mb = sum(f["bytes"] for f in manifest["files"].values()) / 2**20
-    runs = {"live": [], "store": []}
+    out = {"build_s": None, "store_mb": None, "rows_stored": None, "held_out": None, "build_parts_s": None}
+    if "store" in modes:
+        t0 = time.perf_counter()
+        with open(folder / "build.log", "w") as log:  # the build's progress lines, for a long run
+            subprocess.run([sys.executable, "-m", "app", "build", *flags, *rows, "--chunk-rows", "25", "--out",
+                            str(store)], cwd=ROOT, check=True, stderr=log,
+                           env={**os.environ, "PYTHONPATH": str(ROOT), "CANDOR_CACHE_DIR": str(folder / "build-cache")})
+        build_s = time.perf_counter() - t0
+        manifest = json.loads((store / "manifest.json").read_text())
+        out.update(build_s=round(build_s, 1), store_mb=round(sum(f["bytes"] for f in manifest["files"].values()) / 2**20, 2),
+                   rows_stored=manifest["rows"]["stored"], held_out=manifest["rows"]["held_out"],
+                   build_parts_s=manifest["timings_s"])
+    runs = {m: [] for m in modes}
     for _ in range(starts):  # alternating, so both see the same machine load
-        runs["live"].append(serve_once(flags, work, timeout))
-        runs["store"].append(serve_once([*flags, "--store", str(store)], work, timeout))
-    live, stored = (_median(runs[m]) for m in ("live", "store"))
-    return {"build_s": round(build_s, 1), "store_mb": round(size_mb, 2), "rows_stored": manifest["rows"]["stored"],
-            "held_out": manifest["rows"]["held_out"], "build_parts_s": manifest["timings_s"],
-            "live": live, "store": stored}
+        for m in modes:
+            runs[m].append(serve_once(flags if m == "live" else [*flags, "--store", str(store)], work, timeout))
+    for m in modes:
+        out[m] = _median(runs[m])
+    return out
 
 
 def table(results: dict) -> str:
     lines = [f"{'case':<10} {'build s':>8} {'store MiB':>9} {'rows':>10} | {'mode':<6} {'first 200 s':>11} "
-             f"{'ready s':>8} {'peak RSS MiB':>12}"]
+             f"{'ready s':>8} {'CPU s':>7} {'peak RSS MiB':>12}"]
+    steps = []
     for name, r in results.items():
         for mode in ("live", "store"):
+            if mode not in r:
+                continue
             m = r[mode]
-            lines.append(f"{name:<10} {r['build_s']:>8} {r['store_mb']:>9} {str(r['rows_stored']) + '/' + str(r['held_out']):>10} | "
-                         f"{mode:<6} {str(m['first_200_s']):>11} {str(m['ready_s']):>8} {m['peak_rss_mb']:>12}")
-    return "\n".join(lines)
+            lines.append(f"{name:<10} {str(r['build_s']):>8} {str(r['store_mb']):>9} "
+                         f"{str(r['rows_stored']) + '/' + str(r['held_out']):>10} | {mode:<6} {str(m['first_200_s']):>11} "
+                         f"{str(m['ready_s']):>8} {str(m['cpu_s']):>7} {m['peak_rss_mb']:>12}")
+            steps += [f"  {name} {mode}: warm-up step {k}: {w:.1f} s wall, {c:.1f} s process CPU"
+                      for k, (w, c) in m.get("steps", {}).items()]
+    return "\n".join(lines + steps)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -181,11 +212,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--adult-rows", type=int, default=200, help="held-out Adult rows the store holds (default 200)")
     p.add_argument("--starts", type=int, default=1, help="cold starts per mode, alternating; medians (default 1)")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for a server to be ready")
+    p.add_argument("--modes", default="live,store", help="live, store or both (store builds one first)")
     args = p.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="candor-build-store-"))
     results = {}
     for name in [c.strip() for c in args.cases.split(",") if c.strip()]:
-        results[name] = run_case(name, work, args.adult_rows, args.timeout, args.starts)
+        results[name] = run_case(name, work, args.adult_rows, args.timeout, args.starts,
+                                 tuple(m.strip() for m in args.modes.split(",") if m.strip()))
         print(f"{name}: {json.dumps(results[name])}", file=sys.stderr, flush=True)
     print(table(results))
     print(f"(load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}; machine shared)")

@@ -7,6 +7,7 @@ services look in first (:func:`store`): only while the installed workspace is th
 """
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -21,6 +22,10 @@ _factories: dict[str, Callable[[], object]] = {}
 _lazies: dict[str, "_Lazy"] = {}
 _caches: list = []
 _warm_order: list[str] = []
+_warm_last: set[str] = set()
+warm_seconds: dict[str, tuple[float, float]] = {}
+"""Per warm value computed by the last warm-up: (wall seconds, CPU seconds of the process: OpenMP threads of a model count, requests served meanwhile too)."""
+log = logging.getLogger("candor.warmup")
 _opened_store = None
 """The :class:`store.read.Store` the server was started with (``--store``, ``CANDOR_STORE``), checked."""
 _store = None
@@ -57,14 +62,21 @@ def _fresh_locks_after_fork() -> None:
 os.register_at_fork(after_in_child=_fresh_locks_after_fork)
 
 
-def lazy(name: str, factory: Callable[[], object], *, warm: bool = False) -> Callable[[], object]:
+def lazy(name: str, factory: Callable[[], object], *, warm: bool | str = False) -> Callable[[], object]:
     """Register ``factory`` under ``name``; returns a getter that builds the value once per workspace.
 
-    ``warm=True`` adds it to what :func:`init` precomputes.
+    ``warm=True`` adds it to what :func:`init` precomputes, in registration order; ``warm="last"`` after
+    every ``warm=True`` value, whatever the import order (a step of minutes that one page also computes on
+    opening, with its own progress, must not hold back the steps other pages wait for).
     """
+    if warm not in (False, True, "last"):
+        raise ValueError(f"warm must be False, True or 'last', got {warm!r}")
     _factories[name] = factory
     if warm:
+        if warm == "last":
+            _warm_last.add(name)
         _warm_order.append(name)
+        _warm_order.sort(key=lambda n: n in _warm_last)  # stable: registration order within each group
     return lambda: get(name)
 
 
@@ -143,11 +155,16 @@ def _warm(wait: bool = False) -> None:
     if wait:
         first_request.wait(timeout=15)
         time.sleep(1.0)  # the first page's own callbacks arrive just after the HTML
+    warm_seconds.clear()
     for name in _warm_order:
+        wall, cpu, failed = time.perf_counter(), time.process_time(), ""
         try:
             get(name)
-        except Exception:  # surfaced again, with its message, when a page asks for it
-            pass
+        except Exception as err:  # surfaced again, with its message, when a page asks for it
+            failed = f" (failed: {err})"
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        warm_seconds[name] = (wall, cpu)
+        log.info("warm-up step %s: %.2f s wall, %.2f s process CPU%s", name, wall, cpu, failed)
     warm_done.set()
 
 

@@ -266,7 +266,9 @@ def _default(kind: str, params: dict, fit) -> str:
 
 _default_muse = lazy("muse_default", lambda: _default("muse", muse_params(), fit_muse), warm=True)
 _default_frontier = lazy("frontier_default", lambda: _default("frontier", default_frontier_params(), fit_frontier),
-                         warm=True)
+                         warm="last")
+"""Last in the warm-up: twelve surrogate fits (minutes live on a large table, issue 14) that the Surrogate page
+also starts on opening with its own progress bar; the other pages' warm values come first."""
 
 
 def default_muse_key() -> str:

@@ -1,0 +1,78 @@
+"""The warm-up's order and its per-step timings (issue 14).
+
+A step registered ``warm="last"`` runs after every ``warm=True`` step whatever the import order, so a
+step of minutes (the surrogate frontier on Adult) no longer holds back the steps other pages wait for; each
+step's wall and CPU seconds are kept and logged. Registries are swapped for the test's own; nothing is fitted.
+"""
+from __future__ import annotations
+
+import logging
+import types
+
+import pytest
+
+import app.server  # noqa: F401  (registers every service module's warm values)
+from app.services import _core, surrogates, warmup
+
+
+@pytest.fixture
+def registry(monkeypatch):
+    monkeypatch.setattr(_core, "_factories", {})
+    monkeypatch.setattr(_core, "_lazies", {})
+    monkeypatch.setattr(_core, "_warm_order", [])
+    monkeypatch.setattr(_core, "_warm_last", set())
+    monkeypatch.setattr(_core, "warm_seconds", {})
+    monkeypatch.setattr(_core, "_ws", None)
+    monkeypatch.setattr(_core, "_store", _core._store)
+    monkeypatch.setattr(_core, "_caches", [])  # the suite's row caches are left as they are
+    ran = []
+
+    def step(name, fail=False):
+        def make():
+            ran.append(name)
+            if fail:
+                raise RuntimeError(f"{name} broke")
+            return name
+        return make
+    return ran, step
+
+
+def test_a_last_step_runs_after_steps_registered_later(registry):
+    ran, step = registry
+    _core.lazy("slow", step("slow"), warm="last")
+    _core.lazy("a", step("a"), warm=True)
+    _core.lazy("cold", step("cold"))  # not warmed at all
+    _core.lazy("b", step("b"), warm=True)
+    assert _core._warm_order == ["a", "b", "slow"]
+    _core.init(object(), warm="sync")
+    assert ran == ["a", "b", "slow"]
+    assert warmup.warm_status().total == 3
+
+
+def test_every_step_is_timed_and_logged_even_one_that_fails(registry, monkeypatch, caplog):
+    ran, step = registry
+    clock = iter(range(100))  # each reading one second later: wall = CPU = 1 s per step
+    monkeypatch.setattr(_core, "time", types.SimpleNamespace(perf_counter=lambda: next(clock),
+                                                             process_time=lambda: next(clock), sleep=lambda s: None))
+    _core.lazy("a", step("a"), warm=True)
+    _core.lazy("b", step("b", fail=True), warm=True)
+    with caplog.at_level(logging.INFO, logger="candor.warmup"):
+        _core.init(object(), warm="sync")
+    # readings: a starts at 0 (wall), 1 (cpu), ends at 2, 3; b starts at 4, 5, ends at 6, 7
+    assert _core.warm_seconds == {"a": (2, 2), "b": (2, 2)}
+    assert [r.getMessage() for r in caplog.records] == [
+        "warm-up step a: 2.00 s wall, 2.00 s process CPU",
+        "warm-up step b: 2.00 s wall, 2.00 s process CPU (failed: b broke)"]
+    assert _core.warm_done.is_set()
+
+
+def test_an_unknown_warm_value_is_refused(registry):
+    with pytest.raises(ValueError, match="warm must be False, True or 'last'"):
+        _core.lazy("x", lambda: 1, warm="first")
+
+
+def test_the_surrogate_frontier_is_the_last_warm_step():
+    """Registered by import order it came before the Persuasive curve and the table's widths."""
+    assert _core._warm_order[-1] == "frontier_default"
+    assert {"persuasive_global", "widest_value_labels", "muse_default"} <= set(_core._warm_order[:-1])
+    assert surrogates._default_frontier is not None
