@@ -1,6 +1,7 @@
 """Surrogate page callbacks: the default surrogates (waiting for the warm-up with a note), "Fit MUSE" as one
 background job (MUSE, then its frontier) with progress and cancel, and the chosen surrogate rendered."""
 from dash import Input, Output, State, callback, no_update
+from dash.exceptions import PreventUpdate
 
 from app import figures, ids, services
 from app.components import choice_names, empty_figure, error_alert, job_progress, waiting_note
