@@ -6,8 +6,13 @@ Each rule takes the :class:`study._rules._Checker` collecting errors with their 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .instruments import INSTRUMENTS
 from .recruitment import URL_RE
+
+if TYPE_CHECKING:  # the checker's module imports this one
+    from ._rules import _Checker
 
 #: Longest answer option or model output (stored in 64-character columns).
 MAX_OPTION = 64
