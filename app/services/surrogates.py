@@ -19,7 +19,7 @@ import numpy as np
 # imported here, not inside the functions: fit_muse/fit_frontier run in forked background processes
 from explainers._codec import conjunction_text
 from explainers.numbers import plain
-from explainers.muse import (TwoLevelDecisionSet, agreement_detail, evaluate_rule_set, majority_label,
+from explainers.muse import (FrontierPoint, TwoLevelDecisionSet, agreement_detail, evaluate_rule_set, majority_label,
                              rule_agreement, surrogate_frontier)
 
 from store.codec import detail_from_dict, frontier_from_dict, quantities_from_dict, rule_set_from_dict
@@ -187,21 +187,51 @@ def fit_muse(params: dict) -> str:
     cache = _results()
     if key not in cache:
         X_train, y_train, _, _ = _split()
+        started = time.perf_counter()
         est = TwoLevelDecisionSet(features_of_interest=params["features_of_interest"], max_rules=params["max_rules"],
                                   max_width=params["max_width"], max_neighborhoods=params["max_neighborhoods"],
                                   lambdas=tuple(params["lambdas"]), seed=0).fit(X_train, y_train)
+        fit_seconds = time.perf_counter() - started
         foi = ", ".join(params["features_of_interest"] or []) or "all features"
         source = (f"MUSE two-level decision set (Lakkaraju et al. 2019), fitted to the model's predictions on "
                   f"{len(X_train)} training rows; budgets: {params['max_rules']} rules, width {params['max_width']}, "
                   f"{params['max_neighborhoods']} neighborhoods; descriptors over {foi}; λ weights "
                   f"{', '.join(plain(v, 3, trim=True) for v in est.rule_set_.params['lambdas'])} (fidelity weight "
                   f"{'chosen on a validation split' if params['lambdas'][4] is None else 'set by you'}); seed 0")
-        cache.set(key, view_to_json(_view(est.rule_set_, source)))
+        cache.set(key, {**view_to_json(_view(est.rule_set_, source)), "fit_seconds": fit_seconds})
     return key
+
+
+def _fitted_muse_points(params: dict, evaluate: bool = True) -> dict[int, FrontierPoint | None]:
+    """Frontier points of the MUSE fits with ``params`` at a frontier budget that :func:`fit_muse` has cached.
+
+    The frontier fits ``TwoLevelDecisionSet(max_rules=b, seed=0, **params)``: the same estimator as
+    :func:`fit_muse` with ``max_rules=b``, so that fit's rule set is the frontier's point (the default MUSE,
+    10 rules, is one; a refit cost about 20 CPU seconds on Adult, issue 14). A cached fit without its fit time
+    (one copied from a store) is fitted again. ``evaluate=False``: which budgets only (values None).
+    """
+    cache, points = _results(), {}
+    for b in FRONTIER_BUDGETS:
+        stored = cache.get(_key("muse", {**params, "max_rules": int(b)}))
+        if not stored or "fit_seconds" not in stored:
+            continue
+        if not evaluate:
+            points[int(b)] = None
+            continue
+        _, _, X_eval, y_eval = _split()
+        rs = rule_set_from_dict(stored["rule_set"])
+        held = evaluate_rule_set(rs, X_eval, y_eval)
+        points[int(b)] = FrontierPoint("muse", int(b), rs.train.size, rs.train.numpreds, rs.train.numdsets,
+                                       held.agreement, float(stored["fit_seconds"]), rs, held.agreement_low,
+                                       held.agreement_high)
+    return points
 
 
 def fit_frontier(params: dict, progress=None) -> str:
     """MUSE, CART and flat surrogates over :data:`FRONTIER_BUDGETS`, unless cached; return the key.
+
+    A MUSE fit with these settings at a frontier budget that :func:`fit_muse` has cached is read, not fitted
+    again (:func:`_fitted_muse_points`); the points are those :func:`explainers.muse.surrogate_frontier` fits.
 
     ``progress(done, total)`` is called after each fit; every process can read how far a fit is with
     :func:`frontier_progress` (the warm-up's fit reports to the page this way).
@@ -217,8 +247,20 @@ def fit_frontier(params: dict, progress=None) -> str:
             cache.set(f"progress|{key}", {"done": done, "total": total, "elapsed": time.time() - started}, expire=3600)
             if progress is not None:
                 progress(done, total)
-        cache.set(key, surrogate_frontier(X_train, y_train, X_eval, y_eval, budgets=FRONTIER_BUDGETS,
-                                          muse_params=muse, seed=0, progress=report).to_dict())
+        reused = _fitted_muse_points(params)
+        muse_budgets = [b for b in FRONTIER_BUDGETS if b not in reused]
+        others = ("cart", "cart_dl", "flat")
+        n_muse, n_others = len(muse_budgets), 2 * len(FRONTIER_BUDGETS)  # cart and cart_dl share one fit
+        parts = []
+        if muse_budgets:
+            parts.append(surrogate_frontier(X_train, y_train, X_eval, y_eval, budgets=muse_budgets, methods=("muse",),
+                                            muse_params=muse, seed=0,
+                                            progress=lambda done, _t: report(done, n_muse + n_others)))
+        rest = surrogate_frontier(X_train, y_train, X_eval, y_eval, budgets=FRONTIER_BUDGETS, methods=others,
+                                  muse_params=muse, seed=0,
+                                  progress=lambda done, _t: report(n_muse + done, n_muse + n_others))
+        muse_points = sorted([p for f in parts for p in f.points] + list(reused.values()), key=lambda p: p.budget)
+        cache.set(key, replace(rest, points=(*muse_points, *rest.points)).to_dict())
     return key
 
 
@@ -234,16 +276,17 @@ def fit_surrogates(params: dict, progress=None) -> tuple[str, str]:
     ``progress(done, total)`` counts surrogates fitted: 1 for MUSE, then one per frontier fit.
     Returns the keys of the MUSE result and of the frontier.
     """
-    total = 1 + 3 * len(FRONTIER_BUDGETS)
+    frontier_params = {k: v for k, v in params.items() if k != "max_rules"}
+    reused = set(_fitted_muse_points(frontier_params, evaluate=False)) | \
+        ({int(params["max_rules"])} & set(FRONTIER_BUDGETS))  # fitted just below: the frontier reads it
 
-    def tell(done):
+    def tell(done, total=1 + 3 * len(FRONTIER_BUDGETS) - len(reused)):
         if progress is not None:
             progress(done, total)
     tell(0)
     muse_key = fit_muse(params)
     tell(1)
-    frontier_key = fit_frontier({k: v for k, v in params.items() if k != "max_rules"},
-                                progress=lambda done, _total: tell(1 + done))
+    frontier_key = fit_frontier(frontier_params, progress=lambda done, total: tell(1 + done, 1 + total))
     return muse_key, frontier_key
 
 

@@ -59,10 +59,11 @@ def test_surrogate_page_fits_muse_and_shows_its_rules(sample_workspace, tmp_path
                                                             2, "0.1, 0.1, 0.1, 1, 5")
     assert error is None and new_key != key
     # one job: MUSE, then the frontier of the same settings; the bar counts both
-    assert progress[0] == (0, "MUSE and its frontier: 0 of 13 surrogates fitted")
-    assert progress[1][1].startswith("MUSE and its frontier: 1 of 13 surrogates fitted, about ")
+    # MUSE at 5 rules is the frontier's point at budget 5, read, not fitted again: 12 fits (issue 14)
+    assert progress[0] == (0, "MUSE and its frontier: 0 of 12 surrogates fitted")
+    assert progress[1][1].startswith("MUSE and its frontier: 1 of 12 surrogates fitted, about ")
     assert progress[1][1].endswith(" s left")
-    assert progress[-1] == (100, "MUSE and its frontier: 13 of 13 surrogates fitted")
+    assert progress[-1] == (100, "MUSE and its frontier: 12 of 12 surrogates fitted")
     assert services.frontier(frontier_key).points[0].rule_set is not None
     view = services.muse_view(new_key)
     used = {p.feature for d in view.rule_set.neighborhoods for p in d}
