@@ -371,8 +371,10 @@ def run_dataset(name: str, peer_python: Path, starts: int, clicks: int, timeout:
     build_s, built = None, folder / "build_s.json"
     if "store" in modes:
         if built.exists() and (folder / "store").is_dir() and json.loads(built.read_text())["rows"] == store_rows:
-            build_s = json.loads(built.read_text())["build_s"]
-            print(f"  python -m app build: {build_s} s (kept from an earlier run in {folder})", flush=True)
+            kept = json.loads(built.read_text())
+            build_s = kept["build_s"]
+            print(f"  python -m app build: {build_s} s ({store_rows or 'every'} held-out rows, "
+                  f"{kept.get('engine', 'one process')}; kept from an earlier run in {folder})", flush=True)
         else:
             build_s = build_store(folder, store_rows)
             built.write_text(json.dumps({"build_s": build_s, "rows": store_rows}))
@@ -414,6 +416,21 @@ def table(results: dict) -> str:
     return "\n".join(lines)
 
 
+def parse_store_rows(text: str | None, datasets: list[str]) -> dict:
+    """``--store-rows``: ``None`` (every held-out row), ``"N"`` (each dataset) or ``"adult=120,breast_cancer=50"``."""
+    if not text:
+        return {}
+    if text.strip().isdigit():
+        return {d: int(text) for d in datasets}
+    out = {}
+    for part in text.split(","):
+        name, _, n = part.partition("=")
+        if name.strip() not in DATASETS or not n.strip().isdigit():
+            raise ValueError(f"--store-rows: expected N or dataset=N, got {part!r}")
+        out[name.strip()] = int(n)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.vs_peer", description=__doc__.split("\n")[0])
     p.add_argument("--datasets", default="breast_cancer,adult", help="comma-separated: breast_cancer, adult")
@@ -424,7 +441,9 @@ def main(argv: list[str] | None = None) -> int:
                                                                "as missing, with a note)")
     p.add_argument("--peer-venv", type=Path, default=default_peer_venv())
     p.add_argument("--modes", default="store,live", help="Candor's modes: store (python -m app build first), live")
-    p.add_argument("--store-rows", type=int, default=None, help="held-out rows the store holds (default all)")
+    p.add_argument("--store-rows", default=None,
+                   help="held-out rows the store holds (default all): N for every dataset, or per dataset, "
+                        "e.g. adult=120 (LIME to its tolerance costs about 5 s of CPU a row on Adult's 108 columns)")
     p.add_argument("--work", type=Path, default=None,
                    help="keep the tables, models and stores in this folder and reuse them on the next run "
                         "(the store's build time is the one measured when it was built); default a temporary folder")
@@ -439,12 +458,16 @@ def main(argv: list[str] | None = None) -> int:
     peer_python = ensure_peer_venv(args.peer_venv)
     load_before = os.getloadavg()[0]
     modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
+    try:
+        store_rows = parse_store_rows(args.store_rows, datasets)
+    except ValueError as err:
+        p.error(str(err))
     if not modes or set(modes) - {"store", "live"}:
         p.error("--modes takes store, live or both")
     with tempfile.TemporaryDirectory(prefix="vs-peer-") as scratch:
         work = args.work or Path(scratch)
         results = {d: run_dataset(d, peer_python, args.starts, args.clicks, args.timeout, work, modes,
-                                  args.store_rows) for d in datasets}
+                                  store_rows.get(d)) for d in datasets}
     print()
     print(table(results))
     print(f"load average (1 min) before {load_before:.1f}, after {os.getloadavg()[0]:.1f}; "
