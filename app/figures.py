@@ -14,6 +14,8 @@ around it; user strings never go into a ``hovertemplate`` (``%{...}`` would be r
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -140,6 +142,13 @@ def tick_labels(texts, width: int = 26) -> list[str]:
         seen.add(label)
         out.append(label)
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _lines_of(texts: tuple, width: int = 26) -> int:
+    """The most lines any of ``texts`` takes as a tick label (:func:`tick_labels` at ``width``), memoized: a row
+    page asks it of every feature's widest label on each row change (108 features: a few ms each time)."""
+    return _label_lines(tick_labels(texts, width))
 
 
 def _label_lines(labels) -> int:
@@ -281,7 +290,7 @@ def waterfall(e: Explanation, max_display: int = 10, value_labels=None, widest_l
                          hoverinfo="skip", showlegend=False))
     lines = _label_lines(y)
     if widest_labels is not None and len(widest_labels) == len(e.feature_names):
-        lines = max(lines, _label_lines(tick_labels([f"{n} = {w}" for n, w in zip(e.feature_names, widest_labels)], 30)))
+        lines = max(lines, _lines_of(tuple(f"{n} = {w}" for n, w in zip(e.feature_names, widest_labels)), 30))
     title = (f"SHAP: from base_value {plain(e.base_value)} to prediction {plain(e.prediction)} "
              f"(additivity gap {gap_text(e.additivity_gap)})" + _error_note(se, flags, order, True))
     return go.Figure(data=data, layout=layout_dict(
@@ -315,10 +324,9 @@ def attribution_bar(e: Explanation, max_display: int = 10, title: str | None = N
     # the height is the row's page's, not the row's (a figure changing height is redrawn once more by Dash's
     # resize handler, 100 ms later): room for max_display bars, the longest label of any feature, two note lines
     slots = max(n, min(max_display, v.size))
-    lines = max(_label_lines(y), _label_lines(tick_labels(names)))
+    lines = max(_label_lines(y), _lines_of(tuple(names)))
     if cond is not None and widest_labels is not None and len(widest_labels) == len(e.feature_names):
-        lines = max(lines, _label_lines(tick_labels([f"{w} < {f} <= {w}" for f, w in
-                                                     zip(e.feature_names, widest_labels)])))
+        lines = max(lines, _lines_of(tuple(f"{w} < {f} <= {w}" for f, w in zip(e.feature_names, widest_labels))))
     note_lines = max(note.count("<sup>"), 2 if se is not None else 0)
     bar = dict(type="bar", x=v[order], y=y, orientation="h", marker=dict(color=[POS if v[j] > 0 else NEG for j in order]),
                customdata=err, hovertemplate="%{y}: %{x:.4f} ± %{customdata:.4f}<extra></extra>",
