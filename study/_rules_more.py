@@ -6,13 +6,8 @@ Each rule takes the :class:`study._rules._Checker` collecting errors with their 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .instruments import INSTRUMENTS
 from .recruitment import URL_RE
-
-if TYPE_CHECKING:  # the checker's module imports this one
-    from ._rules import _Checker
 
 #: Longest answer option or model output (stored in 64-character columns).
 MAX_OPTION = 64
@@ -50,7 +45,7 @@ def _recruitment(c, r) -> None:
                                        f"quotes ({{code}} is replaced by the completion code), got {str(url)[:80]!r}")
 
 
-def _questionnaires(c: _Checker, qs) -> None:
+def _questionnaires(c, qs) -> None:
     p = ("questionnaires",)
     if qs is None or not c.typed(qs, list, p, "a list of questionnaires"):
         return
@@ -85,7 +80,7 @@ def _questionnaires(c: _Checker, qs) -> None:
     c.unique([v for v, _ in ids], [q for _, q in ids], "questionnaire id")
 
 
-def _builtin_items(c: _Checker, q: dict, path, inst) -> None:
+def _builtin_items(c, q: dict, path, inst) -> None:
     items = q.get("items")
     ip = path + ("items",)
     if items is None:  # the published wording (study.instruments)
@@ -104,7 +99,7 @@ def _builtin_items(c: _Checker, q: dict, path, inst) -> None:
         c.err(ip, "expected at least one item")
 
 
-def _custom_items(c: _Checker, q: dict, path) -> None:
+def _custom_items(c, q: dict, path) -> None:
     sp = q.get("scale_points")
     if sp is None:
         c.err(path, "missing required key 'scale_points' for a custom questionnaire")
