@@ -39,8 +39,9 @@ def probe(adapter: ModelAdapter, raw: pd.DataFrame, model_name: str, data_name: 
         want = adapter.outputs(adapter.codec.encode(head))
         got_raw = adapter.model.predict(head if hasattr(adapter.model, "feature_names_in_") else head.to_numpy())
     except Exception as exc:
+        holes = f"; {data_name} has {missing_cells(raw)}" if raw.isna().any().any() else ""
         raise CandorError(f"{model_name}: the model fails on the first rows of {data_name} "
-                          f"({first_line(exc)})") from None
+                          f"({first_line(exc)}{holes})") from None
     # every value of every column once (explanations only recombine values seen in some row)
     rows = raw if len(raw) <= PROBE_ALL_ROWS else raw.sample(PROBE_ALL_ROWS, random_state=0)
     try:
@@ -48,10 +49,8 @@ def probe(adapter: ModelAdapter, raw: pd.DataFrame, model_name: str, data_name: 
     except Exception as exc:
         why = first_line(exc)
         if raw.isna().any().any():
-            cols = [str(c) for c in raw.columns[raw.isna().any().to_numpy()]][:5]
-            raise CandorError(f"{model_name}: the model refuses the missing values of {data_name} (in "
-                              f"{', '.join(map(repr, cols))}; {int(raw.isna().any(axis=1).sum())} rows): {why}") \
-                from None
+            raise CandorError(f"{model_name}: the model refuses the missing values of {data_name} ("
+                              f"{missing_cells(raw)}): {why}") from None
         raise CandorError(f"{model_name}: the model fails on some rows of {data_name} ({why})") from None
     _check_nan_outputs(every, rows, model_name, data_name)
     same = np.asarray(adapter.predict(adapter.codec.encode(head)))
@@ -59,6 +58,24 @@ def probe(adapter: ModelAdapter, raw: pd.DataFrame, model_name: str, data_name: 
     if not np.array_equal(np.asarray(got_raw).astype(str), same.astype(str)) or not finite:
         raise CandorError(f"{model_name}: predictions on {data_name} change when its columns are re-encoded "
                           "(dtype round trip); please report this file")
+
+
+def missing_cells(raw: pd.DataFrame, most: int = 5) -> str:
+    """Where ``raw`` has missing values, for a one-line error: "missing values in 'bmi' (12 rows), 'bp' (3 rows);
+    14 rows in all" (the ``most`` columns with the most, then how many more columns).
+
+    Parameters
+    ----------
+    raw : DataFrame of shape (n_rows, n_features)
+    most : int
+        Columns named at most.
+    """
+    per = raw.isna().sum()
+    per = per[per > 0].sort_values(ascending=False, kind="stable")
+    named = ", ".join(f"{str(c)!r} ({int(n):,} row{'s' if n != 1 else ''})" for c, n in per.head(most).items())
+    more = f" and {len(per) - most} more column{'s' if len(per) - most != 1 else ''}" if len(per) > most else ""
+    rows = int(raw.isna().any(axis=1).sum())
+    return f"missing values in {named}{more}; {rows:,} row{'s' if rows != 1 else ''} in all"
 
 
 def _check_nan_outputs(out: np.ndarray, rows: pd.DataFrame, model_name: str, data_name: str) -> None:

@@ -226,9 +226,26 @@ def test_a_model_that_refuses_nan_gets_a_clear_error_naming_the_column(tmp_path,
     pipe = _pipe(["job"], ["age", "hours"], GradientBoostingClassifier(n_estimators=5, random_state=0))
     pipe.fit(frame.drop(columns="income"), frame.income)
     frame.loc[150, "hours"] = np.nan  # far from the first rows
-    with pytest.raises(CandorError, match=r"data.skops: the model refuses the missing values of data.csv \(in "
-                                          r"'hours'; 1 rows\): ValueError: Input X contains NaN"):
+    with pytest.raises(CandorError, match=r"data.skops: the model refuses the missing values of data.csv "
+                                          r"\(missing values in 'hours' \(1 row\); 1 row in all\): "
+                                          r"ValueError: Input X contains NaN"):
         load_pair(*write_pair(tmp_path, pipe, frame), "income")
+
+
+def test_nan_in_the_first_rows_names_each_column_and_its_rows(tmp_path, rng):
+    # a new user's diab_nan.csv: NaN in the first rows gave only "the model fails on the first rows (... NaN)"
+    frame = _mixed(rng)
+    pipe = _pipe(["job"], ["age", "hours"], GradientBoostingClassifier(n_estimators=5, random_state=0))
+    pipe.fit(frame.drop(columns="income"), frame.income)
+    frame.loc[[0, 3, 90], "hours"] = np.nan
+    frame.loc[[3, 7], "age"] = np.nan
+    per = frame.drop(columns="income").isna().sum()  # independent count: hours 3, age 2; rows 0, 3, 7, 90
+    assert (per["hours"], per["age"]) == (3, 2)
+    with pytest.raises(CandorError) as err:
+        load_pair(*write_pair(tmp_path, pipe, frame), "income")
+    msg = str(err.value)
+    assert "\n" not in msg and "the model fails on the first rows of data.csv (ValueError: Input X contains NaN" in msg
+    assert msg.endswith("data.csv has missing values in 'hours' (3 rows), 'age' (2 rows); 4 rows in all)"), msg
 
 
 def test_a_category_the_encoder_never_saw_is_named(tmp_path, rng):
