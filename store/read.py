@@ -66,6 +66,29 @@ class Store:
         """Whether this store was built for ``ws`` (same target, class, rows and columns)."""
         return self.manifest.get("workspace") == workspace_key(ws)
 
+    def mismatch(self, ws) -> str:
+        """Why this store does not serve ``ws``, in one clause ("" if it does: :meth:`applies_to`).
+
+        Columns named otherwise (same count, same target, class and rows) are a features file's display
+        names (:mod:`workspace.feature_names`): the store holds the names its results were computed with.
+        """
+        built, now = self.manifest.get("workspace") or {}, workspace_key(ws)
+        if built == now:
+            return ""
+        for key, what in (("target", "target"), ("positive_class", "explained class"), ("n_rows", "row count")):
+            if built.get(key) != now[key]:
+                return f"it was built for {what} {built.get(key)!r}, this workspace's is {now[key]!r}"
+        old, new = [str(c) for c in built.get("columns") or ()], now["columns"]
+        renamed = [(a, b) for a, b in zip(old, new) if a != b]
+        if len(old) != len(new) or not renamed:
+            return f"it was built for {len(old)} columns, this workspace has {len(new)}"
+        features = getattr(ws, "features", None)
+        by = f"the features file {features.source} is read now" if features is not None and features.source \
+            else "no features file is read now"
+        return (f"its columns are named as when it was built ({renamed[0][0]!r}, this workspace reads "
+                f"{renamed[0][1]!r}; {len(renamed)} of {len(new)} named otherwise: {by}); a features file's names "
+                "are part of a store: build it again (python -m app build) with the same features file in place")
+
     def info(self, key: str, default=None):
         """A value of the manifest's ``facts`` (e.g. ``shap_exact``, ``shap_sums_children``)."""
         return self.manifest.get("facts", {}).get(key, default)
@@ -209,10 +232,16 @@ def open_for(settings, ws) -> Store:
     Raises
     ------
     CandorError
-        As :func:`open_store`.
+        As :func:`open_store`; or a store for these files that does not serve ``ws`` (another target,
+        class or row count, or columns named otherwise by a features file: :meth:`Store.mismatch`), which
+        would otherwise be skipped without a word and every result computed live.
     """
     from .hashes import source_hashes
 
     model_sha, data_sha = source_hashes(settings, ws)
-    return open_store(settings.store, model_sha256=model_sha, data_sha256=data_sha,
-                      max_bytes=int(settings.max_store_mb * 2**20))
+    opened = open_store(settings.store, model_sha256=model_sha, data_sha256=data_sha,
+                        max_bytes=int(settings.max_store_mb * 2**20))
+    reason = opened.mismatch(ws)
+    if reason:
+        raise CandorError(f"store {settings.store} does not serve this workspace: {reason}")
+    return opened

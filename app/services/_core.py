@@ -122,6 +122,15 @@ def store():
     return _store
 
 
+def store_note() -> str:
+    """One line for provenance: which store this workspace's results are read from, or why none is read."""
+    if _store is not None:
+        return f"read from store {_store.folder} (rows without a stored result computed live)"
+    if _opened_store is not None and _ws is not None:
+        return f"computed live: store {_opened_store.folder} not read ({_opened_store.mismatch(_ws)})"
+    return "computed live (no store given)"
+
+
 def workspace() -> Workspace:
     if _ws is None:
         raise RuntimeError("services.init(workspace) has not been called")
@@ -138,6 +147,9 @@ def init(ws: Workspace, *, warm: bool | str = True) -> None:
     global _ws, _store
     _ws = ws
     _store = _opened_store if _opened_store is not None and _opened_store.applies_to(ws) else None
+    if _opened_store is not None and _store is None:  # e.g. a class switch: say so, never skip it silently
+        log.warning("candor: store %s is not read for this workspace, its results are computed live: %s",
+                    _opened_store.folder, _opened_store.mismatch(ws))
     warm_done.clear()
     for cached in _caches:
         cached.cache_clear()
