@@ -70,7 +70,9 @@ class Store:
         """Why this store does not serve ``ws``, in one clause ("" if it does: :meth:`applies_to`).
 
         Columns named otherwise (same count, same target, class and rows) are a features file's display
-        names (:mod:`workspace.feature_names`): the store holds the names its results were computed with.
+        names (:mod:`workspace.feature_names`). They are not translated: the stored results carry the names
+        and value formats of the features file read at build also as text (LIME's ``conditions``, SHAP's
+        ``feature_labels``, rules), which no renaming makes sound; the store is refused instead.
         """
         built, now = self.manifest.get("workspace") or {}, workspace_key(ws)
         if built == now:
@@ -86,8 +88,9 @@ class Store:
         by = f"the features file {features.source} is read now" if features is not None and features.source \
             else "no features file is read now"
         return (f"its columns are named as when it was built ({renamed[0][0]!r}, this workspace reads "
-                f"{renamed[0][1]!r}; {len(renamed)} of {len(new)} named otherwise: {by}); a features file's names "
-                "are part of a store: build it again (python -m app build) with the same features file in place")
+                f"{renamed[0][1]!r}; {len(renamed)} of {len(new)} named otherwise: {by}); a store keeps the names "
+                "and value formats its results were written with (LIME's conditions, value labels): build it again "
+                "(python -m app build) with the same features file in place")
 
     def info(self, key: str, default=None):
         """A value of the manifest's ``facts`` (e.g. ``shap_exact``, ``shap_sums_children``)."""

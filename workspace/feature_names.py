@@ -31,7 +31,8 @@ from typing import Mapping
 from .errors import CandorError
 from .safe_files import plain_yaml, read_bounded
 
-__all__ = ["FeatureFormat", "FeatureNames", "load_features", "find_features_file", "MAX_BYTES", "SUFFIXES"]
+__all__ = ["FeatureFormat", "FeatureNames", "load_features", "find_features_file", "misnamed_features_file",
+           "MAX_BYTES", "SUFFIXES"]
 
 MAX_BYTES = 256 * 1024
 """Largest features file read (checked on disk before reading)."""
@@ -165,6 +166,24 @@ def find_features_file(data_path: str | Path, given: str | Path | None = None) -
         if candidate.is_file():
             return candidate
     return None
+
+
+def misnamed_features_file(data_path: str | Path) -> str:
+    """A one-line warning if ``<data stem>.features.yaml|.yml|.json`` lies beside the data, else "".
+
+    Only ``<data file>.features.yaml`` is read (:func:`find_features_file`): a stem name would be shared
+    by ``wine.csv`` and ``wine.parquet`` in one folder, and two accepted names would need a rule for when
+    both are present. A file named by the stem is the likely wrong guess, so it is named, never read.
+    """
+    data = Path(data_path)
+    if not data.suffix:
+        return ""
+    for suffix in SUFFIXES:
+        guess = data.with_name(f"{data.stem}.features{suffix}")
+        if guess.is_file():
+            return (f"found {guess.name} beside {data.name} but did not read it: Candor reads "
+                    f"{data.name}.features{suffix} (rename it, or give it with --features-file)")
+    return ""
 
 
 def _parse(path: Path) -> object:

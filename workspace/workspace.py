@@ -20,6 +20,7 @@ PyTorch models (a state dict + a named class; TorchScript only with ``trust_pick
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -31,12 +32,14 @@ from explainers.model_adapter import ModelAdapter, OneVsRest, OutputView
 
 from .errors import CandorError
 from .columns import encode_target, feature_columns
-from .feature_names import FeatureNames, find_features_file, load_features
+from .feature_names import FeatureNames, find_features_file, load_features, misnamed_features_file
 from .model_files import load_model
 from .model_safety import load_skops
 from .torch_files import TorchOptions, check_numeric_columns, is_torch_model
 from .smoke import probe
 from .tables import read_table
+
+log = logging.getLogger(__name__)
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_models" / "artifacts"
 SAMPLE_MODEL = SAMPLE_DIR / "breast_cancer_gb.skops"
@@ -202,6 +205,9 @@ def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, tru
         shown = load_features(sidecar, [str(c) for c in raw.columns])
         codec = shown.apply(codec)  # names and formats people read; the model still gets its own columns
         notes.append(f"{name}: feature names and value formats from {sidecar.name}")
+    elif features_file is None and (guess := misnamed_features_file(data_path)):
+        notes.append(f"{name}: {guess}")
+        log.warning("candor: %s", guess)  # at start, not only in the notes: a wrong name is never ignored silently
     if is_torch_model(model):
         check_numeric_columns(codec, name, model_name)
     names = None if is_torch_model(model) or torch_options is None else torch_options.classes
