@@ -29,6 +29,7 @@ from ._shapley_exact import EXACT_MAX_MODEL_ROWS, EXACT_MAX_PLAYERS, exact_fits,
 from ._shapley_support import estimate_cost, linear_pipeline_view, pct, permutation_evals  # noqa: F401
 from .model_adapter import ModelAdapter, OutputAttributions, OutputView
 from .model_kinds import is_linear_model
+from .numbers import plain
 from .types import Explanation, GlobalImportance
 
 __all__ = ["ShapExplainer", "estimate_cost"]
@@ -126,8 +127,8 @@ class ShapExplainer:
         self.target_index = self.output_names.index(want)
         self.units = self._units[self.target_index]
         summary = "" if len(background) <= n else f" sampled from {len(background)}"
-        self.source = (f"SHAP {shap.__version__} {self._kind}, {n} background rows{summary} (seed {seed}); "
-                       f"units: {self.units}")
+        self._tail = f"{n} background rows{summary} (seed {seed}); units: {self.units}"
+        self.source = f"SHAP {shap.__version__} {self._kind}, {self._tail}"
 
     @property
     def sums_children(self) -> bool:
@@ -416,11 +417,24 @@ class ShapExplainer:
         if standard_error is None:
             standard_error = np.zeros(len(values)) if self.exact else np.full(len(values), np.nan)
         sampling.setdefault("converged", self.exact)
+        se = np.asarray(standard_error, dtype=float)
+        # a Tree SHAP row redone by permutation SHAP (:meth:`_repair_tree_rows`): its only errors > 0
+        redone = self.algorithm == "tree" and (tree_rows_recomputed > 0 or bool(np.any(se > 0)))
+        row_kind = {"algorithm": "permutation", "recomputed_from": "tree"} if redone else {}
         return Explanation(
             method="shap", feature_names=self.feature_names, values=values, base_value=base_value,
             prediction=float(self._explained_outputs(x)[0, self.target_index]), feature_values=fv,
-            output_space=self.output_space, target=self.target_name, source=self.source,
-            params={**self.params, "units": self.units, "feature_labels": labels,
-                    "tree_rows_recomputed": tree_rows_recomputed,
-                    "standard_error": tuple(float(s) for s in np.asarray(standard_error, dtype=float)), **sampling},
+            output_space=self.output_space, target=self.target_name,
+            source=self.redone_source() if redone else self.source,
+            params={**self.params, **row_kind, "units": self.units, "feature_labels": labels,
+                    "tree_rows_recomputed": max(int(tree_rows_recomputed), int(redone)),
+                    "standard_error": tuple(float(s) for s in se), **sampling},
         )
+
+    def redone_source(self) -> str:
+        """The method line of a row whose Tree SHAP values were redone by permutation SHAP (not additive)."""
+        return (f"SHAP {shap.__version__} permutation SHAP for this row (antithetic orderings until every standard "
+                f"error is at most {pct(self.rel_tol)} of |f(x) − base| or 0.1 % of f's standard deviation over "
+                f"the background, at most {self.max_orderings} orderings; Štrumbelj & Kononenko 2014), independent "
+                f"masker, raw feature space: TreeExplainer's values for it missed f(x) − base by more than "
+                f"{plain(REPAIR_GAP)}, so they were not shown, {self._tail}")

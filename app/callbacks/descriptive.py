@@ -91,18 +91,28 @@ def render_local(row, players="children"):
             figures.attribution_bar(l, title=lime_title, widest_labels=widest), summary, notes)
 
 
+ALGORITHM_WORDS = {"tree": "TreeExplainer", "linear": "LinearExplainer", "exact": "exact Shapley values",
+                   "permutation": "permutation SHAP", "kernel": "KernelExplainer"}
+"""The words the SHAP method line (``source``) uses for each ``params["algorithm"]``: the card names the same one."""
+
+
 def _shap_error_metric(s):
-    """How sure the SHAP values are: exact (SE 0), or the largest standard error and whether sampling converged."""
+    """How sure the SHAP values are: exact (SE 0), or the largest standard error and whether sampling converged,
+    naming the algorithm that computed this row in the method line's words (a Tree SHAP row redone by
+    permutation SHAP says permutation SHAP in both)."""
+    algo = s.params.get("algorithm", "")
+    name = ALGORITHM_WORDS.get(algo, algo)
     se = s.params.get("standard_error") or ()
     finite = [v for v in se if v == v]
     if not finite:
-        return metric("SHAP standard error", "n/a", "this backend reports none")
+        return metric("SHAP standard error", "n/a", f"{name}: this backend reports none")
     if max(finite) == 0:
-        return metric("SHAP standard error", "0 (exact)", s.params.get("algorithm", ""))
+        return metric("SHAP standard error", "0 (exact)", name)
     tol = s.params.get("tolerance")
     state = "converged" if s.params.get("converged") else "budget reached, not converged"
+    n = s.params.get("orderings")
     return metric("SHAP largest standard error", figures.plain(max(finite)),
-                  f"{state} after {s.params.get('orderings', '?')} orderings"
+                  f"{name}, {state}" + (f" after {int(n):,} orderings" if n else "")
                   + (f"; tolerance {figures.plain(tol)}" if tol is not None else ""))
 
 
