@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 from pathlib import Path
 
 import dash
@@ -117,6 +118,7 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
         If a setting has a bad value (named) or the named files cannot be loaded.
     """
     defer_torch()  # loading a scikit-learn model must not import torch (issue 14); pages that need it do
+    limits.limit_heap_arenas()  # request threads share two malloc arenas (resident memory, issue 14)
     if settings is not None:
         _settings.install(settings)
     settings = settings or Settings.from_env()
@@ -134,6 +136,8 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
 
     services.use_store(open_for(settings, ws) if settings.store else None)
     services.init(ws, warm=warm)
+    limits.trim_heap()  # the table reader's freed buffers
+    threading.Thread(target=_trim_after_warm_up, name="candor-trim", daemon=True).start()
     from .callbacks.study_service import check_study_files
 
     check_study_files()  # a study file whose declared truth the data contradict is refused before serving
@@ -163,9 +167,60 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     access.install(app)  # Host allowlist, cross-site POSTs, login and roles, before every other hook
     app.server.before_request(services.first_request.set)
     app.server.before_request(selection.sync)  # another worker may have switched model, data or class
+    trim = _IdleTrim()
+    app.server.before_request(trim.begin)
+    app.server.teardown_request(trim.end)
+    threading.Thread(target=trim.run, name="candor-idle-trim", daemon=True).start()
     app.server.add_url_rule("/_candor/ready", "candor_ready", _ready)
     app.server.add_url_rule("/_candor/workspace", "candor_workspace", _workspace_info)
     return app
+
+
+def _trim_after_warm_up() -> None:
+    """Once the warm-up has ended, give the memory it freed back to the system (:func:`limits.trim_heap`)."""
+    services.warm_done.wait()
+    limits.trim_heap()
+
+
+class _IdleTrim:
+    """Give freed memory back (:func:`limits.trim_heap`) when the server has been idle for ``IDLE_S`` seconds.
+
+    ``malloc_trim`` takes 10-40 ms on a few hundred MB of heap and holds malloc's locks meanwhile, so it never
+    runs inside a request (Flask's teardown runs before the response is written): a daemon thread runs it once
+    no request has been in flight for ``IDLE_S`` seconds since the last one ended.
+    """
+
+    IDLE_S = 2.0
+
+    def __init__(self):
+        self.in_flight, self.last_end, self.lock = 0, 0.0, threading.Lock()
+        self.dirty = threading.Event()
+
+    def begin(self) -> None:
+        with self.lock:
+            self.in_flight += 1
+
+    def end(self, _exc=None) -> None:
+        import time
+
+        with self.lock:
+            self.in_flight = max(0, self.in_flight - 1)
+            self.last_end = time.monotonic()
+        self.dirty.set()
+
+    def run(self) -> None:
+        import time
+
+        while True:
+            self.dirty.wait()
+            while True:
+                time.sleep(self.IDLE_S / 4)
+                with self.lock:
+                    idle = self.in_flight == 0 and time.monotonic() - self.last_end >= self.IDLE_S
+                if idle:
+                    break
+            self.dirty.clear()
+            limits.trim_heap()
 
 
 def _too_large(_err):

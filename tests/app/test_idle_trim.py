@@ -1,0 +1,47 @@
+"""Memory the server freed goes back to the system only when it is idle (issue 14: the server's resident memory).
+
+``malloc_trim`` takes 10-40 ms and holds malloc's locks, so it must never run while a request is in flight, and
+must run once the server has been idle for ``IDLE_S``. Oracle: the calls counted on a stand-in for
+:func:`workspace.limits.trim_heap`, and glibc's own answers for the real functions.
+"""
+import ctypes.util
+import threading
+import time
+
+import pytest
+
+from app import server
+from workspace import limits
+
+
+@pytest.fixture
+def trims(monkeypatch):
+    calls = []
+    monkeypatch.setattr(limits, "trim_heap", lambda: calls.append(time.monotonic()) or True)
+    idle = server._IdleTrim()
+    idle.IDLE_S = 0.2
+    threading.Thread(target=idle.run, daemon=True).start()
+    return idle, calls
+
+
+def test_trims_once_idle_and_never_while_a_request_is_in_flight(trims):
+    idle, calls = trims
+    idle.begin()
+    time.sleep(0.6)
+    assert calls == []  # nothing ended yet: no trim while the request runs
+    idle.begin()
+    idle.end()
+    time.sleep(0.6)
+    assert calls == []  # one request still in flight
+    idle.end()
+    ended = time.monotonic()
+    time.sleep(0.8)
+    assert len(calls) == 1 and calls[0] - ended >= 0.2  # once, after IDLE_S of quiet
+    time.sleep(0.4)
+    assert len(calls) == 1  # nothing new happened: no second trim
+
+
+@pytest.mark.skipif(ctypes.util.find_library("c") is None, reason="no C library found")
+def test_glibc_takes_the_arena_limit_and_the_trim():
+    assert limits.limit_heap_arenas(2) is True  # mallopt returns 1 on success
+    assert isinstance(limits.trim_heap(), bool)
