@@ -24,7 +24,8 @@ def _random_row_title(pool: dict) -> str:
     return f"a random held-out row (of {pool['of']:,})"
 
 
-def row_picker() -> html.Div:
+def row_picker(shown: bool = True) -> html.Div:
+    """The navbar's row number, "Random row" and status line (``shown`` False: hidden, off a row page)."""
     n = len(services.workspace().X)
     pool = services.random_row_pool()
     return html.Div([
@@ -37,7 +38,7 @@ def row_picker() -> html.Div:
         html.Span(id=ids.ROW_STATUS, className="ms-2 text-white-50 small"),
         dcc.Store(id=ids.ROW_URL_SYNC),
         dcc.Store(id=ids.ROW_POOL, data=pool),  # "Random row" picks in the browser
-    ], className="d-flex align-items-center", id=ids.ROW_PICKER)
+    ], className="d-flex align-items-center" if shown else "d-none", id=ids.ROW_PICKER)
 
 
 def class_picker() -> html.Div:
@@ -71,16 +72,22 @@ def user_box() -> html.Div:
     ], action=access.LOGOUT_PATH, method="post", className="d-flex align-items-center ms-3 mb-0")
 
 
-def shell() -> html.Div:
-    if access.current_user() is None:  # a study participant (or someone about to log in): no analyst navbar
-        return html.Div([dcc.Location(id=ids.URL), dbc.Container(dash.page_container, fluid=True)])
+def navbar_content(row_picker_shown: bool = True) -> dbc.Container:
+    """What the navbar holds for the model explained now: its name, the pages it offers, the class and row
+    pickers; rendered again when an upload switches the model (:mod:`app.callbacks.upload`)."""
     ws = services.workspace()
-    navbar = dbc.Navbar(dbc.Container([
+    return dbc.Container([
         dbc.NavbarBrand(["Candor", html.Span(f" · {ws.name}", className="brand-sub")], href="/"),
         dbc.Nav(_nav_links(), navbar=True, className="me-auto"),
         class_picker(),
-        row_picker(),
+        row_picker(row_picker_shown),
         export_button(),  # every page offers the review report of the current row (app/report/)
         user_box(),
-    ], fluid=True), color="dark", dark=True, className="mb-3", id=ids.NAVBAR)
+    ], fluid=True)
+
+
+def shell() -> html.Div:
+    if access.current_user() is None:  # a study participant (or someone about to log in): no analyst navbar
+        return html.Div([dcc.Location(id=ids.URL), dbc.Container(dash.page_container, fluid=True)])
+    navbar = dbc.Navbar(navbar_content(), color="dark", dark=True, className="mb-3", id=ids.NAVBAR)
     return html.Div([dcc.Location(id=ids.URL), navbar, dbc.Container(dash.page_container, fluid=True)])

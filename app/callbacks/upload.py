@@ -1,6 +1,6 @@
 """Your model page callbacks: store each upload, then install the pair."""
 import dash_bootstrap_components as dbc
-from dash import Input, Output, State, callback, html
+from dash import Input, Output, State, callback, html, no_update
 from dash.exceptions import PreventUpdate
 
 from app import ids
@@ -9,9 +9,13 @@ from workspace.errors import CandorError
 from app.services import upload as service
 
 
-def _now_explaining(done: str) -> dbc.Alert:
-    """Success, and a full page load of Model & data (the navbar then names the new model)."""
-    return dbc.Alert([done, " ", html.A("Open Model & data →", href="/", className="alert-link")], color="success")
+def _now_explaining(done: str) -> tuple[dbc.Alert, dbc.Container]:
+    """Success, and the navbar of the new model (its name, pages and class picker; a new user saw the old
+    model's until they navigated away); the upload page has no row picker."""
+    from app.layout import navbar_content  # the shell imports the pages, which import this module
+
+    return (dbc.Alert([done, " ", html.A("Open Model & data →", href="/", className="alert-link")], color="success"),
+            navbar_content(row_picker_shown=False))
 
 
 def _stored_note(s: service.Stored) -> dbc.Alert:
@@ -46,7 +50,8 @@ def store_data(contents, filename):
     return s.token, _stored_note(s), [{"label": c, "value": c} for c in s.columns]
 
 
-@callback(Output(ids.UPLOAD_RESULT, "children"), Input(ids.UPLOAD_LOAD, "n_clicks"),
+@callback(Output(ids.UPLOAD_RESULT, "children"), Output(ids.NAVBAR, "children", allow_duplicate=True),
+          Input(ids.UPLOAD_LOAD, "n_clicks"),
           State(ids.UPLOAD_MODEL_TOKEN, "data"), State(ids.UPLOAD_DATA_TOKEN, "data"),
           State(ids.UPLOAD_TARGET, "value"),
           prevent_initial_call=True)
@@ -56,11 +61,12 @@ def load_pair(n_clicks, model_token, data_token, target):
     try:
         done = service.activate(model_token, data_token, target)
     except CandorError as err:
-        return error_alert(str(err))
+        return error_alert(str(err)), no_update
     return _now_explaining(done)
 
 
-@callback(Output(ids.UPLOAD_SAMPLE_RESULT, "children"), Input(ids.UPLOAD_SAMPLE, "n_clicks"),
+@callback(Output(ids.UPLOAD_SAMPLE_RESULT, "children"), Output(ids.NAVBAR, "children", allow_duplicate=True),
+          Input(ids.UPLOAD_SAMPLE, "n_clicks"),
           prevent_initial_call=True,
           running=[(Output(ids.UPLOAD_SAMPLE, "disabled"), True, False)])
 def back_to_sample(n_clicks):
@@ -69,5 +75,5 @@ def back_to_sample(n_clicks):
     try:
         done = service.use_sample()
     except CandorError as err:
-        return error_alert(str(err))
+        return error_alert(str(err)), no_update
     return _now_explaining(done)

@@ -1,22 +1,79 @@
 """The Your model page: callbacks called as functions (STYLE B5); files stay on the server."""
 import base64
 
+import dash
 import numpy as np
 import pandas as pd
 import pytest
 import skops.io as sio
 from sklearn.compose import ColumnTransformer
-from sklearn.ensemble import RandomForestClassifier
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder
 
-from app import services
+from app import ids, services
 from app.callbacks import upload as cb
 from app.services import _core, selection
 
 
 def _b64(data: bytes, mime="application/octet-stream") -> str:
     return f"data:{mime};base64," + base64.b64encode(data).decode()
+
+
+def _walk(component):
+    yield component
+    children = getattr(component, "children", None)
+    for child in children if isinstance(children, (list, tuple)) else [children]:
+        if hasattr(child, "to_plotly_json"):
+            yield from _walk(child)
+
+
+def _text(component) -> str:
+    return "".join(c if isinstance(c, str) else _text(c) for c in
+                   (component.children if isinstance(component.children, (list, tuple)) else [component.children])
+                   if c is not None)
+
+
+def _navbar(container) -> dict:
+    """What the navbar offers: its title, its page links and the class picker's options (None: no picker)."""
+    parts = list(_walk(container))
+    brand = next(c for c in parts if type(c).__name__ == "NavbarBrand")
+    [select] = [c for c in parts if getattr(c, "id", None) == ids.CLASS_SELECT]
+    [picker] = [c for c in parts if isinstance(getattr(c, "children", None), list) and any(x is select for x in c.children)]
+    return {"brand": _text(brand), "pages": [_text(c) for c in parts if type(c).__name__ == "NavLink"],
+            "classes": None if picker.className == "d-none" else [o["value"] for o in select.options]}
+
+
+def _upload(tmp_path, model, frame, target, name):
+    sio.dump(model, tmp_path / "m.skops")
+    token, _ = cb.store_model(_b64((tmp_path / "m.skops").read_bytes()), "m.skops")
+    dtoken, _, _ = cb.store_data(_b64(frame.to_csv(index=False).encode(), "text/csv"), name)
+    return cb.load_pair(1, token, dtoken, target)
+
+
+def test_an_upload_renders_the_navbar_of_the_new_model(tmp_path, uploads, rng, monkeypatch):
+    # a new user uploaded a multiclass model over a regressor: the navbar kept "diab.csv" and the regressor's
+    # pages (no Surrogate, Persuasive or class picker) until they navigated away
+    pages = {name: {"name": name, "relative_path": path, "order": order, "requires": requires}  # as app/pages
+             for name, path, order, requires in [("Model & data", "/", 0, None), ("Surrogate", "/surrogate", 2,
+                                                  "surrogate"), ("Persuasive", "/persuasive", 3, "persuasive")]}
+    monkeypatch.setattr(dash, "page_registry", pages)
+    frame = pd.DataFrame({"a": rng.normal(size=120), "b": rng.normal(size=120)})
+    frame["y"] = frame.a * 2 + frame.b
+    _, navbar = _upload(tmp_path, RandomForestRegressor(10, random_state=0).fit(frame[["a", "b"]], frame.y),
+                        frame, "y", "diab.csv")
+    diab = _navbar(navbar)
+    assert diab["brand"] == "Candor · diab.csv" and diab["classes"] is None
+    assert diab["pages"] == ["Model & data"]
+    frame["y"] = np.array(["class_0", "class_1", "class_2"])[np.digitize(frame.a, [-0.5, 0.5])]
+    alert, navbar = _upload(tmp_path, RandomForestClassifier(10, random_state=0).fit(frame[["a", "b"]], frame.y),
+                            frame, "y", "wine.csv")
+    wine = _navbar(navbar)
+    assert alert.color == "success" and wine["brand"] == "Candor · wine.csv"
+    assert wine["pages"] == ["Model & data", "Surrogate", "Persuasive"]
+    assert wine["classes"] == ["class_0", "class_1", "class_2"]
+    [row_picker] = [c for c in _walk(navbar) if getattr(c, "id", None) == ids.ROW_PICKER]
+    assert row_picker.className == "d-none"  # not a row page
 
 
 @pytest.fixture
@@ -41,10 +98,12 @@ def test_upload_store_and_explain_a_pipeline(tmp_path, uploads, rng):
     assert (uploads / token).is_file() and token.endswith("-m.skops") and "stored on the server" in note.children
     dtoken, dnote, options = cb.store_data(_b64(frame.to_csv(index=False).encode(), "text/csv"), "my data.csv")
     assert [o["value"] for o in options] == ["x", "kind", "y"] and dtoken.endswith("-my_data.csv")
-    result = cb.load_pair(1, token, dtoken, "y")
+    result, navbar = cb.load_pair(1, token, dtoken, "y")
     said = str(result.children)
     assert result.color == "success" and "Now explaining my_data.csv" in said and "200 rows x 2 features" in said
     assert "Open Model & data" in said and "href='/'" in said
+    # the navbar is rendered again for the new model at once (a new user saw the old one's until navigating)
+    assert _navbar(navbar)["brand"] == "Candor · my_data.csv"
     assert services.workspace().raw is not None and services.shap_row(0).feature_names == ("x", "kind")
 
 
@@ -60,8 +119,9 @@ def test_upload_failures_name_the_file_and_keep_the_app(tmp_path, uploads):
     assert token is None and str(alert.children).startswith("m.skops: not a readable skops file")
     assert not list(uploads.glob("*m.skops"))
     dtoken, _, _ = cb.store_data(_b64(b"a,t\n1,x\n2,y\n3,x\n4,y\n"), "d.csv")
-    assert "upload a model and a data file" in str(cb.load_pair(1, None, dtoken, "t").children)
-    assert "no longer on the server" in str(cb.load_pair(1, "../etc/passwd", dtoken, "t").children)
+    assert "upload a model and a data file" in str(cb.load_pair(1, None, dtoken, "t")[0].children)
+    alert, navbar = cb.load_pair(1, "../etc/passwd", dtoken, "t")
+    assert "no longer on the server" in str(alert.children) and navbar is dash.no_update
     assert _core._ws is before
 
 
@@ -73,6 +133,7 @@ def test_back_to_the_bundled_sample_after_an_upload(tmp_path, uploads, rng, samp
     dtoken, _, _ = cb.store_data(_b64(frame.to_csv(index=False).encode(), "text/csv"), "d.csv")
     cb.load_pair(1, token, dtoken, "y")
     assert services.workspace().name == "d.csv"
-    back = cb.back_to_sample(1)
+    back, navbar = cb.back_to_sample(1)
     assert back.color == "success" and "Now explaining Breast cancer (bundled sample)" in str(back.children)
+    assert _navbar(navbar)["brand"] == "Candor · Breast cancer (bundled sample)"
     assert services.workspace().name == "Breast cancer (bundled sample)" and selection.current().model is None
