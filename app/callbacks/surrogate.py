@@ -31,8 +31,9 @@ def load_default_surrogate(_pathname, _tick=None, linked_point=None):
           State(ids.SURROGATE_MAX_WIDTH, "value"), State(ids.SURROGATE_MAX_NBHD, "value"),
           State(ids.SURROGATE_LAMBDAS, "value"), background=True, prevent_initial_call=True,
           cancel=[Input(ids.SURROGATE_CANCEL, "n_clicks")],
-          progress=[Output(ids.SURROGATE_PROGRESS, "value"), Output(ids.SURROGATE_PROGRESS, "label")],
+          progress=[Output(ids.SURROGATE_PROGRESS, "value"), Output(ids.SURROGATE_PROGRESS_LABEL, "children")],
           running=[(Output(ids.SURROGATE_FIT, "disabled"), True, False),
+                   (Output(ids.SURROGATE_PROGRESS_BOX, "hidden"), False, True),  # gone once the job ends
                    (Output(ids.SURROGATE_CANCEL, "disabled"), False, True),
                    (Output(ids.SURROGATE_PROGRESS, "animated"), True, False),
                    (Output(ids.SURROGATE_PROGRESS, "striped"), True, False)])
@@ -49,9 +50,11 @@ def fit_surrogates(set_progress, n_clicks, foi, max_rules, max_width, max_nbhd, 
 
 
 @callback(Output(ids.SURROGATE_FRONTIER_KEY, "data"), Input(ids.URL, "pathname"),
-          background=True, progress=[Output(ids.SURROGATE_PROGRESS, "value"), Output(ids.SURROGATE_PROGRESS, "label")],
+          background=True,
+          progress=[Output(ids.SURROGATE_PROGRESS, "value"), Output(ids.SURROGATE_PROGRESS_LABEL, "children")],
           cancel=[Input(ids.SURROGATE_CANCEL, "n_clicks")],
-          running=[(Output(ids.SURROGATE_CANCEL, "disabled"), False, True)])
+          running=[(Output(ids.SURROGATE_CANCEL, "disabled"), False, True),
+                   (Output(ids.SURROGATE_PROGRESS_BOX, "hidden"), False, True)])
 def compute_frontier(set_progress, _pathname):
     """The default frontier (MUSE, CART leaf by leaf and as a decision set, and flat surrogates at 2, 5, 10, 20
     rules, with Wilson intervals and the trivial surrogate), computed on opening the page unless cached.

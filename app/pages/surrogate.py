@@ -48,7 +48,10 @@ def layout(**_):
                       className="text-muted ms-2")]),
                   dbc.Button("Cancel", id=ids.SURROGATE_CANCEL, color="secondary", size="sm", className="ms-2",
                              disabled=True),
-                  dbc.Progress(id=ids.SURROGATE_PROGRESS, value=0, className="ms-3 flex-grow-1 surrogate-progress")],
+                  # shown only while a job runs (its label beside the bar, where it has room to be read)
+                  html.Div([dbc.Progress(id=ids.SURROGATE_PROGRESS, value=0, className="surrogate-progress"),
+                            html.Small(id=ids.SURROGATE_PROGRESS_LABEL, className="job-progress-label")],
+                           id=ids.SURROGATE_PROGRESS_BOX, hidden=True, className="job-progress-box ms-3")],
                  className="d-flex align-items-center mt-2"),
         html.Div(id=ids.SURROGATE_ERROR),
     ]), className="mb-3")

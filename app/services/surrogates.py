@@ -280,13 +280,16 @@ def fit_surrogates(params: dict, progress=None) -> tuple[str, str]:
     reused = set(_fitted_muse_points(frontier_params, evaluate=False)) | \
         ({int(params["max_rules"])} & set(FRONTIER_BUDGETS))  # fitted just below: the frontier reads it
 
-    def tell(done, total=1 + 3 * len(FRONTIER_BUDGETS) - len(reused)):
+    total = 1 + 3 * len(FRONTIER_BUDGETS) - len(reused)
+
+    def tell(done, total=total):
         if progress is not None:
             progress(done, total)
     tell(0)
     muse_key = fit_muse(params)
     tell(1)
     frontier_key = fit_frontier(frontier_params, progress=lambda done, total: tell(1 + done, 1 + total))
+    tell(total)  # all done, also when the frontier was cached and reported nothing
     return muse_key, frontier_key
 
 

@@ -54,3 +54,10 @@ def test_the_frontier_reads_the_default_muse_fit_instead_of_fitting_it_again(fit
     assert ten.rule_set.rules == surrogates.muse_view(muse_key).rule_set.rules
     # 1 MUSE, then 1 MUSE and 4 CART/flat fits: the bar ends full
     assert progress[:2] == [(0, 6), (1, 6)] and progress[-1] == (6, 6)
+    # a new user's refit of the same settings: all of it cached, so the frontier reported nothing and the bar
+    # stayed at "1 of 13 surrogates fitted, about 2 s left" after the job had ended; it ends full
+    fits.clear()
+    progress = []
+    surrogates.fit_surrogates(surrogates.muse_params(), progress=lambda done, total: progress.append((done, total)))
+    assert fits == [] and progress[0] == (0, 6) and progress[-1] == (6, 6), progress
+
