@@ -20,10 +20,16 @@ def method_note(text: str) -> html.Div:
     return html.Div([html.Span("Method: ", className="fw-semibold"), text], className="method-note")
 
 
-def graph(component_id: str, height: int = 380) -> dcc.Loading:
-    """A graph with a loading spinner and a fixed height (no layout jump)."""
-    return dcc.Loading(dcc.Graph(id=component_id, config={"displaylogo": False}, style={"height": f"{height}px"}),
-                       type="dot", delay_show=300)
+def graph(component_id: str, height: int = 380, placeholder: str | None = None) -> dcc.Loading:
+    """A graph with a loading spinner and a fixed height (no layout jump).
+
+    ``placeholder``: the figure shown until a callback draws one, :func:`empty_figure` of that text (no axes);
+    without it Plotly draws empty axes (-1..6, 0..4), which a new user took for a broken chart while the
+    panel waited for the warm-up.
+    """
+    extra = {} if placeholder is None else {"figure": empty_figure(placeholder)}
+    return dcc.Loading(dcc.Graph(id=component_id, config={"displaylogo": False}, style={"height": f"{height}px"},
+                                 **extra), type="dot", delay_show=300)
 
 
 def row_status_store(page: str) -> dcc.Store:

@@ -12,11 +12,16 @@ from app.stability_views import stability_controls
 dash.register_page(__name__, path="/descriptive", name="Descriptive", title="Candor · Descriptive", order=1)
 
 
+GLOBAL_WAIT = "global SHAP is being computed: how far, just below"
+
+
 @from_url('/descriptive')  # the view's state from and to its URL (app/url_state.py)
 def layout(**_):
     return html.Div([
         html.H2("Descriptive: what the model does"), row_status_store("descriptive"),
-        dbc.Row([dbc.Col(graph(ids.GLOBAL_BAR, 420), md=5), dbc.Col(graph(ids.GLOBAL_BEESWARM, 420), md=7)]),
+        # until global SHAP exists (the warm-up, or a class switch computing it live) the note below says how far
+        dbc.Row([dbc.Col(graph(ids.GLOBAL_BAR, 420, placeholder=GLOBAL_WAIT), md=5),
+                 dbc.Col(graph(ids.GLOBAL_BEESWARM, 420, placeholder=GLOBAL_WAIT), md=7)]),
         html.Div(id=ids.GLOBAL_NOTE, className="mb-2"),
         dcc.Interval(id=ids.GLOBAL_WAIT_TICK, interval=1000, disabled=False),
         html.Div(id=ids.LOCAL_AGREEMENT),

@@ -52,16 +52,34 @@ def warm_status() -> WarmStatus:
 def waiting_for(name: str) -> str | None:
     """What a panel that needs the warm value ``name`` says while the warm-up has not computed it, else None.
 
-    E.g. "Waiting for the warm-up: warm-up step 1 of 5 (global SHAP); 0 of 5 steps done." The panel asks
-    again later instead of holding a request until the value exists.
+    E.g. "Waiting for the warm-up: warm-up step 1 of 5 (global SHAP); 0 of 5 steps done.", or for a multiclass
+    model (a class switch computes its values again, live when the store holds another class's) "Computing global
+    SHAP for class class_0 live (the store holds another class's results): step 1 of 7 (global SHAP); 0 of 7
+    steps done." The panel asks again later instead of holding a request until the value exists.
     """
     st = warm_status()
     if not st.running or _core.is_ready(name):
         return None
     if name == "shap_all" and _core.store() is not None and _core.store().manifest.get("global"):
         return None  # a store holds it: reading it now costs milliseconds, a poll would cost a second
-    return (f"Waiting for the warm-up to compute {STEP_NAMES.get(name, name)}: {st.describe()}; "
-            f"{st.done} of {st.total} steps done.")
+    what = STEP_NAMES.get(name, name)
+    chosen = _chosen_class()
+    if chosen is None:
+        return f"Waiting for the warm-up to compute {what}: {st.describe()}; {st.done} of {st.total} steps done."
+    live = (" live (the store holds another class's results)"
+            if _core._opened_store is not None and _core.store() is None else "")
+    step = f"step {st.step} of {st.total} ({STEP_NAMES.get(st.current, st.current)})" if st.current else \
+        f"finishing ({st.done} of {st.total} steps done)"
+    return f"Computing {what} for class {chosen}{live}: {step}; {st.done} of {st.total} steps done."
+
+
+def _chosen_class() -> str | None:
+    """The class a multiclass model is explained for (its pages, and the values computed after a class switch),
+    or None for other models."""
+    ws = _core.workspace()
+    if ws.adapter is None or ws.adapter.task != "multiclass":
+        return None
+    return ws.classes[1]
 
 
 def eta_text(done: int, total: int, elapsed_s: float, unit: str = "") -> str:

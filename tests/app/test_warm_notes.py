@@ -77,3 +77,38 @@ def test_the_global_panel_says_it_waits_for_global_shap_and_asks_again(warming, 
     assert bar is no_update and beeswarm is no_update and stop is False  # no request held: asked again in 1 s
     assert (f"Waiting for the warm-up to compute global SHAP: warm-up step {step} of {len(warming)} (global SHAP); "
             f"{len(warming) - 3} of {len(warming)} steps done.") in _text(note)
+
+
+def test_a_class_switch_says_it_computes_that_class_live_not_the_start_up_warm_up(warming, monkeypatch):
+    # a new user opened ?class=class_0 on a store-served wine model: the store holds another class's values
+    # (store.read.Store.applies_to), so global SHAP is computed live; the note said "Waiting for the warm-up"
+    from types import SimpleNamespace
+
+    wine = SimpleNamespace(adapter=SimpleNamespace(task="multiclass"), classes=("not class_0", "class_0"))
+    monkeypatch.setattr(_core, "workspace", lambda: wine)
+    monkeypatch.setattr(_core._lazies["shap_all"], "_done", False)
+    monkeypatch.setattr(_core, "_opened_store", object())  # opened at start-up, not applied to class_0
+    monkeypatch.setattr(_core, "_store", None)
+    step = warming.index("shap_all") + 1
+    assert warmup.waiting_for("shap_all") == (
+        f"Computing global SHAP for class class_0 live (the store holds another class's results): step {step} of "
+        f"{len(warming)} (global SHAP); {len(warming) - 3} of {len(warming)} steps done.")
+    monkeypatch.setattr(_core, "_opened_store", None)  # no store: still that class's values, not "the warm-up"
+    assert warmup.waiting_for("shap_all").startswith("Computing global SHAP for class class_0: step ")
+
+
+def test_the_global_panels_wait_with_a_blank_figure_not_empty_axes(sample_workspace, monkeypatch):
+    # the empty dcc.Graph drew axes -1..6 and 0..4 while global SHAP was computed
+    import dash
+
+    from app import ids
+
+    monkeypatch.setattr(dash, "register_page", lambda *args, **kwargs: None)
+    from app.pages import descriptive
+
+    tree = descriptive.layout()
+    found = {c.id: c for c in tree._traverse_ids() if isinstance(c.id, str)}
+    for graph_id in (ids.GLOBAL_BAR, ids.GLOBAL_BEESWARM):
+        fig = found[graph_id].figure
+        assert fig.layout.xaxis.visible is False and fig.layout.yaxis.visible is False and not fig.data
+        assert [a.text for a in fig.layout.annotations] == ["global SHAP is being computed: how far, just below"]
