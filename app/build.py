@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import functools
 import hashlib
 import importlib
 import json
@@ -195,6 +196,29 @@ PARTS = ("persuasive", "surrogates")
 """Parts a build may skip (``--skip``): the rows and the global SHAP view are always built."""
 
 
+def _without_clock_budgets(fn):
+    """Run ``fn`` (the build) with every budget the live server sets in seconds turned into its count cap, then put
+    them back: LIME stops by its tolerance or sample cap (:func:`app.services.tabular.reproducible_lime`),
+    model-agnostic global SHAP covers its largest row count (``AGNOSTIC_ROWS``) and the Persuasive global curve
+    every candidate row. Live, these depend on how fast the machine is at the time; a build is not waited on page by
+    page, and two builds of one store must agree."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        tabular = importlib.import_module("app.services.tabular")
+        persuasive = importlib.import_module("app.services.persuasive")  # the package's name is a function
+        saved = dict(tabular.LIME_LIMITS), tabular.AGNOSTIC_BUDGET_S, persuasive.GLOBAL_BUDGET_S
+        try:
+            tabular.reproducible_lime()
+            tabular.AGNOSTIC_BUDGET_S = persuasive.GLOBAL_BUDGET_S = float("inf")
+            return fn(*args, **kwargs)
+        finally:
+            tabular.LIME_LIMITS.clear()
+            tabular.LIME_LIMITS.update(saved[0])
+            tabular.AGNOSTIC_BUDGET_S, persuasive.GLOBAL_BUDGET_S = saved[1], saved[2]
+    return run
+
+
+@_without_clock_budgets
 def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_rows: int = 256, client=None,
           progress=None, skip: tuple[str, ...] = ()) -> dict:
     """Compute and write the store of the workspace ``settings`` name; returns its manifest.
@@ -239,7 +263,6 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     ws = selection.load()
     model_sha, data_sha = source_hashes(settings, ws)
     _core.use_store(None)  # computed live, never read from another store
-    tabular.reproducible_lime()  # LIME by tolerance or sample cap, never by the clock: the same store every time
     services.init(ws, warm=False)
     say = progress or (lambda what, done, total: None)
     writer = StoreWriter(partial)
@@ -347,6 +370,6 @@ def main(argv: list[str]) -> int:
         print(f"candor: error: {err}", file=sys.stderr)
         return 2
     size = sum(f["bytes"] for f in manifest["files"].values())
-    print(f"candor: store written to {args.out}: {len(manifest['files'])} files, {size / 2**20:.2f} MiB, "
+    print(f"candor: store written to {args.out}: {len(manifest['files'])} files, {size / 2**20:,.2f} MiB, "
           f"{manifest['rows']['stored']} rows, {manifest['timings_s']['total_s']:.1f} s", file=sys.stderr)
     return 0

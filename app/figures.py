@@ -293,11 +293,38 @@ def waterfall(e: Explanation, max_display: int = 10, value_labels=None, widest_l
         lines = max(lines, _lines_of(tuple(f"{n} = {w}" for n, w in zip(e.feature_names, widest_labels)), 30))
     title = (f"SHAP: from base_value {plain(e.base_value)} to prediction {plain(e.prediction)} "
              f"(additivity gap {gap_text(e.additivity_gap)})" + _error_note(se, flags, order, True))
+    texts = [plain(e.base_value)] + text + [plain(e.prediction)]
     return go.Figure(data=data, layout=layout_dict(
-        title, alt=bars_alt(e.feature_names, e.values, "SHAP attributions"),
+        title, alt=bars_alt(e.feature_names, e.values, "SHAP attributions"), showlegend=False,
         margin=dict(l=label_margin(y), r=60, t=max(40, 34 + 15 * title.count("<br>"))),
-        xaxis=dict(title=dict(text=f"{esc(e.output_space)} of {esc(e.target)}")), yaxis=dict(autorange="reversed"),
-        height=max(300, (12 + 14 * lines) * len(y) + 110)))
+        xaxis=dict(title=dict(text=f"{esc(e.output_space)} of {esc(e.target)}"),
+                   range=_waterfall_range(e.base_value, vals, e.prediction, texts)),
+        yaxis=dict(autorange="reversed"), height=max(300, (12 + 14 * lines) * len(y) + 110)))
+
+
+WATERFALL_PLOT_PX = 380
+"""Width (px) a waterfall's plot area is assumed to have when its x range leaves room for the value texts (the
+Descriptive page's half-width panel at 1,400 px; wider figures get more room than they need)."""
+
+
+def _waterfall_range(base: float, steps, prediction: float, texts) -> list[float]:
+    """An x range in which every bar's value text, drawn outside its bar's end, stays inside the plot.
+
+    Texts of bars ending on the left (a decreasing step) go to the left of the bar, the others to the right;
+    Plotly's own range would let them run over the axis labels or the figure's edge. ``texts``: base, steps,
+    prediction, in order. Returns ``[low, high]``.
+    """
+    steps = [float(v) for v in steps]
+    ends = base + np.cumsum(steps) if steps else np.array([])
+    starts = np.concatenate([[base], ends[:-1]]) if steps else np.array([])
+    lo = min(0.0, base, prediction, *ends, *starts)
+    hi = max(0.0, base, prediction, *ends, *starts)
+    span = (hi - lo) or 1.0
+    left = max((len(t) for t, v in zip(texts[1:-1], steps) if v < 0), default=0)
+    right = max([len(texts[0]), len(texts[-1])] + [len(t) for t, v in zip(texts[1:-1], steps) if v >= 0])
+    frac_l, frac_r = (min(0.3, (CHAR_PX * n + 8) / WATERFALL_PLOT_PX) for n in (left, right))
+    width = span / max(1 - frac_l - frac_r, 0.3)
+    return [lo - frac_l * width, hi + frac_r * width]
 
 
 def attribution_bar(e: Explanation, max_display: int = 10, title: str | None = None,

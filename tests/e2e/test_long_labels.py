@@ -124,3 +124,32 @@ def test_row_figures_start_with_the_margins_their_labels_need(browser, tmp_path)
     pushed = [f"{f['name']}: {side} {f['asked'][side]} px asked, {f['drawn'][side]} px needed"
               for f in found for side in ("l", "r", "t", "b") if f["drawn"][side] > f["asked"][side]]
     assert pushed == [], "\n".join(pushed)
+
+
+_TEXTS = """
+const gd = document.querySelector('.fig'), plot = gd.querySelector('.cartesianlayer .bg, .bglayer .bg, rect.bg');
+const area = gd.querySelector('.draglayer .nsewdrag').getBoundingClientRect(), box = gd.getBoundingClientRect();
+return {legend: gd.querySelectorAll('.legend').length,
+        texts: [...gd.querySelectorAll('text.bartext')].filter(t => t.textContent.trim())
+          .map(t => { const r = t.getBoundingClientRect(); return {text: t.textContent, left: r.left - area.left,
+                                                                   right: box.right - r.right}; })};
+"""
+
+
+def test_waterfall_value_texts_stay_between_the_axis_labels_and_the_edge(browser, tmp_path):
+    """A row whose prediction is near 0 and whose steps go left (a new user's wine row 0): every value text is
+    drawn inside the plot area, none over the feature names on its left or past the figure's right edge, and no
+    legend ("trace 0") takes the room."""
+    steps = np.array([-0.0925, -0.0745, -0.0519, -0.0311, -0.0283, 0.0138, -0.0181, 0.00836, -0.0123, -0.0068,
+                      0.00269, 0.0])
+    names = tuple(f"feature {j}" for j in range(len(steps)))
+    e = Explanation(method="shap", feature_names=names, values=steps, base_value=0.269,
+                    prediction=0.269 + float(steps.sum()), feature_values=np.arange(len(steps)) * 1035.0,
+                    output_space="probability", target="class_2", source="test",
+                    params={"standard_error": tuple(np.full(len(steps), 0.000649))})
+    _draw(browser, tmp_path, [("waterfall", figures.waterfall(e), 680, None)])
+    found = browser.execute_script(_TEXTS)
+    assert found["legend"] == 0
+    assert len(found["texts"]) == 13  # base, 10 steps, "other features", prediction
+    outside = [t for t in found["texts"] if t["left"] < -0.5 or t["right"] < -0.5]
+    assert outside == [], outside
