@@ -41,7 +41,7 @@ def probe(adapter: ModelAdapter, raw: pd.DataFrame, model_name: str, data_name: 
     except Exception as exc:
         holes = f"; {data_name} has {missing_cells(raw)}" if raw.isna().any().any() else ""
         raise CandorError(f"{model_name}: the model fails on the first rows of {data_name} "
-                          f"({first_line(exc)}{holes})") from None
+                          f"({first_line(exc).rstrip('.') if holes else first_line(exc)}{holes})") from None
     # every value of every column once (explanations only recombine values seen in some row)
     rows = raw if len(raw) <= PROBE_ALL_ROWS else raw.sample(PROBE_ALL_ROWS, random_state=0)
     try:
