@@ -281,7 +281,7 @@ def _check_request(dash_app, background_keys: frozenset[str]):
             # limit (a 60 MB body of JSON used to cost 18 s of CPU and 1.5 GB before the login check)
             cap = settings.current().max_callback_kb * 1024
             if req.content_length is None or req.content_length > cap:
-                return _refuse(413, f"a request of this kind is limited to {cap // 1024} KiB "
+                return _refuse(413, f"a request of this kind is limited to {cap // 1024:,} KiB "
                                     "(CANDOR_MAX_CALLBACK_KB); uploads need the analyst role")
         body = req.get_json(silent=True)
         key = body.get("output") if isinstance(body, dict) else None

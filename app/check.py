@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from explainers.numbers import plain
 from explainers.rules import rule_text
 from workspace.errors import CandorError, first_line
 from workspace.torch_files import is_torch_model
@@ -59,7 +60,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _top(names, values, labels, k: int = 3) -> str:
     order = np.argsort(-np.abs(values), kind="stable")[:k]
-    return ", ".join(f"{names[j]}={labels[j] if labels else ''} {values[j]:+.3g}".replace("= ", " ") for j in order)
+    return ", ".join(f"{names[j]}={labels[j] if labels else ''} {plain(values[j], signed=True, trim=True)}"
+                     .replace("= ", " ") for j in order)
 
 
 def _view(name: str, fn):
@@ -86,13 +88,13 @@ def run_tabular(args, out) -> None:
     is_torch = is_torch_model(a.model)
     row = int(ws.test_idx[0]) if args.row is None else args.row
     if not 0 <= row < len(X):
-        raise CandorError(f"--row {row} does not exist; rows are 0 to {len(X) - 1}")
+        raise CandorError(f"--row {row} does not exist; rows are 0 to {len(X) - 1:,}")
     kinds = {}
     for c in a.codec.columns:
         kinds[c.kind] = kinds.get(c.kind, 0) + 1
     print(f"model   {Path(args.model).name}: {type(a.model).__name__}, {a.task}, outputs: {a.kind} "
           f"({', '.join(a.output_names[:6])}{' ...' if len(a.output_names) > 6 else ''})", file=out)
-    print(f"data    {ws.name}: {len(X)} rows x {X.shape[1]} features "
+    print(f"data    {ws.name}: {len(X):,} rows x {X.shape[1]:,} features "
           f"({', '.join(f'{n} {k}' for k, n in kinds.items())}); target {ws.target!r}", file=out)
     for note in ws.notes:
         print(f"note    {note}", file=out)
@@ -103,7 +105,7 @@ def run_tabular(args, out) -> None:
         params = a.model.parameter_fingerprint()
         n_params = sum(p.numel() for p in a.model.module.parameters())
         what = "one regression output" if a.task == "regression" else a.model.output
-        print(f"torch   {a.model.source}: {n_params} parameters, {what}; parameters sha256 {params[:16]}", file=out)
+        print(f"torch   {a.model.source}: {n_params:,} parameters, {what}; parameters sha256 {params[:16]}", file=out)
     before = a.fingerprint(X.iloc[:20])
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="candor-check-") as cache, _settings(cache_dir=Path(cache)), \
@@ -136,17 +138,22 @@ def _pages(services, row: int, is_torch: bool, out) -> None:
     local = services.local_view(row)  # the Descriptive page's row view: SHAP and LIME
     e, lime = local.shap, local.lime
     p = e.params
-    print(f"cost    SHAP {p['algorithm']}: {p['model_rows_per_row']} model rows per explained row, "
-          f"~{p['memory_mb']} MiB; background {p['background_size']} of {p['background_rows_given']} rows", file=out)
-    print(f"shap    row {row}, {e.target!r} ({p['units']}): prediction {e.prediction:.4g}, additivity gap "
-          f"{e.additivity_gap:.1e}; top: {_top(e.feature_names, e.values, p.get('feature_labels'))}", file=out)
+    from app.figures import gap_text  # the pages' words for a gap below a millionth ("< 0.000001")
+
+    print(f"cost    SHAP {p['algorithm']}: {plain(p['model_rows_per_row'], trim=True)} model rows per explained row, "
+          f"~{plain(p['memory_mb'], trim=True)} MiB; background {p['background_size']:,} of "
+          f"{p['background_rows_given']:,} rows", file=out)
+    print(f"shap    row {row}, {e.target!r} ({p['units']}): prediction {plain(e.prediction, 4, trim=True)}, "
+          f"additivity gap {gap_text(e.additivity_gap)}; "
+          f"top: {_top(e.feature_names, e.values, p.get('feature_labels'))}", file=out)
     print(f"lime    row {row}: local R2 {lime.fidelity.value:.3f} in-sample, {lime.params['heldout_r2']:.3f} held-out; "
           f"top: {_top(lime.feature_names, lime.values, ())}; agreement with SHAP: Spearman "
           f"{local.agreement.spearman:.2f}", file=out)
     if is_torch:
         g = services.gradients.gradient_view(row)
         print(f"ig      row {row}, {g.ig.target!r} ({g.units}): f(x) - f(baseline) = "
-              f"{g.ig.prediction - g.ig.base_value:+.4g}, completeness gap {g.ig.params['convergence_delta']:.1e} "
+              f"{plain(g.ig.prediction - g.ig.base_value, 4, signed=True, trim=True)}, completeness gap "
+              f"{plain(g.ig.params['convergence_delta'])} "
               f"({g.ig.params['n_steps']} steps, baseline = training median); Spearman |IG| vs |SHAP| "
               f"{g.spearman:.2f}; top: {_top(g.ig.feature_names, g.ig.values, ())}", file=out)
     if (why := services.why_not("surrogate")) is None:
@@ -218,7 +225,7 @@ def run_hf_folder(args, out) -> None:
         if ig is None:  # long texts: the page computes IG in its background job
             _view("Integrated Gradients", lambda: text_services.run_slow_attributions(texts[row]))
             ig = text_services.attribution(texts[row], "ig")
-        print(f"ig      text row {row}: {len(ig.values)} tokens, completeness gap {ig.additivity_gap:.2e} "
+        print(f"ig      text row {row}: {len(ig.values)} tokens, completeness gap {plain(ig.additivity_gap)} "
               f"({ig.output_space} of {ig.target!r})", file=out)
 
 

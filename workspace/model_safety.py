@@ -116,7 +116,7 @@ def unpacked_limit() -> int:
 
 
 def _mib(n: int) -> str:
-    return f"{n / 2**20:.1f} MiB"
+    return f"{n / 2**20:,.1f} MiB"
 
 
 def check_archive(path: Path, *, limit: int | None = None) -> None:
@@ -152,8 +152,8 @@ def check_archive(path: Path, *, limit: int | None = None) -> None:
         for i in infos:
             ratio = i.file_size / max(i.compress_size, 1)
             if i.file_size > RATIO_FROM_BYTES and ratio > MAX_RATIO:
-                raise CandorError(f"{name}: member {i.filename} inflates from {i.compress_size} bytes to "
-                                  f"{_mib(i.file_size)} ({ratio:.0f} times; at most {MAX_RATIO} times is accepted "
+                raise CandorError(f"{name}: member {i.filename} inflates from {i.compress_size:,} bytes to "
+                                  f"{_mib(i.file_size)} ({ratio:,.0f} times; at most {MAX_RATIO:,} times is accepted "
                                   "for members over 1 MiB)")
             if i.filename == "schema.json" and i.file_size > limit // SCHEMA_SHARE:
                 raise CandorError(f"{name}: schema.json is {_mib(i.file_size)}, over {_mib(limit // SCHEMA_SHARE)} "
@@ -181,7 +181,7 @@ def _check_npy_header(z: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> N
     held = info.file_size - offset
     if declared != held:
         raise CandorError(f"{name}: member {info.filename} declares an array of shape {tuple(shape)} "
-                          f"({declared} bytes) but holds {held} bytes")
+                          f"({declared:,} bytes) but holds {held:,} bytes")
 
 
 def _walk_schema(node):

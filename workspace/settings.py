@@ -263,7 +263,7 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
             allowed_hosts=_hosts(env, "CANDOR_ALLOWED_HOSTS"), bind_hosts=_hosts(env, "CANDOR_BIND_HOSTS"),
         )
         if not 16 <= values["max_callback_kb"] <= 2**20:
-            raise CandorError(f"CANDOR_MAX_CALLBACK_KB must be a whole number of KiB from 16 to 1048576, "
+            raise CandorError(f"CANDOR_MAX_CALLBACK_KB must be a whole number of KiB from 16 to 1,048,576, "
                               f"got {env.get('CANDOR_MAX_CALLBACK_KB')!r}")
         for name, (var, default) in LIMITS.items():
             values[name] = _number(env, var, default, zero_ok=name in ("max_memory_mb", "model_timeout_s"))

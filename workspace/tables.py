@@ -78,8 +78,8 @@ def _read_csv(path: Path, notes: list[str]) -> pd.DataFrame:
         if len(df) < data_lines and '"' in text:
             literal = pd.read_csv(io.StringIO(text), quoting=csv.QUOTE_NONE, **kwargs)
             if len(literal) == data_lines:
-                notes.append(f"{path.name}: unbalanced double quotes merged lines ({len(df)} rows instead of "
-                             f"{data_lines}); read again with quotes taken literally")
+                notes.append(f"{path.name}: unbalanced double quotes merged lines ({len(df):,} rows instead of "
+                             f"{data_lines:,}); read again with quotes taken literally")
                 df = literal
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError, ValueError) as exc:
         raise CandorError(f"{path.name}: not a readable CSV ({first_line(exc)})") from None

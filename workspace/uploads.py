@@ -87,14 +87,14 @@ def decode(content: bytes | str, name: str, limit: int) -> bytes:
     if isinstance(content, str):
         encoded = content.split(",", 1)[-1]
         if len(encoded) * 3 // 4 > limit + 3:
-            raise CandorError(f"{name}: {len(encoded) * 3 / 4 / 2**20:.1f} MiB is over the {limit / 2**20:.0f} MiB "
+            raise CandorError(f"{name}: {len(encoded) * 3 / 4 / 2**20:,.1f} MiB is over the {limit / 2**20:,.0f} MiB "
                               "limit (CANDOR_MAX_UPLOAD_MB)")
         try:
             content = base64.b64decode(encoded, validate=True)
         except (binascii.Error, ValueError):
             raise CandorError(f"{name}: the upload is not valid base64") from None
     if len(content) > limit:
-        raise CandorError(f"{name}: {len(content) / 2**20:.1f} MiB is over the {limit / 2**20:.0f} MiB limit "
+        raise CandorError(f"{name}: {len(content) / 2**20:,.1f} MiB is over the {limit / 2**20:,.0f} MiB limit "
                           "(CANDOR_MAX_UPLOAD_MB)")
     return content
 
@@ -164,9 +164,10 @@ def _sweep(folder: Path, files: dict, incoming: int, kind: str | None) -> None:
     unused = [n for n in sorted(on_disk, key=lambda n: used[n]) if n not in keep]
     if total - sum(stat[n].st_size for n in unused) + incoming > quota:  # refuse before deleting anything
         held = total - sum(stat[n].st_size for n in unused)
-        raise CandorError(f"the upload folder is full: {held / 2**20:.1f} MiB of its {quota / 2**20:.1f} MiB quota "
+        raise CandorError(f"the upload folder is full: {held / 2**20:,.1f} MiB of its {quota / 2**20:,.1f} MiB quota "
                           f"(CANDOR_UPLOAD_QUOTA_MB) is held by uploads in use, and this {kind or 'file'} needs "
-                          f"{incoming / 2**20:.1f} MiB more; load smaller files or ask the operator to raise the quota")
+                          f"{incoming / 2**20:,.1f} MiB more; load smaller files or ask the operator to raise the "
+                          "quota")
     for name in unused:
         if total + incoming <= quota:
             break

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
+from explainers.numbers import plain
 from workspace.errors import CandorError
 from study import flow, ids, runtime, store
 from study.recruitment import completion_link
@@ -64,9 +65,9 @@ def _confidence_slider(study: Study) -> list:
     lo, hi = study.confidence_scale
     mid = _plain((lo + hi) / 2)
     step = _plain((hi - lo) / 100)
-    return [html.P(f"How confident are you ({lo:g}-{hi:g})?", className="mt-3 mb-1"),
+    return [html.P(f"How confident are you ({plain(lo, trim=True)}-{plain(hi, trim=True)})?", className="mt-3 mb-1"),
             dcc.Slider(id=ids.answer("confidence"), min=_plain(lo), max=_plain(hi), step=step, value=mid,
-                       marks={_plain(v): f"{v:g}" for v in (lo, mid, hi)})]
+                       marks={_plain(v): plain(v, trim=True) for v in (lo, mid, hi)})]
 
 
 def trial(study: Study, participant, step_index: int, step: flow.Step, phase: str) -> html.Div:
@@ -87,7 +88,8 @@ def trial(study: Study, participant, step_index: int, step: flow.Step, phase: st
     parts.append(html.P(prompt, className="mt-3 mb-1 fw-semibold"))
     if study.model.numeric:  # a regression-style trial: the participant's own number
         lo, hi = study.model.range
-        parts += [html.P(f"A number from {lo:g} to {hi:g}", className="method-note mb-1"),
+        parts += [html.P(f"A number from {plain(lo, trim=True)} to {plain(hi, trim=True)}",
+                         className="method-note mb-1"),
                   dcc.Input(id=ids.answer("response"), type="number", min=lo, max=hi, step="any",
                             className="form-control study-number")]
     else:

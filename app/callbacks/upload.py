@@ -5,6 +5,7 @@ from dash.exceptions import PreventUpdate
 
 from app import ids
 from app.components import error_alert
+from explainers.numbers import plain
 from workspace.errors import CandorError
 from app.services import upload as service
 
@@ -19,9 +20,10 @@ def _now_explaining(done: str) -> tuple[dbc.Alert, dbc.Container]:
 
 
 def _stored_note(s: service.Stored) -> dbc.Alert:
-    extra = f", {len(s.columns)} columns" if s.columns else ""
+    extra = f", {len(s.columns):,} columns" if s.columns else ""
     notes = "".join(f" {n}." for n in s.notes)
-    return dbc.Alert(f"{s.name}: stored on the server ({s.size / 1024:.0f} KiB{extra}).{notes}", color="success",
+    size = plain(s.size / 1024, trim=True)  # "1,862 KiB", never "1862 KiB"
+    return dbc.Alert(f"{s.name}: stored on the server ({size} KiB{extra}).{notes}", color="success",
                      className="py-2 small")
 
 

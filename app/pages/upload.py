@@ -24,7 +24,7 @@ def layout(**_):
         html.H2("Your model"),
         html.P("Upload a fitted scikit-learn model saved with skops (pickle files are refused; PyTorch models load "
                "from the command line) and a table with its feature columns and the target. Files stay on the "
-               f"server; at most {max_upload_bytes() // 2**20} MiB each (the browser does not send a larger file) and at most "
+               f"server; at most {max_upload_bytes() // 2**20:,} MiB each (the browser does not send a larger file) and at most "
                f"{int(limits.setting('CANDOR_MAX_CELLS')):,} cells (rows x columns) per table. The model you load is "
                "explained for everyone using this server.", className="text-muted small"),
         html.Div() if has_role("analyst") else dbc.Alert(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from app import services
+from explainers.numbers import plain
 from workspace.errors import CandorError
 
 from .provenance import Provenance, provenance
@@ -106,7 +107,7 @@ def default_rows() -> tuple[list[int], list[str], str]:
         r = int(test[i])
         if r not in rows:
             rows.append(r)
-            reasons.append(f"{word} {ws.output_label} of the held-out rows ({out[i]:.4g})")
+            reasons.append(f"{word} {ws.output_label} of the held-out rows ({plain(out[i], 4, trim=True)})")
     rule = (f"No rows were chosen, so the report shows {len(rows)} held-out rows: the highest, the lowest and the "
             f"median {ws.output_label} among the {len(test)} held-out rows.")
     return rows, reasons, rule

@@ -107,11 +107,11 @@ def _dropped(view) -> str:
     d = view.dropped
     if not d:
         return "<p>Nothing was dropped: every feature is named.</p>"
-    rows = [(x.feature + (" (sensitive)" if x.sensitive else ""), x.rank, f"{x.attribution:+.4f}", f"{x.share:.1%}")
-            for x in d[:MAX_DROPPED]]
+    rows = [(x.feature + (" (sensitive)" if x.sensitive else ""), x.rank, figures.plain(x.attribution, signed=True),
+             f"{x.share:.1%}") for x in d[:MAX_DROPPED]]
     if len(d) > MAX_DROPPED:
         rest = d[MAX_DROPPED:]
-        rows.append((f"{len(rest)} more features", "", f"{sum(x.attribution for x in rest):+.4f}",
+        rows.append((f"{len(rest):,} more features", "", figures.plain(sum(x.attribution for x in rest), signed=True),
                      f"{sum(x.share for x in rest):.1%}"))
     return _table(("dropped feature", "rank", "attribution", "share of |attribution|"), rows)
 

@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from explainers.numbers import plain
+
 ROWS = [3, 17]
 
 
@@ -109,7 +111,7 @@ def test_report_cost_and_surrogate_figures_are_the_pages(report):
     assert len(dropped) == 27 and '<th scope="col">dropped feature</th>' in html
     assert all(f"<td>{name}</td>" in html for name in dropped[:25])  # by name, then the rest in one line
     rest = view.dropped[25:]
-    assert f"<td>2 more features</td><td></td><td>{sum(d.attribution for d in rest):+.4f}</td>" in html
+    assert f"<td>2 more features</td><td></td><td>{plain(sum(d.attribution for d in rest), signed=True)}</td>" in html
 
 
 def test_default_rows_are_the_highest_lowest_and_median_held_out_outputs(sample_workspace):
@@ -178,3 +180,54 @@ def test_a_feature_name_cannot_close_the_figure_block():
     block = Figures().add(go.Figure(go.Bar(x=[1.0], y=[name])))
     assert block.count("</script>") == 1 and "<script>alert" not in block
     assert _figures(block)["figure-1"]["data"][0]["y"] == [name]
+
+
+EXPONENT = re.compile(r"(?<![\w.#])[-+]?\d+(?:\.\d+)?[eE][-+]?\d+\b")
+"""A number in scientific notation ("2.415e-05", "3.3e-16"): the project's rule is that no reader sees one."""
+
+
+def _strings(value, key=""):
+    """Every string a figure shows (titles, texts, hover texts, tick labels), not its data arrays."""
+    if isinstance(value, str):
+        if key not in ("bdata", "dtype", "hovertemplate", "texttemplate", "tickformat", "hoverformat"):
+            yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(v, k)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v, key)
+
+
+def test_report_shows_no_number_in_scientific_notation(report, sample_workspace):
+    """A new user read "lowest P(malignant) of the held-out rows (2.415e-05)" in the default report."""
+    from app.report.content import default_rows
+
+    _, html, _ = report
+    text = re.sub(r"<script.*?</script>|<style.*?</style>", " ", html, flags=re.S)
+    assert EXPONENT.search(text) is None, EXPONENT.search(text)
+    shown = [s for fig in _figures(html).values() for s in _strings(fig)]
+    assert [s for s in shown if EXPONENT.search(s)] == []
+    ws = sample_workspace
+    test = np.asarray(ws.test_idx)
+    p = ws.model.predict_proba(pd.DataFrame(ws.X.iloc[test]))[:, 1]
+    _, reasons, _ = default_rows()
+    assert p.min() < 1e-4  # the sample's lowest held-out probability is one "g" formats as 2.415e-05
+    assert reasons[1] == f"lowest P(malignant) of the held-out rows ({plain(p.min(), 4, trim=True)})"
+    assert all(EXPONENT.search(r) is None for r in reasons)
+
+
+def test_check_output_shows_no_number_in_scientific_notation(report, sample_workspace):
+    """``python -m app check`` printed "additivity gap 3.3e-16": the pages' words are "< 0.000001"."""
+    import io
+
+    from app import services
+    from app.check import _pages, _settings
+
+    out = io.StringIO()
+    with _settings(cache_dir=report[2]):  # the report's cache: its MUSE fit is reused
+        _pages(services, 3, False, out)
+    text = out.getvalue()
+    assert EXPONENT.search(text) is None, text
+    gap = services.local_view(3).shap.additivity_gap
+    assert ("additivity gap < 0.000001;" in text) == (gap < 1e-6) and "shap    row 3" in text

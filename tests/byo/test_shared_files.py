@@ -38,7 +38,7 @@ def test_compas_duplicate_headers_empty_and_constant_columns(tmp_path, capsys, s
     sio.dump(model, tmp_path / "compas.skops")
     code, out, err = _run(capsys, "--model", tmp_path / "compas.skops", "--data", path, "--target", "two_year_recid")
     assert code == 0, err
-    assert "7214 rows x 7 features (4 numeric, 3 category)" in out
+    assert "7,214 rows x 7 features (4 numeric, 3 category)" in out
     assert "'decile_score' -> 'decile_score.1', 'priors_count' -> 'priors_count.1'" in out
     assert "column 'violent_recid' is empty in every row" in out
     assert "column 'type_of_assessment' is constant ('Risk of Recidivism')" in out
@@ -71,11 +71,11 @@ def test_adult_train_and_test_with_dotted_labels(capsys, adult):
     code, out, err = _run(capsys, "--model", adult / "adult.skops", "--data", adult / "adult.data.csv",
                           "--target", "income")
     assert code == 0, err
-    assert "32561 rows x 9 features (4 numeric, 5 category)" in out and "skipinitialspace" in out
+    assert "32,561 rows x 9 features (4 numeric, 5 category)" in out and "skipinitialspace" in out
     code, out, err = _run(capsys, "--model", adult / "adult.skops", "--data", adult / "adult.test.csv",
                           "--target", "income")
     assert code == 0, err
-    assert "16281 rows x 9 features" in out
+    assert "16,281 rows x 9 features" in out
     assert "16281 target labels normalised (spaces / trailing '.' removed): '<=50K.' -> '<=50K', '>50K.' -> '>50K'" in out
 
 
@@ -94,7 +94,7 @@ def test_imdb_sentences_with_nel_and_unbalanced_quotes(tmp_path, capsys, shared_
                           "--text-column", "reviews")
     assert code == 0, err
     assert "1000 texts in 'reviews'" in out
-    assert "unbalanced double quotes merged lines (748 rows instead of 1000)" in out
+    assert "unbalanced double quotes merged lines (748 rows instead of 1,000)" in out
     assert "lime    text row 0" in out and "model unchanged" in out
 
 

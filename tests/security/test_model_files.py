@@ -263,8 +263,8 @@ def test_a_small_file_that_inflates_past_the_limit_is_refused_before_it_is_unpac
     out = subprocess.run([sys.executable, "-c", PEAK, str(path)], capture_output=True, text=True, cwd=ROOT,
                          timeout=300)
     lines = out.stdout.splitlines()
-    assert lines[0].startswith("REFUSED bomb.skops: unpacks to 1100.0 MiB"), out.stdout + out.stderr
-    assert "over the 1024.0 MiB limit for model files (CANDOR_MAX_MODEL_UNPACKED_MB)" in lines[0]
+    assert lines[0].startswith("REFUSED bomb.skops: unpacks to 1,100.0 MiB"), out.stdout + out.stderr
+    assert "over the 1,024.0 MiB limit for model files (CANDOR_MAX_MODEL_UNPACKED_MB)" in lines[0]
     peak_growth, rss_growth = map(int, lines[1].split())
     assert peak_growth < 64 * 2**20 and rss_growth < 64 * 2**20  # the archive was never unpacked
 
@@ -279,8 +279,8 @@ def _bomb_source() -> tuple[bytes, str]:
 def test_a_member_that_inflates_more_than_100_times_is_refused_under_the_limit(tmp_path, monkeypatch):
     """Attack: the same bomb below the total limit: 40 MiB from ~40 KiB is refused by its compression ratio."""
     path = _stream_member(tmp_path / "ratio.skops", *_bomb_source(), n_bytes=40 * 2**20)
-    with pytest.raises(CandorError, match=r"ratio.skops: member \S+\.npy inflates from \d+ bytes to 40.0 MiB "
-                                          r"\(\d+ times; at most 100 times"):
+    with pytest.raises(CandorError, match=r"ratio.skops: member \S+\.npy inflates from [\d,]+ bytes to 40.0 MiB "
+                                          r"\([\d,]+ times; at most 100 times"):
         load_model(path)
 
 
@@ -307,7 +307,7 @@ def test_an_array_header_declaring_more_than_the_file_holds_is_refused(tmp_path)
     schema = json.loads(zipfile.ZipFile(io.BytesIO(src)).read("schema.json"))
     path.write_bytes(_rewrite(src, schema, {member: _npy_header((1, 10**12)) + bytes(8)}))
     with pytest.raises(CandorError, match=r"shape.skops: member \S+\.npy declares an array of shape \(1, "
-                                          r"1000000000000\) \(8000000000000 bytes\) but holds 8 bytes"):
+                                          r"1000000000000\) \(8,000,000,000,000 bytes\) but holds 8 bytes"):
         load_model(path)
 
 

@@ -63,7 +63,7 @@ def test_numeric_trial_stores_numbers_and_weight_of_advice_is_the_hand_value(db_
         row = int(item[1:])
         advice = float(number_text(float(ws.output(ws.X.iloc[[row]])[0])))
         page = _text_of(render(STUDY, token))
-        assert "A number from -1000 to 1000" in page and "The model predicts" not in page
+        assert "A number from -1,000 to 1,000" in page and "The model predicts" not in page
         assert submit(token, step, "initial", {"response": "ten"})[1].startswith("Please give a number")
         assert submit(token, step, "initial", {"response": 5000})[1].startswith("Please give a number")
         assert submit(token, step, "initial", {"response": advice - 10}) == (token, "")

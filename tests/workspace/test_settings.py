@@ -73,7 +73,7 @@ def test_defaults_without_any_variable():
     ("CANDOR_MODEL_TIMEOUT_S", "nan", "CANDOR_MODEL_TIMEOUT_S='nan' is not a positive number"),
     ("CANDOR_MAX_MODEL_UNPACKED_MB", "1.5", "CANDOR_MAX_MODEL_UNPACKED_MB must be a positive whole number of MiB, "
                                             "got '1.5'"),
-    ("CANDOR_MAX_CALLBACK_KB", "8", "CANDOR_MAX_CALLBACK_KB must be a whole number of KiB from 16 to 1048576, "
+    ("CANDOR_MAX_CALLBACK_KB", "8", "CANDOR_MAX_CALLBACK_KB must be a whole number of KiB from 16 to 1,048,576, "
                                     "got '8'"),
     ("CANDOR_MAX_CALLBACK_KB", "lots", "CANDOR_MAX_CALLBACK_KB must be a positive whole number of KiB, got 'lots'"),
     ("CANDOR_WARM", "yes", "CANDOR_WARM must be 1, 0 or sync, got 'yes'"),
