@@ -12,6 +12,10 @@ from plotly.subplots import make_subplots
 from app.figures import CATEGORICAL, NEG, POS, _label_lines, _layout, bars_alt, esc, plain, tick_labels
 
 _TALL = dict(l=10, r=10, t=75, b=40)
+ROW_TRADEOFF_HEIGHT, GLOBAL_TRADEOFF_HEIGHT = 520, 420
+"""Heights (px) the row's and the global tradeoff are drawn at, on the Persuasive page and in the report: their
+legends sit 0.3 of the plot's height below it (``legend.y=-0.3``), clear of the x-axis title only in a figure this
+tall (the report drew them at its 260 px minimum, the title over the legend)."""
 ROW_MEASURES = (("sufficiency", "sufficiency (0 is best)", CATEGORICAL[1]),
                 ("comprehensiveness", "comprehensiveness", CATEGORICAL[5]),
                 ("spearman", "Spearman ρ with the full ranking", CATEGORICAL[2]),

@@ -79,7 +79,8 @@ def global_views(c, figs) -> str:
            f"<p class=\"note\">{escape(c.importance.source)}</p>", _surrogate(c, figs)]
     if c.global_curve is not None:
         out += ["<h3>The persuasive story over all held-out rows</h3>",
-                figs.add(figures_persuasive.global_tradeoff(c.global_curve, c.k))]
+                figs.add(figures_persuasive.global_tradeoff(c.global_curve, c.k)
+                         .update_layout(height=figures_persuasive.GLOBAL_TRADEOFF_HEIGHT))]
     else:
         out.append(f"<p class=\"note\">Persuasive layer not applicable: {escape(c.persuasive_why or '')}</p>")
     return "".join(out)
@@ -140,7 +141,8 @@ def row_section(sec, figs) -> str:
             + f"<div class=\"pair\"><div>{figs.add(full)}</div><div>{figs.add(story)}</div></div>"
             + f"<h3>What was dropped ({len(view.dropped)} features)</h3>" + _dropped(view)
             + "<h3>What the simplification costs</h3>" + _cost(view)
-            + figs.add(figures_persuasive.row_tradeoff(view.curve, s))
+            + figs.add(figures_persuasive.row_tradeoff(view.curve, s)
+                       .update_layout(height=figures_persuasive.ROW_TRADEOFF_HEIGHT))
             + f"<p class=\"note\">{escape(e.source)}</p></section>")
 
 

@@ -95,3 +95,27 @@ def test_report_prints_to_a_pdf_of_several_pages(report_file, tmp_path):
     assert data[:5] == b"%PDF-"
     pages = len(re.findall(rb"/Type\s*/Page(?!s)", data))
     assert pages > 1
+
+
+def test_tradeoff_axis_titles_clear_their_legends(report_file, offline_browser):
+    """A new user saw 'k (features shown = concepts named)' drawn over both fidelity curves' legends in the
+    report (drawn at the page's 260 px minimum; the legend sits 0.3 of the plot's height below it)."""
+    path, _ = report_file
+    driver = offline_browser
+    driver.get(path.as_uri())
+    deadline = time.time() + 60
+    while time.time() < deadline and driver.execute_script(
+            "return document.body && document.body.getAttribute('data-figures-drawn')") is None:
+        time.sleep(0.2)
+    boxes = driver.execute_script("""
+        return Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => {
+          const t = p.querySelector('.g-xtitle text'), l = p.querySelector('g.legend');
+          if (!t || !l) return null;
+          const a = t.getBoundingClientRect(), b = l.getBoundingClientRect();
+          return {title: t.textContent, t: [a.left, a.top, a.right, a.bottom], l: [b.left, b.top, b.right, b.bottom]};
+        }).filter(x => x !== null && /concepts named/.test(x.title));""")
+    assert len(boxes) == 2, boxes  # the held-out curve and row 3's tradeoff
+    for box in boxes:
+        (tl, tt, tr, tb), (ll, lt, lr, lb) = box["t"], box["l"]
+        overlap = min(tr, lr) > max(tl, ll) and min(tb, lb) > max(tt, lt)
+        assert not overlap and lt >= tb, box  # the legend starts below the axis title
