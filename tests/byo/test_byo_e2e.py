@@ -54,16 +54,21 @@ def test_upload_page_stores_files_and_switches_the_model(served):
     base, driver, d = served
     driver.get(base + "/upload")
     wait_text(driver, "_pages_content", "Your model")
+    assert "Candor · data.csv" in driver.find_element(By.ID, "navbar").text
+    (d / "churn_upload.csv").write_bytes((d / "data.csv").read_bytes())  # another name, so the navbar must change
     driver.find_element(By.CSS_SELECTOR, "#upload-model input[type=file]").send_keys(str(d / "model.skops"))
     wait_text(driver, "upload-model-status", "model.skops: stored on the server")
-    driver.find_element(By.CSS_SELECTOR, "#upload-data input[type=file]").send_keys(str(d / "data.csv"))
-    wait_text(driver, "upload-data-status", "data.csv: stored on the server")
+    driver.find_element(By.CSS_SELECTOR, "#upload-data input[type=file]").send_keys(str(d / "churn_upload.csv"))
+    wait_text(driver, "upload-data-status", "churn_upload.csv: stored on the server")
     deadline = time.time() + 30
     while time.time() < deadline and len(driver.find_elements(By.CSS_SELECTOR, "#upload-target option")) < 4:
         time.sleep(0.2)
     Select(driver.find_element(By.ID, "upload-target")).select_by_visible_text("churn")
     driver.find_element(By.ID, "upload-load").click()
-    assert "300 rows x 3 features" in wait_text(driver, "upload-result", "Now explaining data.csv")
+    assert "300 rows x 3 features" in wait_text(driver, "upload-result", "Now explaining churn_upload.csv")
+    # the navbar names the new model at once, without a navigation (a new user saw the old one's until then)
+    assert "Candor · churn_upload.csv" in wait_text(driver, "navbar", "churn_upload.csv", timeout=10)
+    assert driver.current_url == base + "/upload" and not driver.find_element(By.ID, "row-picker").is_displayed()
     assert len(list((d / "uploads").glob("*-*"))) == 2  # the two stored files (beside the folder's index.json)
     driver.find_element(By.CSS_SELECTOR, "#upload-model input[type=file]").send_keys(str(d / "data.csv"))
     wait_text(driver, "upload-model-status", "data.csv: a model upload must be one of .skops")
