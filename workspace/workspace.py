@@ -236,11 +236,26 @@ def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, tru
     return Workspace(
         name=name, model=adapter, X=codec.encode(raw), y=y, classes=adapter.class_names or (target,),
         target=target, train_idx=np.sort(train), test_idx=np.sort(test), adapter=adapter,
-        raw=raw if shown is None else raw.set_axis(list(codec.names), axis=1), features=shown,
+        raw=_narrow_ints(raw if shown is None else raw.set_axis(list(codec.names), axis=1)), features=shown,
         notes=tuple(notes),
         source=(f"your model {model_name} ({type(model).__name__}) on {name}; held-out rows are a "
                 f"random {test_size:.0%} of the table (seed {seed}), optimistic if the model saw them in training"),
     )
+
+
+def _narrow_ints(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each wide integer column in the smallest integer type that holds its values (the same values).
+
+    The raw table is kept for display beside the float encoding ``X``: a one-hot table's 0/1 columns then take
+    one byte a cell instead of eight (Adult's 108 columns: 27 MB down to 3.4 MB in every server process).
+    """
+    wide = [i for i, dt in enumerate(frame.dtypes) if isinstance(dt, np.dtype) and dt.kind in "iu" and dt.itemsize > 1]
+    if not wide:
+        return frame
+    out = frame.copy()
+    for i in wide:
+        out.isetitem(i, pd.to_numeric(frame.iloc[:, i], downcast="integer"))
+    return out
 
 
 def load_user_workspace(model_path: str | Path, data_path: str | Path, target: str, *,
