@@ -9,10 +9,17 @@ from app.components import card, fmt, method_note, metric, metric_row
 from explainers.numbers import plain
 from explainers.stability import STABLE_OVERLAP
 
-__all__ = ["stability_controls", "stability_card", "stability_hint"]
+__all__ = ["stability_controls", "stability_card", "stability_hint", "rerun_phase"]
 
 HINT = ("Rank stability: rerun this row's SHAP over 10 background resamples and LIME over 10 seeds, and see "
         "whether its top features stay the same (10–30 s).")
+
+
+def rerun_phase(done: int, total: int) -> tuple[str, int, int]:
+    """The stability job's progress counted per method, as its method line counts the reruns: the job's
+    ``total`` reruns are SHAP's then LIME's, half each, so rerun 13 of 20 is ``("LIME", 3, 10)``."""
+    per = total // 2
+    return ("SHAP", done, per) if done <= per else ("LIME", done - per, total - per)
 
 
 def stability_hint() -> html.Div:

@@ -5,7 +5,7 @@ from dash.exceptions import PreventUpdate
 from app import ids
 from app.components import error_alert, job_progress
 from app.services import stability
-from app.stability_views import stability_card
+from app.stability_views import rerun_phase, stability_card
 from workspace.errors import CandorError
 
 
@@ -20,8 +20,7 @@ def run_stability(set_progress, n_clicks, row):
     if not n_clicks or row is None:
         raise PreventUpdate
     try:
-        view = stability.stability_view(row, k=5, progress=job_progress(
-            set_progress, lambda done, total: "SHAP" if done <= total // 2 else "LIME", "reruns"))
+        view = stability.stability_view(row, k=5, progress=job_progress(set_progress, rerun_phase, "reruns"))
     except CandorError as err:
         return error_alert(str(err))
     return stability_card(view)

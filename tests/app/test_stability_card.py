@@ -70,3 +70,25 @@ def test_a_bad_row_gives_a_message_and_viewers_see_the_role_needed(sample_worksp
     assert "row 10000 does not exist" in out
     viewer = _text(stability_controls(False))
     assert "needs the analyst role" in viewer and '"disabled": true' in viewer
+
+
+def test_job_progress_counts_each_methods_reruns_as_the_method_line_does(run, monkeypatch):
+    """A new user read "SHAP: 4 of 20 reruns" and "LIME: 13 of 20" beside "each method rerun 10 times"."""
+    import re
+
+    view, seen = run
+
+    def replay(row, k=5, progress=None):  # the service's recorded progress calls, replayed through the job
+        for done, total in seen:
+            progress(done, total)
+        return view
+
+    monkeypatch.setattr(cb.stability, "stability_view", replay)
+    told = []
+    card = _text(cb.run_stability(told.append, 1, 5))
+    n_shap, n_lime = view.shap.n_reruns, view.lime.n_reruns
+    assert f"each method rerun {n_shap} times" in card and n_shap == n_lime == 10
+    counts = [re.match(r"(SHAP|LIME): (\d+) of (\d+) reruns", label).groups() for _, label in told]
+    assert counts == ([("SHAP", str(i), str(n_shap)) for i in range(1, n_shap + 1)]
+                      + [("LIME", str(i), str(n_lime)) for i in range(1, n_lime + 1)])
+    assert [value for value, _ in told] == [round(100 * i / 20) for i in range(1, 21)]  # the bar: the whole job
