@@ -95,7 +95,7 @@ def run_tabular(args, out) -> None:
     print(f"model   {Path(args.model).name}: {type(a.model).__name__}, {a.task}, outputs: {a.kind} "
           f"({', '.join(a.output_names[:6])}{' ...' if len(a.output_names) > 6 else ''})", file=out)
     print(f"data    {ws.name}: {len(X):,} rows x {X.shape[1]:,} features "
-          f"({', '.join(f'{n} {k}' for k, n in kinds.items())}); target {ws.target!r}", file=out)
+          f"({', '.join(f'{n:,} {k}' for k, n in kinds.items())}); target {ws.target!r}", file=out)
     for note in ws.notes:
         print(f"note    {note}", file=out)
     if is_torch:
@@ -188,7 +188,7 @@ def _texts(args, out):
     for col in (args.text_column, args.target):
         if col not in df.columns:
             raise CandorError(f"{name}: column {col!r} not found; columns are {', '.join(map(str, df.columns[:12]))}")
-    print(f"data    {name}: {len(df)} texts in {args.text_column!r}; target {args.target!r}", file=out)
+    print(f"data    {name}: {len(df):,} texts in {args.text_column!r}; target {args.target!r}", file=out)
     for note in notes:
         print(f"note    {note}", file=out)
     return df[args.text_column].astype(str).tolist(), df
@@ -225,7 +225,7 @@ def run_hf_folder(args, out) -> None:
         if ig is None:  # long texts: the page computes IG in its background job
             _view("Integrated Gradients", lambda: text_services.run_slow_attributions(texts[row]))
             ig = text_services.attribution(texts[row], "ig")
-        print(f"ig      text row {row}: {len(ig.values)} tokens, completeness gap {plain(ig.additivity_gap)} "
+        print(f"ig      text row {row}: {len(ig.values):,} tokens, completeness gap {plain(ig.additivity_gap)} "
               f"({ig.output_space} of {ig.target!r})", file=out)
 
 

@@ -109,7 +109,7 @@ def default_rows() -> tuple[list[int], list[str], str]:
             rows.append(r)
             reasons.append(f"{word} {ws.output_label} of the held-out rows ({plain(out[i], 4, trim=True)})")
     rule = (f"No rows were chosen, so the report shows {len(rows)} held-out rows: the highest, the lowest and the "
-            f"median {ws.output_label} among the {len(test)} held-out rows.")
+            f"median {ws.output_label} among the {len(test):,} held-out rows.")
     return rows, reasons, rule
 
 

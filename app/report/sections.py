@@ -139,7 +139,7 @@ def row_section(sec, figs) -> str:
             + (f"<p class=\"warn\">{withheld} sentence(s) withheld: a claim did not match the SHAP attributions.</p>"
                if withheld else "")
             + f"<div class=\"pair\"><div>{figs.add(full)}</div><div>{figs.add(story)}</div></div>"
-            + f"<h3>What was dropped ({len(view.dropped)} features)</h3>" + _dropped(view)
+            + f"<h3>What was dropped ({len(view.dropped):,} features)</h3>" + _dropped(view)
             + "<h3>What the simplification costs</h3>" + _cost(view)
             + figs.add(figures_persuasive.row_tradeoff(view.curve, s)
                        .update_layout(height=figures_persuasive.ROW_TRADEOFF_HEIGHT))

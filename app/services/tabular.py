@@ -188,8 +188,8 @@ def _compute_all():
                                           f"most {GLOBAL_REL_TOL * 100:.0f} % of |f(x) − base| (or the floor), "
                                           f"at most {LOCAL_MAX_ORDERINGS} orderings per row")
     if len(rows) < len(ws.X):
-        g = dataclasses.replace(g, source=f"{g.source}; global view over a seeded sample of {len(rows)} of "
-                                          f"{len(ws.X)} rows{why}")
+        g = dataclasses.replace(g, source=f"{g.source}; global view over a seeded sample of {len(rows):,} of "
+                                          f"{len(ws.X):,} rows{why}")
     return g, {int(r): i for i, r in enumerate(rows)}
 
 

@@ -236,7 +236,7 @@ def _dataset(dataset_id: str, name: str, text_column: str, label_column: str | N
     texts = tuple(frame.loc[keep, text_column].tolist())
     if not texts:
         raise CandorError(f"{name}: column '{text_column}' has no non-empty text")
-    note = f"{len(texts)} texts from column '{text_column}'"
+    note = f"{len(texts):,} texts from column '{text_column}'"
     if (~keep).any():
         note += f" ({int((~keep).sum())} empty rows skipped)"
     labels = None
@@ -390,7 +390,7 @@ def head_analysis(spec: dict | None, conllu: dict | None = None,
     else:
         ds = dataset(spec)
         texts = list(ds.texts[:MAX_ANALYSIS_TEXTS])
-        used = f"first {len(texts)} of {len(ds.texts)}" if len(ds.texts) > len(texts) else f"all {len(texts)}"
+        used = f"first {len(texts):,} of {len(ds.texts):,}" if len(ds.texts) > len(texts) else f"all {len(texts):,}"
         result = analyze_heads(model, texts=texts, **kw)
         acc = None
         if ds.labels is not None:

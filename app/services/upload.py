@@ -123,7 +123,7 @@ def activate(model_token: str, data_token: str, target: str) -> str:
         raise CandorError(f"{as_uploaded(data.name, data.name)}: loading this pair needs more memory than this "
                           "server allows (CANDOR_MAX_MEMORY_MB)") from None
     what = f"class {ws.positive_class!r}" if ws.is_classifier else f"predicted {ws.target!r}"
-    return (f"Now explaining {ws.name}: {len(ws.X)} rows x {ws.X.shape[1]} features, {ws.task}, {what} "
+    return (f"Now explaining {ws.name}: {len(ws.X):,} rows x {ws.X.shape[1]:,} features, {ws.task}, {what} "
             f"({ws.output_label})." + "".join(f" {n}." for n in ws.notes))
 
 

@@ -67,7 +67,7 @@ def test_case10_20k_rows_never_reach_the_browser_whole(tmp_path, rng, install):
     assert len(records) == 12 and pages == 1667 and named[0]["id"] == 36 and named[0]["plan"] in {"basic", "pro", "team"}
     assert len(json.dumps(records)) < 5000
     g = services.global_importance()
-    assert g.values.shape == (5000, 5) and "seeded sample of 5000 of 20000 rows" in g.source
+    assert g.values.shape == (5000, 5) and "seeded sample of 5,000 of 20,000 rows" in g.source
     assert g.feature_names == ("x0", "x1", "x2", "x3", "plan")
     outside = next(r for r in range(n) if r not in set(services.tabular._shap_all()[1]))
     e = services.shap_row(outside)

@@ -93,7 +93,7 @@ def test_imdb_sentences_with_nel_and_unbalanced_quotes(tmp_path, capsys, shared_
     code, out, err = _run(capsys, "--model", tmp_path / "imdb.skops", "--data", path, "--target", "sentiment",
                           "--text-column", "reviews")
     assert code == 0, err
-    assert "1000 texts in 'reviews'" in out
+    assert "1,000 texts in 'reviews'" in out
     assert "unbalanced double quotes merged lines (748 rows instead of 1,000)" in out
     assert "lime    text row 0" in out and "model unchanged" in out
 
