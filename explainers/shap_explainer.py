@@ -369,10 +369,13 @@ class ShapExplainer:
             ``values`` of shape (n_rows, n_features) in ``output_space`` units, ``standard_error``
             the same shape (0 for exact backends).
         """
-        vals, base, se, _ = self._values3(X, rel_tol)
+        vals, base, se, info = self._values3(X, rel_tol)
         fv = self._view.transform(X) if self._view is not None and len(self.feature_names) != X.shape[1] else X
+        redone = info["tree_rows_recomputed"]
+        source = self.source + (f"; {redone:,} of {len(X):,} rows recomputed by permutation SHAP (TreeExplainer's "
+                                f"values for them missed f(x) − base by more than {plain(REPAIR_GAP)})" if redone else "")
         return GlobalImportance(self.feature_names, vals[:, :, self.target_index], np.asarray(fv, dtype=float),
-                                float(base[self.target_index]), self.output_space, self.target_name, self.source,
+                                float(base[self.target_index]), self.output_space, self.target_name, source,
                                 standard_error=se[:, :, self.target_index])
 
     def explain(self, x: pd.DataFrame) -> Explanation:

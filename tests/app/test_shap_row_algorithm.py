@@ -77,3 +77,10 @@ def test_exact_tree_row_card_names_tree_explainer():
     assert r.params["algorithm"] == "tree" and max(r.params["standard_error"]) == 0
     card = _text(_shap_error_metric(r))
     assert "0 (exact)" in card and "TreeExplainer" in card and "TreeExplainer" in r.source
+
+
+def test_global_view_source_counts_the_rows_permutation_shap_recomputed(wine_rf):
+    X, e = wine_rf
+    g = e.explain_many(X.iloc[[7, 8]])
+    redone = int((g.standard_error.max(axis=1) > 0).sum())
+    assert redone == 2 and "2 of 2 rows recomputed by permutation SHAP" in g.source
