@@ -15,6 +15,7 @@ from pathlib import Path
 import dash
 from plotly.utils import PlotlyJSONEncoder
 
+from explainers.numbers import plain
 from workspace import limits
 from workspace.json_cache import JSONOnlyDisk, json_cache
 from . import services
@@ -135,6 +136,9 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     from store.read import open_for  # a store (--store, CANDOR_STORE) is checked before anything is served
 
     services.use_store(open_for(settings, ws) if settings.store else None)
+    if warm is True and services.store() is not None:
+        warm = "sync"  # served from a store, the warm-up only reads it (and calls the model once on every row): done
+        # before the first page, it never competes with that page's requests for the interpreter
     services.init(ws, warm=warm)
     limits.trim_heap()  # the table reader's freed buffers
     threading.Thread(target=_trim_after_warm_up, name="candor-trim", daemon=True).start()
@@ -226,7 +230,7 @@ class _IdleTrim:
 def _too_large(_err):
     """413: the request body is over the upload limit (the browser's upload boxes refuse such files first)."""
     mb = limits.setting("CANDOR_MAX_UPLOAD_MB")
-    return (f"candor: error: the request is larger than the {mb:g} MiB upload limit (CANDOR_MAX_UPLOAD_MB)\n", 413,
+    return (f"candor: error: the request is larger than the {plain(mb, trim=True)} MiB upload limit (CANDOR_MAX_UPLOAD_MB)\n", 413,
             {"Content-Type": "text/plain; charset=utf-8"})
 
 

@@ -4,35 +4,15 @@ from dash import ClientsideFunction, Input, Output, callback, clientside_callbac
 
 from app import ids, services
 from app.callbacks.shell import row_status_data
-from app.components import card, fmt, metric, metric_row
-
-
-@callback(Output(ids.SUMMARY, "children"), Input(ids.URL, "pathname"))
-def render_summary(_pathname):
-    s = services.model_summary()
-    m = s.metrics
-    if "r2" in m:  # a regressor
-        scores = [metric("Held-out R²", fmt(m["r2"])), metric("Held-out MAE", fmt(m["mae"])),
-                  metric("Held-out RMSE", fmt(m["rmse"]))]
-        how = "R², MAE and RMSE of the predictions"
-    else:
-        scores = [metric("Held-out accuracy", fmt(m["accuracy"])),
-                  metric("Held-out ROC AUC", fmt(m.get("roc_auc", float("nan"))))]
-        how = (f"threshold 0.5 on P({s.classes[1]})" if "margins" not in s.task and "labels" not in s.task
-               else "accuracy of the model's own predict(); ROC AUC from the margins where there are margins")
-    items = [metric("Task", s.task), metric("Classes", " / ".join(s.classes) or "(regression)"), *scores,
-             metric("Rows", f"{s.n_train} train + {s.n_test} held-out"), metric("Features", str(len(s.feature_names)))]
-    return card("Model", metric_row(items), source=f"{s.source}. Metrics computed now on the held-out rows; {how}.")
+from app.overview_views import table_page
 
 
 @callback(Output(ids.DATA_TABLE, "data"), Output(ids.DATA_TABLE, "columns"), Output(ids.DATA_TABLE, "page_count"),
           Output(ids.DATA_TABLE, "tooltip_header"),
-          Input(ids.DATA_TABLE, "page_current"), Input(ids.DATA_TABLE, "page_size"))
+          Input(ids.DATA_TABLE, "page_current"), Input(ids.DATA_TABLE, "page_size"), prevent_initial_call=True)
 def render_table_page(page_current, page_size):
-    records, page_count = services.data_page(page_current or 0, page_size or 12)
-    columns = services.data_columns() if records else []
-    tips = {key: f"{name}: {text}" for key, name, text in services.feature_descriptions()}  # the features file's
-    return records, columns, page_count, tips
+    """Another page of the table (the first one the page shows comes with its layout)."""
+    return table_page(page_current, page_size)
 
 
 # a click in the table chooses its row in the browser (assets/candor_rows.js): the row change is then one request

@@ -270,11 +270,17 @@ def _true_label(r: int) -> str:
     return ws.classes[int(ws.y[r])]
 
 
+def _outputs_of(rows) -> np.ndarray:
+    """The explained output of ``rows`` (positions), from the warm-up's :data:`model_outputs` once it has them."""
+    ws = workspace()
+    return model_outputs()[np.asarray(rows)] if is_ready("outputs") else ws.output(ws.X.iloc[np.asarray(rows)])
+
+
 def row_status(row) -> str:
     """"held-out · true malignant · P(malignant) 0.998" for the navbar (a regressor: true and predicted values)."""
     ws = workspace()
     r = check_row(row)
-    v = float(model_outputs()[r] if is_ready("outputs") else ws.output(ws.X.iloc[[r]])[0])
+    v = float(_outputs_of([r])[0])
     split = "held-out" if r in _held_out() else "train"
     if not ws.is_classifier:
         return f"{split} · true {ws.target} {plain(ws.y[r], 4, trim=True)} · predicted {plain(v, 4, trim=True)}"
@@ -289,7 +295,7 @@ def model_summary() -> ex.ModelSummary:
     """
     ws = workspace()
     Xt, yt = ws.X.iloc[ws.test_idx], ws.y[ws.test_idx]
-    out = ws.output(Xt)
+    out = _outputs_of(ws.test_idx)
     if not ws.is_classifier:
         metrics = {"r2": float(r2_score(yt, out)), "mae": float(mean_absolute_error(yt, out)),
                    "rmse": float(np.sqrt(mean_squared_error(yt, out)))}
@@ -357,7 +363,7 @@ def data_page(page: int, page_size: int) -> tuple[list[dict], int]:
     page = min(max(int(page or 0), 0), page_count - 1)
     rows = np.arange(page * page_size, min(n, (page + 1) * page_size))
     chunk = ws.X.iloc[rows]
-    out = ws.output(chunk)
+    out = _outputs_of(rows)
     is_test = np.isin(rows, ws.test_idx)
     records = []
     shown = _display(ws.raw.iloc[rows] if ws.raw is not None else chunk)

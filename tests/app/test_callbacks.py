@@ -4,8 +4,9 @@ import json
 import plotly.graph_objects as go
 import pytest
 
-from app import services
+from app import ids, services
 from app.callbacks import attention, descriptive, overview, persuasive, shell, surrogate
+from app.overview_views import model_card
 
 
 def _text(component) -> str:
@@ -13,9 +14,24 @@ def _text(component) -> str:
 
 
 def test_summary_reports_heldout_metrics(sample_workspace):
-    card = overview.render_summary("/")
+    card = model_card()
     text = _text(card)
     assert "0.958" in text and "0.991" in text and "426 train + 143 held-out" in text
+
+
+def test_the_landing_page_comes_with_its_summary_and_table_page(sample_workspace, monkeypatch):
+    """Model & data's layout holds the model card and the URL's table page: no second wave of requests."""
+    import importlib
+
+    import dash
+
+    monkeypatch.setattr(dash, "register_page", lambda *args, **kwargs: None)  # the module, without a Dash app
+    tree = importlib.import_module("app.pages.overview").layout(table_page="2")
+    found = {c.id: c for c in tree._traverse_ids() if isinstance(c.id, str)}
+    assert "426 train + 143 held-out" in _text(found[ids.SUMMARY])
+    table = found[ids.DATA_TABLE]
+    assert table.page_current == 2 and [r["id"] for r in table.data] == list(range(24, 36)) and table.page_count == 48
+    assert table.columns == overview.render_table_page(2, 12)[1]
 
 
 def test_table_pages_are_served_not_the_whole_table(sample_workspace):

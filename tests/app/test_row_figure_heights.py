@@ -67,7 +67,7 @@ def test_sample_rows_all_get_the_same_waterfall_height(sample_workspace):
     assert len(heights) == 1
 
 
-def test_row_status_reads_the_warm_outputs_instead_of_calling_the_model(sample_workspace, monkeypatch):
+def test_row_status_table_and_summary_read_the_warm_outputs_instead_of_calling_the_model(sample_workspace, monkeypatch):
     ws = sample_workspace
     rows = [int(r) for r in ws.test_idx[:5]]
     expected = [float(ws.output(ws.X.iloc[[r]])[0]) for r in rows]  # the model's own output, row by row
@@ -76,6 +76,10 @@ def test_row_status_reads_the_warm_outputs_instead_of_calling_the_model(sample_w
     real = type(ws).output
     monkeypatch.setattr(type(ws), "output", lambda self, X: calls.append(len(X)) or real(self, X))
     texts = [services.row_status(r) for r in rows]
+    records, _ = services.data_page(0, 12)  # the landing page's table and model card read the same outputs
+    summary = services.model_summary()
     assert calls == []
+    assert [rec["_output"] for rec in records] == [round(float(v), 3) for v in ws.output(ws.X.iloc[:12])]
+    assert summary.metrics["accuracy"] == float(((ws.output(ws.X.iloc[ws.test_idx]) >= 0.5) == ws.y[ws.test_idx]).mean())
     assert [t.rsplit(" ", 1)[1] for t in texts] == [f"{p:.3f}" for p in expected]
     assert all(t.startswith("held-out · ") for t in texts)

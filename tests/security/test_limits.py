@@ -140,9 +140,18 @@ def test_huge_table_after_a_wide_pair_is_refused_with_numbers_and_the_server_sta
     model = _upload(base, "model", "wide.skops", (tmp_path / "wide.skops").read_bytes())
     data = _upload(base, "data", "wide.csv", X.assign(y=y).to_csv(index=False).encode())
     tokens = model["upload-model-token"]["data"], data["upload-data-token"]["data"]
-    done = _callback(base, [("upload-result", "children")], [("upload-load", "n_clicks", 1)],
-                     [("upload-model-token", "data", tokens[0]), ("upload-data-token", "data", tokens[1]),
-                      ("upload-target", "value", "y")])
+    deps = requests.get(base + "/_dash-dependencies", timeout=30).json()  # the upload's outputs, as the app has them
+    load = next(d for d in deps if "upload-result.children" in d["output"])
+    body = {"output": load["output"],
+            "outputs": [{"id": o.split(".")[0], "property": o.split(".", 1)[1]} for o in load["output"].strip(".").split("...")],
+            "inputs": [{"id": "upload-load", "property": "n_clicks", "value": 1}],
+            "state": [{"id": "upload-model-token", "property": "data", "value": tokens[0]},
+                      {"id": "upload-data-token", "property": "data", "value": tokens[1]},
+                      {"id": "upload-target", "property": "value", "value": "y"}],
+            "changedPropIds": ["upload-load.n_clicks"]}
+    answer = requests.post(base + "/_dash-update-component", json=body, timeout=120)
+    assert answer.status_code == 200, answer.text[:500]
+    done = answer.json()["response"]
     assert "Now explaining wide.csv: 120 rows x 900 features" in json.dumps(done)
     rows = 150_000
     tall = pd.DataFrame(rng.integers(0, 9, size=(rows, 10)), columns=[f"c{i}" for i in range(10)])

@@ -1,0 +1,30 @@
+"""What the Model & data page shows: the model card and a page of the data table (built in its layout, and by
+its table callback for the other pages)."""
+from app import services
+from app.components import card, fmt, metric, metric_row
+
+
+def model_card():
+    """Task, classes, held-out metrics and the table's size, as a card."""
+    s = services.model_summary()
+    m = s.metrics
+    if "r2" in m:  # a regressor
+        scores = [metric("Held-out R²", fmt(m["r2"])), metric("Held-out MAE", fmt(m["mae"])),
+                  metric("Held-out RMSE", fmt(m["rmse"]))]
+        how = "R², MAE and RMSE of the predictions"
+    else:
+        scores = [metric("Held-out accuracy", fmt(m["accuracy"])),
+                  metric("Held-out ROC AUC", fmt(m.get("roc_auc", float("nan"))))]
+        how = (f"threshold 0.5 on P({s.classes[1]})" if "margins" not in s.task and "labels" not in s.task
+               else "accuracy of the model's own predict(); ROC AUC from the margins where there are margins")
+    items = [metric("Task", s.task), metric("Classes", " / ".join(s.classes) or "(regression)"), *scores,
+             metric("Rows", f"{s.n_train} train + {s.n_test} held-out"), metric("Features", str(len(s.feature_names)))]
+    return card("Model", metric_row(items), source=f"{s.source}. Metrics computed now on the held-out rows; {how}.")
+
+
+def table_page(page_current, page_size):
+    """``(records, columns, page_count, header tooltips)`` of one page of the data table."""
+    records, page_count = services.data_page(page_current or 0, page_size or 12)
+    columns = services.data_columns() if records else []
+    tips = {key: f"{name}: {text}" for key, name, text in services.feature_descriptions()}  # the features file's
+    return records, columns, page_count, tips
