@@ -18,7 +18,7 @@ def model_card():
         how = (f"threshold 0.5 on P({s.classes[1]})" if "margins" not in s.task and "labels" not in s.task
                else "accuracy of the model's own predict(); ROC AUC from the margins where there are margins")
     items = [metric("Task", s.task), metric("Classes", " / ".join(s.classes) or "(regression)"), *scores,
-             metric("Rows", f"{s.n_train} train + {s.n_test} held-out"), metric("Features", str(len(s.feature_names)))]
+             metric("Rows", f"{s.n_train:,} train + {s.n_test:,} held-out"), metric("Features", f"{len(s.feature_names):,}")]
     return card("Model", metric_row(items), source=f"{s.source}. Metrics computed now on the held-out rows; {how}.")
 
 

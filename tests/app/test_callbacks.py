@@ -19,6 +19,18 @@ def test_summary_reports_heldout_metrics(sample_workspace):
     assert "0.958" in text and "0.991" in text and "426 train + 143 held-out" in text
 
 
+def test_model_card_groups_thousands(sample_workspace, monkeypatch):
+    """'24,420 train + 8,141 held-out', never '24420' (a new user's Adult landing page)."""
+    import dataclasses
+
+    from app import overview_views
+
+    real = services.model_summary()
+    monkeypatch.setattr(overview_views.services, "model_summary",
+                        lambda: dataclasses.replace(real, n_train=24420, n_test=8141))
+    assert "24,420 train + 8,141 held-out" in _text(model_card())
+
+
 def test_the_landing_page_comes_with_its_summary_and_table_page(sample_workspace, monkeypatch):
     """Model & data's layout holds the model card and the URL's table page: no second wave of requests."""
     import importlib
