@@ -273,11 +273,12 @@ def waterfall(e: Explanation, max_display: int = 10, value_labels=None, widest_l
         labels.append(f"{rest.size} other features")
         vals.append(float(e.values[rest].sum()))
         err.append(float("nan"))  # the errors of a sum of sampled values are correlated: not shown
-    text = [plain(v) + (f" ± {plain(s)}" if s == s and s > 0 else "") for v, s in zip(vals, err)]
+    texts = ([plain(e.base_value)] + [plain(v) + (f" ± {plain(s)}" if s == s and s > 0 else "") for v, s in zip(vals, err)]
+             + [plain(e.prediction)])
     y = ["base_value (E[f])"] + labels + ["prediction f(x)"]
     data = [dict(type="waterfall",
                  orientation="h", measure=["absolute"] + ["relative"] * len(vals) + ["total"],
-                 y=y, x=[e.base_value] + vals + [e.prediction], text=[plain(e.base_value)] + text + [plain(e.prediction)],
+                 y=y, x=[e.base_value] + vals + [e.prediction], text=texts,
                  textposition="outside", cliponaxis=False,  # the number beside the last bar stays readable
                  increasing=dict(marker=dict(color=POS)), decreasing=dict(marker=dict(color=NEG)),
                  totals=dict(marker=dict(color=GREY)), connector=dict(line=dict(color="#ccc")),
@@ -293,7 +294,6 @@ def waterfall(e: Explanation, max_display: int = 10, value_labels=None, widest_l
         lines = max(lines, _lines_of(tuple(f"{n} = {w}" for n, w in zip(e.feature_names, widest_labels)), 30))
     title = (f"SHAP: from base_value {plain(e.base_value)} to prediction {plain(e.prediction)} "
              f"(additivity gap {gap_text(e.additivity_gap)})" + _error_note(se, flags, order, True))
-    texts = [plain(e.base_value)] + text + [plain(e.prediction)]
     return go.Figure(data=data, layout=layout_dict(
         title, alt=bars_alt(e.feature_names, e.values, "SHAP attributions"), showlegend=False,
         margin=dict(l=label_margin(y), r=60, t=max(40, 34 + 15 * title.count("<br>"))),

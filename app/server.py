@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
+import time
 from pathlib import Path
 
 import dash
@@ -140,8 +141,7 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
         warm = "sync"  # served from a store, the warm-up only reads it (and calls the model once on every row): done
         # before the first page, it never competes with that page's requests for the interpreter
     services.init(ws, warm=warm)
-    limits.trim_heap()  # the table reader's freed buffers
-    threading.Thread(target=_trim_after_warm_up, name="candor-trim", daemon=True).start()
+    limits.trim_heap()  # the table reader's freed buffers (the warm-up trims after each of its steps)
     from .callbacks.study_service import check_study_files
 
     check_study_files()  # a study file whose declared truth the data contradict is refused before serving
@@ -180,12 +180,6 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     return app
 
 
-def _trim_after_warm_up() -> None:
-    """Once the warm-up has ended, give the memory it freed back to the system (:func:`limits.trim_heap`)."""
-    services.warm_done.wait()
-    limits.trim_heap()
-
-
 class _IdleTrim:
     """Give freed memory back (:func:`limits.trim_heap`) when the server has been idle for ``IDLE_S`` seconds.
 
@@ -205,16 +199,12 @@ class _IdleTrim:
             self.in_flight += 1
 
     def end(self, _exc=None) -> None:
-        import time
-
         with self.lock:
             self.in_flight = max(0, self.in_flight - 1)
             self.last_end = time.monotonic()
         self.dirty.set()
 
     def run(self) -> None:
-        import time
-
         while True:
             self.dirty.wait()
             while True:
