@@ -17,10 +17,12 @@ from explainers._codec import value_labels
 from explainers.metrics import RankAgreement
 
 from ._core import lazy, workspace
+from .row_plots import shown_rows
 from .tabular import display_codec, lime_row, raw_players_offered, shap_players_row, shap_row
 
 WIDEST_SAMPLE = 500
-"""Rows (seeded, uniform) whose display values are measured, besides each column's smallest and largest."""
+"""Rows (a seeded uniform sample, :func:`~.row_plots.shown_rows`) whose display values are measured, besides each
+column's smallest and largest."""
 
 
 @dataclass(frozen=True)
@@ -42,8 +44,7 @@ class LocalView:
 def _widest() -> tuple[str, ...]:
     X = workspace().X
     values = X.to_numpy(dtype=float, na_value=np.nan)
-    n = len(values)
-    rows = np.random.default_rng(0).choice(n, min(n, WIDEST_SAMPLE), replace=False)
+    rows = shown_rows(len(values), WIDEST_SAMPLE).rows
     with np.errstate(all="ignore"):
         finite = np.where(np.isfinite(values), values, np.nan)
         extremes = [int(i) for col in finite.T if np.isfinite(col).any()
