@@ -113,7 +113,8 @@ def _explainer_settings() -> dict:
     return {
         "shap": {"background_size": tabular.BACKGROUND_SIZE, "seed": 0, "max_orderings": tabular.LOCAL_MAX_ORDERINGS,
                  "global_rel_tol": tabular.GLOBAL_REL_TOL, "global_rows": tabular.GLOBAL_ROWS,
-                 "agnostic_budget_s": tabular.AGNOSTIC_BUDGET_S},
+                 # None: no clock budget (a build lifts it); never Infinity, which is not JSON
+                 "agnostic_budget_s": tabular.AGNOSTIC_BUDGET_S if np.isfinite(tabular.AGNOSTIC_BUDGET_S) else None},
         "lime": {"num_samples": tabular.LIME_SAMPLES, "seed": 0,  # the stopping rule's overrides, if any
                  "limits": {k: str(v) for k, v in sorted(getattr(tabular, "LIME_LIMITS", {}).items())}},
         "persuasive": {"global_rows": persuasive_service.GLOBAL_ROWS, "max_k": persuasive_service.MAX_K,

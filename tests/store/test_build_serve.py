@@ -258,3 +258,14 @@ def test_random_row_picks_among_the_stored_rows_when_the_store_holds_some(servin
     assert pool == {"rows": stored, "of": len(ws.test_idx), "stored": ROWS}
     button = [c for c in layout.row_picker().children if getattr(c, "id", None) == "row-random"][0]
     assert f"the {ROWS} held-out rows the store holds (of {len(ws.test_idx)})" in button.title
+
+
+def test_the_manifest_is_strict_json(built):
+    """No ``Infinity`` or ``NaN`` (Python writes them, JSON has none): a build lifts LIME's and SHAP's clock
+    budgets, and the manifest must still be read by any JSON reader."""
+    def refuse(constant):
+        raise ValueError(f"{constant} is not JSON")
+
+    _, _, folder = built
+    manifest = json.loads((folder / "manifest.json").read_text(), parse_constant=refuse)
+    assert manifest["explainers"]["shap"]["agnostic_budget_s"] is None
