@@ -122,7 +122,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"candor: error: {err}", file=sys.stderr)
         return 2
     print(f"Candor is serving on http://{args.host}:{args.port}", file=sys.stderr)
-    app.run(host=args.host, port=args.port, debug=False)
+    from .serving import serve
+
+    serve(app.server, args.host, args.port)
     return 0
 
 

@@ -219,9 +219,7 @@ class _IdleTrim:
 
 def _too_large(_err):
     """413: the request body is over the upload limit (the browser's upload boxes refuse such files first)."""
-    mb = limits.setting("CANDOR_MAX_UPLOAD_MB")
-    return (f"candor: error: the request is larger than the {plain(mb, trim=True)} MiB upload limit (CANDOR_MAX_UPLOAD_MB)\n", 413,
-            {"Content-Type": "text/plain; charset=utf-8"})
+    return limits.too_large_message() + "\n", 413, {"Content-Type": "text/plain; charset=utf-8"}
 
 
 def _workspace_info():

@@ -47,6 +47,14 @@ def max_request_bytes() -> int:
     return -(-mib("CANDOR_MAX_UPLOAD_MB") * 4 // 3) + 2**20
 
 
+def too_large_message() -> str:
+    """The one line a request over :func:`max_request_bytes` is refused with (HTTP 413), naming the setting."""
+    from explainers.numbers import plain
+
+    return (f"candor: error: the request is larger than the {plain(setting('CANDOR_MAX_UPLOAD_MB'), trim=True)} MiB "
+            "upload limit (CANDOR_MAX_UPLOAD_MB)")
+
+
 def check_cells(rows: int, columns: int, what: str) -> None:
     """Refuse ``rows x columns`` cells over ``CANDOR_MAX_CELLS``.
 
@@ -102,7 +110,7 @@ def _libc():
 def limit_heap_arenas(arenas: int = 2) -> bool:
     """Let glibc's malloc use at most ``arenas`` arenas (``mallopt(M_ARENA_MAX)``); True if it took effect.
 
-    A threaded server (Werkzeug runs each request on a new thread) otherwise spreads allocations over up to
+    A threaded server (waitress and gunicorn's gthread workers: a pool of request threads) otherwise spreads allocations over up to
     eight arenas per core, each keeping the memory its threads freed: the resident memory grows with requests,
     not with what is held. Called before the workspace is loaded. A C library without ``mallopt`` (musl,
     macOS) is left as it is.

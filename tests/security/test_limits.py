@@ -87,8 +87,8 @@ def _upload(base: str, kind: str, name: str, data: bytes) -> dict:
 
 def test_request_body_over_the_limit_is_refused_before_it_is_read(server):
     """Attack: a 267 MiB request body was read in full before the 50 MiB check (and Dash parsed it as JSON); now
-    werkzeug answers 413 from the Content-Length, before the body is sent, and caps a chunked body at the limit,
-    and the server's memory does not grow."""
+    the server (waitress, app/serving.py) answers 413 from the Content-Length, before the body is sent, naming the
+    limit, and caps a chunked body at the limit, and the server's memory does not grow."""
     base, pid = server
     port = int(base.rsplit(":", 1)[1])
     before = _rss_mib(pid)
