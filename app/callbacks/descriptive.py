@@ -1,5 +1,5 @@
 """Descriptive page callbacks: global SHAP, then SHAP vs LIME for the chosen row."""
-from dash import Input, Output, callback, ctx, html, no_update
+from dash import Input, Output, State, callback, ctx, html, no_update
 from dash.exceptions import MissingCallbackContextException, PreventUpdate
 
 from app import figures, figures_rows, ids, services
@@ -48,11 +48,13 @@ def show_players(_pathname):
           Output(ids.STABILITY_CARD, "children", allow_duplicate=True),
           Output(ids.STABILITY_PROGRESS, "value", allow_duplicate=True),
           Output(ids.STABILITY_PROGRESS, "label", allow_duplicate=True),
-          Input(ids.ROW_INPUT, "value"), Input(ids.SHAP_PLAYERS, "value"), prevent_initial_call="initial_duplicate")
-def render_row(row, players="children"):
+          Input(ids.ROW_INPUT, "value"), Input(ids.SHAP_PLAYERS, "value"), State(ids.STABILITY_RUN, "n_clicks"),
+          prevent_initial_call="initial_duplicate")
+def render_row(row, players="children", stability_runs=1):
     """Everything a row change changes on this page, in one request (issue 14): SHAP and LIME
     (:func:`render_local`), the navbar's status line, and the stability card back to its hint (the
-    previous row's card no longer applies)."""
+    previous row's card no longer applies; left alone while no stability job has run on this page, when it
+    still shows the hint: fewer components for the browser to redraw)."""
     if row is None:
         raise PreventUpdate
     try:
@@ -60,7 +62,7 @@ def render_row(row, players="children"):
     except MissingCallbackContextException:  # called as a plain function (tests): a new row
         trigger = ids.ROW_INPUT
     status = no_update if trigger == ids.SHAP_PLAYERS else row_status_data(row)  # None: the page opened
-    reset = (stability_hint(), 0, "") if trigger == ids.ROW_INPUT else (no_update,) * 3
+    reset = (stability_hint(), 0, "") if trigger == ids.ROW_INPUT and stability_runs else (no_update,) * 3
     return (*render_local(row, players), status, *reset)
 
 

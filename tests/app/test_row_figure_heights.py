@@ -83,3 +83,25 @@ def test_row_status_table_and_summary_read_the_warm_outputs_instead_of_calling_t
     assert summary.metrics["accuracy"] == float(((ws.output(ws.X.iloc[ws.test_idx]) >= 0.5) == ws.y[ws.test_idx]).mean())
     assert [t.rsplit(" ", 1)[1] for t in texts] == [f"{p:.3f}" for p in expected]
     assert all(t.startswith("held-out · ") for t in texts)
+
+
+def test_row_figures_built_unvalidated_pass_plotly_validation_unchanged(sample_workspace):
+    """The row figures skip Plotly's validation for speed (``figures.unvalidated_figure``); built again from
+    their own JSON with validation on, every property is accepted and the JSON is the same (a misspelt
+    property, or a value Plotly would coerce, fails here). Oracle: plotly's validators."""
+    import json
+
+    import plotly.graph_objects as go
+
+    rows = [int(r) for r in sample_workspace.test_idx[:3]]
+    checked = 0
+    for r in rows:
+        view = services.local_view(r, k=5)
+        for fig in (figures.waterfall(view.shap, value_labels=view.labels, widest_labels=view.widest),
+                    figures.attribution_bar(view.lime, title="LIME", widest_labels=view.widest)):
+            mine = json.loads(fig.to_json())
+            assert isinstance(mine["layout"]["template"], dict)  # resolved: Plotly.js knows no template names
+            again = json.loads(go.Figure(mine).to_json())  # raises ValueError on any invalid property
+            assert again == mine
+            checked += 1
+    assert checked == 2 * len(rows)

@@ -92,3 +92,19 @@ def test_job_progress_counts_each_methods_reruns_as_the_method_line_does(run, mo
     assert counts == ([("SHAP", str(i), str(n_shap)) for i in range(1, n_shap + 1)]
                       + [("LIME", str(i), str(n_lime)) for i in range(1, n_lime + 1)])
     assert [value for value, _ in told] == [round(100 * i / 20) for i in range(1, 21)]  # the bar: the whole job
+
+
+def test_a_new_row_resets_the_card_only_after_a_stability_run(sample_workspace):
+    """The previous row's card no longer applies once the row changes; while no job has run on the page the card
+    still shows its hint, and the row's one response leaves it (and the progress bar) alone."""
+    from dash import no_update
+
+    from app.callbacks import descriptive
+    from app.stability_views import stability_hint
+
+    row = int(sample_workspace.test_idx[0])
+    untouched = descriptive.render_row(row, "children", None)
+    after_run = descriptive.render_row(row, "children", 1)
+    assert untouched[-3:] == (no_update,) * 3
+    assert after_run[-2:] == (0, "") and str(after_run[-3]) == str(stability_hint())
+    assert untouched[4] == after_run[4] == {"row": row, "text": untouched[4]["text"]} and untouched[4]["text"]
