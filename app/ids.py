@@ -22,6 +22,8 @@ def row_status_data(page: str) -> dict:
 # Model & data
 SUMMARY = "overview-summary"
 DATA_TABLE = "overview-table"
+TABLE_COLUMNS = "overview-table-columns"
+TABLE_COLUMNS_NOTE = "overview-table-columns-note"
 EXPLAIN_LINKS = "overview-explain-links"
 
 # Descriptive

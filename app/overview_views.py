@@ -19,12 +19,23 @@ def model_card():
                else "accuracy of the model's own predict(); ROC AUC from the margins where there are margins")
     items = [metric("Task", s.task), metric("Classes", " / ".join(s.classes) or "(regression)"), *scores,
              metric("Rows", f"{s.n_train:,} train + {s.n_test:,} held-out"), metric("Features", f"{len(s.feature_names):,}")]
-    return card("Model", metric_row(items), source=f"{s.source}. Metrics computed now on the held-out rows; {how}.")
+    return card("Model", metric_row(items), source=f"{s.source}. Metrics computed on the held-out rows; {how}.")
 
 
-def table_page(page_current, page_size):
-    """``(records, columns, page_count, header tooltips)`` of one page of the data table."""
-    records, page_count = services.data_page(page_current or 0, page_size or 12)
-    columns = services.data_columns() if records else []
-    tips = {key: f"{name}: {text}" for key, name, text in services.feature_descriptions()}  # the features file's
-    return records, columns, page_count, tips
+def table_page(page_current, page_size, column_page=1):
+    """``(records, columns, page_count, header tooltips, column note)`` of one page of the data table, with the
+    feature columns of ``column_page`` (1-based)."""
+    records, page_count = services.data_page(page_current or 0, page_size or 12, column_page)
+    columns = services.data_columns(column_page) if records else []
+    keys = {c["id"] for c in columns}
+    tips = {key: f"{name}: {text}" for key, name, text in services.feature_descriptions() if key in keys}
+    return records, columns, page_count, tips, column_note(columns)
+
+
+def column_note(columns) -> str:
+    """"Feature columns 21–40 of 108" above the table (empty when every column is shown)."""
+    shown = [int(c["id"][1:]) for c in columns if c["id"].startswith("c")]
+    total = services.table_width()
+    if not shown or len(shown) == total:
+        return ""
+    return f"Feature columns {shown[0] + 1}–{shown[-1] + 1} of {total:,}"

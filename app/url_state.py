@@ -98,6 +98,10 @@ def _last_table_page(table) -> int:
     return max(0, math.ceil(services.row_count() / table.page_size) - 1)
 
 
+def _last_column_page(_) -> int:
+    return services.column_pages()
+
+
 def _row_hi(_) -> int:
     return services.row_count() - 1
 
@@ -107,7 +111,8 @@ def _class_choices(_):
 
 
 PAGES: dict[str, tuple[Param, ...]] = {
-    "/": (Param("table_page", ids.DATA_TABLE, "page_current", lo=0, hi=_last_table_page),),
+    "/": (Param("table_page", ids.DATA_TABLE, "page_current", lo=0, hi=_last_table_page),
+          Param("columns", ids.TABLE_COLUMNS, "active_page", lo=1, hi=_last_column_page)),
     "/descriptive": (Param("players", ids.SHAP_PLAYERS, kind="choice"),),
     "/surrogate": (
         Param("foi", ids.SURROGATE_FOI, kind="names"),

@@ -8,11 +8,12 @@ from app.overview_views import table_page
 
 
 @callback(Output(ids.DATA_TABLE, "data"), Output(ids.DATA_TABLE, "columns"), Output(ids.DATA_TABLE, "page_count"),
-          Output(ids.DATA_TABLE, "tooltip_header"),
-          Input(ids.DATA_TABLE, "page_current"), Input(ids.DATA_TABLE, "page_size"), prevent_initial_call=True)
-def render_table_page(page_current, page_size):
-    """Another page of the table (the first one the page shows comes with its layout)."""
-    return table_page(page_current, page_size)
+          Output(ids.DATA_TABLE, "tooltip_header"), Output(ids.TABLE_COLUMNS_NOTE, "children"),
+          Input(ids.DATA_TABLE, "page_current"), Input(ids.DATA_TABLE, "page_size"), Input(ids.TABLE_COLUMNS, "active_page"),
+          prevent_initial_call=True)
+def render_table_page(page_current, page_size, column_page=1):
+    """Another page of the table, or of its feature columns (the first one the page shows comes with its layout)."""
+    return table_page(page_current, page_size, column_page)
 
 
 # a click in the table chooses its row in the browser (assets/candor_rows.js): the row change is then one request

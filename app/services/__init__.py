@@ -25,6 +25,7 @@ from .selection import class_choices, select_class
 from .row_view import LocalView, local_view
 from .tabular import (
     check_row,
+    column_pages,
     data_columns,
     data_page,
     default_row,
@@ -37,10 +38,11 @@ from .tabular import (
     row_count,
     row_status,
     shap_row,
+    table_width,
 )
 
 __all__ = [
-    "AttentionView", "LocalView", "PersuasiveView", "attention_view", "check_row", "data_columns", "data_page", "default_row", "feature_descriptions",
+    "AttentionView", "LocalView", "PersuasiveView", "attention_view", "check_row", "column_pages", "data_columns", "table_width", "data_page", "default_row", "feature_descriptions",
     "first_request", "global_importance", "has_attention_model", "init", "lime_row", "local_view",
     "model_summary", "persuasive", "persuasive_global", "persuasive_max_k", "GlobalCurve", "random_row_pool", "row_count", "row_status", "shap_row", "workspace", "raw_players_offered",
     "MuseView", "default_muse_key", "feature_names", "fit_frontier", "fit_muse", "frontier", "muse_params",

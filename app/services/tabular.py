@@ -199,6 +199,7 @@ _shap_all = lazy("shap_all", _compute_all, warm=True)
 _lime = lazy("lime", _make_lime)
 model_labels = lazy("labels", lambda: workspace().model.predict(workspace().X), warm=True)
 model_outputs = lazy("outputs", lambda: workspace().output(workspace().X), warm=True)
+_summary = lazy("model_summary", lambda: _model_summary(), warm=True)
 """The explained output of every row (shape (n_rows,)), computed once in the warm-up: a row's status line then
 costs no model call (a RandomForest(200) spends about 30 ms on one row)."""
 _held_out = lazy("held_out_rows", lambda: frozenset(int(r) for r in workspace().test_idx))
@@ -288,20 +289,25 @@ def row_status(row) -> str:
 
 
 def model_summary() -> ex.ModelSummary:
-    """Task, classes and held-out metrics computed now from the loaded model.
+    """Task, classes and held-out metrics of the loaded model, computed once per workspace (the warm-up
+    computes them after the model's outputs, so the landing page does not: 56 ms on Adult's 8,141 held-out rows).
 
     Probabilities: accuracy (threshold 0.5) and ROC AUC; margins: accuracy of ``predict`` and ROC
     AUC of the margin; labels only: accuracy; a regressor: R², MAE and RMSE (scikit-learn).
     """
+    return _summary()
+
+
+def _model_summary() -> ex.ModelSummary:
     ws = workspace()
-    Xt, yt = ws.X.iloc[ws.test_idx], ws.y[ws.test_idx]
+    yt = ws.y[ws.test_idx]
     out = _outputs_of(ws.test_idx)
     if not ws.is_classifier:
         metrics = {"r2": float(r2_score(yt, out)), "mae": float(mean_absolute_error(yt, out)),
                    "rmse": float(np.sqrt(mean_squared_error(yt, out)))}
         task = f"regression ({ws.output_label})"
     else:
-        pred = (out >= 0.5).astype(int) if ws.output_kind == "probability" else ws.model.predict(Xt)
+        pred = (out >= 0.5).astype(int) if ws.output_kind == "probability" else ws.model.predict(ws.X.iloc[ws.test_idx])
         metrics = {"accuracy": float(accuracy_score(yt, pred))}
         if len(np.unique(yt)) == 2 and ws.output_kind in ("probability", "margin"):
             metrics["roc_auc"] = float(roc_auc_score(yt, out))
@@ -316,18 +322,42 @@ def model_summary() -> ex.ModelSummary:
                            source=ws.source + "".join(f"; {n}" for n in ws.notes))
 
 
-def data_columns() -> list[dict]:
-    """The data table's columns, ``{"name": shown, "id": key}``, in display order.
+COLUMN_PAGE = 20
+"""Feature columns the data table shows at once, beside id, split, truth and output: the rest are a click away
+(``columns`` of :func:`data_columns`). All 108 of Adult's took 180 ms more to draw on the landing page."""
 
-    Keys are ours (``id``, ``_split``, ``_truth``, ``_output``, ``c0``, ``c1``, ...), never a user's
-    column name: a column named ``id``, ``split`` or like the target would otherwise overwrite the
-    row number the table links by (``row_id``) or another column.
+
+def table_width() -> int:
+    """How many feature columns the data table has (the raw table's, when the model takes transformed ones)."""
+    ws = workspace()
+    return (ws.raw if ws.raw is not None else ws.X).shape[1]
+
+
+def column_pages() -> int:
+    """How many pages of :data:`COLUMN_PAGE` feature columns the data table has (at least 1)."""
+    return max(1, -(-table_width() // COLUMN_PAGE))
+
+
+def _column_window(page) -> range:
+    """The feature positions on column page ``page`` (1-based, clipped to the pages there are)."""
+    d = table_width()
+    page = min(max(int(page or 1), 1), column_pages())
+    return range((page - 1) * COLUMN_PAGE, min(d, page * COLUMN_PAGE))
+
+
+def data_columns(column_page: int = 1) -> list[dict]:
+    """The data table's columns, ``{"name": shown, "id": key}``, in display order: id, split, truth, output and
+    the feature columns of ``column_page`` (1-based; :data:`COLUMN_PAGE` a page).
+
+    Keys are ours (``id``, ``_split``, ``_truth``, ``_output``, ``c0``, ``c1``, ...; ``c<j>`` is feature ``j``
+    of the whole table), never a user's column name: a column named ``id``, ``split`` or like the target would
+    otherwise overwrite the row number the table links by (``row_id``) or another column.
     """
     ws = workspace()
-    names = map(str, (ws.raw if ws.raw is not None else ws.X).columns)
+    names = [str(c) for c in (ws.raw if ws.raw is not None else ws.X).columns]
     return ([{"name": "id", "id": "id"}, {"name": "split", "id": "_split"}, {"name": ws.target, "id": "_truth"},
              {"name": ws.output_label, "id": "_output"}]
-            + [{"name": n, "id": f"c{j}"} for j, n in enumerate(names)])
+            + [{"name": names[j], "id": f"c{j}"} for j in _column_window(column_page)])
 
 
 def feature_descriptions() -> list[tuple[str, str, str]]:
@@ -347,8 +377,9 @@ def feature_descriptions() -> list[tuple[str, str, str]]:
     return sorted(out, key=lambda t: int(t[0][1:]))
 
 
-def data_page(page: int, page_size: int) -> tuple[list[dict], int]:
-    """One page of the data table as records (only these rows reach the browser).
+def data_page(page: int, page_size: int, column_page: int = 1) -> tuple[list[dict], int]:
+    """One page of the data table as records (only these rows, and only the feature columns of ``column_page``,
+    reach the browser).
 
     Returns
     -------
@@ -362,16 +393,16 @@ def data_page(page: int, page_size: int) -> tuple[list[dict], int]:
     page_count = max(1, -(-n // page_size))
     page = min(max(int(page or 0), 0), page_count - 1)
     rows = np.arange(page * page_size, min(n, (page + 1) * page_size))
-    chunk = ws.X.iloc[rows]
+    cols = _column_window(column_page)
     out = _outputs_of(rows)
     is_test = np.isin(rows, ws.test_idx)
     records = []
-    shown = _display(ws.raw.iloc[rows] if ws.raw is not None else chunk)
+    shown = _display((ws.raw if ws.raw is not None else ws.X).iloc[rows, cols.start:cols.stop])
     for i, r in enumerate(rows):
         truth = _true_label(int(r)) if ws.is_classifier else round(float(ws.y[r]), 4)
         rec = {"id": int(r), "_split": "held-out" if is_test[i] else "train", "_truth": truth,
                "_output": round(float(out[i]), 3 if ws.output_kind == "probability" else 4)}
-        rec.update({f"c{j}": v for j, v in enumerate(shown[i])})
+        rec.update({f"c{j}": v for j, v in zip(cols, shown[i])})
         records.append(rec)
     return records, page_count
 
@@ -380,16 +411,17 @@ def _display(frame: pd.DataFrame) -> list[list]:
     """JSON-safe rows of raw values, in column order: numbers rounded, missing values as "(missing)", the rest as text."""
     from explainers._codec import MISSING
 
-    cols = []
-    for j in range(frame.shape[1]):
-        s = frame.iloc[:, j]
-        if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
-            vals = [MISSING if pd.isna(v) else round(float(v), 4) for v in s.astype(object)]
-        else:
-            vals = [MISSING if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) or v is pd.NaT
-                    else ("(empty string)" if v == "" else str(v)) for v in s.astype(object)]
-        cols.append(vals)
-    return [[c[i] for c in cols] for i in range(len(frame))]
+    numeric = [pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t) for t in frame.dtypes]
+    cells = frame.astype(object).to_numpy()  # one conversion of the page (per column it cost 37 ms on Adult)
+
+    def shown(v, num):
+        if num:
+            return MISSING if pd.isna(v) else round(float(v), 4)
+        if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) or v is pd.NaT:
+            return MISSING
+        return "(empty string)" if v == "" else str(v)
+
+    return [[shown(v, num) for v, num in zip(row, numeric)] for row in cells]
 
 
 def global_importance() -> ex.GlobalImportance:

@@ -38,20 +38,37 @@ def test_the_landing_page_comes_with_its_summary_and_table_page(sample_workspace
     import dash
 
     monkeypatch.setattr(dash, "register_page", lambda *args, **kwargs: None)  # the module, without a Dash app
-    tree = importlib.import_module("app.pages.overview").layout(table_page="2")
+    tree = importlib.import_module("app.pages.overview").layout(table_page="2", columns="2")
     found = {c.id: c for c in tree._traverse_ids() if isinstance(c.id, str)}
     assert "426 train + 143 held-out" in _text(found[ids.SUMMARY])
     table = found[ids.DATA_TABLE]
     assert table.page_current == 2 and [r["id"] for r in table.data] == list(range(24, 36)) and table.page_count == 48
-    assert table.columns == overview.render_table_page(2, 12)[1]
+    assert table.columns == overview.render_table_page(2, 12, 2)[1] != overview.render_table_page(2, 12)[1]
+    assert found[ids.TABLE_COLUMNS].active_page == 2 and found[ids.TABLE_COLUMNS_NOTE].children == (
+        "Feature columns 21–30 of 30")
 
 
 def test_table_pages_are_served_not_the_whole_table(sample_workspace):
-    data, columns, page_count, tips = overview.render_table_page(2, 12)
+    data, columns, page_count, tips, note = overview.render_table_page(2, 12)
     assert len(data) == 12 and page_count == 48 and tips == {}  # the sample has no features file
     assert [r["id"] for r in data] == list(range(24, 36))
     assert columns[0]["id"] == "id" and {"split", "diagnosis", "P(malignant)"} <= {c["name"] for c in columns}
     assert all(set(r) == {c["id"] for c in columns} for r in data)  # every cell has a column, every column a cell
+    assert [c["name"] for c in columns[4:]] == list(sample_workspace.X.columns[:20])
+    assert note == "Feature columns 1–20 of 30"
+
+
+def test_table_feature_columns_come_a_page_at_a_time(sample_workspace):
+    """The sample's 30 features in pages of 20: the second page holds features 21-30 with the table's own values
+    (oracle: the data frame, rounded as shown); a page past the last shows the last."""
+    X = sample_workspace.X
+    data, columns, _, _, note = overview.render_table_page(1, 12, 2)
+    assert [c["name"] for c in columns[:4]] == ["id", "split", "diagnosis", "P(malignant)"]
+    assert [c["name"] for c in columns[4:]] == list(X.columns[20:30]) and note == "Feature columns 21–30 of 30"
+    assert [[r[f"c{j}"] for j in range(20, 30)] for r in data] == [
+        [round(float(v), 4) for v in X.iloc[r, 20:30]] for r in range(12, 24)]
+    assert all(set(r) == {c["id"] for c in columns} for r in data)
+    assert overview.render_table_page(1, 12, 99)[1] == columns
 
 
 def test_descriptive_row_shows_shap_lime_and_their_agreement(sample_workspace):

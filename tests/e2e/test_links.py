@@ -24,7 +24,7 @@ READ = ("try { const n = window.dash_component_api.getLayout(arguments[0]); retu
 # every row page (app.callbacks.shell reads it), so it is checked on the two pages that explain a row cheaply
 ROW_CHECKED_ON = ("/", "/attention")
 LINKS = {
-    "/": {"table_page": ("3", 3), "row": ("5", 5)},
+    "/": {"table_page": ("3", 3), "columns": ("2", 2), "row": ("5", 5)},
     "/descriptive": {"players": ("raw", "raw")},
     "/surrogate": {"foi": (["mean area", "worst radius"], ["mean area", "worst radius"]), "max_rules": ("5", 5),
                    "max_width": ("2", 2), "max_neighborhoods": ("3", 3),

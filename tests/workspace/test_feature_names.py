@@ -132,7 +132,7 @@ def test_descriptions_reach_the_data_table_and_the_report(named):
 
     ws, X = named
     assert services.feature_descriptions() == [("c2", "Area (mean)", "Average area of the cell nuclei")]
-    records, columns, _, tips = render_table_page(0, 5)
+    records, columns, _, tips, _ = render_table_page(0, 5)
     assert {c["id"]: c["name"] for c in columns}["c2"] == "Area (mean)"
     assert tips == {"c2": "Area (mean): Average area of the cell nuclei"}
     card = model_card(report_content(rows=[int(ws.test_idx[0])]))
