@@ -31,10 +31,14 @@ DIVERGING = [[0.0, "#2166ac"], [0.25, "#67a9cf"], [0.5, "#f7f7f7"], [0.75, "#ef8
 """Diverging scale of every signed attribution or correlation (blue negative, white 0, red positive)."""
 CATEGORICAL = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442"]
 """Okabe & Ito (2008) colours for lines and methods (yellow last: weak on white)."""
+FONT_FAMILY = 'Arial, "Liberation Sans", Helvetica, sans-serif'
+"""The figures' font: one set of widths on every system (Liberation Sans and Helvetica have Arial's), so that
+:func:`label_margin` can size a figure's margins before it is drawn. Plotly's own ("Open Sans", then Verdana,
+then Arial) is Verdana on Windows and macOS, a fifth wider."""
 # A small template with the look of "plotly_white": assigning the full built-in template deep-copies
 # definitions for every trace type on each figure (~25 ms a figure, measured on the Persuasive page).
 pio.templates["candor"] = go.layout.Template(layout=dict(
-    paper_bgcolor="white", plot_bgcolor="white", font=dict(color="#2a3f5f"), hoverlabel=dict(align="left"),
+    paper_bgcolor="white", plot_bgcolor="white", font=dict(color="#2a3f5f", family=FONT_FAMILY), hoverlabel=dict(align="left"),
     xaxis=dict(gridcolor="#EBF0F8", linecolor="#EBF0F8", zerolinecolor="#EBF0F8", automargin=True,
                ticks="", zerolinewidth=2),
     yaxis=dict(gridcolor="#EBF0F8", linecolor="#EBF0F8", zerolinecolor="#EBF0F8", automargin=True,
@@ -172,21 +176,42 @@ def _label_lines(labels) -> int:
 
 
 CHAR_PX = 6.2
-"""Width in pixels of one character of a 12 px tick label, a little over what Chromium draws (5.3–6.0)."""
+"""Width in pixels of one character of a 12 px label, a little over Arial's average (5.3–6.0 on this text)."""
+
+_ARIAL = dict(zip(
+    " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~",
+    (278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278, *(556,) * 10, 278, 278, 584,
+     584, 584, 556, 1015, 667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667, 556, 833, 722, 778, 667, 778, 722,
+     667, 611, 722, 667, 944, 667, 667, 611, 278, 278, 278, 469, 556, 333, 556, 556, 500, 556, 556, 278, 556, 556,
+     222, 222, 500, 222, 833, 556, 556, 556, 556, 333, 500, 278, 556, 500, 722, 500, 500, 500, 334, 260, 334, 584)))
+"""Advance widths of Arial's printable ASCII characters, in thousandths of the font size (the metrics Helvetica
+published, which Arial and Liberation Sans share)."""
 
 
-def label_margin(labels, font_size: int = 12) -> int:
-    """Left margin (px) that holds the longest line of ``labels`` (tick labels as :func:`tick_label` wrote them).
+def text_px(text: str, font_size: float = 12) -> float:
+    """Width in pixels of one line of ``text`` drawn in :data:`FONT_FAMILY` at ``font_size`` px.
 
-    Plotly's ``automargin`` would find it too, but only by drawing the figure, measuring the labels and
-    drawing it again: a figure that starts with room enough is drawn once.
+    Arial's own width for ASCII; any other character counts as a full em (as wide as a CJK ideograph, wider
+    than an accented letter), so the estimate errs on the wide side. HTML entities and tags, as Plotly
+    labels carry them (``&lt;``, ``<sup>``), are read as the text they draw.
     """
     import html
     import re
 
-    longest = max((len(html.unescape(re.sub(r"<[^>]+>", "", line))) for t in labels
-                   for line in str(t).split("<br>")), default=0)
-    return int(longest * CHAR_PX * font_size / 12) + 14
+    shown = html.unescape(re.sub(r"<[^>]+>", "", str(text)))
+    return sum(_ARIAL.get(ch, 1000) for ch in shown) * font_size / 1000
+
+
+def label_margin(labels, font_size: int = 12) -> int:
+    """Left margin (px) that holds the widest line of ``labels`` (tick labels as :func:`tick_label` wrote them),
+    measured by :func:`text_px`, plus 14 px between the labels and the plot.
+
+    The row figures are drawn with Plotly's ``automargin`` off (:func:`waterfall`, :func:`attribution_bar`):
+    automargin measures every label it drew and may draw the figure again, 8-10 ms of each row change in
+    Chromium; their margins are this one. Other figures keep automargin, which starts from this margin.
+    """
+    widest = max((text_px(line, font_size) for t in labels for line in str(t).split("<br>")), default=0)
+    return int(widest) + 14
 
 
 def bars_alt(names, values, what: str, n: int = 3) -> str:
@@ -312,9 +337,9 @@ def waterfall(e: Explanation, max_display: int = 10, value_labels=None, widest_l
     return unvalidated_figure(data, layout_dict(
         title, alt=bars_alt(e.feature_names, e.values, "SHAP attributions"), showlegend=False,
         margin=dict(l=label_margin(y), r=60, t=max(40, 34 + 15 * title.count("<br>"))),
-        xaxis=dict(title=dict(text=f"{esc(e.output_space)} of {esc(e.target)}"),
+        xaxis=dict(title=dict(text=f"{esc(e.output_space)} of {esc(e.target)}"), automargin=False,
                    range=_waterfall_range(e.base_value, vals, e.prediction, texts)),
-        yaxis=dict(autorange="reversed"), height=max(300, (12 + 14 * lines) * len(y) + 110)))
+        yaxis=dict(autorange="reversed", automargin=False), height=max(300, (12 + 14 * lines) * len(y) + 110)))
 
 
 WATERFALL_PLOT_PX = 380
@@ -377,8 +402,8 @@ def attribution_bar(e: Explanation, max_display: int = 10, title: str | None = N
     return unvalidated_figure([bar], layout_dict(
         (title or f"{e.method.upper()} attributions") + note, margin=dict(l=label_margin(y, font)),
         alt=bars_alt(names, v, f"{e.method.upper()} attributions, {n} bars, red towards and blue against {e.target}"),
-        xaxis=dict(title=dict(text=f"attribution ({esc(e.output_space)})")),
-        yaxis=dict(tickmode="array", tickvals=y, ticktext=y, tickfont=dict(size=font)),  # every label, none skipped
+        xaxis=dict(title=dict(text=f"attribution ({esc(e.output_space)})"), automargin=False),
+        yaxis=dict(tickmode="array", tickvals=y, ticktext=y, tickfont=dict(size=font), automargin=False),  # every label, none skipped
         height=max(260, (12 + 14 * lines) * slots + 90) + 20 * note_lines))
 
 
