@@ -108,6 +108,33 @@ def test_served_rows_and_global_view_are_the_live_ones_without_recomputing(servi
     np.testing.assert_array_equal(g.values, np.load(folder / "global_values.npy"))
 
 
+def test_the_warm_up_prepares_each_stored_rows_view_and_a_click_reads_it(serving, monkeypatch):
+    """Served from a store, the warm-up prepares the Descriptive view of every stored row "Random row" picks
+    from; a click on such a row reads it (no explanation read, no agreement computed), and it is the view
+    computed on demand (oracle: the same services with the prepared views set aside)."""
+    services, ws, folder = serving
+    from app.services import _core, row_view
+
+    rows = np.load(folder / "rows.npy").tolist()
+    on_demand = {r: services.local_view(r) for r in rows}  # before the warm-up: computed per call
+    prepared = row_view.stored_views()
+    assert sorted(prepared) == rows and _core.is_ready("stored_row_views")
+    for r in rows:
+        a, b = prepared[r], on_demand[r]
+        assert _same(a.shap, b.shap) and _same(a.lime, b.lime) and a.labels == b.labels and a.agreement == b.agreement
+
+    def boom(*_):
+        raise AssertionError("computed although the warm-up prepared it")
+
+    monkeypatch.setattr(row_view, "shap_row", boom)
+    monkeypatch.setattr(row_view, "lime_row", boom)
+    assert all(services.local_view(r) is prepared[r] for r in rows)
+    with pytest.raises(AssertionError, match="prepared it"):  # another k, or a row not stored, is computed
+        services.local_view(rows[0], k=3)
+    with pytest.raises(AssertionError, match="prepared it"):
+        services.local_view(int(ws.train_idx[0]))
+
+
 def test_a_missing_row_is_explained_live_and_added_to_the_store(serving, built):
     services, ws, folder = serving
     row = int(ws.train_idx[3])  # the store holds held-out rows only
