@@ -1,7 +1,7 @@
 """Navbar callbacks: random row, a one-line status of the chosen row (kept in the URL), the class picker.
 
 A row change costs one request (issue 14): "Random row" picks a held-out row in the browser
-(``assets/candor_rows.js``), and each row page's own callback sends the navbar's status line with its
+(``assets/candor_rows.js``, a click listener that sets the row box), and each row page's own callback sends the navbar's status line with its
 panels (in the page's :func:`app.ids.row_status_data` store), which a clientside callback shows.
 """
 import json
@@ -12,9 +12,8 @@ from dash.exceptions import PreventUpdate
 from app import ids, services
 from workspace.errors import CandorError
 
-clientside_callback(ClientsideFunction("candor", "randomRow"), Output(ids.ROW_INPUT, "value"),
-                    Input(ids.ROW_RANDOM, "n_clicks"), State(ids.ROW_POOL, "data"), State(ids.ROW_INPUT, "value"),
-                    prevent_initial_call=True)
+# "Random row" is a click listener of assets/candor_rows.js: it sets the row box (dash_clientside.set_props), no
+# callback cycle before the row's request
 
 clientside_callback(ClientsideFunction("candor", "rowStatus"), Output(ids.ROW_STATUS, "children"),
                     Input(ids.row_status_data(ALL), "data"), Input(ids.ROW_INPUT, "value"),

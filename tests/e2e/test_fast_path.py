@@ -87,3 +87,25 @@ def test_a_table_click_chooses_its_row_in_one_request(server, probed):
     assert len(sent) == 1, [r["output"] for r in sent]  # before: the cell to the row, then links and status: 3
     assert _row(probed) == 1
     assert probed.find_element(By.ID, "row-status").text.startswith("train · true ")
+
+
+def test_random_row_keys_and_seed_the_same_rows_after_a_reload(server, probed):
+    """"Random row" from the keyboard (Enter and Space on the focused button) picks as a click does, one request
+    each, and the picks follow the click count: a reloaded page picks the same rows in the same order (oracle:
+    the first visit's picks)."""
+    drawn = f"return ({PLOTS}) >= 4 && document.getElementById('row-status').innerText.length > 0;"
+    first = []
+    for keys in (Keys.ENTER, Keys.SPACE, Keys.ENTER):
+        if not first:
+            probed.get(server + "/descriptive?row=7")
+            _settle(probed, drawn)
+        before = bt.state(probed)["started"]
+        probed.find_element(By.ID, "row-random").send_keys(keys)
+        _settle(probed, drawn, before)
+        assert len(bt.requests_since(probed, before)) == 1
+        first.append(_row(probed))
+    assert len(set(first)) == 3 and 7 not in first
+    probed.get(server + "/descriptive?row=7")
+    _settle(probed, drawn)
+    again = [(_click_random(probed, drawn), _row(probed))[1] for _ in range(3)]
+    assert again == first
