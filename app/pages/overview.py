@@ -34,8 +34,8 @@ def _layout(**_):
     pages = services.column_pages()
     pager = html.Div([  # a wide table's feature columns a page at a time (all 108 of Adult's drew 180 ms slower)
         html.Span(id=ids.TABLE_COLUMNS_NOTE, className="small text-muted me-3"),
-        dbc.Pagination(id=ids.TABLE_COLUMNS, max_value=pages, active_page=1, fully_expanded=False,
-                       previous_next=True, size="sm", class_name="mb-0"),
+        html.Nav(dbc.Pagination(id=ids.TABLE_COLUMNS, max_value=pages, active_page=1, fully_expanded=False,
+                                previous_next=True, size="sm", class_name="mb-0"), **{"aria-label": "feature columns"}),
     ], className="d-flex align-items-center flex-wrap mb-2", style=None if pages > 1 else {"display": "none"})
     return html.Div([
         html.H2("Model & data"), row_status_store("overview"),
