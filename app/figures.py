@@ -14,8 +14,6 @@ around it; user strings never go into a ``hovertemplate`` (``%{...}`` would be r
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -26,15 +24,14 @@ from explainers.metrics import top_k
 from explainers.numbers import plain  # the one formatter of numbers people read (re-exported)
 from explainers.types import AgreementReport
 
+from app.figure_labels import (CHAR_PX, FONT_FAMILY, _label_lines, _lines_of, alt_text, esc, esc_all,  # re-exported
+                               label_margin, tick_label, tick_labels, wrap_note)
+
 POS, NEG, GREY = "#b2182b", "#2166ac", "#767676"
 DIVERGING = [[0.0, "#2166ac"], [0.25, "#67a9cf"], [0.5, "#f7f7f7"], [0.75, "#ef8a62"], [1.0, "#b2182b"]]
 """Diverging scale of every signed attribution or correlation (blue negative, white 0, red positive)."""
 CATEGORICAL = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442"]
 """Okabe & Ito (2008) colours for lines and methods (yellow last: weak on white)."""
-FONT_FAMILY = 'Arial, "Liberation Sans", Helvetica, sans-serif'
-"""The figures' font: one set of widths on every system (Liberation Sans and Helvetica have Arial's), so that
-:func:`label_margin` can size a figure's margins before it is drawn. Plotly's own ("Open Sans", then Verdana,
-then Arial) is Verdana on Windows and macOS, a fifth wider."""
 # A small template with the look of "plotly_white": assigning the full built-in template deep-copies
 # definitions for every trace type on each figure (~25 ms a figure, measured on the Persuasive page).
 pio.templates["candor"] = go.layout.Template(layout=dict(
@@ -65,28 +62,6 @@ def unvalidated_figure(data: list[dict], layout: dict) -> go.Figure:
     return go.Figure(data=data, layout=layout, _validate=False)
 
 
-def esc(text) -> str:
-    """User text as Plotly must draw it literally: ``&``, ``<`` and ``>`` as HTML entities.
-
-    Parameters
-    ----------
-    text : object
-        Any value; it is shown as ``str(text)``.
-
-    Returns
-    -------
-    str
-        ``'<a href="x">y</a>'`` becomes ``'&lt;a href="x"&gt;y&lt;/a&gt;'``, which Plotly draws as typed
-        (no link, no line break, no style). Distinct inputs stay distinct.
-    """
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def esc_all(texts) -> list[str]:
-    """:func:`esc` of every item of ``texts``, as a list."""
-    return [esc(t) for t in texts]
-
-
 def layout_dict(title: str, alt: str | None = None, margin: dict | None = None, **kw) -> dict:
     """Title, template and margins as a layout dict; ``alt`` (plain text) is the figure's text alternative.
 
@@ -110,108 +85,6 @@ def _layout(fig: go.Figure, title: str, alt: str | None = None, **kw) -> go.Figu
     """:func:`layout_dict` applied to ``fig``; ``kw`` may use Plotly's ``xaxis_title`` shorthand."""
     fig.update_layout(layout_dict(title, alt))
     return fig.update_layout(**kw) if kw else fig
-
-
-def alt_text(text: str) -> str:
-    """``text`` as a figure's plain-text alternative: tags dropped, any other angle bracket made harmless.
-
-    The alternative holds user text (feature names); it is read into an ``aria-label``, never drawn, but no
-    user text reaches Plotly as markup (tests/security/test_markup.py), so ``<a href=...>x</a>`` becomes ``x``.
-    """
-    import html as _html
-    import re
-
-    plain_text = re.sub(r"<[^<>]*>", "", _html.unescape(str(text)))
-    return plain_text.replace("<", "‹").replace(">", "›")
-
-
-def wrap_note(text: str, width: int = 90) -> str:
-    """A long ``<sup>`` note of a title broken into lines of about ``width`` characters (Plotly never wraps titles,
-    so a long note ran off the figure's right edge: "± 1 standard error ... (their order is")."""
-    import textwrap
-
-    return "<br>".join(textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)) or text
-
-
-def tick_label(text: str, width: int = 26, max_lines: int = 3) -> str:
-    """An escaped axis label broken into lines of at most ``width`` characters (at spaces and ``_``), at most
-    ``max_lines`` lines (the rest ends in "…"), so a long feature name is neither clipped by the figure's
-    edge nor squeezing the plot to nothing. ``text`` is user text: it is escaped here."""
-    import textwrap
-
-    raw = str(text)
-    if len(raw) <= width:
-        return esc(raw)
-    spaced = raw.replace("_", "_\u200b")  # a break opportunity after each underscore, removed below
-    lines = [ln.replace("\u200b", "") for ln in textwrap.wrap(spaced, width, break_on_hyphens=True)]
-    if len(lines) > max_lines:
-        lines = lines[:max_lines]
-        lines[-1] = lines[-1][: width - 1].rstrip() + "…"
-    return "<br>".join(esc(ln) for ln in lines)
-
-
-def tick_labels(texts, width: int = 26) -> list[str]:
-    """:func:`tick_label` of each text, kept distinct (Plotly merges equal category names into one bar): a
-    label cut to the same text as an earlier one gets its position, e.g. ``"… (2)"``."""
-    out, seen = [], set()
-    for i, t in enumerate(texts):
-        label = tick_label(t, width)
-        if label in seen:
-            label = f"{label} ({i + 1})"
-        seen.add(label)
-        out.append(label)
-    return out
-
-
-@functools.lru_cache(maxsize=64)
-def _lines_of(texts: tuple, width: int = 26) -> int:
-    """The most lines any of ``texts`` takes as a tick label (:func:`tick_labels` at ``width``), memoized: a row
-    page asks it of every feature's widest label on each row change (108 features: a few ms each time)."""
-    return _label_lines(tick_labels(texts, width))
-
-
-def _label_lines(labels) -> int:
-    """The largest number of lines of ``labels`` (as :func:`tick_label` wrote them)."""
-    return max((str(t).count("<br>") + 1 for t in labels), default=1)
-
-
-CHAR_PX = 6.2
-"""Width in pixels of one character of a 12 px label, a little over Arial's average (5.3–6.0 on this text)."""
-
-_ARIAL = dict(zip(
-    " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~",
-    (278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278, *(556,) * 10, 278, 278, 584,
-     584, 584, 556, 1015, 667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667, 556, 833, 722, 778, 667, 778, 722,
-     667, 611, 722, 667, 944, 667, 667, 611, 278, 278, 278, 469, 556, 333, 556, 556, 500, 556, 556, 278, 556, 556,
-     222, 222, 500, 222, 833, 556, 556, 556, 556, 333, 500, 278, 556, 500, 722, 500, 500, 500, 334, 260, 334, 584)))
-"""Advance widths of Arial's printable ASCII characters, in thousandths of the font size (the metrics Helvetica
-published, which Arial and Liberation Sans share)."""
-
-
-def text_px(text: str, font_size: float = 12) -> float:
-    """Width in pixels of one line of ``text`` drawn in :data:`FONT_FAMILY` at ``font_size`` px.
-
-    Arial's own width for ASCII; any other character counts as a full em (as wide as a CJK ideograph, wider
-    than an accented letter), so the estimate errs on the wide side. HTML entities and tags, as Plotly
-    labels carry them (``&lt;``, ``<sup>``), are read as the text they draw.
-    """
-    import html
-    import re
-
-    shown = html.unescape(re.sub(r"<[^>]+>", "", str(text)))
-    return sum(_ARIAL.get(ch, 1000) for ch in shown) * font_size / 1000
-
-
-def label_margin(labels, font_size: int = 12) -> int:
-    """Left margin (px) that holds the widest line of ``labels`` (tick labels as :func:`tick_label` wrote them),
-    measured by :func:`text_px`, plus 14 px between the labels and the plot.
-
-    The row figures are drawn with Plotly's ``automargin`` off (:func:`waterfall`, :func:`attribution_bar`):
-    automargin measures every label it drew and may draw the figure again, 8-10 ms of each row change in
-    Chromium; their margins are this one. Other figures keep automargin, which starts from this margin.
-    """
-    widest = max((text_px(line, font_size) for t in labels for line in str(t).split("<br>")), default=0)
-    return int(widest) + 14
 
 
 def bars_alt(names, values, what: str, n: int = 3) -> str:

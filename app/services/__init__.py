@@ -23,13 +23,10 @@ from .surrogates import (
 from .row_plots import GlobalView, global_view
 from .selection import class_choices, select_class
 from .row_view import LocalView, local_view
+from .data_table import column_pages, data_columns, data_page, feature_descriptions, table_width
 from .tabular import (
     check_row,
-    column_pages,
-    data_columns,
-    data_page,
     default_row,
-    feature_descriptions,
     global_importance,
     lime_row,
     model_summary,
@@ -38,7 +35,6 @@ from .tabular import (
     row_count,
     row_status,
     shap_row,
-    table_width,
 )
 
 __all__ = [
