@@ -25,6 +25,8 @@ DATA_TABLE = "overview-table"
 TABLE_COLUMNS = "overview-table-columns"
 TABLE_COLUMNS_NOTE = "overview-table-columns-note"
 EXPLAIN_LINKS = "overview-explain-links"
+OVERVIEW_ROW_SHOWN = "overview-row-shown"      # store: {"row": r}, the row the links and status show
+OVERVIEW_ROW_WANTED = "overview-row-wanted"    # store: {"row": r}, a row they must show instead
 
 # Descriptive
 GLOBAL_BAR = "descriptive-global-bar"

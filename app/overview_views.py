@@ -1,5 +1,7 @@
 """What the Model & data page shows: the model card and a page of the data table (built in its layout, and by
 its table callback for the other pages)."""
+from dash import dcc, html
+
 from app import services
 from app.components import card, fmt, metric, metric_row
 
@@ -39,3 +41,34 @@ def column_note(columns) -> str:
     if not shown or len(shown) == total:
         return ""
     return f"Feature columns {shown[0] + 1}–{shown[-1] + 1} of {total:,}"
+
+
+ROW_PAGES = (("Descriptive", "/descriptive", None), ("Persuasive", "/persuasive", "persuasive"))
+"""(name, path, the method family the page requires) of the pages that explain one row."""
+
+
+def explain_links(row):
+    """Links that open the chosen row's explanations (the row travels in the URL: ``?row=N``)."""
+    if row is None:
+        return "Click a row, or choose one in the navbar, to explain it."
+    links = [dcc.Link(f"{name} →", href=f"{path}?row={int(row)}", className="me-3")
+             for name, path, family in ROW_PAGES if services.why_not(family) is None]
+    return [html.Span(f"Row {int(row)}: ", className="me-2")] + links
+
+
+def row_links(row):
+    """``(links, navbar status data, {"row": row})`` of ``row`` on this page: in its layout, and on each row change
+    (:func:`app.callbacks.overview.render_row`)."""
+    from app.callbacks.shell import row_status_data
+
+    return explain_links(row), row_status_data(row), {"row": row}
+
+
+def opening_row(query: dict) -> int:
+    """The row the navbar's box holds as the page opens: the URL's ``row`` when the shell takes it (a whole number
+    of the table), else the first held-out row (the box's default)."""
+    try:
+        row = int(query.get("row"))
+    except (TypeError, ValueError):
+        return services.default_row()
+    return row if 0 <= row < services.row_count() else services.default_row()

@@ -1,10 +1,8 @@
 """Model & data page callbacks."""
-import dash_bootstrap_components as dbc
-from dash import ClientsideFunction, Input, Output, callback, clientside_callback, dcc, html
+from dash import ClientsideFunction, Input, Output, State, callback, clientside_callback
 
-from app import ids, services
-from app.callbacks.shell import row_status_data
-from app.overview_views import table_page
+from app import ids
+from app.overview_views import row_links, table_page
 
 
 @callback(Output(ids.DATA_TABLE, "data"), Output(ids.DATA_TABLE, "columns"), Output(ids.DATA_TABLE, "page_count"),
@@ -21,21 +19,21 @@ clientside_callback(ClientsideFunction("candor", "tableRow"), Output(ids.ROW_INP
                     Input(ids.DATA_TABLE, "active_cell"), prevent_initial_call=True)
 
 
-ROW_PAGES = (("Descriptive", "/descriptive", None), ("Persuasive", "/persuasive", "persuasive"))
-"""(name, path, the method family the page requires) of the pages that explain one row."""
+# The landing page's layout comes with its row's links and status (app/pages/overview.py): the row box asks the
+# server only for another row than the one shown, so the landing page makes no request of its own
+clientside_callback(
+    """function(row, shown) {
+        if (shown && shown.row === (row === undefined ? null : row)) {
+            return window.dash_clientside.no_update;
+        }
+        return {row: row === undefined ? null : row};
+    }""",
+    Output(ids.OVERVIEW_ROW_WANTED, "data"), Input(ids.ROW_INPUT, "value"), State(ids.OVERVIEW_ROW_SHOWN, "data"))
 
 
 @callback(Output(ids.EXPLAIN_LINKS, "children"), Output(ids.row_status_data("overview"), "data"),
-          Input(ids.ROW_INPUT, "value"))
-def render_row(row):
+          Output(ids.OVERVIEW_ROW_SHOWN, "data"), Input(ids.OVERVIEW_ROW_WANTED, "data"), prevent_initial_call=True)
+def render_row(wanted):
     """The row's links and the navbar's status line: one request per row change (issue 14)."""
-    return explain_links(row), row_status_data(row)
+    return row_links(wanted["row"])
 
-
-def explain_links(row):
-    """Links that open the chosen row's explanations (the row travels in the URL: ``?row=N``)."""
-    if row is None:
-        return "Click a row, or choose one in the navbar, to explain it."
-    links = [dcc.Link(f"{name} →", href=f"{path}?row={int(row)}", className="me-3")
-             for name, path, family in ROW_PAGES if services.why_not(family) is None]
-    return [html.Span(f"Row {int(row)}: ", className="me-2")] + links

@@ -1,12 +1,12 @@
 """Model & data: task, classes, held-out metrics and the data table (paged on the server)."""
 import dash
 import dash_bootstrap_components as dbc
-from dash import dash_table, html
+from dash import dash_table, dcc, html
 
 from app import ids, services
 from app.url_state import from_url
 from app.components import card, row_status_store
-from app.overview_views import model_card, table_page
+from app.overview_views import model_card, opening_row, row_links, table_page
 
 dash.register_page(__name__, path="/", name="Model & data", title="Candor · Model & data", order=0)
 
@@ -14,9 +14,14 @@ PAGE_SIZE = 12
 
 
 def layout(**query):
-    """The page with its summary and the table's page filled in (issue 14: the landing page settles with no
-    second wave of requests after its layout; the table's page is the URL's, set by :func:`from_url`)."""
+    """The page with its summary, the table's page and the opening row's links and navbar status filled in (issue
+    14: the landing page settles with no request after its layout; the table's page is the URL's, set by
+    :func:`from_url`; another row than the opening one is asked for by the row box, app/callbacks/overview.py)."""
     tree = _layout(**query)
+    status = next(c for c in tree._traverse_ids() if c.id == ids.row_status_data("overview"))
+    links = next(c for c in tree._traverse_ids() if c.id == ids.EXPLAIN_LINKS)
+    shown = next(c for c in tree._traverse_ids() if c.id == ids.OVERVIEW_ROW_SHOWN)
+    links.children, status.data, shown.data = row_links(opening_row(query))
     found = {c.id: c for c in tree._traverse_ids() if c.id in (ids.DATA_TABLE, ids.TABLE_COLUMNS, ids.TABLE_COLUMNS_NOTE)}
     table, pager = found[ids.DATA_TABLE], found[ids.TABLE_COLUMNS]
     table.data, table.columns, table.page_count, table.tooltip_header, found[ids.TABLE_COLUMNS_NOTE].children = (
@@ -38,7 +43,8 @@ def _layout(**_):
                                 previous_next=True, size="sm", class_name="mb-0"), **{"aria-label": "feature columns"}),
     ], className="d-flex align-items-center flex-wrap mb-2", style=None if pages > 1 else {"display": "none"})
     return html.Div([
-        html.H2("Model & data"), row_status_store("overview"),
+        html.H2("Model & data"), row_status_store("overview"), dcc.Store(id=ids.OVERVIEW_ROW_SHOWN),
+        dcc.Store(id=ids.OVERVIEW_ROW_WANTED),
         html.Div(model_card(), id=ids.SUMMARY),
         card("Data (click a row to explain it)",
              [html.P("Only the page you see is sent to the browser; rows are numbered as in the row picker.",

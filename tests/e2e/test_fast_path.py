@@ -16,6 +16,7 @@ from selenium.webdriver.common.keys import Keys
 
 from benchmarks import browser_timing as bt
 
+EXPLAIN = "overview-explain-links"
 PLOTS = bt.VISIBLE_PLOTS.strip().removeprefix("return ").rstrip(";")
 ROW_PAGE_BYTES = 60_000
 """What one row change may send back on the Descriptive page (two figures, two cards, the status line)."""
@@ -71,6 +72,27 @@ def test_a_row_change_on_the_descriptive_page_is_one_request(server, probed):
     while "row=12" not in probed.current_url and time.time() < deadline:
         time.sleep(0.1)
     assert "row=12" in probed.current_url and _row(probed) == 12
+
+
+def test_the_landing_page_asks_nothing_for_its_row_and_a_new_row_is_one_request(server, probed):
+    """Model & data comes with its opening row's links and navbar status (the URL's row): no request of its own for
+    them (they were the landing page's last request, 110 ms of Adult's landing); navigating there with another
+    row in the box asks for that row once."""
+    drawn = "return document.querySelectorAll('#overview-table tbody tr').length > 1;"
+    probed.get(server + "/?row=9")
+    _settle(probed, drawn)
+    sent = [r["output"] for r in bt.requests_since(probed, 0)]
+    assert not any("overview-explain-links" in o for o in sent), sent
+    assert probed.find_element(By.ID, EXPLAIN).text.startswith("Row 9:")
+    assert probed.find_element(By.ID, "row-status").text.startswith("train · true ")  # row 9 is a training row
+    probed.get(server + "/descriptive?row=12")
+    _settle(probed, f"return ({PLOTS}) >= 4;")
+    before = bt.state(probed)["started"]
+    probed.find_element(By.CSS_SELECTOR, "a.nav-link[href='/']").click()  # the navbar's link: no row in it
+    bt.wait_settled(probed, f"return document.getElementById('{EXPLAIN}') !== null && "
+                            f"document.getElementById('{EXPLAIN}').innerText.startsWith('Row 12:');",
+                    since_started=before, timeout=60)
+    assert sum("overview-explain-links" in r["output"] for r in bt.requests_since(probed, before)) == 1
 
 
 def test_a_table_click_chooses_its_row_in_one_request(server, probed):
