@@ -155,6 +155,8 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
         suppress_callback_exceptions=True, background_callback_manager=background_manager(settings.cache_dir, redis_url=settings.redis_url or ""),
     )
     from . import callbacks  # noqa: F401  (registers every page's callbacks)
+
+    services.join_late(compute=warm == "sync")  # the pages' own warm values (the Descriptive page's stored rows)
     from .layout import shell
 
     app.layout = shell

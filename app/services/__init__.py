@@ -5,7 +5,7 @@ One module per page family; each builds its explainers once per workspace
 (:func:`~app.services._core.row_cache`). Callbacks call exactly one function
 from here and render what it returns.
 """
-from ._core import first_request, init, store, use_store, warm_done, workspace
+from ._core import first_request, init, join_late, store, use_store, warm_done, workspace
 from .applicable import capabilities, why_not
 from .attention import AttentionView, attention_view, has_attention_model
 from . import gradients, persuasive_rules  # noqa: F401  (check's Integrated Gradients; rules section of the Persuasive page)
@@ -39,7 +39,7 @@ from .tabular import (
 
 __all__ = [
     "AttentionView", "LocalView", "PersuasiveView", "attention_view", "check_row", "column_pages", "data_columns", "table_width", "data_page", "default_row", "feature_descriptions",
-    "first_request", "global_importance", "has_attention_model", "init", "lime_row", "local_view",
+    "first_request", "join_late", "global_importance", "has_attention_model", "init", "lime_row", "local_view",
     "model_summary", "persuasive", "persuasive_global", "persuasive_max_k", "GlobalCurve", "random_row_pool", "row_count", "row_status", "shap_row", "workspace", "raw_players_offered",
     "MuseView", "default_muse_key", "feature_names", "fit_frontier", "fit_muse", "frontier", "muse_params",
     "muse_view", "class_choices", "select_class", "why_not", "capabilities", "GlobalView", "global_view",

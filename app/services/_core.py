@@ -81,6 +81,28 @@ def lazy(name: str, factory: Callable[[], object], *, warm: bool | str = False) 
     return lambda: get(name)
 
 
+def join_late(compute: bool = False) -> list[str]:
+    """Give values registered after :func:`init` their place in the installed workspace; their names.
+
+    Page modules (imported when the Dash app is made, after the workspace is installed) register values too:
+    the warm ones among them are computed now when ``compute`` (a store's warm-up, done before serving),
+    else by the background warm-up, which has not run yet.
+    """
+    late = [n for n in _factories if n not in _lazies]
+    _lazies.update({n: _Lazy(_factories[n]) for n in late})
+    if compute:
+        for name in (n for n in _warm_order if n in late):
+            wall, cpu, failed = time.perf_counter(), time.process_time(), ""
+            try:
+                get(name)
+            except Exception as err:  # surfaced again, with its message, when a page asks for it
+                failed = f" (failed: {err})"
+            trim_heap()
+            warm_seconds[name] = (time.perf_counter() - wall, time.process_time() - cpu)
+            log.info("warm-up step %s: %.2f s wall, %.2f s process CPU%s", name, *warm_seconds[name], failed)
+    return late
+
+
 def get(name: str):
     if name not in _lazies:
         raise RuntimeError("services.init(workspace) has not been called")

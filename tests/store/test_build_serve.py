@@ -135,6 +135,50 @@ def test_the_warm_up_prepares_each_stored_rows_view_and_a_click_reads_it(serving
         services.local_view(int(ws.train_idx[0]))
 
 
+def test_the_warm_up_draws_each_stored_rows_panels_and_a_click_sends_them(serving, monkeypatch):
+    """The Descriptive page's panels of each stored row are drawn by the warm-up (figures as dicts); a click sends
+    those, and they are what drawing the row on demand gives (oracle: ``render_local`` called directly, as JSON)."""
+    services, ws, folder = serving
+    from dash._utils import to_json
+
+    from app.callbacks import descriptive
+    from app.services import _core
+
+    services.join_late()  # the page module may be imported only now, after the fixture installed the workspace
+    rows = np.load(folder / "rows.npy").tolist()
+    drawn = descriptive.rendered_stored_rows()
+    assert sorted(drawn) == rows and _core.is_ready("descriptive_rendered_rows")
+    for r in rows[:3]:
+        assert json.loads(to_json(drawn[r])) == json.loads(to_json(descriptive.render_local(r)))
+
+    def boom(*_):
+        raise AssertionError("drawn again although the warm-up drew it")
+
+    monkeypatch.setattr(descriptive, "render_local", boom)
+    assert descriptive.render_row(rows[0])[:4] == drawn[rows[0]]
+    with pytest.raises(AssertionError, match="drew it"):  # SHAP with raw players is drawn on demand
+        descriptive.render_row(rows[0], "raw")
+
+
+def test_pages_register_warm_values_after_the_workspace_is_installed(serving):
+    """A value registered after ``init`` (a page module's, imported when the Dash app is made) joins the installed
+    workspace, and a store's warm-up computes it then."""
+    services, ws, folder = serving
+    from app.services import _core
+
+    calls = []
+    getter = _core.lazy("test_late_value", lambda: calls.append(1) or len(calls), warm=True)
+    try:
+        with pytest.raises(RuntimeError):
+            getter()
+        assert "test_late_value" in services.join_late(compute=True) and calls == [1]
+        assert getter() == 1 and calls == [1]
+    finally:
+        _core._factories.pop("test_late_value", None)
+        _core._warm_order.remove("test_late_value")
+        _core._lazies.pop("test_late_value", None)
+
+
 def test_a_missing_row_is_explained_live_and_added_to_the_store(serving, built):
     services, ws, folder = serving
     row = int(ws.train_idx[3])  # the store holds held-out rows only
