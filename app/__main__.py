@@ -115,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, f"candor: error: {err}\n")
     try:
         _check_port_free(args.host, args.port)
+        from .serving import threads
+
+        threads()  # a bad CANDOR_THREADS is named before the workspace is loaded
         from .server import create_app
 
         app = create_app(settings=settings)

@@ -14,6 +14,7 @@ import waitress
 from waitress import parser, utilities
 
 from workspace import limits
+from workspace.errors import CandorError
 
 
 class _UploadLimit(utilities.RequestEntityTooLarge):
@@ -22,6 +23,24 @@ class _UploadLimit(utilities.RequestEntityTooLarge):
 
     def __init__(self, _body: str):
         super().__init__(limits.too_large_message())
+
+
+def threads() -> int:
+    """The request threads, ``CANDOR_THREADS`` (default 16).
+
+    Raises
+    ------
+    CandorError
+        If it is not a whole number of 1 or more (named, with the value given).
+    """
+    raw = os.environ.get("CANDOR_THREADS", "16")
+    try:
+        n = int(raw)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise CandorError(f"CANDOR_THREADS must be a whole number of request threads, 1 or more; got {raw!r}")
+    return n
 
 
 def serve(server, host: str, port: int) -> None:
@@ -36,10 +55,12 @@ def serve(server, host: str, port: int) -> None:
     ------
     OSError
         If ``host:port`` cannot be bound.
+    CandorError
+        If ``CANDOR_THREADS`` is not a whole number of 1 or more (:func:`threads`).
     """
     parser.RequestEntityTooLarge = _UploadLimit  # the name waitress's parser raises the 413 with
     try:
-        waitress.serve(server, host=host, port=port, threads=int(os.environ.get("CANDOR_THREADS", "16")),
+        waitress.serve(server, host=host, port=port, threads=threads(),
                        ident="candor", max_request_body_size=limits.max_request_bytes(), _quiet=True)
     except KeyboardInterrupt:
         pass
