@@ -92,14 +92,7 @@ def join_late(compute: bool = False) -> list[str]:
     _lazies.update({n: _Lazy(_factories[n]) for n in late})
     if compute:
         for name in (n for n in _warm_order if n in late):
-            wall, cpu, failed = time.perf_counter(), time.process_time(), ""
-            try:
-                get(name)
-            except Exception as err:  # surfaced again, with its message, when a page asks for it
-                failed = f" (failed: {err})"
-            trim_heap()
-            warm_seconds[name] = (time.perf_counter() - wall, time.process_time() - cpu)
-            log.info("warm-up step %s: %.2f s wall, %.2f s process CPU%s", name, *warm_seconds[name], failed)
+            _warm_step(name)
     return late
 
 
@@ -192,16 +185,21 @@ def _warm(wait: bool = False) -> None:
         time.sleep(1.0)  # the first page's own callbacks arrive just after the HTML
     warm_seconds.clear()
     for name in _warm_order:
-        wall, cpu, failed = time.perf_counter(), time.process_time(), ""
-        try:
-            get(name)
-        except Exception as err:  # surfaced again, with its message, when a page asks for it
-            failed = f" (failed: {err})"
-        trim_heap()  # a step's freed buffers (50 MB for one model call on Adult's 32,561 rows) before the next
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        warm_seconds[name] = (wall, cpu)
-        log.info("warm-up step %s: %.2f s wall, %.2f s process CPU%s", name, wall, cpu, failed)
+        _warm_step(name)
     warm_done.set()
+
+
+def _warm_step(name: str) -> None:
+    """Compute the warm value ``name``, give its freed memory back and record its time (:data:`warm_seconds`)."""
+    wall, cpu, failed = time.perf_counter(), time.process_time(), ""
+    try:
+        get(name)
+    except Exception as err:  # surfaced again, with its message, when a page asks for it
+        failed = f" (failed: {err})"
+    trim_heap()  # a step's freed buffers (50 MB for one model call on Adult's 32,561 rows) before the next
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    warm_seconds[name] = (wall, cpu)
+    log.info("warm-up step %s: %.2f s wall, %.2f s process CPU%s", name, wall, cpu, failed)
 
 
 @contextmanager
