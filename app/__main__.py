@@ -115,9 +115,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, f"candor: error: {err}\n")
     try:
         _check_port_free(args.host, args.port)
-        from .serving import threads
-
-        threads()  # a bad CANDOR_THREADS is named before the workspace is loaded
         from .server import create_app
 
         app = create_app(settings=settings)
@@ -127,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Candor is serving on http://{args.host}:{args.port}", file=sys.stderr)
     from .serving import serve
 
-    serve(app.server, args.host, args.port)
+    serve(app.server, args.host, args.port, settings.threads)
     return 0
 
 

@@ -8,13 +8,10 @@ there (20.6 vs 10.1 ms for a trivial callback, 34.4 vs 23.1 ms for a Descriptive
 """
 from __future__ import annotations
 
-import os
-
 import waitress
 from waitress import parser, utilities
 
 from workspace import limits
-from workspace.errors import CandorError
 
 
 class _UploadLimit(utilities.RequestEntityTooLarge):
@@ -25,26 +22,9 @@ class _UploadLimit(utilities.RequestEntityTooLarge):
         super().__init__(limits.too_large_message())
 
 
-def threads() -> int:
-    """The request threads, ``CANDOR_THREADS`` (default 16).
-
-    Raises
-    ------
-    CandorError
-        If it is not a whole number of 1 or more (named, with the value given).
-    """
-    raw = os.environ.get("CANDOR_THREADS", "16")
-    try:
-        n = int(raw)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise CandorError(f"CANDOR_THREADS must be a whole number of request threads, 1 or more; got {raw!r}")
-    return n
-
-
-def serve(server, host: str, port: int) -> None:
-    """Serve the WSGI ``server`` (Dash's Flask app) on ``host:port`` until interrupted (Ctrl-C ends it quietly).
+def serve(server, host: str, port: int, threads: int = 16) -> None:
+    """Serve the WSGI ``server`` (Dash's Flask app) on ``host:port`` with ``threads`` request threads
+    (``Settings.threads``, ``CANDOR_THREADS``) until interrupted (Ctrl-C ends it quietly).
 
     A request body over :func:`workspace.limits.max_request_bytes` is refused with 413 by waitress before it is
     read, from its ``Content-Length`` or, chunked, once that many bytes have come (waitress reads a whole body
@@ -55,12 +35,10 @@ def serve(server, host: str, port: int) -> None:
     ------
     OSError
         If ``host:port`` cannot be bound.
-    CandorError
-        If ``CANDOR_THREADS`` is not a whole number of 1 or more (:func:`threads`).
     """
     parser.RequestEntityTooLarge = _UploadLimit  # the name waitress's parser raises the 413 with
     try:
-        waitress.serve(server, host=host, port=port, threads=threads(),
+        waitress.serve(server, host=host, port=port, threads=threads,
                        ident="candor", max_request_body_size=limits.max_request_bytes(), _quiet=True)
     except KeyboardInterrupt:
         pass

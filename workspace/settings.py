@@ -167,6 +167,9 @@ model_timeout_s, max_jobs, max_jobs_per_user : float
     max_callback_kb : int, default=1024
         ``CANDOR_MAX_CALLBACK_KB``: KiB a callback request's body may have unless the user is an analyst
         (only analysts send files), a whole number from 16 to 1,048,576.
+    threads : int, default=16
+        ``CANDOR_THREADS``: request threads of ``python -m app`` (waitress, ``app/serving.py``) and of each
+        gunicorn worker (``gunicorn.conf.py``), a positive whole number.
     allowed_hosts : tuple of str
         ``CANDOR_ALLOWED_HOSTS`` (comma-separated): the ``Host`` names served; default empty, meaning
         loopback names and ``bind_hosts``.
@@ -210,6 +213,7 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
     max_store_mb: float = 8192.0
     max_model_unpacked_mb: int = DEFAULT_MAX_UNPACKED_MB
     max_callback_kb: int = 1024
+    threads: int = 16
     allowed_hosts: tuple = ()
     bind_hosts: tuple = ()
     researcher_password: str | None = None
@@ -260,6 +264,7 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
             upload_dir=_path(env, "CANDOR_UPLOAD_DIR") or defaults["upload_dir"].default,
             max_model_unpacked_mb=_whole(env, "CANDOR_MAX_MODEL_UNPACKED_MB", DEFAULT_MAX_UNPACKED_MB, "MiB"),
             max_callback_kb=_whole(env, "CANDOR_MAX_CALLBACK_KB", 1024, "KiB"),
+            threads=_whole(env, "CANDOR_THREADS", 16, "request threads"),
             allowed_hosts=_hosts(env, "CANDOR_ALLOWED_HOSTS"), bind_hosts=_hosts(env, "CANDOR_BIND_HOSTS"),
         )
         if not 16 <= values["max_callback_kb"] <= 2**20:
