@@ -199,9 +199,9 @@ _shap_all = lazy("shap_all", _compute_all, warm=True)
 _lime = lazy("lime", _make_lime)
 model_labels = lazy("labels", lambda: workspace().model.predict(workspace().X), warm=True)
 model_outputs = lazy("outputs", lambda: workspace().output(workspace().X), warm=True)
-_summary = lazy("model_summary", lambda: _model_summary(), warm=True)
 """The explained output of every row (shape (n_rows,)), computed once in the warm-up: a row's status line then
 costs no model call (a RandomForest(200) spends about 30 ms on one row)."""
+_summary = lazy("model_summary", lambda: _model_summary(), warm=True)  # after the outputs, which it reads
 _held_out = lazy("held_out_rows", lambda: frozenset(int(r) for r in workspace().test_idx))
 
 
