@@ -59,7 +59,7 @@ def waiting_note(text: str) -> dbc.Alert:
 
 def job_progress(set_progress, what, unit: str = ""):
     """``progress(done, total)`` for a background job's service: the bar's value (percent) and its label,
-    "what: 3 of 13 unit, about 20 s left" (:func:`app.services.warmup.eta_text`, timed from this call).
+    "what: 3 of 13 unit, about 20 s left" (:func:`app.services.warmup.time_left`, timed from this call).
 
     ``what`` is a string, or a function of ``(done, total)`` naming the current phase; it may return
     ``(name, done_in_phase, phase_total)`` to count within the phase ("LIME: 3 of 10 reruns" at 13 of 20 in all),
@@ -67,14 +67,14 @@ def job_progress(set_progress, what, unit: str = ""):
     """
     import time
 
-    from app.services.warmup import eta_text
+    from app.services.warmup import time_left
 
     started = time.monotonic()
 
     def tell(done: int, total: int) -> None:
         phase = what(done, total) if callable(what) else what
         name, shown, of = phase if isinstance(phase, tuple) else (phase, done, total)
-        left = eta_text(done, total, time.monotonic() - started).partition(", ")[2]  # "about 20 s left" or ""
+        left = time_left(done, total, time.monotonic() - started)
         count = f"{shown} of {of}" + (f" {unit}" if unit else "") + (f", {left}" if left else "")
         set_progress((round(100 * done / total), f"{name}: {count}"))
     return tell

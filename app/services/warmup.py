@@ -83,9 +83,15 @@ def _chosen_class() -> str | None:
 
 
 def eta_text(done: int, total: int, elapsed_s: float, unit: str = "") -> str:
-    """"5 of 12 surrogates fitted, about 20 s left" (``unit`` "surrogates fitted"): the time left from the mean
-    time per item so far, none before the first item or after the last."""
+    """"5 of 12 surrogates fitted, about 20 s left" (``unit`` "surrogates fitted"), the time left as
+    :func:`time_left` says it."""
     text = f"{done} of {total}" + (f" {unit}" if unit else "")
+    left = time_left(done, total, elapsed_s)
+    return f"{text}, {left}" if left else text
+
+
+def time_left(done: int, total: int, elapsed_s: float) -> str:
+    """"about 20 s left", from the mean time per item so far; "" before the first item or after the last."""
     if 0 < done < total and elapsed_s > 0:
-        text += f", about {max(1, round(elapsed_s / done * (total - done)))} s left"
-    return text
+        return f"about {max(1, round(elapsed_s / done * (total - done)))} s left"
+    return ""
