@@ -32,11 +32,12 @@ def graph(component_id: str, height: int = 380, placeholder: str | None = None) 
                                  **extra), type="dot", delay_show=300)
 
 
-def row_status_store(page: str) -> dcc.Store:
-    """The store a row page's callback fills with the navbar's status line (:func:`app.ids.row_status_data`)."""
+def row_status_store(page: str, data: dict | None = None) -> dcc.Store:
+    """The store a row page's callback fills with the navbar's status line (:func:`app.ids.row_status_data`);
+    ``data``: what it holds as the page opens, when the page's layout brings it."""
     from app import ids
 
-    return dcc.Store(id=ids.row_status_data(page))
+    return dcc.Store(id=ids.row_status_data(page), data=data)
 
 
 def slider_marks(d: int) -> list[int]:

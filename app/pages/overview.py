@@ -18,19 +18,15 @@ def layout(**query):
     14: the landing page settles with no request after its layout; the table's page is the URL's, set by
     :func:`from_url`; another row than the opening one is asked for by the row box, app/callbacks/overview.py)."""
     tree = _layout(**query)
-    status = next(c for c in tree._traverse_ids() if c.id == ids.row_status_data("overview"))
-    links = next(c for c in tree._traverse_ids() if c.id == ids.EXPLAIN_LINKS)
-    shown = next(c for c in tree._traverse_ids() if c.id == ids.OVERVIEW_ROW_SHOWN)
-    links.children, status.data, shown.data = row_links(opening_row(query))
     found = {c.id: c for c in tree._traverse_ids() if c.id in (ids.DATA_TABLE, ids.TABLE_COLUMNS, ids.TABLE_COLUMNS_NOTE)}
     table, pager = found[ids.DATA_TABLE], found[ids.TABLE_COLUMNS]
     table.data, table.columns, table.page_count, table.tooltip_header, found[ids.TABLE_COLUMNS_NOTE].children = (
-        table_page(table.page_current, table.page_size, pager.active_page))
+        table_page(table.page_current, table.page_size, pager.active_page))  # the pages the URL set
     return tree
 
 
 @from_url('/')  # the view's state from and to its URL (app/url_state.py)
-def _layout(**_):
+def _layout(**query):
     table = dash_table.DataTable(
         id=ids.DATA_TABLE, page_action="custom", page_current=0, page_size=PAGE_SIZE, page_count=1,
         style_table={"overflowX": "auto"}, style_cell={"fontSize": 12, "padding": "4px", "minWidth": "70px"},
@@ -42,11 +38,13 @@ def _layout(**_):
         html.Nav(dbc.Pagination(id=ids.TABLE_COLUMNS, max_value=pages, active_page=1, fully_expanded=False,
                                 previous_next=True, size="sm", class_name="mb-0"), **{"aria-label": "feature columns"}),
     ], className="d-flex align-items-center flex-wrap mb-2", style=None if pages > 1 else {"display": "none"})
+    links, status, shown = row_links(opening_row(query))
     return html.Div([
-        html.H2("Model & data"), row_status_store("overview"), dcc.Store(id=ids.OVERVIEW_ROW_SHOWN),
+        html.H2("Model & data"), row_status_store("overview", status), dcc.Store(id=ids.OVERVIEW_ROW_SHOWN, data=shown),
         dcc.Store(id=ids.OVERVIEW_ROW_WANTED),
         html.Div(model_card(), id=ids.SUMMARY),
         card("Data (click a row to explain it)",
              [html.P("Only the page you see is sent to the browser; rows are numbered as in the row picker.",
-                     className="text-muted small"), html.Div(id=ids.EXPLAIN_LINKS, className="small mb-2"), pager, table]),
+                     className="text-muted small"), html.Div(links, id=ids.EXPLAIN_LINKS, className="small mb-2"),
+              pager, table]),
     ])

@@ -17,10 +17,15 @@ COLUMN_PAGE = 20
 (``columns`` of :func:`data_columns`). All 108 of Adult's took 180 ms more to draw on the landing page."""
 
 
+def _shown_table() -> pd.DataFrame:
+    """The table the data table shows: the raw one, when the model takes transformed columns, else ``X``."""
+    ws = workspace()
+    return ws.raw if ws.raw is not None else ws.X
+
+
 def table_width() -> int:
     """How many feature columns the data table has (the raw table's, when the model takes transformed ones)."""
-    ws = workspace()
-    return (ws.raw if ws.raw is not None else ws.X).shape[1]
+    return _shown_table().shape[1]
 
 
 def column_pages() -> int:
@@ -44,7 +49,7 @@ def data_columns(column_page: int = 1) -> list[dict]:
     otherwise overwrite the row number the table links by (``row_id``) or another column.
     """
     ws = workspace()
-    names = [str(c) for c in (ws.raw if ws.raw is not None else ws.X).columns]
+    names = [str(c) for c in _shown_table().columns]
     return ([{"name": "id", "id": "id"}, {"name": "split", "id": "_split"}, {"name": ws.target, "id": "_truth"},
              {"name": ws.output_label, "id": "_output"}]
             + [{"name": names[j], "id": f"c{j}"} for j in _column_window(column_page)])
@@ -58,7 +63,7 @@ def feature_descriptions() -> list[tuple[str, str, str]]:
     ws = workspace()
     if ws.features is None:
         return []
-    shown = [str(c) for c in (ws.raw if ws.raw is not None else ws.X).columns]  # display names once relabelled
+    shown = [str(c) for c in _shown_table().columns]  # display names once relabelled
     out = []
     for column, f in ws.features.formats.items():
         j = next((i for i, n in enumerate(shown) if n in (f.name, str(column))), None)
@@ -87,7 +92,7 @@ def data_page(page: int, page_size: int, column_page: int = 1) -> tuple[list[dic
     out = _outputs_of(rows)
     is_test = np.isin(rows, ws.test_idx)
     records = []
-    shown = _display((ws.raw if ws.raw is not None else ws.X).iloc[rows, cols.start:cols.stop])
+    shown = _display(_shown_table().iloc[rows, cols.start:cols.stop])
     for i, r in enumerate(rows):
         truth = _true_label(int(r)) if ws.is_classifier else round(float(ws.y[r]), 4)
         rec = {"id": int(r), "_split": "held-out" if is_test[i] else "train", "_truth": truth,

@@ -69,9 +69,10 @@ STORED_VIEWS_MAX = 500
 
 
 def _stored_views() -> dict[int, LocalView]:
-    if store() is None:
+    st = store()
+    if st is None:
         return {}
-    rows = np.intersect1d(random_row_pool()["rows"], store().rows)[:STORED_VIEWS_MAX]
+    rows = np.intersect1d(random_row_pool()["rows"], st.rows)[:STORED_VIEWS_MAX]
     return {int(r): _view(int(r), 5, False) for r in rows}
 
 
