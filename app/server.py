@@ -19,7 +19,7 @@ from plotly.utils import PlotlyJSONEncoder
 from explainers.numbers import plain
 from workspace import limits
 from workspace.json_cache import JSONOnlyDisk, json_cache
-from . import services
+from . import fork_gate, services
 from .jobs import CeleryLimitedJobs, LimitedJobs, celery_app
 from workspace import settings as _settings
 from workspace.settings import Settings
@@ -32,14 +32,23 @@ ROOT = Path(__file__).resolve().parent.parent
 _app: dash.Dash | None = None
 
 
-class _ForkAfterWarmManager(LimitedJobs, dash.DiskcacheManager):
+class _QuietForkManager(dash.DiskcacheManager):
+    """Dash's DiskcacheManager, forking a job only while no other request is in flight (:mod:`app.fork_gate`)."""
+
+    def call_job_fn(self, key, job_fn, args, context):
+        with fork_gate.GATE.forking():
+            return super().call_job_fn(key, job_fn, args, context)
+
+
+class _ForkAfterWarmManager(LimitedJobs, _QuietForkManager):
     """Dash's DiskcacheManager, but a job forks only once the warm-up thread is done, within the job limits.
 
     :class:`app.jobs.LimitedJobs` refuses a job over ``CANDOR_MAX_JOBS`` / ``CANDOR_MAX_JOBS_PER_USER``.
 
     A background job runs in a forked copy of the server. A lock that another thread holds at the
-    moment of the fork (an import in progress, a model loading) stays held forever in the copy, and
-    the job hangs; the warm-up thread is what imports and loads at run time, so jobs wait for it.
+    moment of the fork (an import in progress, a model loading, SQLite inside a request) stays held
+    forever in the copy, and the job hangs; the warm-up thread is what imports and loads at run time,
+    so jobs wait for it, and the fork itself waits for the requests in flight (:mod:`app.fork_gate`).
     """
 
     def call_job_fn(self, key, job_fn, args, context):
@@ -179,6 +188,7 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     threading.Thread(target=trim.run, name="candor-idle-trim", daemon=True).start()
     app.server.add_url_rule("/_candor/ready", "candor_ready", _ready)
     app.server.add_url_rule("/_candor/workspace", "candor_workspace", _workspace_info)
+    app.server.wsgi_app = fork_gate.guard_requests(app.server.wsgi_app)  # outermost: the whole request holds it
     return app
 
 
