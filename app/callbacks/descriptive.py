@@ -7,8 +7,6 @@ from app.callbacks.shell import row_status_data
 from app.components import (card, empty_figure, error_alert, fmt, gilpin_badge, method_note, metric, metric_row,
                             waiting_note)
 from app.services import warmup
-from app.services._core import is_ready, lazy
-from app.services.row_view import stored_views
 from app.stability_views import stability_hint
 from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError
@@ -69,10 +67,10 @@ def render_row(row, players="children", stability_runs=1):
 
 
 def _rendered_stored_rows() -> dict:
-    return {row: _as_sent(render_local(row)) for row in stored_views()}
+    return {row: _as_sent(render_local(row)) for row in services.stored_views()}
 
 
-rendered_stored_rows = lazy("descriptive_rendered_rows", _rendered_stored_rows, warm=True)
+rendered_stored_rows = services.lazy("descriptive_rendered_rows", _rendered_stored_rows, warm=True)
 """Served from a store, :func:`render_local` of each stored row whose view the warm-up prepared
 (:func:`app.services.row_view.stored_views`), drawn by the warm-up with figures as dicts: a click then only sends
 them. Building the two figures and the cards took 8-10 ms of a click on a server idle between clicks. Empty
@@ -86,11 +84,10 @@ def _as_sent(panels):
 
 def _panels(row, players):
     """:func:`render_local` of ``row``: as the warm-up drew it, when it did (SHAP's default players)."""
-    if players != "raw" and isinstance(row, int) and not isinstance(row, bool) and is_ready("descriptive_rendered_rows"):
-        found = rendered_stored_rows().get(row)
-        if found is not None:
-            return found
-    return render_local(row, players)
+    number = services.stored_row_number(row)
+    found = services.ready_entry("descriptive_rendered_rows", number) if players != "raw" and number is not None \
+        else None
+    return found if found is not None else render_local(row, players)
 
 
 def render_local(row, players="children"):

@@ -108,6 +108,16 @@ def is_ready(name: str) -> bool:
     return lz is not None and lz._done
 
 
+def ready_entry(name: str, key):
+    """``get(name).get(key)`` once the warm value ``name`` (a dict) is computed; None before, never waiting.
+
+    A click answered from what the warm-up prepared (a stored row's view, its drawn panels) must not wait for
+    the warm-up to reach that step: before it has, the caller computes the one entry it needs.
+    """
+    lz = _lazies.get(name)
+    return lz.get().get(key) if lz is not None and lz._done else None
+
+
 def row_cache(maxsize: int = 256):
     """``functools.lru_cache`` whose entries belong to one workspace.
 

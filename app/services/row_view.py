@@ -16,7 +16,7 @@ import explainers as ex
 from explainers._codec import value_labels
 from explainers.metrics import RankAgreement
 
-from ._core import is_ready, lazy, store, workspace
+from ._core import lazy, ready_entry, store, workspace
 from .row_plots import shown_rows
 from .tabular import display_codec, lime_row, random_row_pool, raw_players_offered, shap_players_row, shap_row
 
@@ -90,12 +90,17 @@ def local_view(row, k: int = 5, raw_players: bool = False) -> LocalView:
     sums one-hot children (:func:`~.tabular.raw_players_offered`); ignored elsewhere. A stored row's default
     view is the one the warm-up prepared (:func:`stored_views`), never waited for.
     """
-    if k == 5 and not (raw_players and raw_players_offered()) and is_ready("stored_row_views") \
-            and isinstance(row, (int, np.integer)) and not isinstance(row, bool):
-        found = stored_views().get(int(row))
+    number = stored_row_number(row)
+    if k == 5 and number is not None and not (raw_players and raw_players_offered()):
+        found = ready_entry("stored_row_views", number)
         if found is not None:
             return found
     return _view(row, k, raw_players)
+
+
+def stored_row_number(row) -> int | None:
+    """``row`` as a key of the warm-up's stored rows (:func:`stored_views`): an integer row number, else None."""
+    return int(row) if isinstance(row, (int, np.integer)) and not isinstance(row, bool) else None
 
 
 def _view(row, k: int, raw_players: bool) -> LocalView:

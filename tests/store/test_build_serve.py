@@ -129,6 +129,7 @@ def test_the_warm_up_prepares_each_stored_rows_view_and_a_click_reads_it(serving
     monkeypatch.setattr(row_view, "shap_row", boom)
     monkeypatch.setattr(row_view, "lime_row", boom)
     assert all(services.local_view(r) is prepared[r] for r in rows)
+    assert services.local_view(np.int64(rows[0])) is prepared[rows[0]]  # a row number as numpy hands it over
     with pytest.raises(AssertionError, match="prepared it"):  # another k, or a row not stored, is computed
         services.local_view(rows[0], k=3)
     with pytest.raises(AssertionError, match="prepared it"):
