@@ -96,15 +96,13 @@ def _label_lines(labels) -> int:
     return max((str(t).count("<br>") + 1 for t in labels), default=1)
 
 
-CHAR_PX = 6.2
-"""Width in pixels of one character of a 12 px label, a little over Arial's average (5.3–6.0 on this text)."""
-
 _ARIAL = dict(zip(
     " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~",
     (278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278, *(556,) * 10, 278, 278, 584,
      584, 584, 556, 1015, 667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667, 556, 833, 722, 778, 667, 778, 722,
      667, 611, 722, 667, 944, 667, 667, 611, 278, 278, 278, 469, 556, 333, 556, 556, 500, 556, 556, 278, 556, 556,
      222, 222, 500, 222, 833, 556, 556, 556, 556, 333, 500, 278, 556, 500, 722, 500, 500, 500, 334, 260, 334, 584)))
+_ARIAL.update({"±": 584, "−": 584})  # a value text's "± SE" and a minus sign as typeset
 """Advance widths of Arial's printable ASCII characters, in thousandths of the font size (the metrics Helvetica
 published, which Arial and Liberation Sans share)."""
 
@@ -112,7 +110,7 @@ published, which Arial and Liberation Sans share)."""
 def text_px(text: str, font_size: float = 12) -> float:
     """Width in pixels of one line of ``text`` drawn in :data:`FONT_FAMILY` at ``font_size`` px.
 
-    Arial's own width for ASCII; any other character counts as a full em (as wide as a CJK ideograph, wider
+    Arial's own width for ASCII, ± and −; any other character counts as a full em (as wide as a CJK ideograph, wider
     than an accented letter), so the estimate errs on the wide side. HTML entities and tags, as Plotly
     labels carry them (``&lt;``, ``<sup>``), are read as the text they draw.
     """

@@ -24,8 +24,8 @@ from explainers.metrics import top_k
 from explainers.numbers import plain  # the one formatter of numbers people read (re-exported)
 from explainers.types import AgreementReport
 
-from app.figure_labels import (CHAR_PX, FONT_FAMILY, _label_lines, _lines_of, alt_text, esc, esc_all,  # re-exported
-                               label_margin, tick_label, tick_labels, wrap_note)
+from app.figure_labels import (FONT_FAMILY, _label_lines, _lines_of, alt_text, esc, esc_all,  # re-exported
+                               label_margin, text_px, tick_label, tick_labels, wrap_note)
 
 POS, NEG, GREY = "#b2182b", "#2166ac", "#767676"
 DIVERGING = [[0.0, "#2166ac"], [0.25, "#67a9cf"], [0.5, "#f7f7f7"], [0.75, "#ef8a62"], [1.0, "#b2182b"]]
@@ -233,9 +233,9 @@ def _waterfall_range(base: float, steps, prediction: float, texts) -> list[float
     lo = min(0.0, base, prediction, *ends, *starts)
     hi = max(0.0, base, prediction, *ends, *starts)
     span = (hi - lo) or 1.0
-    left = max((len(t) for t, v in zip(texts[1:-1], steps) if v < 0), default=0)
-    right = max([len(texts[0]), len(texts[-1])] + [len(t) for t, v in zip(texts[1:-1], steps) if v >= 0])
-    frac_l, frac_r = (min(0.3, (CHAR_PX * n + 8) / WATERFALL_PLOT_PX) for n in (left, right))
+    left = max((text_px(t) for t, v in zip(texts[1:-1], steps) if v < 0), default=0)
+    right = max([text_px(texts[0]), text_px(texts[-1])] + [text_px(t) for t, v in zip(texts[1:-1], steps) if v >= 0])
+    frac_l, frac_r = (min(0.3, (px + 8) / WATERFALL_PLOT_PX) for px in (left, right))
     width = span / max(1 - frac_l - frac_r, 0.3)
     return [lo - frac_l * width, hi + frac_r * width]
 
