@@ -79,3 +79,15 @@ def _own_launch_selection_file(tmp_path_factory, monkeypatch):
     every later test too.
     """
     monkeypatch.setenv("CANDOR_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+
+
+@pytest.fixture
+def install():
+    """Install a workspace in the services for one test (``install(ws)``), then put back whatever was there."""
+    from app import services
+    from app.services import _core
+
+    previous = _core._ws
+    yield lambda ws: services.init(ws, warm=False)
+    if previous is not None:
+        services.init(previous, warm=False)

@@ -1,13 +1,10 @@
 """The Descriptive page shows how sure SHAP is, and offers raw columns as players for one-hot Pipelines.
 
 Oracles: a hand-computed ranking (gaps between neighbours), and Shapley values by brute-force enumeration of
-every coalition of raw columns with the Pipeline's own ``predict_proba`` (itertools, in this file).
+every coalition of raw columns with the Pipeline's own ``predict_proba`` (``tests/shapley_oracle.py``).
 """
 import json
 import re
-from itertools import combinations
-from math import factorial
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,9 +15,9 @@ from sklearn.preprocessing import OneHotEncoder
 
 from app import figures, services
 from app.callbacks import descriptive
-from app.services import _core
 from explainers import Explanation
 from tests.byo.conftest import write_pair
+from tests.shapley_oracle import brute_force_shapley
 from workspace.workspace import load_user_workspace
 
 
@@ -60,31 +57,6 @@ def test_people_facing_numbers_are_never_in_scientific_notation():
     assert figures.plain(0.000025) == "0.0000250" and figures.gap_text(3e-12) == "< 0.000001"
 
 
-def _brute_force(g, x: pd.DataFrame, background: pd.DataFrame) -> np.ndarray:
-    cols, memo = list(x.columns), {}
-
-    def v(S):
-        key = frozenset(S)
-        if key not in memo:
-            rows = background.copy()
-            for c in S:
-                rows[c] = x[c].iloc[0]
-            memo[key] = float(np.mean(g(rows)))
-        return memo[key]
-
-    d = len(cols)
-    return np.array([sum(factorial(s) * factorial(d - s - 1) / factorial(d) * (v(S + (c,)) - v(S))
-                         for s in range(d) for S in combinations([o for o in cols if o != c], s)) for c in cols])
-
-
-@pytest.fixture
-def install():
-    previous = _core._ws
-    yield lambda ws: services.init(ws, warm=False)
-    if previous is not None:
-        services.init(previous, warm=False)
-
-
 def test_raw_columns_as_players_are_offered_for_a_one_hot_tree_pipeline(tmp_path, install):
     rng = np.random.default_rng(0)
     n = 300
@@ -100,7 +72,7 @@ def test_raw_columns_as_players_are_offered_for_a_one_hot_tree_pipeline(tmp_path
     view = services.local_view(3, raw_players=True)
     bg = ws.raw.loc[services.tabular._shap_players().background.index]
     k = list(pipe.classes_).index(ws.positive_class)
-    oracle = _brute_force(lambda rows: pipe.predict_proba(rows)[:, k], ws.raw.iloc[[3]], bg)
+    oracle = brute_force_shapley(lambda rows: pipe.predict_proba(rows)[:, k], ws.raw.iloc[[3]], bg)
     np.testing.assert_allclose(view.shap.values, oracle, atol=1e-9)
     assert view.shap.params["standard_error"] == (0.0, 0.0, 0.0)
     summed = services.local_view(3).shap

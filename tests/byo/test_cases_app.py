@@ -21,15 +21,6 @@ from .conftest import write_pair
 from tests.table_records import by_name
 
 
-@pytest.fixture
-def install():
-    """Install a workspace in the services for one test, then put back whatever was there."""
-    previous = _core._ws
-    yield lambda ws: services.init(ws, warm=False)
-    if previous is not None:
-        services.init(previous, warm=False)
-
-
 def test_case9_nullable_int_with_pd_na_in_table_and_figures(tmp_path, rng, install):
     n = 120
     frame = pd.DataFrame({"visits": pd.array(rng.integers(0, 9, n), dtype="Int64"), "score": rng.normal(size=n)})

@@ -4,9 +4,6 @@ Oracles: Shapley values by brute-force enumeration of every coalition of raw col
 with itertools and the model's own ``predict_proba`` / ``decision_function`` on raw DataFrames; and
 shap's own exact ``TreeExplainer`` (interventional, same background) for the permutation path.
 """
-from itertools import combinations
-from math import factorial
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,32 +17,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from explainers import ShapExplainer
 from explainers._codec import TabularCodec
 from explainers.model_adapter import ModelAdapter
-
-
-def brute_force_shapley(g, x: pd.DataFrame, background: pd.DataFrame) -> np.ndarray:
-    """Interventional Shapley values with raw columns as players: every coalition, Shapley's formula."""
-    cols = list(x.columns)
-    d = len(cols)
-
-    memo = {}
-
-    def v(S):
-        key = frozenset(S)
-        if key not in memo:
-            rows = background.copy()
-            for c in S:
-                rows[c] = x[c].iloc[0]
-            memo[key] = float(np.mean(g(rows)))
-        return memo[key]
-
-    phi = np.zeros(d)
-    for j, c in enumerate(cols):
-        others = [o for o in cols if o != c]
-        for size in range(d):
-            w = factorial(size) * factorial(d - size - 1) / factorial(d)
-            for S in combinations(others, size):
-                phi[j] += w * (v(S + (c,)) - v(S))
-    return phi
+from tests.shapley_oracle import brute_force_shapley
 
 
 def _mixed(n=400, seed=0):

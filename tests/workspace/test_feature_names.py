@@ -12,6 +12,8 @@ from workspace.errors import CandorError
 from workspace.feature_names import FeatureFormat, load_features
 from workspace.workspace import load_user_workspace
 
+from .conftest import features_case
+
 COLUMNS = ["mean radius", "mean texture", "mean area", "mean smoothness"]
 SIDECAR = """\
 mean radius:
@@ -31,11 +33,8 @@ SHOWN = ("Radius (mean)", "Texture (mean)", "Area (mean)", "Smoothness (mean)")
 @pytest.fixture(scope="module")
 def named(tmp_path_factory, bc):
     """A user model on four breast-cancer columns, with ``data.csv.features.yaml`` beside its data."""
-    X, y, train, _ = bc
-    d = tmp_path_factory.mktemp("features")
-    sio.dump(LogisticRegression(max_iter=3000).fit(X.iloc[train][COLUMNS], y.iloc[train]), d / "model.skops")
-    X[COLUMNS].assign(diagnosis=y).to_csv(d / "data.csv", index=False)
-    (d / "data.csv.features.yaml").write_text(SIDECAR, encoding="utf-8")
+    X = bc[0]
+    d = features_case(tmp_path_factory.mktemp("features"), bc, COLUMNS, "data.csv.features.yaml", SIDECAR)
     ws = load_user_workspace(d / "model.skops", d / "data.csv", "diagnosis", torch_options=None)
     previous = _core._ws
     services.init(ws, warm=False)

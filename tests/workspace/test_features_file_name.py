@@ -6,22 +6,18 @@ from __future__ import annotations
 import logging
 
 import pytest
-import skops.io as sio
-from sklearn.linear_model import LogisticRegression
 
 from workspace.workspace import load_user_workspace
+
+from .conftest import features_case
 
 COLUMNS = ["mean radius", "mean texture"]
 
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory, bc):
-    X, y, train, _ = bc
-    d = tmp_path_factory.mktemp("features-name")
-    sio.dump(LogisticRegression(max_iter=3000).fit(X.iloc[train][COLUMNS], y.iloc[train]), d / "model.skops")
-    X[COLUMNS].assign(diagnosis=y).to_csv(d / "data.csv", index=False)
-    (d / "data.features.yaml").write_text("mean radius: Radius\n", encoding="utf-8")
-    return d
+    return features_case(tmp_path_factory.mktemp("features-name"), bc, COLUMNS, "data.features.yaml",
+                         "mean radius: Radius\n")
 
 
 def test_a_features_file_named_by_the_data_stem_is_named_in_a_warning_not_read(folder, caplog):
