@@ -1,0 +1,111 @@
+"""The server of :mod:`benchmarks.study_load`: gunicorn on 127.0.0.1 in its own process group, over a
+throwaway database (a SQLite file, or a fresh PostgreSQL database dropped afterwards)."""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import requests
+
+from benchmarks.study_load_parts import ROOT, STUDY_ID
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """``gunicorn app.server:server`` on 127.0.0.1 in its own process group (so SIGKILL reaches all)."""
+
+    def __init__(self, env: dict, port: int, workers: int, threads: int, log: Path, warm: str = "sync"):
+        self.env, self.port, self.workers, self.threads, self.log, self.warm = env, port, workers, threads, log, warm
+        self.proc: subprocess.Popen | None = None
+        self.base = f"http://127.0.0.1:{port}"
+
+    def start(self, timeout: float = 240) -> float:
+        """Start and wait until ``GET /study/<id>`` answers; return the seconds it took."""
+        t0 = time.perf_counter()
+        cmd = [sys.executable, "-m", "gunicorn", "app.server:server", "--preload", "--workers", str(self.workers),
+               "--threads", str(self.threads), "--timeout", "120", "--bind", f"127.0.0.1:{self.port}",
+               "--no-control-socket"]
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=log, start_new_session=True,
+                                         env={**self.env, "CANDOR_WARM": self.warm})
+        while True:
+            try:
+                if requests.get(f"{self.base}/study/{STUDY_ID}", timeout=5).status_code == 200:
+                    return time.perf_counter() - t0
+            except requests.RequestException:
+                time.sleep(0.1)
+            if self.proc.poll() is not None or time.perf_counter() - t0 > timeout:
+                self.stop()
+                raise SystemExit(f"gunicorn did not start; see {self.log}")
+
+    def pids(self) -> list[int]:
+        """The master and its workers (members of the process group)."""
+        pgid = self.proc.pid
+        out = []
+        for d in Path("/proc").iterdir():
+            if d.name.isdigit():
+                try:
+                    fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                if int(fields[2]) == pgid and fields[0] != "Z":
+                    out.append(int(d.name))
+        return sorted(out)
+
+    def kill(self) -> int:
+        """SIGKILL the master and every worker at once; wait until they are gone; return how many."""
+        n = len(self.pids())
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=30)
+        deadline = time.time() + 30
+        while self.pids() and time.time() < deadline:
+            time.sleep(0.05)
+        return n
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def throwaway_database(tmp: Path, pg_url: str | None):
+    """Yield ``(backend, url)`` of an empty database, dropped afterwards."""
+    if not pg_url:
+        yield "sqlite", f"sqlite:///{tmp / 'study.sqlite3'}"
+        return
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    from study.db import resolve_url
+
+    base = make_url(resolve_url(pg_url))
+    name = "candor_bench_" + uuid.uuid4().hex[:12]
+    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield "postgresql", base.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
