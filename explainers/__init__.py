@@ -35,7 +35,7 @@ from .types import (
 )
 
 _LAZY = {
-    "LimeExplainer": ".lime_explainer", "weighted_r2": ".lime_explainer",
+    "LimeExplainer": ".lime_explainer", "weighted_r2": "._lime_fits",
     "ShapExplainer": ".shap_explainer", "is_linear_model": ".model_kinds", "is_tree_model": ".model_kinds",
     "comprehensiveness": ".persuasive", "masked_output": ".persuasive", "sufficiency": ".persuasive",
 }

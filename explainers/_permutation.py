@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["permutation_shap", "SampledShapley", "REL_TOL", "ABS_TOL_SCALE", "MIN_ORDERINGS", "MAX_ORDERINGS"]
+__all__ = ["permutation_shap", "permutation_shap_rows", "SampledShapley", "REL_TOL", "ABS_TOL_SCALE",
+           "MIN_ORDERINGS", "MAX_ORDERINGS"]
 
 REL_TOL = 0.0025
 """Default tolerance: largest standard error at most 0.25 % of ``|f(x) - base|`` ..."""
@@ -177,3 +178,18 @@ def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, rel_tol: float
         want = int(min(max(need, 4), n, max_orderings // 2 - n))
     values = pairs.mean(axis=0)
     return SampledShapley(values, base, se, 2 * len(pairs), stopped == "tolerance", tol, stopped)
+
+
+def permutation_shap_rows(f, rows: np.ndarray, background: np.ndarray, *, rel_tol: float = REL_TOL,
+                          max_orderings: int = MAX_ORDERINGS, time_budget_s: float | None = None, seed: int = 0,
+                          judge: tuple[int, ...] | None = None):
+    """Permutation SHAP of each row: values, base, standard errors (n, d, k) and per-row sampling facts.
+
+    :func:`permutation_shap` of every row of ``rows`` (shape (n, n_features)) with the same settings;
+    the facts are ``orderings``, ``converged`` and ``tolerance``, one entry per row.
+    """
+    res = [permutation_shap(f, row, background, rel_tol=rel_tol, max_orderings=max_orderings,
+                            time_budget_s=time_budget_s, seed=seed, judge=judge) for row in rows]
+    info = {"orderings": np.array([r.orderings for r in res]), "converged": np.array([r.converged for r in res]),
+            "tolerance": np.array([r.tolerance for r in res])}
+    return np.stack([r.values for r in res]), res[0].base, np.stack([r.standard_error for r in res]), info

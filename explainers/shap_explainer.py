@@ -24,19 +24,17 @@ import shap
 
 from ._codec import TabularCodec
 from ._grouping import group_signed_sum
-from ._permutation import MAX_ORDERINGS, REL_TOL, permutation_shap
-from ._shapley_exact import EXACT_MAX_MODEL_ROWS, EXACT_MAX_PLAYERS, exact_fits, exact_shapley
-from ._shapley_support import estimate_cost, linear_pipeline_view, pct, permutation_evals  # noqa: F401
+from ._permutation import MAX_ORDERINGS, REL_TOL, permutation_shap_rows
+from ._shap_backends import select_backend
+from ._shapley_exact import exact_shapley
+from ._shapley_kernel import KMEANS_K, repeated_kernel_shap
+from ._shapley_support import estimate_cost, pct, permutation_evals  # noqa: F401
 from .model_adapter import ModelAdapter, OutputAttributions, OutputView
-from .model_kinds import is_linear_model
 from .numbers import plain
 from .types import Explanation, GlobalImportance
 
 __all__ = ["ShapExplainer", "estimate_cost"]
 
-KMEANS_K = 20
-KERNEL_REPEATS = 4
-"""Seeded Kernel SHAP runs per request; their spread over sqrt(runs) is the standard error."""
 REPAIR_GAP = 1e-4
 """Tree SHAP rows whose values miss ``f(x) - base`` by more than this (output units) are redone by
 permutation SHAP. shap 0.51 misses by one tree's vote on a few forests (1/30, 1/200); float32 split
@@ -142,83 +140,15 @@ class ShapExplainer:
         return self.algorithm in ("tree", "linear", "exact")
 
     def _init_backend(self, algorithm: str, space: str, n: int, want: str) -> None:
-        a, bg = self.adapter, self.background
-        # Linear SHAP explains the margin of the last class only: another class falls back to sampling
-        margin_ok = a.task != "multiclass" and want == a.output_names[-1]
-        self._tree = a.tree_view() if algorithm in ("auto", "tree") else None
-        self._view, self._margin, self._groups, self._kind = None, False, None, ""
-        self.players = "raw columns"
-        if self._tree is not None:
-            grouped = not np.array_equal(self._tree.groups, np.arange(len(self.feature_names)))
-            if grouped and space == "raw_shapley":
-                self._tree = None  # the signed sum is not the raw column's Shapley value: enumerate or sample
-        if self._tree is not None:
-            out = "probability" if a.kind == "probability" else "raw"
-            try:
-                self._backend = shap.TreeExplainer(self._tree.model, data=self._tree.transform(bg),
-                                                   feature_perturbation="interventional", model_output=out)
-                self.algorithm, self.output_space = "tree", ("probability" if out == "probability" else "raw")
-                self._view = self._tree
-                if grouped and space == "raw":
-                    self._groups = self._tree.groups
-                    self.players = "transformed features (raw column value = sum of one-hot children's SHAP values)"
-                elif grouped:
-                    self.feature_names, self.players = self._tree.names, "transformed features"
-                self._kind = "TreeExplainer, interventional" + (
-                    f", {len(self._tree.groups)} transformed features summed per raw column (signed): a raw "
-                    "column's value is the sum of its one-hot children's SHAP values, not the Shapley value of "
-                    "the column"
-                    if self._groups is not None else "")
-            except Exception as exc:  # shap refuses e.g. multiclass GradientBoosting: fall back, say so
-                self._tree, self._kind = None, f"(TreeExplainer refused: {str(exc)[:80]}) "
-        lin = linear_pipeline_view(a) if algorithm in ("auto", "linear") and self._tree is None and margin_ok else None
-        if self._tree is not None:
-            pass
-        elif algorithm in ("auto", "linear") and is_linear_model(a.model) and margin_ok and not a.codec.categorical:
-            self._backend = shap.LinearExplainer(a.model, shap.maskers.Independent(a.raw(bg), max_samples=n))
-            self._margin = a.task != "regression"
-            self.algorithm = "linear"
-            self.output_space = "log_odds" if self._margin else "raw"
-            self._kind = "LinearExplainer (margin), independent masker"
-        elif lin is not None:
-            self._view = lin
-            self._backend = shap.LinearExplainer(lin.model, shap.maskers.Independent(lin.transform(bg), max_samples=n))
-            self._margin, self.algorithm = a.task != "regression", "linear"
-            self.output_space = "log_odds" if self._margin else "raw"
-            if space == "transformed":
-                self.feature_names, self.players = lin.names, "transformed features"
-            else:
-                self._groups = lin.groups
-            self._kind = (f"LinearExplainer (margin) on the Pipeline's {len(lin.groups)} transformed features, "
-                          "independent masker" + ("" if space == "transformed" else
-                                                  "; summed per raw column, which is the exact Shapley value of "
-                                                  "the raw column (the margin is additive in raw columns)"))
-        elif algorithm == "kernel":
-            summary = shap.kmeans(bg.to_numpy(dtype=float), min(KMEANS_K, len(bg)))
-            self._backend = shap.KernelExplainer(a.outputs, summary, seed=self.seed)
-            self.algorithm, self.output_space = "kernel", a.output_space
-            self._kind += (f"KernelExplainer, background summarised by k-means to {min(KMEANS_K, len(bg))} rows; "
-                           f"mean of {KERNEL_REPEATS} seeded runs, standard error = their spread / "
-                           f"sqrt({KERNEL_REPEATS})")
-        elif algorithm == "exact" or (space == "raw_shapley" and algorithm == "auto"
-                                      and exact_fits(len(a.feature_names), n)):
-            d = len(a.feature_names)
-            if not exact_fits(d, n):
-                raise ValueError(f"exact Shapley values of {d} columns over {n} background rows need "
-                                 f"{2 ** d * n:,} model rows; the budget is {EXACT_MAX_MODEL_ROWS:,} rows and "
-                                 f"{EXACT_MAX_PLAYERS} columns")
-            self._backend = None
-            self.algorithm, self.output_space = "exact", a.output_space
-            self._kind += (f"exact Shapley values, all {2 ** d:,} coalitions of the {d} raw columns enumerated "
-                           "(Shapley 1953), independent masker")
-        else:
-            self._backend = None
-            self.algorithm, self.output_space = "permutation", a.output_space
-            self._kind += (f"permutation SHAP (antithetic orderings until every standard error is at most "
-                           f"{pct(self.rel_tol)} of |f(x) − base| or 0.1 % of f's standard deviation over the "
-                           f"background, at most {self.max_orderings} orderings; Štrumbelj & Kononenko 2014), "
-                           "independent masker, raw feature space")
-        probe = self._explained_outputs(bg.iloc[:1])
+        """Take the backend :func:`~explainers._shap_backends.select_backend` chooses, and the outputs it explains."""
+        a, b = self.adapter, select_backend(self.adapter, self.background, algorithm=algorithm, space=space, n=n,
+                                            want=want, seed=self.seed, rel_tol=self.rel_tol,
+                                            max_orderings=self.max_orderings)
+        self._backend, self._tree, self._view = b.explainer, b.tree, b.view
+        self._margin, self._groups = b.margin, b.groups
+        self.algorithm, self.output_space, self._kind, self.players = b.algorithm, b.output_space, b.kind, b.players
+        self.feature_names = b.feature_names
+        probe = self._explained_outputs(self.background.iloc[:1])
         k = probe.shape[1]
         self.output_names = tuple(a.output_names[-k:]) if len(a.output_names) >= k else tuple(a.output_names)
         self._units = tuple(
@@ -238,13 +168,10 @@ class ShapExplainer:
 
     def _sampled(self, rows: np.ndarray, f, rel_tol: float | None, judge: int | None):
         """Permutation SHAP of each row: values, base, standard errors (n, d, k) and per-row sampling facts."""
-        bg = self.background.to_numpy(dtype=float)
-        res = [permutation_shap(f, row, bg, rel_tol=self.rel_tol if rel_tol is None else rel_tol,
-                                max_orderings=self.max_orderings, time_budget_s=self.time_budget_s,
-                                seed=self.seed, judge=None if judge is None else (judge,)) for row in rows]
-        info = {"orderings": np.array([r.orderings for r in res]), "converged": np.array([r.converged for r in res]),
-                "tolerance": np.array([r.tolerance for r in res])}
-        return np.stack([r.values for r in res]), res[0].base, np.stack([r.standard_error for r in res]), info
+        return permutation_shap_rows(f, rows, self.background.to_numpy(dtype=float),
+                                     rel_tol=self.rel_tol if rel_tol is None else rel_tol,
+                                     max_orderings=self.max_orderings, time_budget_s=self.time_budget_s,
+                                     seed=self.seed, judge=None if judge is None else (judge,))
 
     def _values3(self, X: pd.DataFrame, rel_tol: float | None = None):
         """Values and standard errors (n_rows, n_features, n_outputs), base values (n_outputs,), sampling facts.
@@ -266,7 +193,9 @@ class ShapExplainer:
             vals, base = np.stack([r[0] for r in res]), res[0][1]
             se = np.zeros_like(vals)
         elif self.algorithm == "kernel":
-            vals, base, se, info["converged"] = self._kernel(X, rel_tol, judge)
+            vals, base, se, info["converged"] = repeated_kernel_shap(
+                self._backend, X.to_numpy(dtype=float), seed=self.seed,
+                rel_tol=self.rel_tol if rel_tol is None else rel_tol, judge=judge)
         else:
             inputs = self._view.transform(X) if self._view is not None else self.adapter.raw(X)
             vals = np.asarray(self._backend.shap_values(inputs), dtype=float)
@@ -281,34 +210,6 @@ class ShapExplainer:
         if self.algorithm == "tree" and len(self.feature_names) == X.shape[1]:
             vals, se, info = self._repair_tree_rows(X, vals, se, base, info, rel_tol)
         return vals, base, se, info
-
-    def _kernel(self, X: pd.DataFrame, rel_tol: float | None, judge: int | None):
-        """Kernel SHAP as the mean of :data:`KERNEL_REPEATS` seeded runs; standard error = their spread / sqrt(runs).
-
-        shap's ``KernelExplainer`` samples coalitions from numpy's global random state and reports no
-        error; run ``r`` seeds that state with ``seed + r`` (restored afterwards). Returns values and
-        standard errors (n_rows, n_features, n_outputs), base values (n_outputs,) and per-row
-        ``converged``: every standard error of the judged output at most
-        ``rel_tol * |f(x) - base|`` (no more runs are added when it is not).
-        """
-        Xn = X.to_numpy(dtype=float)
-        state = np.random.get_state()
-        try:
-            runs = []
-            for r in range(KERNEL_REPEATS):
-                np.random.seed(self.seed + r)
-                runs.append(np.asarray(self._backend.shap_values(Xn, silent=True), dtype=float))
-        finally:
-            np.random.set_state(state)
-        runs = np.stack(runs)
-        if runs.ndim == 3:
-            runs = runs[..., None]
-        vals, se = runs.mean(axis=0), runs.std(axis=0, ddof=1) / np.sqrt(KERNEL_REPEATS)
-        base = np.asarray(self._backend.expected_value, dtype=float).ravel()
-        t = slice(None) if judge is None else slice(judge, judge + 1)
-        tol = (self.rel_tol if rel_tol is None else rel_tol) * np.abs(vals.sum(axis=1))[:, t]  # |f(x) - base|
-        converged = (se[:, :, t] <= np.maximum(tol, 1e-12)[:, None, :]).all(axis=(1, 2))
-        return vals, base, se, converged
 
     def _repair_tree_rows(self, X: pd.DataFrame, vals, se, base, info, rel_tol: float | None = None):
         """Recompute rows where Tree SHAP is not additive with permutation SHAP (exactly additive).

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ..types import Predicate, Rule, _jsonable
+from ..types import Predicate, Rule
+from ..types._json import _jsonable
 
 __all__ = [
     "TwoLevelRule",

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explainers.types import AgreementReport, AttentionMap, _jsonable
+from explainers.types import AgreementReport, AttentionMap
+from explainers.types._json import _jsonable
 
 __all__ = [
     "TextEncoding",

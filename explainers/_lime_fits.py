@@ -1,0 +1,135 @@
+"""What LIME's fits are judged by, for tabular LIME (:class:`explainers.lime_explainer.LimeExplainer`) and text
+LIME (:func:`explainers.text.lime_text`) alike (docs/methods.md, "LIME"): the sampling error of the weights,
+from ``repeats`` seeded fits whose neighborhood doubles until their spread is small
+(:func:`repeat_until_converged`), and the weighted R² of a surrogate (:func:`weighted_r2`).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["RepeatedFits", "repeat_until_converged", "weighted_r2", "REPEATS", "REL_TOLERANCE", "TIME_BUDGET_S",
+           "MAX_SAMPLES"]
+
+REPEATS = 5
+"""Independent LIME fits per explanation (their spread gives the standard error)."""
+REL_TOLERANCE = 0.05
+"""Target: largest standard error at most this share of the largest |weight|."""
+TIME_BUDGET_S = 1.0
+MAX_SAMPLES = 64_000
+
+
+def weighted_r2(y: np.ndarray, y_hat: np.ndarray, weights: np.ndarray) -> float:
+    """Weighted coefficient of determination (docs/methods.md, "LIME").
+
+    ``1 - Σ w (y - ŷ)² / Σ w (y - ȳ_w)²`` with ``ȳ_w`` the weighted mean.
+
+    Parameters
+    ----------
+    y, y_hat, weights : ndarray of shape (n_samples,)
+
+    Returns
+    -------
+    r2 : float, at most 1; ``nan`` if ``y`` is constant under the weights.
+    """
+    y, y_hat, w = (np.asarray(a, dtype=float) for a in (y, y_hat, weights))
+    mean = np.sum(w * y) / np.sum(w)
+    denom = np.sum(w * (y - mean) ** 2)
+    if denom == 0:
+        return float("nan")
+    return float(1 - np.sum(w * (y - y_hat) ** 2) / denom)
+
+
+@dataclass(frozen=True)
+class RepeatedFits:
+    """The last round of :func:`repeat_until_converged`: ``repeats`` LIME fits and what they say together.
+
+    Parameters
+    ----------
+    fits : list
+        What ``fit`` returned for each seed of the last round (its first item the weights).
+    values : ndarray of shape (n_features,)
+        Mean weight over the fits.
+    standard_error : ndarray of shape (n_features,)
+        Sample standard deviation of the weights over the fits divided by ``sqrt(repeats)``.
+    num_samples : int
+        Neighborhood size per fit in the last round.
+    total_samples : int
+        Neighborhood rows drawn over every round.
+    converged : bool
+        ``max(standard_error) <= tolerance``.
+    tolerance : float
+        ``rel_tolerance * max(|values|)``, units of ``values``.
+    seconds : float
+    stopped_by : {"tolerance", "fixed size", "time budget", "sample cap"}
+    """
+
+    fits: list
+    values: np.ndarray
+    standard_error: np.ndarray
+    num_samples: int
+    total_samples: int
+    converged: bool
+    tolerance: float
+    seconds: float
+    stopped_by: str
+
+
+def repeat_until_converged(fit, num_samples: int, *, seed: int, repeats: int = REPEATS,
+                           rel_tolerance: float = REL_TOLERANCE, time_budget_s: float = TIME_BUDGET_S,
+                           max_samples: int = MAX_SAMPLES, fixed: bool = False) -> RepeatedFits:
+    """LIME's sampling error: ``repeats`` seeded fits, the neighborhood doubled until their spread is small.
+
+    The one loop behind tabular LIME (:class:`LimeExplainer`) and text LIME
+    (:func:`explainers.text.lime_text`), docs/methods.md, "LIME". Each round fits ``fit(s, n)`` for
+    seeds ``s = seed .. seed + repeats - 1`` (independent neighborhoods of ``n`` samples); the mean
+    weight is the estimate and the spread of the fits over ``sqrt(repeats)`` its standard error.
+    ``n`` doubles until the largest standard error is at most ``rel_tolerance`` times the largest
+    ``|mean weight|``, unless ``fixed``, the next round would pass ``max_samples``, or its predicted
+    time (twice the last round's) would end after ``time_budget_s`` seconds from the start.
+
+    Parameters
+    ----------
+    fit : callable(seed, num_samples) -> tuple
+        One LIME fit; the first item is its weights, ndarray of shape (n_features,).
+    num_samples : int
+        First neighborhood size per fit.
+    seed : int
+    repeats : int, default=5
+        At least 2.
+    rel_tolerance : float, default=0.05
+    time_budget_s : float, default=1.0
+    max_samples : int, default=64000
+    fixed : bool, default=False
+        One round of ``num_samples`` (``converged`` still says whether the tolerance was met).
+
+    Returns
+    -------
+    RepeatedFits
+
+    Raises
+    ------
+    ValueError
+        If ``repeats < 2`` (a spread needs two fits).
+    """
+    if int(repeats) < 2:
+        raise ValueError(f"repeats must be at least 2 (a standard error needs two fits), got {repeats}")
+    n, t0, total = int(num_samples), time.perf_counter(), 0
+    while True:
+        t_round = time.perf_counter()
+        fits = [fit(seed + i, n) for i in range(repeats)]
+        total += n * repeats
+        coefs = np.array([np.asarray(f[0], dtype=float) for f in fits])
+        values = coefs.mean(axis=0)
+        se = coefs.std(axis=0, ddof=1) / np.sqrt(repeats)
+        tolerance = rel_tolerance * float(np.max(np.abs(values)))
+        converged = bool(np.max(se) <= tolerance)
+        now = time.perf_counter()
+        stop = ("tolerance" if converged else "fixed size" if fixed else
+                "sample cap" if 2 * n > max_samples else
+                "time budget" if (now - t0) + 2 * (now - t_round) > time_budget_s else "")
+        if stop:
+            return RepeatedFits(fits, values, se, n, total, converged, tolerance, time.perf_counter() - t0, stop)
+        n *= 2
