@@ -20,14 +20,14 @@ from workspace.errors import CandorError
 
 
 def _lop():
-    """:mod:`app.services.text_lopardo`, imported (with torch) when the card is first used, never at start-up
-    (issue 14); under the Text page's import guard, so a background job forked meanwhile does not inherit a
-    held import lock."""
+    """:mod:`app.services.text_lopardo` and :mod:`app.services.text_lopardo_view`, imported (with torch) when the
+    card is first used, never at start-up (issue 14); under the Text page's import guard, so a background job
+    forked meanwhile does not inherit a held import lock."""
     from app.services.text_loader import import_guard
 
     with import_guard():
-        from app.services import text_lopardo
-    return text_lopardo
+        from app.services import text_lopardo, text_lopardo_view
+    return text_lopardo, text_lopardo_view
 
 
 @callback(Output(ids.TEXT_LOPARDO_MODEL, "data"), Output(ids.TEXT_LOPARDO_STATUS, "children"),
@@ -41,8 +41,8 @@ def _lop():
 def run_lopardo(set_progress, _clicks, dataset, text_col, label_col):
     """Background job: train the single-layer attention classifier on the dataset's labelled texts (cached)."""
     try:
-        trained, cached = _lop().train(_spec(dataset, text_col, label_col),
-                                    progress=lambda d, n: set_progress((round(100 * d / n), f"batch {d} of {n}")))
+        trained, cached = _lop()[0].train(_spec(dataset, text_col, label_col),
+                                       progress=lambda d, n: set_progress((round(100 * d / n), f"batch {d} of {n}")))
     except Exception as err:  # noqa: BLE001 - CandorError names the file/column; anything else is shown too
         msg = str(err) if isinstance(err, CandorError) else f"training failed: {type(err).__name__}: {err}"
         return no_update, error_alert(msg)
@@ -77,7 +77,7 @@ def lopardo_panels(page) -> tuple:
 
 
 def _summary(view) -> html.Div:
-    lop = _lop()
+    lop, card = _lop()
     m, p = view.trained.meta, float(view.probabilities[view.target])
     n_used = m["n_train"] + m["n_test"]
     used = f"the first {n_used} of {m['n_available']}" if m["n_available"] > n_used else f"all {n_used}"
@@ -96,12 +96,12 @@ def _summary(view) -> html.Div:
         method_note("α-avg / α-max: CLS-row attention, mean / max over heads; G-avg, G-L1, G-L2: mean, L1 and "
                     "L2 norm of the closed-form gradient of the logit w.r.t. each word's embedding; "
                     f"G×I = ⟨e_t, ∇f⟩ (closed form vs autograd: max difference {gap_text(view.gradient_check)}); "
-                    f"LIME: lime 0.2.0.1, {lop.LIME_SAMPLES} samples, bow=False, removed words become [MASK], "
+                    f"LIME: lime 0.2.0.1, {card.LIME_SAMPLES} samples, bow=False, removed words become [MASK], "
                     f"regression on the logit, local R² {view.lime_fit['score']:.2f} in-sample and "
                     f"{view.lime_fit['heldout_r2']:.2f} on fresh masks; LIME approx.: the paper's closed form "
                     "3/2 · mean over heads of (α_t w·v_t − α^MASK_t w·v^MASK_t)"),
         html.Div([gilpin_badge(gilpin_label(m)) for m in ("attention", "gradient", "lime")], className="mb-1"),
-        html.Ul([html.Li(t) for t in lop.card_sentences(view)], className="small mb-1"),
+        html.Ul([html.Li(t) for t in card.card_sentences(view)], className="small mb-1"),
         method_note("agreement: Spearman ρ between α-avg and |score|, Pearson r between the LIME approximation and "
                     "LIME (Candor's choices, not Lopardo et al. 2024's); the paper's own numbers are not reproduced "
                     "here and no number on this card is the paper's"),

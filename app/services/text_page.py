@@ -3,7 +3,7 @@
 A new text (typed, or picked from a dataset) changes every panel of the page; a layer changes the head
 view and the per-word aggregates; a head the head view; the agreement controls the agreement heatmap. Each
 of those actions is one Dash callback, which calls :func:`text_page` once with the parts it shows. Each
-part is computed by the Text page's own services (:mod:`app.services.text`, :mod:`app.services.text_lopardo`)
+part is computed by the Text page's own services (:mod:`app.services.text`, :mod:`app.services.text_lopardo_view`)
 or carries the one-line :class:`~workspace.errors.CandorError` message that stopped it, so one failing
 panel (a layer of another model, a method not computed yet) never blanks the others.
 """
@@ -48,7 +48,7 @@ class TextPage:
     agreement_attribution : Explanation or None
         The attribution the agreement is measured against.
     lopardo : LopardoView or None
-        The Lopardo et al. (2024) card of the text (:func:`app.services.text_lopardo.lopardo_view`); None
+        The Lopardo et al. (2024) card of the text (:func:`app.services.text_lopardo_view.lopardo_view`); None
         when no model has been trained under the key.
     errors : dict
         Part -> the one-line message that stopped it.
@@ -128,9 +128,9 @@ def text_page(text, parts=PARTS, *, pick: tuple[dict, int] | None = None, layer=
                 errors["agreement"] = str(err)
     if "lopardo" in parts:
         with import_guard():  # torch: imported when the page is first used, never at start (issue 14)
-            from . import text_lopardo
+            from . import text_lopardo_view
         try:
-            out["lopardo"] = text_lopardo.lopardo_view(lopardo_key, text)
+            out["lopardo"] = text_lopardo_view.lopardo_view(lopardo_key, text)
         except CandorError as err:
             errors["lopardo"] = str(err)
     return TextPage(text=text, errors=errors, **out)

@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .._codec import date_text
+from .._column_code import date_text
 from ..numbers import parse_plain, plain
 from ..types import Explanation, Simplification
 from ._attribution import Context, Item, _start, _step, strength

@@ -18,14 +18,9 @@ imported lazily); no dash, flask or plotly. Public API:
 * Lopardo et al. (2024): :class:`LopardoClassifier`, :func:`train_lopardo`,
   :func:`closed_form_gradient`, :func:`lopardo_scores`.
 """
-from explainers.text._attribution import (
-    explained_output,
-    gradient_x_input,
-    integrated_gradients,
-    lime_text,
-    shap_text,
-)
+from explainers.text._attribution import explained_output, gradient_x_input, integrated_gradients
 from explainers.text._data import ConlluSentence, evaluate_accuracy, read_conllu, read_labelled_sentences
+from explainers.text._lime_text import lime_text
 from explainers.text._lopardo import (
     LopardoClassifier,
     SimpleVocab,
@@ -44,6 +39,7 @@ from explainers.text._model import (
     load_text_classifier,
     minilm_model_dir,
 )
+from explainers.text._shap_text import shap_text
 from explainers.text._tokens import MERGE_RULE, encode_batch, encode_text, merge_attention, merge_token_scores
 from explainers.text._types import (
     HeadAnalysis,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explainers.text._attribution import lime_heldout_r2
+from explainers.text._lime_text import lime_heldout_r2
 from explainers.text._lopardo import LopardoClassifier, SimpleVocab
 
 __all__ = ["MASK_ID", "MASK_WORD", "LopardoLime", "lime_approximation", "lopardo_lime", "lopardo_logits"]

@@ -9,6 +9,7 @@ import pytest
 import skops.io as sio
 from sklearn.linear_model import LogisticRegression
 
+from tests.e2e.serving import free_port
 from workspace.errors import CandorError
 from workspace.workspace import load_user_workspace
 
@@ -52,7 +53,8 @@ def test_bad_inputs_name_the_problem(user_files, change, message):
 
 def test_cli_exits_2_with_one_line(user_files):
     out = subprocess.run([sys.executable, "-m", "app", "--model", str(user_files / "model.skops"),
-                          "--data", str(user_files / "data.csv"), "--target", "label"],
+                          "--data", str(user_files / "data.csv"), "--target", "label",
+                          "--port", str(free_port())],  # a free port: the default one may be serving
                          capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [

@@ -37,6 +37,14 @@ def lop(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def card(lop):
+    """The card's service for one text (:mod:`app.services.text_lopardo_view`), over ``lop``'s models."""
+    from app.services import text_lopardo_view
+
+    return text_lopardo_view
+
+
+@pytest.fixture(scope="module")
 def trained(lop):
     seen = []
     store, status = cb.run_lopardo(seen.append, 1, services.BUILTIN, "text", "label")
@@ -61,7 +69,7 @@ def test_training_job_reports_progress_and_caches_the_model_on_disk(lop, trained
     assert reloaded.meta["test_accuracy"] is None and reloaded.meta["n_train"] == 12
 
 
-def test_seven_aligned_strips_with_real_values(lop, trained):
+def test_seven_aligned_strips_with_real_values(lop, card, trained):
     store = trained[0]
     summary, strips, bars = cb.render_lopardo(store, {"text": SENTENCE, "origin": "typed"})
     names = [d.y[0] for d in strips.data]
@@ -69,7 +77,7 @@ def test_seven_aligned_strips_with_real_values(lop, trained):
     words = ["the", "staff", "were", "rude", "and", "the", "food", "was", "cold", "."]
     for d in strips.data:
         assert list(d.x) == [f"{i} {w}" for i, w in enumerate(words)]
-    view = lop.lopardo_view(store["key"], SENTENCE)
+    view = card.lopardo_view(store["key"], SENTENCE)
     np.testing.assert_allclose(view.alpha.sum(1), 1.0, atol=1e-6)  # α rows (CLS included) sum to 1
     avg, mx = np.asarray(strips.data[0].z[0]), np.asarray(strips.data[1].z[0])
     assert np.all(mx >= avg - 1e-9) and avg.sum() < 1.0  # the CLS share is excluded from the words
@@ -94,7 +102,7 @@ def test_seven_aligned_strips_with_real_values(lop, trained):
     assert "no number on this card is the paper's" in text
 
 
-def test_zero_output_layer_gives_zero_attributions_but_attention(lop, trained):
+def test_zero_output_layer_gives_zero_attributions_but_attention(lop, card, trained):
     """T13(a): with every W_l = 0, f = 0, so gradients, G×I and LIME vanish while α does not."""
     base = lop.trained_model(trained[0]["key"])
     model = type(base.model)(len(base.vocab.itos), 2, **{k: v for k, v in lop.CONFIG.items()})
@@ -103,7 +111,7 @@ def test_zero_output_layer_gives_zero_attributions_but_attention(lop, trained):
         model.W_l.zero_()
     model.eval()
     lop._models["zero-wl"] = lop.LopardoModel(model, base.vocab, dict(base.meta, key="zero-wl"))
-    view = lop.lopardo_view("zero-wl", SENTENCE)
+    view = card.lopardo_view("zero-wl", SENTENCE)
     for name in ("LIME", "LIME approx.", "G-avg", "G-L1", "G-L2", "G×I"):
         np.testing.assert_allclose(view.scores[name], 0.0, atol=1e-9)
     assert np.ptp(view.scores["α-avg"]) > 0
@@ -141,7 +149,7 @@ def test_csv_without_usable_labels_names_the_file(lop):
         lop.train(dict(info, label_column=None))
 
 
-def test_card_sentences_say_what_the_numbers_show(lop, trained):
+def test_card_sentences_say_what_the_numbers_show(lop, card, trained):
     """Gradient-vs-attention and LIME-approximation sentences come from the numbers (Spearman and Pearson
     recomputed here with scipy from autograd gradients and the model's own attention)."""
     from dataclasses import replace
@@ -150,7 +158,7 @@ def test_card_sentences_say_what_the_numbers_show(lop, trained):
 
     store = trained[0]
     summary, strips, _ = cb.render_lopardo(store, {"text": SENTENCE, "origin": "typed"})
-    view = lop.lopardo_view(store["key"], SENTENCE)
+    view = card.lopardo_view(store["key"], SENTENCE)
     model, vocab = view.trained.model, view.trained.vocab
     ids = vocab.encode([SENTENCE], model.max_len)
     e = model.embed(ids)[0].detach().requires_grad_(True)
@@ -168,7 +176,7 @@ def test_card_sentences_say_what_the_numbers_show(lop, trained):
     assert f"{view.lime_fit['heldout_r2']:.2f} on fresh masks" in text
     assert -1 < view.lime_fit["heldout_r2"] <= 1
     # the same card on numbers that disagree says so
-    other = lop.card_sentences(replace(view, spearman=dict(view.spearman, **{"G-L1": 0.1, "G-L2": 0.3})))
+    other = card.card_sentences(replace(view, spearman=dict(view.spearman, **{"G-L1": 0.1, "G-L2": 0.3})))
     assert "order the words differently from attention" in other[0] and "reorder them" in other[0]
-    other = lop.card_sentences(replace(view, spearman=dict(view.spearman, **{"G-L1": 0.95, "G-L2": 0.99})))
+    other = card.card_sentences(replace(view, spearman=dict(view.spearman, **{"G-L1": 0.95, "G-L2": 0.99})))
     assert "order the words like attention" in other[0] and "as the closed form predicts" in other[0]

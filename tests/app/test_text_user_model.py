@@ -19,7 +19,7 @@ from app.callbacks import text_lopardo as lop_cb
 from app.callbacks import text_views as tv
 from tests.app import text_page_calls as calls
 from workspace.errors import CandorError
-from app.services import text_loader, text_lopardo
+from app.services import text_loader, text_lopardo, text_lopardo_view
 
 SENTENCE = "The staff were rude and the food was cold."
 LABELS = ("sad", "neutral", "happy")
@@ -204,7 +204,7 @@ def test_lopardo_card_uses_the_model_labels(user_app):
     summary, strips, _ = lop_cb.render_lopardo(store, _current("sunny joy"))
     text = _text(summary)
     assert "one logit per class (sad, neutral, happy)" in text and len(strips.data) == 8  # Figure 1's seven and LIME approx.
-    view = text_lopardo.lopardo_view(store["key"], "sunny joy")
+    view = text_lopardo_view.lopardo_view(store["key"], "sunny joy")
     assert view.probabilities.shape == (3,) and view.predicted_label in LABELS
     store, status = lop_cb.run_lopardo(lambda _: None, 2, services.BUILTIN, "text", "label")
     assert store is lop_cb.no_update

@@ -3,7 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from explainers._codec import MISSING, TabularCodec
+from explainers._codec import TabularCodec
+from explainers._column_code import MISSING
 
 
 def test_every_dtype_round_trips_exactly():
