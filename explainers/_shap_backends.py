@@ -20,7 +20,7 @@ from ._shapley_exact import EXACT_MAX_MODEL_ROWS, EXACT_MAX_PLAYERS, exact_fits
 from ._shapley_kernel import KERNEL_REPEATS, KMEANS_K, kernel_explainer
 from ._shapley_support import linear_pipeline_view, pct
 from .model_adapter import ModelAdapter, TreeView
-from .model_kinds import is_linear_model
+from .model_kinds import is_linear_model, tree_shap_refusal
 
 __all__ = ["Backend", "select_backend"]
 
@@ -85,6 +85,9 @@ def select_backend(adapter: ModelAdapter, background: pd.DataFrame, *, algorithm
         grouped = not np.array_equal(tree.groups, np.arange(len(names)))
         if grouped and space == "raw_shapley":
             tree = None  # the signed sum is not the raw column's Shapley value: enumerate or sample
+    refused = tree_shap_refusal(tree.model) if tree is not None else None
+    if refused:
+        tree, kind = None, f"(TreeExplainer not used: {refused}) "
     if tree is not None:
         out = "probability" if a.kind == "probability" else "raw"
         try:
