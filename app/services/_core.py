@@ -11,6 +11,7 @@ import logging
 import os
 import threading
 import time
+from time import monotonic as _monotonic  # the failure clock of _Lazy (tests may stand in for the module time)
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Callable
@@ -38,16 +39,31 @@ warm_done = threading.Event()
 
 
 class _Lazy:
-    """A value computed once, on first access, under a lock."""
+    """A value computed once, on first access, under a lock.
+
+    A factory that raised is called again only :data:`RETRY_AFTER_S` later; meanwhile ``get`` raises the same
+    error. Pages poll, and a failed global SHAP was computed again (minutes of CPU) by every poll of every
+    panel; a failure that passes (a model call timed out on a loaded server) is still retried.
+    """
+
+    RETRY_AFTER_S = 60.0
 
     def __init__(self, factory: Callable[[], object]) -> None:
         self._factory, self._lock, self._value, self._done = factory, threading.Lock(), None, False
+        self._error, self._failed_at = None, 0.0
 
     def get(self):
         if not self._done:
             with self._lock:
+                if self._error is not None and _monotonic() - self._failed_at < self.RETRY_AFTER_S:
+                    raise self._error.with_traceback(None)
                 if not self._done:
-                    self._value, self._done = self._factory(), True
+                    try:
+                        self._value = self._factory()
+                    except Exception as err:
+                        self._error, self._failed_at = err, _monotonic()
+                        raise
+                    self._done, self._error = True, None
         return self._value
 
 

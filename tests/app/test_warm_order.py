@@ -76,3 +76,31 @@ def test_the_surrogate_frontier_is_the_last_warm_step():
     assert _core._warm_order[-1] == "frontier_default"
     assert {"persuasive_global", "widest_value_labels", "muse_default"} <= set(_core._warm_order[:-1])
     assert surrogates._default_frontier is not None
+
+
+def test_a_value_that_failed_is_not_computed_again_by_every_poll_but_is_retried_later(registry, monkeypatch):
+    """A failed global SHAP was computed again (minutes of CPU) by each poll of each panel: within RETRY_AFTER_S
+    a failed value raises its error again without calling its factory; after it, the factory runs again."""
+    ran, step = registry
+    clock = [1000.0]
+    monkeypatch.setattr(_core, "_monotonic", lambda: clock[0])
+    outcome = ["fail"]
+
+    def flaky():
+        ran.append("flaky")
+        if outcome[0] == "fail":
+            raise RuntimeError("the model timed out")
+        return "values"
+
+    get = _core.lazy("flaky", flaky)
+    _core.init(object(), warm=False)
+    for _ in range(3):
+        with pytest.raises(RuntimeError, match="the model timed out"):
+            get()
+    assert ran == ["flaky"]  # three asks, one computation
+    outcome[0] = "ok"
+    clock[0] += _core._Lazy.RETRY_AFTER_S - 1
+    with pytest.raises(RuntimeError, match="the model timed out"):
+        get()
+    clock[0] += 2
+    assert get() == "values" and get() == "values" and ran == ["flaky", "flaky"]
