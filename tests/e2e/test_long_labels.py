@@ -149,7 +149,7 @@ _TEXTS = """
 const gd = document.querySelector('.fig'), plot = gd.querySelector('.cartesianlayer .bg, .bglayer .bg, rect.bg');
 const area = gd.querySelector('.draglayer .nsewdrag').getBoundingClientRect(), box = gd.getBoundingClientRect();
 return {legend: gd.querySelectorAll('.legend').length,
-        texts: [...gd.querySelectorAll('text.bartext')].filter(t => t.textContent.trim())
+        texts: [...gd.querySelectorAll('.textpoint text')].filter(t => t.textContent.trim())
           .map(t => { const r = t.getBoundingClientRect(); return {text: t.textContent, left: r.left - area.left,
                                                                    right: box.right - r.right}; })};
 """
