@@ -195,13 +195,12 @@ def waterfall(e: Explanation, max_display: int = 10, value_labels=None, widest_l
                  increasing=dict(marker=dict(color=POS)), decreasing=dict(marker=dict(color=NEG)),
                  totals=dict(marker=dict(color=GREY)), connector=dict(line=dict(color="#ccc")),
                  hovertemplate="%{y}: %{text}<extra></extra>")]
+    ends, left = _waterfall_ends(e.base_value, vals, e.prediction)
     bars = np.nan_to_num(np.asarray(err, dtype=float))
     if bars.max(initial=0) > 0:  # error bars at the end of each step
-        ends = e.base_value + np.cumsum(vals)
-        data.append(dict(type="scatter", x=ends, y=labels, mode="markers", marker=dict(size=1, color="rgba(0,0,0,0)"),
+        data.append(dict(type="scatter", x=ends[1:-1], y=labels, mode="markers", marker=dict(size=1, color="rgba(0,0,0,0)"),
                          error_x=dict(type="data", array=bars, color="#444", thickness=1.2, width=4),
                          hoverinfo="skip", showlegend=False))
-    ends, left = _waterfall_ends(e.base_value, vals, e.prediction)
     # each bar's number beside its end, as a text trace: Plotly fits a bar's own "outside" text by measuring
     # every one of them, 7 ms of each row change in Chromium (of 30 for the figure)
     data.append(dict(type="scatter", mode="text", x=ends, y=y, cliponaxis=False,  # the last stays readable
@@ -217,7 +216,7 @@ def waterfall(e: Explanation, max_display: int = 10, value_labels=None, widest_l
         title, alt=bars_alt(e.feature_names, e.values, "SHAP attributions"), showlegend=False,
         margin=dict(l=label_margin(y), r=60, t=max(40, 34 + 15 * title.count("<br>"))),
         xaxis=dict(title=dict(text=f"{esc(e.output_space)} of {esc(e.target)}"), automargin=False,
-                   range=_waterfall_range(e.base_value, vals, e.prediction, texts)),
+                   range=_waterfall_range(ends, left, texts)),
         yaxis=dict(autorange="reversed", automargin=False), height=max(300, (12 + 14 * lines) * len(y) + 110)))
 
 
@@ -236,12 +235,11 @@ def _waterfall_ends(base: float, steps, prediction: float) -> tuple[list[float],
     return ends, left
 
 
-def _waterfall_range(base: float, steps, prediction: float, texts) -> list[float]:
-    """An x range in which every bar's number, drawn beside its bar's end (:func:`_waterfall_ends`), stays
-    inside the plot, never over the axis labels or past the figure's edge. ``texts``: base, steps, prediction,
-    in order. Returns ``[low, high]``.
+def _waterfall_range(ends: list[float], left: list[bool], texts) -> list[float]:
+    """An x range in which every bar's number, drawn beside its bar's end, stays inside the plot, never over the
+    axis labels or past the figure's edge. ``ends``, ``left``: :func:`_waterfall_ends`; ``texts``: the numbers of
+    base, steps and prediction, in order. Returns ``[low, high]``.
     """
-    ends, left = _waterfall_ends(base, steps, prediction)
     lo, hi = min(0.0, *ends), max(0.0, *ends)
     span = (hi - lo) or 1.0
     widths = [text_px(t) for t in texts]

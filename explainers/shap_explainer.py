@@ -37,10 +37,10 @@ __all__ = ["ShapExplainer", "estimate_cost"]
 
 REPAIR_GAP = 1e-4
 """Tree SHAP rows whose values miss ``f(x) - base`` by more than this (output units) are redone by
-permutation SHAP. shap 0.51 misses by one tree's vote on a few forests (1/30, 1/200), and on every row of a
-tree fitted with zero sample weights (a bootstrap forest's out-of-bag rows: RandomForestRegressor(50) on
-scikit-learn's diabetes data misses by up to 3.8 on every row); float32 split thresholds leave every row of some
-forests 5e-5 off, far below any shown digit, and are left alone."""
+permutation SHAP. shap 0.51 misses by one tree's vote on a few forests (1/30, 1/200); float32 split
+thresholds leave every row of some forests 5e-5 off, far below any shown digit, and are left alone. Regression
+trees fitted with unequal sample weights never get here: their Tree SHAP values are wrong even where they add up,
+so they are not explained by Tree SHAP at all (:func:`explainers.model_kinds.tree_shap_refusal`)."""
 
 
 class ShapExplainer:

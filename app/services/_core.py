@@ -130,8 +130,7 @@ def ready_entry(name: str, key):
     A click answered from what the warm-up prepared (a stored row's view, its drawn panels) must not wait for
     the warm-up to reach that step: before it has, the caller computes the one entry it needs.
     """
-    lz = _lazies.get(name)
-    return lz.get().get(key) if lz is not None and lz._done else None
+    return get(name).get(key) if is_ready(name) else None
 
 
 def row_cache(maxsize: int = 256):
