@@ -1,12 +1,17 @@
-"""LIME attributions for tabular classifiers (Ribeiro, Singh, Guestrin 2016, arXiv 1602.04938).
+"""LIME attributions for tabular classifiers (Ribeiro, Singh, Guestrin 2016, "Why Should I Trust You?", KDD,
+arXiv 1602.04938).
 
-Wraps ``lime.lime_tabular.LimeTabularExplainer`` with the reference settings of
-docs/methods.md, "LIME" (quartile discretisation, kernel width 0.75·√d,
-ridge surrogate) and adds the product's held-out local R² on a fresh
-neighborhood, and the sampling error of every coefficient: the weights shown are the mean of
-``repeats`` LIME fits on independent seeded neighborhoods, their standard error the spread of those
-fits over ``sqrt(repeats)``, and the neighborhood size doubles until the largest standard error is
-within ``rel_tolerance`` of the largest weight or the time budget is spent (docs/methods.md, "LIME").
+Computes what ``lime.lime_tabular.LimeTabularExplainer`` computes with the reference settings of
+docs/methods.md, "LIME" (quartile discretisation, kernel width 0.75·√d, ridge surrogate with
+``alpha=1``), vectorised: the neighbourhood is drawn by :class:`explainers._lime_sampler.LimeSpace`
+from the same ``RandomState`` stream lime's ``__data_inverse`` consumes (so each fit equals lime's
+``explain_instance`` with that seed, to rounding; tests compare them), a round's neighbourhoods go to
+the model in one call, and the ridge is solved in closed form (:func:`explainers._lime_fits.ridge_fit`).
+On top it adds the product's held-out local R² on a fresh neighborhood, and the sampling error of every
+coefficient: the weights shown are the mean of ``repeats`` LIME fits on independent seeded
+neighborhoods, their standard error the spread of those fits over ``sqrt(repeats)``, and the
+neighborhood size doubles until the largest standard error is within ``rel_tolerance`` of the largest
+weight or the time budget is spent (docs/methods.md, "LIME").
 
 Missing values: a numeric column with NaN (or a constant column) is binned by
 its quartiles plus an explicit ``(missing)`` bin and handed to LIME as a
@@ -17,14 +22,12 @@ features with their level names.
 """
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import pandas as pd
-from lime.lime_tabular import LimeTabularExplainer
 
 from ._lime_fits import MAX_SAMPLES, REL_TOLERANCE, REPEATS, TIME_BUDGET_S, repeat_until_converged
-from ._lime_fits import weighted_r2
+from ._lime_fits import ridge_fit, weighted_r2
+from ._lime_sampler import LimeSpace, kernel_weights
 from .numbers import plain
 from .types import Explanation, Fidelity
 
@@ -130,9 +133,10 @@ class LimeExplainer:
         const = {j for j in range(train.shape[1]) if np.unique(train[~np.isnan(train[:, j]), j]).size <= 1}
         self._bins = {j: self._fit_bins(train[:, j]) for j in sorted((nan_cols | const) - set(self._cats))}
         self._train = self._to_lime(train)
-        self._built: dict[int, LimeTabularExplainer] = {}
+        self._names = {**self._cats, **{j: self._bin_names(j) for j in self._bins}}
+        self._space = LimeSpace(self._train, set(self._cats) | set(self._bins))
         binned = ", ".join(self.feature_names[j] for j in self._bins)
-        self.source = (f"LIME 0.2.0.1 LimeTabularExplainer, quartile bins, kernel width "
+        self.source = (f"LIME 0.2.0.1's neighbourhood and ridge (vectorised), quartile bins, kernel width "
                        f"{self.kernel_width:.2f}, mean of {self.repeats} seeded fits (seeds {seed}+)"
                        + (f"; missing values are their own bin in {binned}" if binned else "") + summary)
 
@@ -176,35 +180,6 @@ class LimeExplainer:
             return out if self.mode == "classification" else out.reshape(len(X), -1)[:, self.target_index]
         return fn
 
-    def _explainer(self, seed: int) -> LimeTabularExplainer:
-        """LIME's explainer seeded with ``seed``, as if built afresh.
-
-        Building it computes training statistics (seconds on wide tables) that do not depend on the
-        seed, so it is built once; each call gets shallow copies whose three random states (explainer,
-        discretizer, LimeBase, one shared ``RandomState`` in lime 0.2.0.1) are a new
-        ``RandomState(seed)``: the same draws as a fresh explainer built with ``random_state=seed``
-        (the tests compare with lime directly), and threads never share a random state.
-        """
-        built = self._built.get(0)
-        if built is None:
-            cat = sorted(set(self._cats) | set(self._bins))
-            names = {**self._cats, **{j: self._bin_names(j) for j in self._bins}}
-            built = self._built[0] = LimeTabularExplainer(
-                self._train, feature_names=list(self.feature_names), class_names=list(self.class_names),
-                categorical_features=cat, categorical_names=names,
-                discretize_continuous=True, discretizer="quartile", kernel_width=self.kernel_width,
-                random_state=0, mode=self.mode,
-            )
-        rs = np.random.RandomState(seed)
-        explainer = copy.copy(built)
-        explainer.random_state = rs
-        explainer.base = copy.copy(built.base)
-        explainer.base.random_state = rs
-        if built.discretizer is not None:
-            explainer.discretizer = copy.copy(built.discretizer)
-            explainer.discretizer.random_state = rs
-        return explainer
-
     def conditions(self, row_t: np.ndarray) -> tuple[str, ...]:
         """The interpretable feature LIME weighs for each column of this row, as a reader should see it.
 
@@ -221,18 +196,16 @@ class LimeExplainer:
         -------
         tuple of str, length n_features
         """
-        built = self._explainer(0)
-        disc, cat_names, out = built.discretizer, built.categorical_names or {}, []
+        out = []
         for j, name in enumerate(self.feature_names):
-            if disc is not None and j in disc.lambdas:
-                b = int(disc.lambdas[j](row_t[j]))
-                lo, hi = disc.mins[j], disc.maxs[j]
-                last = len(lo) - 1
+            if j in self._space.bins:
+                qts, lo, hi = self._space.bins[j].edges, self._space.bins[j].mins, self._space.bins[j].maxs
+                b, last = int(np.searchsorted(qts, row_t[j])), len(lo) - 1
                 out.append(f"{name} <= {plain(hi[0], 4, trim=True)}" if b == 0 else
                            f"{name} > {plain(lo[b], 4, trim=True)}" if b >= last else
                            f"{plain(lo[b], 4, trim=True)} < {name} <= {plain(hi[b], 4, trim=True)}")
-            elif j in cat_names:
-                levels = cat_names[j]
+            elif j in self._names:
+                levels = self._names[j]
                 level = levels[int(min(max(round(float(row_t[j])), 0), len(levels) - 1))]
                 out.append((level.replace(" x ", f" {name} ") if " x " in level else f"{name} {level}")
                            if j in self._bins else f"{name} = {level}")
@@ -289,8 +262,8 @@ class LimeExplainer:
         row_t = self._to_lime(row[None, :])[0]
         fn = self._model_fn(row, row_t)
         fixed = num_samples is not None
-        r = repeat_until_converged(lambda s, m: self._fit(row_t, fn, s, m),
-                                   int(num_samples) if fixed else self.num_samples, seed=seed,
+        r = repeat_until_converged(None, fit_round=lambda seeds, m: self._fit_round(row_t, fn, seeds, m),
+                                   num_samples=int(num_samples) if fixed else self.num_samples, seed=seed,
                                    repeats=self.repeats, rel_tolerance=self.rel_tolerance,
                                    time_budget_s=self.time_budget_s, max_samples=self.max_samples, fixed=fixed)
         fits, values, se, n, total = r.fits, r.values, r.standard_error, r.num_samples, r.total_samples
@@ -320,23 +293,28 @@ class LimeExplainer:
                     "conditions": self.conditions(row_t)},
         )
 
-    def _fit(self, row_t: np.ndarray, fn, seed: int, n: int) -> tuple[np.ndarray, float, float, float]:
-        """One LIME fit: (weights of shape (n_features,), intercept, in-sample R², local prediction)."""
-        label = self.target_index if self.mode == "classification" else 1
-        exp = self._explainer(seed).explain_instance(row_t, fn, labels=(self.target_index,),
-                                                     num_features=len(self.feature_names), num_samples=n)
-        coef = np.zeros(len(self.feature_names))
-        for j, w in exp.local_exp[label]:
-            coef[j] = w
-        return coef, float(exp.intercept[label]), float(exp.score), float(np.ravel(exp.local_pred)[0])
+    def _fit_round(self, row_t: np.ndarray, fn, seeds, n: int) -> list:
+        """One LIME fit per seed, their neighbourhoods sent to the model in one call.
+
+        Each fit is lime's ``explain_instance(row_t, fn, num_samples=n)`` with ``random_state=seed``: the
+        neighbourhood of :meth:`LimeSpace.sample`, LIME's kernel on the distance of the binary
+        representation to the row's (all ones), ridge with ``alpha=1`` (:func:`ridge_fit`).
+        Returns (weights of shape (n_features,), intercept, in-sample R², local prediction) per seed.
+        """
+        draws = [self._space.sample(row_t, n, s) for s in seeds]
+        ys = self._outputs(fn, np.concatenate([inverse for _, inverse in draws]))
+        fits = []
+        for k, (binary, _) in enumerate(draws):
+            weights = kernel_weights(np.sqrt(((binary - 1.0) ** 2).sum(axis=1)), self.kernel_width)
+            fits.append(ridge_fit(binary, ys[k * n:(k + 1) * n], weights))
+        return fits
+
+    def _outputs(self, fn, inverse: np.ndarray) -> np.ndarray:
+        out = fn(inverse)
+        return out[:, self.target_index] if out.ndim == 2 else out
 
     def _heldout_r2(self, row_t: np.ndarray, fn, coef: np.ndarray, intercept: float, seed: int, n: int) -> float:
         """Weighted R² of the fitted surrogate on a fresh neighborhood of ``n`` samples drawn with ``seed``."""
-        explainer = self._explainer(seed)
-        data, inverse = explainer._LimeTabularExplainer__data_inverse(row_t, n)
-        scaled = (data - explainer.scaler.mean_) / explainer.scaler.scale_
-        distances = np.sqrt(((scaled - scaled[0]) ** 2).sum(axis=1))
-        weights = explainer.base.kernel_fn(distances)
-        out = fn(inverse)
-        y = out[:, self.target_index] if out.ndim == 2 else out
-        return weighted_r2(y, intercept + scaled @ coef, weights)
+        binary, inverse = self._space.sample(row_t, n, seed)
+        weights = kernel_weights(np.sqrt(((binary - 1.0) ** 2).sum(axis=1)), self.kernel_width)
+        return weighted_r2(self._outputs(fn, inverse), intercept + binary @ coef, weights)
