@@ -52,9 +52,10 @@ class SampledShapley:
     base : ndarray of shape (n_outputs,)
         Mean of ``f`` over the background.
     standard_error : ndarray of shape (n_features, n_outputs)
-        Standard error of each value (spread of the antithetic pairs / sqrt(pairs)), output units.
+        Standard error of each value (spread of the antithetic pairs / sqrt(pairs)), output units;
+        NaN (unknown, not zero) when fewer than two pairs were walked.
     orderings : int
-        Orderings walked (twice the number of antithetic pairs).
+        Orderings walked: twice the number of antithetic pairs, or 1 for a budget of one ordering.
     converged : bool
         True when every standard error is at most ``tolerance``.
     tolerance : ndarray of shape (n_outputs,)
@@ -89,6 +90,24 @@ def _walk(f, x, bg, perms, max_rows):
     return ranks, mid
 
 
+def _contributions(f, x, bg, perms, base, fx, max_rows):
+    """Each ordering's marginal contribution of every feature, shape (n_orderings, n_features, n_outputs)."""
+    ranks, mid = _walk(f, x, bg, perms, max_rows)
+    k = base.size
+    out = np.concatenate([np.broadcast_to(base, (len(perms), 1, k)), mid,
+                          np.broadcast_to(fx, (len(perms), 1, k))], axis=1)
+    steps = np.diff(out, axis=1)  # by position in the ordering
+    return np.take_along_axis(steps, ranks[:, :, None], axis=1)  # by feature
+
+
+def _standard_error(pairs):
+    """Standard error of the mean of independent antithetic pairs; NaN (unknown) below two pairs."""
+    n = len(pairs)
+    if n < 2:
+        return np.full(pairs.shape[1:], np.nan)
+    return pairs.std(axis=0, ddof=1) / np.sqrt(n)
+
+
 def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, rel_tol: float = REL_TOL,
                      abs_tol: float | None = None, min_orderings: int = MIN_ORDERINGS,
                      max_orderings: int = MAX_ORDERINGS, time_budget_s: float | None = None, seed: int = 0,
@@ -107,9 +126,11 @@ def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, rel_tol: float
         ... or at most this (output units) if larger. Default ``0.001 *`` the standard deviation of
         ``f`` over the background (so that rows whose prediction is the base do not run forever).
     min_orderings : int, default=16
-        First round (rounded up to an even number); at least 4.
+        First round (rounded up to an even number); at least 4, at most the budget.
     max_orderings : int, default=512
-        Budget of orderings; sampling stops there, unconverged (``converged=False``).
+        Budget of orderings; sampling stops there, unconverged (``converged=False``). Pairs are never
+        split, so an odd budget walks one ordering fewer (41 -> 40); a budget of 1 (or less) walks one
+        ordering, and a budget below two pairs (1-3) reports NaN standard errors.
     time_budget_s : float, optional
         Also stop after the round that passes this many seconds (the result then depends on the
         machine's speed; None keeps it a function of ``seed`` alone).
@@ -151,31 +172,31 @@ def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, rel_tol: float
     if d == 1:
         z = np.zeros((1, k))
         return SampledShapley((fx - base)[None, :], base, z, 1, True, tol, "tolerance")
+    budget = max(1, int(max_orderings))
+    cap = budget // 2  # antithetic pairs the budget holds; an odd budget leaves its last ordering unwalked
+    if cap == 0:  # a budget of one ordering: its walk is an unbiased estimate, with no spread to measure
+        contrib = _contributions(f, x, bg, rng.permutation(d)[None, :], base, fx, max_rows)
+        return SampledShapley(contrib[0], base, np.full((d, k), np.nan), 1, False, tol, "max_orderings")
     pairs = np.zeros((0, d, k))
     start, stopped = time.monotonic(), "max_orderings"
-    want = max(2, (max(4, min(min_orderings, max_orderings)) + 1) // 2)
+    want = min(cap, max(2, (max(4, min_orderings) + 1) // 2))
     while True:
         fwd = np.stack([rng.permutation(d) for _ in range(want)])
-        perms = np.concatenate([fwd, fwd[:, ::-1]])
-        ranks, mid = _walk(f, x, bg, perms, max_rows)
-        out = np.concatenate([np.broadcast_to(base, (len(perms), 1, k)), mid,
-                              np.broadcast_to(fx, (len(perms), 1, k))], axis=1)
-        steps = np.diff(out, axis=1)  # (n_ord, d, k), by position in the ordering
-        contrib = np.take_along_axis(steps, ranks[:, :, None], axis=1)  # by feature
+        contrib = _contributions(f, x, bg, np.concatenate([fwd, fwd[:, ::-1]]), base, fx, max_rows)
         pairs = np.concatenate([pairs, (contrib[:want] + contrib[want:]) / 2])
         n = len(pairs)
-        se = pairs.std(axis=0, ddof=1) / np.sqrt(n)
-        ratio = float((se[:, judge] / tol[judge]).max())
+        se = _standard_error(pairs)
+        ratio = float((se[:, judge] / tol[judge]).max()) if n >= 2 else np.inf
         if ratio <= 1.0:
             stopped = "tolerance"
             break
-        if 2 * n >= max_orderings:
+        if n >= cap:
             break
         if time_budget_s is not None and time.monotonic() - start > time_budget_s:
             stopped = "time_budget"
             break
-        need = int(np.ceil(n * ratio ** 2)) - n
-        want = int(min(max(need, 4), n, max_orderings // 2 - n))
+        need = int(np.ceil(n * min(ratio, 1e6) ** 2)) - n if np.isfinite(ratio) else n
+        want = int(min(max(need, 4), n, cap - n))  # >= 1: n < cap
     values = pairs.mean(axis=0)
     return SampledShapley(values, base, se, 2 * len(pairs), stopped == "tolerance", tol, stopped)
 
