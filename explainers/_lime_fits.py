@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RepeatedFits", "repeat_until_converged", "ridge_fit", "weighted_r2", "REPEATS", "REL_TOLERANCE", "TIME_BUDGET_S",
-           "MAX_SAMPLES"]
+__all__ = ["RepeatedFits", "repeat_until_converged", "next_factor", "ridge_fit", "weighted_r2", "REPEATS",
+           "REL_TOLERANCE", "TIME_BUDGET_S", "MAX_SAMPLES"]
 
 REPEATS = 5
 """Independent LIME fits per explanation (their spread gives the standard error)."""
@@ -116,7 +116,8 @@ class RepeatedFits:
 
 def repeat_until_converged(fit, num_samples: int, *, seed: int, repeats: int = REPEATS,
                            rel_tolerance: float = REL_TOLERANCE, time_budget_s: float = TIME_BUDGET_S,
-                           max_samples: int = MAX_SAMPLES, fixed: bool = False, fit_round=None) -> RepeatedFits:
+                           max_samples: int = MAX_SAMPLES, fixed: bool = False, fit_round=None,
+                           jump: bool = False) -> RepeatedFits:
     """LIME's sampling error: ``repeats`` seeded fits, the neighborhood doubled until their spread is small.
 
     The one loop behind tabular LIME (:class:`LimeExplainer`) and text LIME
@@ -144,6 +145,10 @@ def repeat_until_converged(fit, num_samples: int, *, seed: int, repeats: int = R
     fit_round : callable(seeds, num_samples) -> list, optional
         A round's fits at once (one per seed, as ``fit`` would return them), e.g. with one batched model call;
         when given, ``fit`` is not called.
+    jump : bool, default=False
+        Skip sizes that cannot meet the tolerance: the next size is ``n · 2^k``, ``k ≥ 1`` the least with
+        ``2^k ≥ (max standard error / tolerance)²`` (a standard error falls as ``1/sqrt(n)``), instead of
+        ``2n``; the sizes stay on the doubling ladder and the time budget is judged for that size.
 
     Returns
     -------
@@ -168,9 +173,21 @@ def repeat_until_converged(fit, num_samples: int, *, seed: int, repeats: int = R
         tolerance = rel_tolerance * float(np.max(np.abs(values)))
         converged = bool(np.max(se) <= tolerance)
         now = time.perf_counter()
+        grow = next_factor(float(np.max(se)), tolerance) if jump else 2
+        while jump and grow > 2 and grow * n > max_samples:
+            grow //= 2
         stop = ("tolerance" if converged else "fixed size" if fixed else
-                "sample cap" if 2 * n > max_samples else
-                "time budget" if (now - t0) + 2 * (now - t_round) > time_budget_s else "")
+                "sample cap" if grow * n > max_samples else
+                "time budget" if (now - t0) + grow * (now - t_round) > time_budget_s else "")
         if stop:
             return RepeatedFits(fits, values, se, n, total, converged, tolerance, time.perf_counter() - t0, stop)
-        n *= 2
+        n *= grow
+
+
+def next_factor(max_se: float, tolerance: float) -> int:
+    """``2^k``, ``k ≥ 1`` the least with ``2^k ≥ (max_se / tolerance)²``: the growth a standard error falling
+    as ``1/sqrt(n)`` needs to reach the tolerance (at most ``2^10``)."""
+    if not tolerance > 0 or not np.isfinite(max_se):
+        return 2
+    need = (max_se / tolerance) ** 2
+    return int(2 ** int(min(10, max(1, np.ceil(np.log2(max(need, 1.0)))))))

@@ -141,10 +141,9 @@ class LimeSpace:
         binary = (inverse == first).astype(float)
         binary[0] = 1.0
         if self._cont.size and n > 1:  # lime: undiscretize(inverse[1:]), feature by feature, truncnorm.rvs
-            codes = inverse[1:, self._cont].astype(int).T  # (n_cont, n - 1), lime's order: column, then row
-            rows = np.arange(len(self._cont))[:, None]
-            lo, hi = self._mins[rows, codes], self._maxs[rows, codes]
-            mean, std = self._means[rows, codes], self._stds[rows, codes]
+            codes = inverse[1:, self._cont].astype(np.intp).T  # (n_cont, n - 1), lime's order: column, then row
+            flat = codes + (np.arange(len(self._cont)) * self._mins.shape[1])[:, None]
+            lo, hi, mean, std = (np.take(t, flat) for t in (self._mins, self._maxs, self._means, self._stds))
             a, b = (lo - mean) / std, (hi - mean) / std
             drawn = a != b
             values = lo.copy()  # a bin whose bounds coincide holds one value (lime: the z-score, see above)

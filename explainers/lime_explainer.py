@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from ._lime_fits import MAX_SAMPLES, REL_TOLERANCE, REPEATS, TIME_BUDGET_S, repeat_until_converged
 from ._lime_fits import ridge_fit, weighted_r2
@@ -265,7 +266,8 @@ class LimeExplainer:
         r = repeat_until_converged(None, fit_round=lambda seeds, m: self._fit_round(row_t, fn, seeds, m),
                                    num_samples=int(num_samples) if fixed else self.num_samples, seed=seed,
                                    repeats=self.repeats, rel_tolerance=self.rel_tolerance,
-                                   time_budget_s=self.time_budget_s, max_samples=self.max_samples, fixed=fixed)
+                                   time_budget_s=self.time_budget_s, max_samples=self.max_samples, fixed=fixed,
+                                   jump=True)
         fits, values, se, n, total = r.fits, r.values, r.standard_error, r.num_samples, r.total_samples
         converged, tolerance, seconds = r.converged, r.tolerance, r.seconds
         intercept = float(np.mean([f[1] for f in fits]))
@@ -304,9 +306,10 @@ class LimeExplainer:
         draws = [self._space.sample(row_t, n, s) for s in seeds]
         ys = self._outputs(fn, np.concatenate([inverse for _, inverse in draws]))
         fits = []
-        for k, (binary, _) in enumerate(draws):
-            weights = kernel_weights(np.sqrt(((binary - 1.0) ** 2).sum(axis=1)), self.kernel_width)
-            fits.append(ridge_fit(binary, ys[k * n:(k + 1) * n], weights))
+        with threadpool_limits(1, user_api="blas"):  # BLAS threads spinning against the model's OpenMP ones: 10-100x
+            for k, (binary, _) in enumerate(draws):
+                weights = kernel_weights(np.sqrt(((binary - 1.0) ** 2).sum(axis=1)), self.kernel_width)
+                fits.append(ridge_fit(binary, ys[k * n:(k + 1) * n], weights))
         return fits
 
     def _outputs(self, fn, inverse: np.ndarray) -> np.ndarray:

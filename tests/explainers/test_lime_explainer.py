@@ -111,24 +111,31 @@ def test_lime_standard_error_matches_the_spread_over_many_independent_seeds(bc, 
     assert 0.7 < ratio < 1.4, ratio
 
 
-def test_lime_doubles_the_neighborhood_exactly_until_the_stated_tolerance_is_met(bc, gb_model):
-    """The stopping size, recomputed with lime directly: the first n in 150, 300, ... with max SE ≤ 5 % of max |mean|."""
+def test_lime_grows_the_neighborhood_exactly_until_the_stated_tolerance_is_met(bc, gb_model):
+    """The stopping size, recomputed with lime directly: from n = 150, stop once max SE ≤ 5 % of max |mean|, else
+    grow n by the least 2^k (k ≥ 1) with 2^k ≥ (max SE / tolerance)² (an SE falls as 1/√n)."""
     X, _, train, _ = bc
     predict = lambda a: gb_model.predict_proba(pd.DataFrame(a, columns=X.columns))  # noqa: E731
     lime = LimeExplainer(predict, training_data=X.iloc[train], class_names=("benign", "malignant"), num_samples=150,
                          rel_tolerance=0.05, time_budget_s=600, max_samples=4800)
     got = lime.explain(X.iloc[[4]])
-    n, expected = 150, None
+    n, expected, path = 150, None, []
     while n <= 4800:
+        path.append(n)
         fits = _direct_lime(bc, gb_model, 4, range(5), n)
-        se = fits.std(axis=0, ddof=1) / np.sqrt(5)
-        if se.max() <= 0.05 * np.abs(fits.mean(axis=0)).max():
+        se, tol = fits.std(axis=0, ddof=1) / np.sqrt(5), 0.05 * np.abs(fits.mean(axis=0)).max()
+        if se.max() <= tol:
             expected = n
             break
-        n *= 2
-    assert expected is not None and expected > 150  # the case exercises at least one doubling
+        k = 1
+        while 2 ** k < (se.max() / tol) ** 2:
+            k += 1
+        while k > 1 and n * 2 ** k > 4800:
+            k -= 1
+        n *= 2 ** k
+    assert expected is not None and expected > 150  # the case exercises at least one growth
     assert got.params["num_samples"] == expected and got.params["converged"] is True
-    assert got.params["total_samples"] == 5 * (2 * expected - 150)
+    assert got.params["total_samples"] == 5 * sum(path)
 
 
 def test_lime_refuses_settings_that_cannot_give_a_standard_error(bc, gb_model):
