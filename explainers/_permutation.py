@@ -23,6 +23,7 @@ code on its first call in every process (10-40 s on two cores).
 """
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass
 
@@ -100,6 +101,17 @@ def _contributions(f, x, bg, perms, base, fx, max_rows):
     return np.take_along_axis(steps, ranks[:, :, None], axis=1)  # by feature
 
 
+def _row_stream(seed: int, x: np.ndarray) -> np.random.Generator:
+    """The orderings' random stream of row ``x``: a function of ``seed`` and the row's values.
+
+    Every row gets its own orderings (one stream for all rows made every row's error come from the same
+    orderings, so the errors of a table's rows were correlated and their intervals missed together),
+    and a row gets the same orderings alone or inside a table.
+    """
+    digest = hashlib.blake2b((np.asarray(x, dtype=float) + 0.0).tobytes(), digest_size=16).digest()
+    return np.random.default_rng([int(seed), *np.frombuffer(digest, dtype=np.uint32).tolist()])
+
+
 def _standard_error(pairs):
     """Standard error of the mean of independent antithetic pairs; NaN (unknown) below two pairs."""
     n = len(pairs)
@@ -133,8 +145,10 @@ def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, rel_tol: float
         ordering, and a budget below two pairs (1-3) reports NaN standard errors.
     time_budget_s : float, optional
         Also stop after the round that passes this many seconds (the result then depends on the
-        machine's speed; None keeps it a function of ``seed`` alone).
+        machine's speed; None keeps it a function of ``seed`` and ``x`` alone).
     seed : int, default=0
+        With the row's values, seeds the orderings (:func:`_row_stream`): each row of a table is
+        sampled independently, and the same row gets the same values alone or in a table.
     max_rows : int, default=20000
         Largest batch ``f`` is called on (coalitions x background rows); the values do not depend on it.
     judge : tuple of int, optional
@@ -161,7 +175,7 @@ def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, rel_tol: float
     if bg.ndim != 2 or bg.shape[1] != x.size or len(bg) == 0:
         raise ValueError(f"background of shape {bg.shape} does not match a row of {x.size} features")
     d = x.size
-    rng = np.random.default_rng(seed)
+    rng = _row_stream(seed, x)
     f_bg = np.asarray(f(bg), dtype=float).reshape(len(bg), -1)
     base = f_bg.mean(axis=0)
     fx = np.asarray(f(x[None, :]), dtype=float).reshape(1, -1)[0]
