@@ -21,8 +21,26 @@ from ._shapley_kernel import KERNEL_REPEATS, KMEANS_K, kernel_explainer
 from ._shapley_support import linear_pipeline_view, pct
 from .model_adapter import ModelAdapter, TreeView
 from .model_kinds import is_linear_model, tree_shap_refusal
+from .tree_shap import TreeShap, supports
 
-__all__ = ["Backend", "select_backend"]
+__all__ = ["Backend", "select_backend", "own_tree_kind", "OWN_TREE"]
+
+OWN_TREE = "exact interventional Tree SHAP (Candor's, by leaves; Lundberg et al. 2020)"
+"""The method line's name for :mod:`explainers.tree_shap`."""
+
+
+def own_tree_kind(explainer: TreeShap, n_transformed: int, summed: bool, grouped: bool) -> str:
+    """The method's part of the source line for :mod:`explainers.tree_shap`: what is exact, in which units."""
+    units = {"probability": "in probability (the forest's mean of trees)",
+             "raw": "in the model's prediction",
+             "margin": ("in log-odds (the boosted model's margin, whose Shapley values are exact; the "
+                        "probability is shown beside)" if len(explainer.expected_value) == 1 else
+                        "in per-class scores before the softmax (the boosted model's margin)")}[explainer.output]
+    how = (f", {n_transformed} transformed features summed per raw column (signed): a raw column's value is the "
+           "sum of its one-hot children's SHAP values, not the Shapley value of the column" if summed else
+           ", raw columns as players (one-hot children move together: each value is the raw column's Shapley "
+           "value)" if grouped else "")
+    return f"{OWN_TREE} {units}{how}"
 
 
 @dataclass(frozen=True)
@@ -81,14 +99,29 @@ def select_backend(adapter: ModelAdapter, background: pd.DataFrame, *, algorithm
     tree = a.tree_view() if algorithm in ("auto", "tree") else None
     view, margin, groups, kind = None, False, None, ""
     players, names = "raw columns", a.feature_names
-    if tree is not None:
-        grouped = not np.array_equal(tree.groups, np.arange(len(names)))
-        if grouped and space == "raw_shapley":
-            tree = None  # the signed sum is not the raw column's Shapley value: enumerate or sample
-    refused = tree_shap_refusal(tree.model) if tree is not None else None
+    grouped = tree is not None and not np.array_equal(tree.groups, np.arange(len(names)))
+    own = tree is not None and supports(tree.model) and a.kind in ("probability", "raw")
+    refused = tree_shap_refusal(tree.model) if tree is not None and not own else None
     if refused:
         tree, kind = None, f"(TreeExplainer not used: {refused}) "
-    if tree is not None:
+    if own:
+        chosen, explainer, view = "tree", None, tree
+        players_grouped = grouped and space == "raw_shapley"
+        explainer = TreeShap(tree.model, tree.transform(bg), groups=tree.groups if players_grouped else None)
+        output_space = {"probability": "probability", "raw": "raw"}.get(explainer.output, "log_odds")
+        if explainer.output == "margin" and len(explainer.expected_value) > 1:
+            output_space = "raw"  # per-class scores before the softmax: no one class's log-odds
+        if grouped and space == "raw":
+            groups = tree.groups
+            players = "transformed features (raw column value = sum of one-hot children's SHAP values)"
+        elif players_grouped:
+            players = "raw columns (a column's one-hot children move together)"
+        elif grouped:
+            names, players = tree.names, "transformed features"
+        kind = own_tree_kind(explainer, len(tree.groups), groups is not None, players_grouped)
+    elif tree is not None and grouped and space == "raw_shapley":
+        tree = None  # the signed sum is not the raw column's Shapley value: enumerate or sample
+    elif tree is not None:
         out = "probability" if a.kind == "probability" else "raw"
         try:
             explainer = shap.TreeExplainer(tree.model, data=tree.transform(bg),

@@ -31,6 +31,7 @@ from ._shapley_kernel import KMEANS_K, repeated_kernel_shap
 from ._shapley_support import estimate_cost, pct, permutation_evals  # noqa: F401
 from .model_adapter import ModelAdapter, OutputAttributions, OutputView
 from .numbers import plain
+from .tree_shap import TreeShap
 from .types import Explanation, GlobalImportance
 
 __all__ = ["ShapExplainer", "estimate_cost"]
@@ -128,7 +129,8 @@ class ShapExplainer:
         self.units = self._units[self.target_index]
         summary = "" if len(background) <= n else f" sampled from {len(background)}"
         self._tail = f"{n} background rows{summary} (seed {seed}); units: {self.units}"
-        self.source = f"SHAP {shap.__version__} {self._kind}, {self._tail}"
+        made_by = "SHAP (Candor)" if isinstance(self._backend, TreeShap) else f"SHAP {shap.__version__}"
+        self.source = f"{made_by} {self._kind}, {self._tail}"
 
     @property
     def sums_children(self) -> bool:
@@ -153,18 +155,33 @@ class ShapExplainer:
         probe = self._explained_outputs(self.background.iloc[:1])
         k = probe.shape[1]
         self.output_names = tuple(a.output_names[-k:]) if len(a.output_names) >= k else tuple(a.output_names)
-        self._units = tuple(
-            f"log-odds of class {c!r}" if self._margin else a.units(a.output_names.index(c)) for c in self.output_names)
+        self._units = tuple(self._unit(c) for c in self.output_names)
         self.units = self._units[-1]
 
+    @property
+    def _own_margin(self) -> bool:
+        """True when Candor's Tree SHAP explains a boosted classifier's margin (log-odds, or softmax scores)."""
+        return isinstance(self._backend, TreeShap) and self._backend.output == "margin"
+
+    def _unit(self, c: str) -> str:
+        """What the values of output (class) ``c`` measure."""
+        if self._margin or (self._own_margin and len(self._backend.expected_value) == 1):
+            return f"log-odds of class {c!r}"
+        if self._own_margin:
+            return f"score of class {c!r} before the softmax (log-probability up to a per-row constant)"
+        return self.adapter.units(self.adapter.output_names.index(c))
+
     def _explained_outputs(self, X: pd.DataFrame) -> np.ndarray:
-        """The outputs the backend decomposes, shape (n_rows, n_explained_outputs)."""
+        """The outputs the backend decomposes, shape (n_rows, n_explained_outputs), from the model itself."""
         a = self.adapter
+        if self._own_margin:
+            m = np.asarray(a.model.decision_function(a.raw(X)), dtype=float).reshape(len(X), -1)
+            return np.hstack([-m, m]) if m.shape[1] == 1 else m  # binary: class 0's log-odds are -margin
         if self._margin:
             return np.asarray(a.model.decision_function(a.raw(X)), dtype=float).reshape(len(X), -1)[:, -1:]
         out = a.outputs(X)
         if self._tree is not None and out.shape[1] == 2 and a.task == "binary" and \
-                np.ndim(self._backend.expected_value) == 0:
+                not isinstance(self._backend, TreeShap) and np.ndim(self._backend.expected_value) == 0:
             return out[:, 1:]
         return out
 
@@ -198,6 +215,11 @@ class ShapExplainer:
             vals, base, se, info["converged"] = repeated_kernel_shap(
                 self._backend, X.to_numpy(dtype=float), seed=self.seed,
                 rel_tol=self.rel_tol if rel_tol is None else rel_tol, judge=judge)
+        elif isinstance(self._backend, TreeShap):
+            vals, base = self._backend.shap_values(self._view.transform(X)), self._backend.expected_value
+            if self._own_margin and vals.shape[2] == 1:  # binary margin: class 0's values are the negatives
+                vals, base = np.concatenate([-vals, vals], axis=2), np.concatenate([-base, base])
+            se = None
         else:
             inputs = self._view.transform(X) if self._view is not None else self.adapter.raw(X)
             # shap's own additivity check raises on a whole table when one row misses; rows that miss are
@@ -327,6 +349,9 @@ class ShapExplainer:
             standard_error = np.zeros(len(values)) if self.exact else np.full(len(values), np.nan)
         sampling.setdefault("converged", self.exact)
         se = np.asarray(standard_error, dtype=float)
+        if self._own_margin and self.adapter.kind == "probability":  # the log-odds' probability, shown beside
+            c = self.adapter.output_names.index(self.output_names[self.target_index])
+            sampling.setdefault("probability", float(self.adapter.outputs(x)[0, c]))
         # a Tree SHAP row redone by permutation SHAP (:meth:`_repair_tree_rows`): its only errors > 0
         redone = self.algorithm == "tree" and (tree_rows_recomputed > 0 or bool(np.any(se > 0)))
         row_kind = {"algorithm": "permutation", "recomputed_from": "tree"} if redone else {}

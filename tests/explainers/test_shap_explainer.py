@@ -6,22 +6,28 @@ from explainers import ShapExplainer
 
 
 def test_tree_shap_is_additive_on_every_row(bc, gb_model):
+    """A boosted classifier is explained exactly in its margin: base + sum = the model's log-odds."""
     X, _, train, test = bc
     e = ShapExplainer(gb_model, background=X.iloc[train], target_name="malignant", background_size=50)
     g = e.explain_many(X.iloc[test])
-    pred = gb_model.predict_proba(X.iloc[test])[:, 1]
+    pred = gb_model.decision_function(X.iloc[test])
     gaps = np.abs(g.base_value + g.values.sum(axis=1) - pred)
     assert g.values.shape == (len(test), 30)
-    assert gaps.max() < 1e-6
-    assert e.output_space == "probability" and "TreeExplainer, interventional, 50 background rows" in e.source
+    assert gaps.max() < 1e-9
+    assert e.output_space == "log_odds" and e.units == "log-odds of class '1'"
+    assert "exact interventional Tree SHAP" in e.source and "50 background rows" in e.source
 
 
 def test_tree_base_value_is_mean_background_output(bc, gb_model):
     X, _, train, _ = bc
     e = ShapExplainer(gb_model, background=X.iloc[train], background_size=80, seed=3)
     expl = e.explain(X.iloc[[0]])
-    assert expl.base_value == pytest.approx(gb_model.predict_proba(e.background)[:, 1].mean(), abs=1e-6)
-    assert expl.additivity_gap < 1e-6
+    assert expl.base_value == pytest.approx(gb_model.decision_function(e.background).mean(), abs=1e-9)
+    assert expl.additivity_gap < 1e-9
+    # the probability of the same class is shown beside the log-odds
+    assert expl.params["probability"] == pytest.approx(gb_model.predict_proba(X.iloc[[0]])[0, 1], abs=1e-12)
+    other = ShapExplainer(gb_model, background=X.iloc[train], background_size=80, seed=3, target_index=0)
+    np.testing.assert_allclose(other.explain(X.iloc[[0]]).values, -expl.values, atol=1e-12)
 
 
 def test_linear_shap_equals_coef_times_centred_input(bc, scaled_logistic):
