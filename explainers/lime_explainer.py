@@ -10,8 +10,9 @@ the model in one call, and the ridge is solved in closed form (:func:`explainers
 On top it adds the product's held-out local R² on a fresh neighborhood, and the sampling error of every
 coefficient: the weights shown are the mean of ``repeats`` LIME fits on independent seeded
 neighborhoods, their standard error the spread of those fits over ``sqrt(repeats)``, and the
-neighborhood size doubles until the largest standard error is within ``rel_tolerance`` of the largest
-weight or the time budget is spent (docs/methods.md, "LIME").
+neighborhood size grows on the doubling ladder (skipping sizes too small for the tolerance) until the
+largest standard error is within ``rel_tolerance`` of the largest weight
+or the time budget is spent (docs/methods.md, "LIME").
 
 Missing values: a numeric column with NaN (or a constant column) is binned by
 its quartiles plus an explicit ``(missing)`` bin and handed to LIME as a
@@ -75,11 +76,11 @@ class LimeExplainer:
     repeats : int, default=5
         Independent LIME fits per explanation (seeds ``seed, seed+1, ..., seed+repeats-1``); at least 2.
     rel_tolerance : float, default=0.05
-        Stop doubling ``num_samples`` once the largest standard error is at most this share of the
+        Stop growing ``num_samples`` once the largest standard error is at most this share of the
         largest ``|weight|``.
     time_budget_s : float, default=1.0
-        Do not start a doubling whose predicted time (twice the last round's) would exceed this many
-        seconds since the start; the result then says ``converged=False``.
+        Do not start a larger round whose predicted time (the last round's times its growth) would exceed
+        this many seconds since the start; the result then says ``converged=False``.
     max_samples : int, default=64000
         Largest neighborhood per fit.
 
@@ -231,9 +232,10 @@ class LimeExplainer:
             Overrides the explainer's ``seed`` for this call (fits use ``seed .. seed+repeats-1``,
             the held-out neighborhood ``seed+repeats``).
         num_samples : int, optional
-            Fit exactly this neighborhood size per repeat (no doubling); ``converged`` still says
+            Fit exactly this neighborhood size per repeat (no growth); ``converged`` still says
             whether the tolerance was met. Default: start at the explainer's ``num_samples`` and
-            double until converged, ``max_samples`` or the time budget.
+            grow (:func:`explainers._lime_fits.repeat_until_converged`, ``jump=True``) until converged,
+            ``max_samples`` or the time budget.
 
         Returns
         -------
