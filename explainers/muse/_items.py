@@ -22,7 +22,7 @@ from pandas.api import types as ptypes
 from ..rules import conjunction_mask
 from ..types import Predicate
 
-__all__ = ["Item", "make_items", "item_matrix", "mine_itemsets", "itemset_masks", "itemset_support"]
+__all__ = ["Item", "make_items", "item_matrix", "mine_itemsets", "itemset_masks", "itemset_support", "as_itemsets"]
 
 
 @dataclass(frozen=True)
@@ -209,3 +209,18 @@ def itemset_masks(I: np.ndarray, itemsets: Sequence[tuple[int, ...]], chunk: int
                 m &= It[idx[:, p]]
             out[sel] = m
     return out
+
+
+def as_itemsets(paths, items: list[Item], I: np.ndarray, X: pd.DataFrame):
+    """Tree paths as itemsets: each new predicate becomes a one-predicate item (a new column of ``I``)."""
+    pos = {it.predicates: k for k, it in enumerate(items) if len(it.predicates) == 1}
+    new: list[Item] = []
+    for q, s in paths:
+        for p in q + s:
+            if (p,) not in pos:
+                pos[(p,)] = len(items) + len(new)
+                new.append(Item(p.feature, (p,)))
+    if new:
+        items = list(items) + new
+        I = np.hstack([I, item_matrix(new, X)])
+    return items, I, [(tuple(pos[(p,)] for p in q), tuple(pos[(p,)] for p in s)) for q, s in paths]

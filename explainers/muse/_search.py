@@ -130,7 +130,8 @@ def local_search(cov: np.ndarray, wrong: np.ndarray, npreds: np.ndarray, q_id: n
     max_neighborhoods : int or None
         Matroid budget on ``numdsets``; None disables it (flat sets).
     n_rounds : int, default=4
-        ``k + 1`` rounds of Lee et al.; round ``r`` excludes earlier solutions.
+        ``k + 1`` rounds of Lee et al.; round ``r`` excludes earlier solutions. 0 runs only the
+        rounds from ``starts`` (one cold round if none of them is feasible).
     max_moves : int, default=500
         Cap on accepted moves per round.
     delta : float, default=0.01
@@ -187,8 +188,9 @@ def local_search(cov: np.ndarray, wrong: np.ndarray, npreds: np.ndarray, q_id: n
             return _objective(lam, scales, float(npreds[sel].sum()), fo_of(dc, sc_), float(w @ (c * (c - 1) // 2)),
                               float(w @ (c > 0)), float(wrong[sel].sum()))
         starts = sorted(starts, key=f_of, reverse=True)[:max_starts]
-    for r in range(max(1, n_rounds) + len(starts)):
-        start = starts[r - max(1, n_rounds)] if r >= max(1, n_rounds) else []
+    n_cold = n_rounds if (n_rounds == 0 and starts) else max(1, n_rounds)
+    for r in range(n_cold + len(starts)):
+        start = starts[r - n_cold] if r >= n_cold else []
         avail0 = ~used if not start else np.ones(n, bool)
         if not avail0.any():
             continue

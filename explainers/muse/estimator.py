@@ -14,9 +14,10 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._items import Item, item_matrix, make_items
+from ._items import Item, as_itemsets, item_matrix, make_items
 from ._pool import Pool, build_pool
-from ._search import local_search, make_scales
+from ._ladder import Budget, Problem, climb, part_widths
+from ._search import make_scales
 from ._tree_candidates import tree_paths
 from ._semantics import default_label, fire_matrix, quantities, resolve, resolve_rules
 from ._types import RuleSetQuantities, TwoLevelRule, TwoLevelRuleSet
@@ -45,21 +46,6 @@ def as_frame(X: Any, feature_names: Sequence[str] | None = None) -> pd.DataFrame
 
 def _py(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
-
-
-def _as_itemsets(paths, items: list[Item], I: np.ndarray, X: pd.DataFrame):
-    """Tree paths as itemsets: each new predicate becomes a one-predicate item (a new column of ``I``)."""
-    pos = {it.predicates: k for k, it in enumerate(items) if len(it.predicates) == 1}
-    new: list[Item] = []
-    for q, s in paths:
-        for p in q + s:
-            if (p,) not in pos:
-                pos[(p,)] = len(items) + len(new)
-                new.append(Item(p.feature, (p,)))
-    if new:
-        items = list(items) + new
-        I = np.hstack([I, item_matrix(new, X)])
-    return items, I, [(tuple(pos[(p,)] for p in q), tuple(pos[(p,)] for p in s)) for q, s in paths]
 
 
 class TwoLevelDecisionSet(ClassifierMixin, BaseEstimator):
@@ -141,8 +127,13 @@ class TwoLevelDecisionSet(ClassifierMixin, BaseEstimator):
     lambda_fidelity_ : float
     validation_agreement_ : dict of float to float
         Validation agreement per fidelity weight tried (empty if none tried).
-    n_candidates_, n_moves_ : int
+    objective_ : float
+        ``sum_k lambda_k f_k`` of the returned set at the asked budgets, the largest among
+        ``n_budget_candidates_`` sets found at the asked and every smaller budget
+        (``explainers.muse._ladder``; a larger budget never returns a set this objective ranks lower).
+    n_candidates_, n_moves_, n_budget_candidates_ : int
     hit_move_cap_ : bool
+        Whether any of the fit's searches stopped at ``max_moves``.
 
     References
     ----------
@@ -246,7 +237,7 @@ class TwoLevelDecisionSet(ClassifierMixin, BaseEstimator):
             min_rows = int(self.min_leaf or max(5, round(0.005 * len(y))))
             paths, starts = tree_paths(Xf, y_idx, interest=None if flat else interest, max_width=self.max_width,
                                        min_leaf=min_rows, max_rules=self.max_rules, seed=self.seed)
-            items, I, extra = _as_itemsets(paths, items, I, Xf)
+            items, I, extra = as_itemsets(paths, items, I, Xf)
             pos = {p: k for k, p in enumerate(paths)}
         pool = build_pool(I, items, y_idx, len(self.classes_), interest=None if flat else interest,
                           extra=extra, extra_min_rows=min_rows, mine_items=n_base,
@@ -264,13 +255,15 @@ class TwoLevelDecisionSet(ClassifierMixin, BaseEstimator):
                 if ks:
                     self._starts.append(ks)
         lam = list(self.lambdas)
-        self.validation_agreement_ = {}
+        self.validation_agreement_, self._val_sel = {}, {}
         if lam[4] is None:
-            lam[4] = self._choose_fidelity_weight(pool, y_idx, lam)
+            lam[4] = self._choose_fidelity_weight(pool, y_idx, lam, items)
         self.lambda_fidelity_ = float(lam[4])
-        res = self._search(pool, np.ones(len(y), bool), y_idx, lam)
-        self.n_moves_, self.hit_move_cap_ = res.n_moves, res.hit_move_cap
-        sel = sorted(res.selected)
+        prob, asked = self._problem(pool, np.ones(len(y), bool), y_idx, lam, items)
+        best, self.objective_, self.n_budget_candidates_ = climb(
+            prob, asked, self._starts, list(self._val_sel.values()), self._search_kw(), self.n_rounds)
+        self.n_moves_, self.hit_move_cap_ = prob.n_moves, prob.hit_move_cap
+        sel = sorted(best)
         self.rules_ = tuple(self._triple(k, pool, items, y_idx) for k in sel)
         fired = pool.cov[sel]
         d_idx = default_label(fired, y_idx, list(range(len(self.classes_))))
@@ -282,7 +275,11 @@ class TwoLevelDecisionSet(ClassifierMixin, BaseEstimator):
                                          tuple(str(c) for c in Xf.columns), q, self._params_record())
         return self
 
-    def _search(self, pool: Pool, rows: np.ndarray, y_idx: np.ndarray, lam):
+    def _search_kw(self) -> dict:
+        return dict(max_moves=self.max_moves, delta=self.delta, max_exchange=self.max_exchange)
+
+    def _problem(self, pool: Pool, rows: np.ndarray, y_idx: np.ndarray, lam, items) -> tuple[Problem, Budget]:
+        """The search problem on ``rows`` (identical rows merged) and the asked budget (``explainers.muse._ladder``)."""
         cov = pool.cov[:, rows]
         # rows with the same coverage pattern and label are one weighted row (exact; 13x fewer on Adult)
         y_r = y_idx[rows]
@@ -296,13 +293,13 @@ class TwoLevelDecisionSet(ClassifierMixin, BaseEstimator):
         nd = None if flat else self.max_neighborhoods
         sc = make_scales(self.normalisation, int(rows.sum()), len(pool.label), len(pool.desc),
                          self.max_rules, width, nd or 1)
-        return local_search(cov_u, wrong, pool.npreds, pool.q_id, pool.s_id, pool.A, lambdas=lam, scales=sc,
-                            max_rules=self.max_rules, max_neighborhoods=nd, n_rounds=self.n_rounds,
-                            max_moves=self.max_moves, delta=self.delta, max_exchange=self.max_exchange,
-                            max_predicates=self.max_predicates, starts=getattr(self, "_starts", None),
-                            weights=counts)
+        widths = part_widths(pool, lambda t: sum(len(items[i].predicates) for i in t))
+        widths = (widths + 1) // 2 if flat else widths  # a flat rule may carry 2 * max_width predicates
+        prob = Problem(cov_u, wrong, pool.npreds, pool.q_id, pool.s_id, pool.A, counts.astype(np.float64),
+                       widths, [float(v) for v in lam], sc)
+        return prob, Budget(self.max_rules, self.max_width, nd, self.max_predicates)
 
-    def _choose_fidelity_weight(self, pool: Pool, y_idx: np.ndarray, lam) -> float:
+    def _choose_fidelity_weight(self, pool: Pool, y_idx: np.ndarray, lam, items) -> float:
         n = len(y_idx)
         rng = np.random.default_rng(self.seed)
         val = np.zeros(n, bool)
@@ -310,8 +307,9 @@ class TwoLevelDecisionSet(ClassifierMixin, BaseEstimator):
         tr = ~val
         best, best_agr = None, -1.0
         for w in self.lambda_fidelity_grid:
-            res = self._search(pool, tr, y_idx, lam[:4] + [float(w)])
-            sel = list(res.selected)
+            prob, asked = self._problem(pool, tr, y_idx, lam[:4] + [float(w)], items)
+            sel = list(prob.search(asked, starts=self._starts, n_rounds=self.n_rounds, search_kw=self._search_kw()))
+            self._val_sel[float(w)] = tuple(sel)
             f_tr, f_va = pool.cov[sel][:, tr], pool.cov[sel][:, val]
             sup = f_tr.sum(axis=1)
             correct = (f_tr & (y_idx[tr][None, :] == pool.label[sel][:, None])).sum(axis=1)
