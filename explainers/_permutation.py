@@ -13,7 +13,13 @@ masker), averaged over the background.
 Orderings are added in rounds of antithetic pairs. The pairs are independent
 draws, so the standard error of each feature's mean is the spread of the pair
 estimates over the square root of their number (the central limit theorem, as
-in Štrumbelj & Kononenko's own error bounds). Sampling stops when the largest
+in Štrumbelj & Kononenko's own error bounds). Each row draws its orderings from
+its own stream, so the errors of a table's rows are independent too. All the
+coalitions of a round go to the model in batches spanning many orderings and
+background rows, and a model row the walk meets again (a background row equal to
+``x`` on the features being added; a coalition met in an earlier ordering) is
+evaluated once (:class:`_CoalitionValues`): the values are those of the full
+walk, for a fraction of the model's work. Sampling stops when the largest
 standard error is at most the tolerance ``max(rel_tol * |f(x) - base|, abs_tol)``
 (output units), or when the budget (``max_orderings``, optionally
 ``time_budget_s``) is used up; the result says which.
@@ -28,6 +34,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 __all__ = ["permutation_shap", "permutation_shap_rows", "SampledShapley", "REL_TOL", "ABS_TOL_SCALE",
            "MIN_ORDERINGS", "MAX_ORDERINGS"]
@@ -73,30 +80,87 @@ class SampledShapley:
     stopped_by: str
 
 
-def _walk(f, x, bg, perms, max_rows):
-    """Marginal contributions of each ordering, shape (n_orderings, n_features, n_outputs), without the two ends."""
+_KEY_BITS = 62
+"""A coalition's key (its features' bits, times the background size, plus the background row) fits in int64."""
+KEYED_MAX_SHARE = 0.5
+"""Rows are keyed when at most this share of the walk's rows can be distinct (hashing a key costs about as
+much as a cheap model's row: a 30-tree GradientBoosting on 30 columns took 1.5x longer keyed at 35 % repeats)."""
+
+
+class _CoalitionValues:
+    """``v(S)`` of the coalitions of a walk: the mean of ``f`` over the background with ``S`` taken from ``x``.
+
+    A background row ``r`` equal to ``x`` on feature ``j`` gives the same model row with or without ``j``
+    in ``S``: the row of ``(S, r)`` is the row of ``(S | E_r, r)``, ``E_r = {j : bg[r, j] == x[j]}``. The
+    rows of a round are keyed by ``(S | E_r, r)`` and each distinct one is evaluated once, in batches of
+    at most ``max_rows`` rows over many orderings and background rows, and remembered for later rounds
+    (one-hot or categorical tables repeat most rows: Adult's 14 columns share half their values with a
+    typical background row). The values are those of evaluating every row; only the model's work shrinks.
+    Background row ``r`` can give at most ``min(2^|D_r|, orderings * (|D_r| - 1) + 2)`` distinct rows
+    (``D_r`` the features where it differs from ``x``); when their sum exceeds :data:`KEYED_MAX_SHARE` of
+    the walk's rows at the budget (continuous columns, where keying costs more than the model calls it
+    saves), or the table is too wide for an int64 key (``n_features + log2(n_background) > 62``), every
+    row of the walk is evaluated, still in batches.
+    """
+
+    def __init__(self, f, x, bg, max_rows, k, orderings):
+        self.f, self.x, self.bg, self.max_rows, self.k = f, x, bg, max(1, int(max_rows)), k
+        m, d = bg.shape
+        differ = (bg != x).sum(axis=1)
+        distinct = np.minimum(np.exp2(differ), orderings * np.maximum(differ - 1, 0) + 2).sum()
+        self.keyed = d + max(m - 1, 1).bit_length() <= _KEY_BITS and \
+            distinct <= KEYED_MAX_SHARE * orderings * (d - 1) * m
+        self.bits = np.left_shift(np.int64(1), np.arange(d, dtype=np.int64))
+        self.same = (bg == x).astype(np.int64) @ self.bits  # E_r as bits, one per background row
+        self.known, self.values = pd.Index(np.empty(0, np.int64)), np.empty((0, k))
+
+    def _eval(self, rows):
+        return np.asarray(self.f(rows), dtype=float).reshape(len(rows), -1)
+
+    def _eval_at(self, masks, flat):
+        """``f`` of the rows ``(masks[i // m], bg[i % m])`` for ``i`` in ``flat``, ``max_rows`` at a time."""
+        m = len(self.bg)
+        parts = [np.empty((0, self.k))]
+        for a in range(0, len(flat), self.max_rows):
+            block = flat[a:a + self.max_rows]
+            parts.append(self._eval(np.where(masks[block // m], self.x, self.bg[block % m])))
+        return np.concatenate(parts)
+
+    def __call__(self, masks: np.ndarray) -> np.ndarray:
+        """``v`` of each coalition (rows of the boolean ``masks``), shape (n_coalitions, n_outputs)."""
+        m, d = self.bg.shape
+        if not self.keyed:
+            step = max(1, self.max_rows // m)
+            return np.concatenate([self._eval(np.where(masks[a:a + step, None, :], self.x, self.bg).reshape(-1, d))
+                                   .reshape(len(masks[a:a + step]), m, -1).mean(axis=1)
+                                   for a in range(0, len(masks), step)])
+        keys = (((masks.astype(np.int64) @ self.bits)[:, None] | self.same[None, :]) * m + np.arange(m)).ravel()
+        codes, uniq = pd.factorize(keys)  # hashing, O(rows): sorting the keys cost as much as a cheap model
+        at = np.empty(len(uniq), dtype=np.int64)
+        at[codes] = np.arange(len(keys))  # one place each key occurs: its row is (masks[at // m], bg[at % m])
+        where = self.known.get_indexer(uniq)
+        fresh = where < 0
+        if fresh.any():
+            where[fresh] = len(self.known) + np.arange(int(fresh.sum()))
+            self.values = np.concatenate([self.values, self._eval_at(masks, at[fresh])])
+            self.known = self.known.append(pd.Index(uniq[fresh]))
+        return self.values[where][codes].reshape(len(masks), m, -1).mean(axis=1)
+
+
+def _contributions(v, perms, base, fx):
+    """Each ordering's marginal contribution of every feature, shape (n_orderings, n_features, n_outputs).
+
+    All coalitions of all ``perms`` go to ``v`` (:class:`_CoalitionValues`) at once, so the model is called
+    on batches spanning many orderings and background rows.
+    """
     n_ord, d = perms.shape
-    m = len(bg)
     ranks = np.empty_like(perms)
     np.put_along_axis(ranks, perms, np.arange(d)[None, :].repeat(n_ord, 0), axis=1)
     # intermediate coalitions 1..d-1 of every ordering (the empty and full ones are the same for all)
     masks = (ranks[:, None, :] < np.arange(1, d)[None, :, None]).reshape(n_ord * (d - 1), d)
-    step = max(1, max_rows // m)
-    parts = []
-    for a in range(0, len(masks), step):
-        block = masks[a:a + step]
-        rows = np.where(block[:, None, :], x[None, None, :], bg[None, :, :]).reshape(len(block) * m, d)
-        parts.append(np.asarray(f(rows), dtype=float).reshape(len(block), m, -1).mean(axis=1))
-    mid = np.concatenate(parts).reshape(n_ord, d - 1, -1) if parts else None
-    return ranks, mid
-
-
-def _contributions(f, x, bg, perms, base, fx, max_rows):
-    """Each ordering's marginal contribution of every feature, shape (n_orderings, n_features, n_outputs)."""
-    ranks, mid = _walk(f, x, bg, perms, max_rows)
     k = base.size
-    out = np.concatenate([np.broadcast_to(base, (len(perms), 1, k)), mid,
-                          np.broadcast_to(fx, (len(perms), 1, k))], axis=1)
+    out = np.concatenate([np.broadcast_to(base, (n_ord, 1, k)), v(masks).reshape(n_ord, d - 1, k),
+                          np.broadcast_to(fx, (n_ord, 1, k))], axis=1)
     steps = np.diff(out, axis=1)  # by position in the ordering
     return np.take_along_axis(steps, ranks[:, :, None], axis=1)  # by feature
 
@@ -166,9 +230,10 @@ def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, rel_tol: float
 
     Notes
     -----
-    Each ordering costs ``(n_features - 1) * n_background`` rows of ``f``. Rounds after the first
-    add the orderings the current spread predicts are needed (standard error ~ 1/sqrt(pairs)),
-    at least 4 and at most as many as already walked.
+    Each ordering costs at most ``(n_features - 1) * n_background`` rows of ``f``, fewer when rows
+    repeat (on Adult's 14 columns, 100 background rows, 512 orderings: about 35,000 rows instead of
+    665,600). Rounds after the first add the orderings the current spread predicts are needed
+    (standard error ~ 1/sqrt(pairs)), at least 4 and at most as many as already walked.
     """
     x = np.asarray(x, dtype=float).ravel()
     bg = np.asarray(background, dtype=float)
@@ -187,16 +252,17 @@ def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, rel_tol: float
         z = np.zeros((1, k))
         return SampledShapley((fx - base)[None, :], base, z, 1, True, tol, "tolerance")
     budget = max(1, int(max_orderings))
+    v = _CoalitionValues(f, x, bg, max_rows, k, budget)
     cap = budget // 2  # antithetic pairs the budget holds; an odd budget leaves its last ordering unwalked
     if cap == 0:  # a budget of one ordering: its walk is an unbiased estimate, with no spread to measure
-        contrib = _contributions(f, x, bg, rng.permutation(d)[None, :], base, fx, max_rows)
+        contrib = _contributions(v, rng.permutation(d)[None, :], base, fx)
         return SampledShapley(contrib[0], base, np.full((d, k), np.nan), 1, False, tol, "max_orderings")
     pairs = np.zeros((0, d, k))
     start, stopped = time.monotonic(), "max_orderings"
     want = min(cap, max(2, (max(4, min_orderings) + 1) // 2))
     while True:
         fwd = np.stack([rng.permutation(d) for _ in range(want)])
-        contrib = _contributions(f, x, bg, np.concatenate([fwd, fwd[:, ::-1]]), base, fx, max_rows)
+        contrib = _contributions(v, np.concatenate([fwd, fwd[:, ::-1]]), base, fx)
         pairs = np.concatenate([pairs, (contrib[:want] + contrib[want:]) / 2])
         n = len(pairs)
         se = _standard_error(pairs)

@@ -1,0 +1,107 @@
+"""Permutation SHAP calls the model once per batch of many orderings and evaluates each distinct row once
+(issue 23, "the explanation engine": model-agnostic SHAP of an MLP on Adult took seconds a row).
+
+Real data: UCI Adult (``shared/data/adult``, :mod:`tests.shared_data`), 8 of its raw columns, 4 of them
+categorical, one-hot encoded in a Pipeline ending in an MLPClassifier. Oracles: interventional Shapley
+values of the raw columns by brute force over all 2^8 coalitions (:func:`tests.shapley_oracle.brute_force_shapley`,
+the Pipeline's own ``predict_proba`` on raw DataFrames), and the same walk with every row evaluated.
+"""
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.neural_network import MLPClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from explainers import ShapExplainer
+from explainers import _permutation
+from explainers._codec import TabularCodec
+from explainers.model_adapter import ModelAdapter
+from tests.shapley_oracle import brute_force_shapley
+from tests.shared_data import shared_data_dir
+
+COLS = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
+        "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country", "income"]
+NUM = ["age", "education-num", "hours-per-week", "capital-gain"]
+CAT = ["workclass", "marital-status", "occupation", "sex"]
+
+
+@pytest.fixture(scope="module")
+def adult_mlp():
+    folder = shared_data_dir()
+    if folder is None or not (folder / "adult" / "adult.data").exists():
+        pytest.skip("needs shared/data/adult/adult.data")
+    df = pd.read_csv(folder / "adult" / "adult.data", header=None, names=COLS, skipinitialspace=True,
+                     na_values="?").dropna(how="all")
+    df = df.sample(3000, random_state=0).reset_index(drop=True)
+    frame = df[NUM + CAT].copy()
+    for c in CAT:
+        frame[c] = frame[c].fillna("missing")
+    y = (df["income"] == ">50K").to_numpy()
+    prep = ColumnTransformer([("num", StandardScaler(), NUM), ("cat", OneHotEncoder(handle_unknown="ignore"), CAT)])
+    pipe = Pipeline([("prep", prep), ("mlp", MLPClassifier((16,), max_iter=300, random_state=0))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(frame.iloc[:2500], y[:2500])
+    codec = TabularCodec(frame)
+    return pipe, frame, ModelAdapter(pipe, codec), codec.encode(frame)
+
+
+def test_values_on_adult_equal_brute_force_within_four_standard_errors(adult_mlp):
+    pipe, frame, adapter, Z = adult_mlp
+    e = ShapExplainer(adapter, background=Z.iloc[:2500], background_size=40, algorithm="permutation",
+                      rel_tol=1e-9)
+    assert e.algorithm == "permutation" and e.feature_names == tuple(frame.columns)
+    bg_raw = frame.loc[e.background.index]
+    for r in (2600, 2700, 2800):
+        oracle = brute_force_shapley(lambda rows: pipe.predict_proba(rows)[:, 1], frame.iloc[[r]], bg_raw)
+        x = e.explain(Z.iloc[[r]])
+        se = np.asarray(x.params["standard_error"])
+        assert x.params["orderings"] == 512 and np.isfinite(se).all()
+        assert (np.abs(x.values - oracle) <= 4 * se + 1e-12).all(), (x.values - oracle) / se
+        assert x.additivity_gap < 1e-9
+
+
+def test_each_distinct_row_is_evaluated_once_in_few_calls_with_the_values_of_the_full_walk(adult_mlp, monkeypatch):
+    """Adult rows share most values with background rows, so most coalition rows repeat: the keyed walk
+    evaluates a fraction of them, in a few calls spanning many orderings, and gives the same numbers."""
+    _, _, adapter, Z = adult_mlp
+    x, bg = Z.iloc[2650].to_numpy(dtype=float), Z.iloc[:40].to_numpy(dtype=float)
+    seen = {"calls": 0, "rows": 0}
+
+    def f(a):
+        seen["calls"] += 1
+        seen["rows"] += len(a)
+        return adapter.outputs(a)
+
+    keyed = _permutation.permutation_shap(f, x, bg, rel_tol=0.0, abs_tol=1e-15, max_orderings=512,
+                                          max_rows=100_000)
+    keyed_seen = dict(seen)
+    walk_rows = 512 * (len(x) - 1) * len(bg)
+    assert keyed.orderings == 512
+    assert keyed_seen["rows"] < 0.25 * walk_rows  # 143,360 rows walked
+    assert keyed_seen["calls"] <= 2 + 6  # f(background), f(x), then one call per round: 8, 16, ..., 256 pairs
+    seen.update(calls=0, rows=0)
+    monkeypatch.setattr(_permutation, "_KEY_BITS", 0)  # every row of the walk evaluated, as before
+    full = _permutation.permutation_shap(f, x, bg, rel_tol=0.0, abs_tol=1e-15, max_orderings=512,
+                                         max_rows=100_000)
+    assert seen["rows"] == walk_rows + len(bg) + 1
+    np.testing.assert_allclose(keyed.values, full.values, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(keyed.standard_error, full.standard_error, rtol=0, atol=1e-12)
+
+
+def test_continuous_columns_fall_back_to_the_full_walk_with_the_same_values(monkeypatch):
+    """No repeats to find (continuous columns): the walk is not keyed, and keyed it gives the same values."""
+    rng = np.random.default_rng(0)
+    X, w = rng.normal(size=(41, 12)), rng.normal(size=12)  # 2^12 subsets: 64 orderings hardly repeat one
+    f = lambda a: np.column_stack([np.tanh(a @ w), np.sin(a).sum(1)])  # noqa: E731
+    full = _permutation.permutation_shap(f, X[0], X[1:], rel_tol=0.0, max_orderings=64, seed=4)
+    assert not _permutation._CoalitionValues(f, X[0], X[1:], 20_000, 2, 64).keyed
+    monkeypatch.setattr(_permutation, "KEYED_MAX_SHARE", 2.0)  # key it anyway
+    assert _permutation._CoalitionValues(f, X[0], X[1:], 20_000, 2, 64).keyed
+    keyed = _permutation.permutation_shap(f, X[0], X[1:], rel_tol=0.0, max_orderings=64, seed=4)
+    np.testing.assert_allclose(keyed.values, full.values, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(keyed.base + keyed.values.sum(0), f(X[:1])[0], atol=1e-12)
