@@ -287,7 +287,10 @@ def permutation_shap_rows(f, rows: np.ndarray, background: np.ndarray, *, rel_to
     """Permutation SHAP of each row: values, base, standard errors (n, d, k) and per-row sampling facts.
 
     :func:`permutation_shap` of every row of ``rows`` (shape (n, n_features)) with the same settings;
-    the facts are ``orderings``, ``converged`` and ``tolerance``, one entry per row.
+    the facts are ``orderings``, ``converged`` and ``tolerance``, one entry per row. Each row's orderings
+    come from ``seed`` and its own values, so the rows' errors are independent (a table's 1.96-SE
+    intervals cover at the nominal rate together, not all at once or not at all) and a row's values do
+    not depend on the other rows.
     """
     res = [permutation_shap(f, row, background, rel_tol=rel_tol, max_orderings=max_orderings,
                             time_budget_s=time_budget_s, seed=seed, judge=judge) for row in rows]
