@@ -210,7 +210,9 @@ def waterfall(e: Explanation, max_display: int = 10, value_labels=None, widest_l
     lines = _label_lines(y)
     if widest_labels is not None and len(widest_labels) == len(e.feature_names):
         lines = max(lines, _lines_of(tuple(f"{n} = {w}" for n, w in zip(e.feature_names, widest_labels)), 30))
-    title = (f"SHAP: from base_value {plain(e.base_value)} to prediction {plain(e.prediction)} "
+    prob = e.params.get("probability")
+    beside = f" log-odds, probability {plain(prob)}" if prob is not None and e.output_space == "log_odds" else ""
+    title = (f"SHAP: from base_value {plain(e.base_value)} to prediction {plain(e.prediction)}{beside} "
              f"(additivity gap {gap_text(e.additivity_gap)})" + _error_note(se, flags, order, True))
     return unvalidated_figure(data, layout_dict(
         title, alt=bars_alt(e.feature_names, e.values, "SHAP attributions"), showlegend=False,

@@ -117,7 +117,7 @@ def render_local(row, players="children"):
             figures.attribution_bar(l, title=lime_title, widest_labels=widest), summary, notes)
 
 
-ALGORITHM_WORDS = {"tree": "TreeExplainer", "linear": "LinearExplainer", "exact": "exact Shapley values",
+ALGORITHM_WORDS = {"tree": "Tree SHAP", "linear": "LinearExplainer", "exact": "exact Shapley values",
                    "permutation": "permutation SHAP", "kernel": "KernelExplainer"}
 """The words the SHAP method line (``source``) uses for each ``params["algorithm"]``: the card names the same one."""
 

@@ -77,7 +77,10 @@ def test_descriptive_row_shows_shap_lime_and_their_agreement(sample_workspace):
     assert "additivity gap" in waterfall.layout.title.text
     assert "local R²" in lime_bar.layout.title.text
     text = _text(agreement) + _text(notes)
-    assert "Spearman" in text and "TreeExplainer, interventional, 100 background rows" in text
+    assert "Spearman" in text and "exact interventional Tree SHAP" in text and "100 background rows" in text
+    # the sample is a boosted classifier: explained exactly in log-odds, with the probability beside
+    assert "log-odds, probability 0." in waterfall.layout.title.text or "log-odds, probability 1" in \
+        waterfall.layout.title.text
     assert "linear proxy model" in text and "salience (feature attribution)" in text
 
 

@@ -52,12 +52,14 @@ def test_picker_lists_the_classes_and_defaults_to_the_last(wine_selected):
 def test_choosing_a_class_switches_every_view_to_it(wine_selected):
     model, X, _ = wine_selected
     before = services.shap_row(3).prediction
-    assert before == pytest.approx(model.predict_proba(X.iloc[[3]])[0, 2])
+    assert before == pytest.approx(model.decision_function(X.iloc[[3]])[0, 2])  # the boosted model's class score
     done, status = shell.switch_class("barolo")
     assert done == "Explaining class 'barolo' against the rest." and status == "reloading…"
     assert services.class_choices()[1] == "barolo" and services.workspace().classes == ("not barolo", "barolo")
     e = services.shap_row(3)
-    assert e.prediction == pytest.approx(model.predict_proba(X.iloc[[3]])[0, 1]) and e.additivity_gap < 1e-9
+    # barolo's score before the softmax (exact for the boosted trees), its probability beside
+    assert e.prediction == pytest.approx(model.decision_function(X.iloc[[3]])[0, 1]) and e.additivity_gap < 1e-9
+    assert "before the softmax" in e.params["units"]
     assert "barolo vs rest" in services.model_summary().task
     labels = services.workspace().y
     assert labels.sum() == 59  # wine: 59 rows of cultivar 0 (barolo here)
