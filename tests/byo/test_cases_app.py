@@ -62,7 +62,8 @@ def test_case10_20k_rows_never_reach_the_browser_whole(tmp_path, rng, install):
     assert g.feature_names == ("x0", "x1", "x2", "x3", "plan")
     outside = next(r for r in range(n) if r not in set(services.tabular._shap_all()[1]))
     e = services.shap_row(outside)
-    assert e.additivity_gap < 1e-6 and e.prediction == pytest.approx(model.predict_proba(ws.raw.iloc[[outside]])[0, 1])
+    assert e.additivity_gap < 1e-6 and e.prediction == pytest.approx(model.decision_function(ws.raw.iloc[[outside]])[0])
+    assert e.params["probability"] == pytest.approx(model.predict_proba(ws.raw.iloc[[outside]])[0, 1])
 
 
 def test_multiclass_model_is_served_one_class_against_the_rest(tmp_path, rng, install):
