@@ -7,8 +7,8 @@ worker takes at the same moment skip it and are answered 500 (no callback, no la
 hooks once here, in ``create_app`` (the gunicorn master with ``--preload``), makes them no-ops in
 every request of every worker.
 
-:func:`defer_torch` (also called by ``create_app``) keeps torch out of a server whose model and pages
-do not need it: loading a scikit-learn model otherwise imports it through scikit-learn's package walk.
+:func:`defer_torch` (also called by ``create_app``) keeps torch, dask and pytest out of a server whose model and
+pages do not need them: loading a scikit-learn model otherwise imports them through scikit-learn's package walk.
 """
 from __future__ import annotations
 
@@ -47,28 +47,43 @@ def setup_dash_now(app: dash.Dash) -> None:
 
 
 class _NoTorchShimWithoutTorch(importlib.abc.MetaPathFinder):
-    """Refuse scikit-learn's vendored array-API shim for torch while torch itself is not imported.
+    """Refuse scikit-learn's vendored array-API shims for torch, dask and cupy while that library itself is not
+    imported, and pytest inside scikit-learn's test helpers while pytest is not imported.
 
     ``sklearn.utils.all_estimators`` (called by ``import skops.io`` and by
     :func:`workspace.model_safety.allowed_types`) walks every scikit-learn package with
     ``pkgutil.walk_packages``, which imports each package to find its sub-packages, including
-    ``sklearn.externals.array_api_compat.torch``, and that imports torch (about 200 MB and 2-4 s) in
-    a server whose model is a plain scikit-learn estimator. ``walk_packages`` skips a package that
-    raises ImportError, and ``all_estimators`` ignores ``externals`` anyway, so the list of
-    estimators is unchanged. With no torch imported there is no torch tensor for the shim to serve;
-    once torch is imported (a PyTorch model, the Text or Attention page) the shim imports normally.
+    ``sklearn.externals.array_api_compat.torch`` (that imports torch: about 200 MB and 2-4 s) and
+    ``...array_api_compat.dask`` (dask, jinja2, toolz, yaml: 0.13 s of CPU and 10 MB) in a server whose model is
+    a plain scikit-learn estimator. ``walk_packages`` skips a package that raises ImportError, and
+    ``all_estimators`` ignores ``externals`` anyway, so the list of estimators is unchanged. With no torch (dask)
+    imported there is no torch tensor (dask array) for the shim to serve; once it is imported (a PyTorch model,
+    the Text or Attention page) the shim imports normally. ``all_estimators`` also imports
+    ``sklearn.utils._testing``, which tries ``import pytest`` for its test marks (0.05 s, 6 MB): refused only
+    while that module is being imported and pytest is not (a test run has it imported, and gets the marks).
     """
 
-    SHIM = "sklearn.externals.array_api_compat.torch"
+    SHIMS = {f"sklearn.externals.array_api_compat.{lib}": lib for lib in ("torch", "dask", "cupy")}
+    TESTING = "sklearn.utils._testing"
 
     def find_spec(self, name, path=None, target=None):
-        if (name == self.SHIM or name.startswith(self.SHIM + ".")) and "torch" not in sys.modules:
-            raise ModuleNotFoundError(f"{name} is not imported while torch is not (Candor imports torch lazily)",
-                                      name=name)
+        for shim, lib in self.SHIMS.items():
+            if (name == shim or name.startswith(shim + ".")) and lib not in sys.modules:
+                raise ModuleNotFoundError(f"{name} is not imported while {lib} is not (Candor imports it lazily)",
+                                          name=name)
+        if name == "pytest" and "pytest" not in sys.modules and _initializing(self.TESTING):
+            raise ModuleNotFoundError("pytest is not imported by scikit-learn's test helpers in a server", name=name)
         return None
 
 
+def _initializing(module: str) -> bool:
+    """Whether ``module`` is being imported right now (in ``sys.modules``, its code still running)."""
+    spec = getattr(sys.modules.get(module), "__spec__", None)
+    return bool(getattr(spec, "_initializing", False))
+
+
 def defer_torch() -> None:
-    """Keep torch out of a server that does not need it (idempotent); see :class:`_NoTorchShimWithoutTorch`."""
+    """Keep torch (and dask, pytest) out of a server that does not need them (idempotent); see
+    :class:`_NoTorchShimWithoutTorch`."""
     if not any(isinstance(f, _NoTorchShimWithoutTorch) for f in sys.meta_path):
         sys.meta_path.insert(0, _NoTorchShimWithoutTorch())

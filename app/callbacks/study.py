@@ -10,8 +10,8 @@ from dash.exceptions import PreventUpdate
 
 from study import ids
 
-from .study_service import submit_answer
-from .study_views import render
+# The participant flow (.study_service, .study_views: SQLAlchemy, Alembic, the pins) is imported by the first
+# study request, not with the callbacks: a server that never runs a study never loads it (issue 23).
 
 clientside_callback(
     """function(children) { window._candorStudyT0 = performance.now(); return window._candorStudyT0; }""",
@@ -56,6 +56,8 @@ clientside_callback(  # the completion page's automatic return to the recruitmen
 @callback(Output(ids.BODY, "children"), Input(ids.TOKEN, "data"), Input(ids.REFRESH, "data"),
           State(ids.STUDY_ID, "data"))
 def render_step(token, _refresh, study_id):
+    from .study_views import render
+
     return render(study_id, token)
 
 
@@ -66,6 +68,8 @@ def render_step(token, _refresh, study_id):
 def submit_step(timing, values, answer_ids, token, study_id, refresh, recruit):
     if not timing:
         raise PreventUpdate
+    from .study_service import submit_answer
+
     answers = {i.get("field") if isinstance(i, dict) else None: v for i, v in zip(answer_ids or [], values or [])}
     new_token, error = submit_answer(study_id, token, timing, answers, client=flask.request.remote_addr,
                                      recruitment=recruit)

@@ -1,6 +1,9 @@
-"""A server for a tabular scikit-learn model never imports torch, transformers or captum (issue 14).
+"""A server for a tabular scikit-learn model never imports torch, transformers or captum (issue 14), nor, before
+its first request and while answering its landing page, what that page does not need (issue 23): SHAP, LIME,
+numba, statsmodels, the study database (SQLAlchemy, Alembic), and what scikit-learn's package walk would drag in
+(dask through its array-API shim, pytest through its test helpers).
 
-They are imported only when a page that needs them is opened (Text, Attention) or the model is a
+They are imported only when a page that needs them is opened (Text, Attention, a study) or the model is a
 PyTorch one. Each check runs in a fresh interpreter (``sys.modules`` of the test process is shared
 with every other test) that creates the app the way ``python -m app --model --data --target`` does.
 """
@@ -16,6 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "transformers", "captum")
+NOT_BEFORE_FIRST_REQUEST = HEAVY + ("shap", "lime", "numba", "statsmodels", "sqlalchemy", "alembic", "dask", "pytest")
 
 CREATE_APP = """
 import json, sys
@@ -26,19 +30,26 @@ from app.services import _core
 folder = Path(sys.argv[1])
 settings = Settings(model=folder / "model.skops", data=folder / "table.csv", target="target", warm=False,
                     cache_dir=folder / "cache", state_dir=folder / "state", text_dir=folder / "text")
-create_app(settings=settings)
-print(json.dumps({"heavy": [m for m in %r if m in sys.modules], "warm": list(_core._warm_order)}))
-""" % (HEAVY,)
+app = create_app(settings=settings)
+heavy = {"created": [m for m in %r if m in sys.modules]}
+client = app.server.test_client()
+for path in ("/", "/_dash-layout", "/_dash-dependencies"):  # the landing page's HTML, layout and callbacks
+    assert client.get(path).status_code == 200, path
+heavy["first_requests"] = [m for m in %r if m in sys.modules]
+print(json.dumps({"heavy": heavy, "warm": list(_core._warm_order)}))
+""" % (NOT_BEFORE_FIRST_REQUEST, NOT_BEFORE_FIRST_REQUEST)
 
 ALLOWED = """
 import json, sys
 if sys.argv[1] == "torch-first":
-    import torch  # noqa: F401  (the shim then imports as scikit-learn intends)
+    import torch, dask, pytest  # noqa: F401  (the shims then import as scikit-learn intends)
 else:
     from app.startup import defer_torch
     defer_torch()
+from skops.io import _trusted_types
 from workspace.model_safety import allowed_types
-print(json.dumps(sorted(allowed_types())))
+print(json.dumps({"candor": sorted(allowed_types()), "skops": sorted(_trusted_types.SKLEARN_ESTIMATOR_TYPE_NAMES),
+                  "imported": [m for m in ("torch", "dask", "pytest") if m in sys.modules]}))
 """
 
 
@@ -66,7 +77,13 @@ def user_files(tmp_path_factory):
 
 def test_creating_the_app_for_a_sklearn_model_imports_no_torch(user_files):
     result = _run(CREATE_APP, str(user_files))
-    assert result["heavy"] == []
+    assert result["heavy"]["created"] == []
+
+
+def test_the_landing_page_s_first_requests_import_nothing_heavy(user_files):
+    """Nothing of :data:`NOT_BEFORE_FIRST_REQUEST` is imported by creating the app nor by the landing page's first
+    requests (its HTML, layout and callback list): each would be paid before the first page a user sees."""
+    assert _run(CREATE_APP, str(user_files))["heavy"] == {"created": [], "first_requests": []}
 
 
 def test_the_warm_up_does_not_load_the_text_model_or_the_tabular_transformer(user_files):
@@ -79,5 +96,8 @@ def test_the_warm_up_does_not_load_the_text_model_or_the_tabular_transformer(use
 
 def test_keeping_torch_out_leaves_the_trusted_estimator_list_unchanged():
     """The oracle: the same list computed in an interpreter where torch was imported first, so that
-    scikit-learn's package walk imports everything it wants."""
-    assert _run(ALLOWED, "deferred") == _run(ALLOWED, "torch-first")
+    scikit-learn's package walk imports everything it wants (torch, dask and pytest), Candor's list and skops's."""
+    deferred, first = _run(ALLOWED, "deferred"), _run(ALLOWED, "torch-first")
+    assert deferred["imported"] == [] and first["imported"] == ["torch", "dask", "pytest"]
+    assert deferred["candor"] == first["candor"] and deferred["skops"] == first["skops"]
+    assert len(deferred["skops"]) > 100
