@@ -13,14 +13,16 @@ __all__ = ["is_tree_model", "is_linear_model", "tree_shap_refusal"]
 _TREE_NAMES = (
     "GradientBoostingClassifier", "GradientBoostingRegressor", "RandomForestClassifier",
     "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor",
-    "DecisionTreeClassifier", "DecisionTreeRegressor", "XGBClassifier", "XGBRegressor",
+    "DecisionTreeClassifier", "DecisionTreeRegressor", "ExtraTreeClassifier", "ExtraTreeRegressor",
+    "HistGradientBoostingClassifier", "HistGradientBoostingRegressor", "XGBClassifier", "XGBRegressor",
     "LGBMClassifier", "LGBMRegressor", "CatBoostClassifier", "CatBoostRegressor",
 )
 _LINEAR_NAMES = ("LogisticRegression", "LinearRegression", "Ridge", "Lasso", "ElasticNet", "SGDClassifier")
 
 
 def is_tree_model(model) -> bool:
-    """True for the tree ensembles that ``shap.TreeExplainer`` explains exactly (Lundberg et al. 2020)."""
+    """True for the tree models explained by exact Tree SHAP (Lundberg et al. 2020): scikit-learn's by Candor's own
+    (:mod:`explainers.tree_shap`), the others by ``shap.TreeExplainer``."""
     return type(model).__name__ in _TREE_NAMES
 
 

@@ -172,7 +172,22 @@ class ShapExplainer:
         return self.adapter.units(self.adapter.output_names.index(c))
 
     def _explained_outputs(self, X: pd.DataFrame) -> np.ndarray:
-        """The outputs the backend decomposes, shape (n_rows, n_explained_outputs), from the model itself."""
+        """The outputs the backend decomposes, shape (n_rows, n_explained_outputs), from the model itself.
+
+        One row's outputs are kept until the next row is asked (an explanation needs them three times: the
+        additivity check, the prediction, the probability beside), so the model is called once a row.
+        """
+        key = X.to_numpy().tobytes() if len(X) == 1 else None
+        last = getattr(self, "_last_outputs", None)
+        if key is not None and last is not None and last[0] == key:
+            return last[1]
+        out = self._model_outputs(X)
+        if key is not None:
+            self._last_outputs = (key, out)
+        return out
+
+    def _model_outputs(self, X: pd.DataFrame) -> np.ndarray:
+        """:meth:`_explained_outputs`, computed."""
         a = self.adapter
         if self._own_margin:
             m = np.asarray(a.model.decision_function(a.raw(X)), dtype=float).reshape(len(X), -1)
@@ -350,8 +365,13 @@ class ShapExplainer:
         sampling.setdefault("converged", self.exact)
         se = np.asarray(standard_error, dtype=float)
         if self._own_margin and self.adapter.kind == "probability":  # the log-odds' probability, shown beside
-            c = self.adapter.output_names.index(self.output_names[self.target_index])
-            sampling.setdefault("probability", float(self.adapter.outputs(x)[0, c]))
+            margin = self._explained_outputs(x)[0]
+            if margin.size == 2:  # scikit-learn's boosted binary classifiers: P = logistic(log-odds)
+                p = 1.0 / (1.0 + np.exp(-margin[self.target_index]))
+            else:  # per-class scores: the softmax
+                z = np.exp(margin - margin.max())
+                p = z[self.target_index] / z.sum()
+            sampling.setdefault("probability", float(p))
         # a Tree SHAP row redone by permutation SHAP (:meth:`_repair_tree_rows`): its only errors > 0
         redone = self.algorithm == "tree" and (tree_rows_recomputed > 0 or bool(np.any(se > 0)))
         row_kind = {"algorithm": "permutation", "recomputed_from": "tree"} if redone else {}

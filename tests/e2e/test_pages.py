@@ -55,7 +55,9 @@ def test_descriptive_page_changes_with_the_row(server, browser):
         time.sleep(0.2)
     assert svg_text(browser, "#descriptive-shap-waterfall .gtitle") != before
     wait_text(browser, "descriptive-agreement", "Row 200")
-    assert "TreeExplainer" in browser.find_element(By.ID, "descriptive-notes").text
+    notes = browser.find_element(By.ID, "descriptive-notes").text
+    assert "exact interventional Tree SHAP" in notes and "log-odds" in notes
+    assert "log-odds, probability" in svg_text(browser, "#descriptive-shap-waterfall .gtitle")
     assert severe_console_errors(browser) == []
 
 
