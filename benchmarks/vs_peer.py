@@ -23,8 +23,11 @@ What it does, for each dataset:
   that page settled; ``--clicks`` clicks on each tool's own random-row button ("Random row",
   "Random Index") to every panel settled (p50, p95 over all starts), with the Dash requests each click
   costs and the kilobytes they carry (median); the same clicks again after a reload (``row_again_*``:
-  rows each tool has computed once, what a click costs once its explanations are cached); and the
-  peak resident memory of the server's whole process tree (psutil, sampled every 0.2 s).
+  rows each tool has computed once, what a click costs once its explanations are cached); from a store, five
+  rows the store lacks (training rows, seeded) typed into Candor's row box and Enter, each to every panel settled
+  (``row_lacking_*``; its ratio is against the peer's random-row click p50, a row the peer computes on the click);
+  and the peak memory of the server's whole process tree: the largest sum of RSS sampled every 0.2 s
+  (``rss_mb``) and the sum of each process's own ``VmHWM`` (``hwm_mb``).
 
 Candor is measured in two modes (``--modes store,live``): **from a store** (``python -m app build`` once per
 dataset, timed and reported as ``build_s``, every held-out row unless ``--store-rows``; then
@@ -44,7 +47,7 @@ from pathlib import Path
 from benchmarks.vs_peer_parts.cold_start import build_store, one_start
 from benchmarks.vs_peer_parts.datasets import DATASETS, prepare
 from benchmarks.vs_peer_parts.peer_env import default_peer_venv, ensure_peer_venv
-from benchmarks.vs_peer_parts.summary import RATIO_KEYS, summarise, table
+from benchmarks.vs_peer_parts.summary import PEER_KEY, RATIO_KEYS, summarise, table
 
 
 # ---------------------------------------------------------------- the run
@@ -81,8 +84,8 @@ def run_dataset(name: str, peer_python: Path, starts: int, clicks: int, timeout:
     res = {tool: summarise(v) for tool, v in runs.items()}
     for tool, key in (("candor", "ratio"), ("candor_live", "ratio_live")):
         if tool in res:
-            res[key] = {k: round(res[tool][k] / res["peer"][k], 2) if res[tool][k] is not None and res["peer"][k]
-                        else None for k in RATIO_KEYS}
+            res[key] = {k: round(res[tool][k] / res["peer"][PEER_KEY.get(k, k)], 2)
+                        if res[tool][k] is not None and res["peer"][PEER_KEY.get(k, k)] else None for k in RATIO_KEYS}
     res["data"], res["build_s"], res["store_rows"] = info, build_s, store_rows
     return res
 

@@ -34,6 +34,7 @@ TOOLS = {
                           "&& !document.querySelector('#descriptive-global-note .spinner-border');",
         "random_button": "document.getElementById('row-random')",
         "reload_keeps_row_page": True,  # the page is its address (/descriptive?row=N)
+        "row_box": "document.getElementById('row-input')",  # a row typed in (then Enter: the box's debounce)
     },
     "peer": {
         "landing_drawn": f"return ({PLOTS}) >= 1;",
@@ -50,10 +51,13 @@ TOOLS = {
 
 
 class TreeMemory:
-    """Peak resident memory (MB) of a process and all its descendants, sampled on a thread."""
+    """Peak resident memory (MB) of a process and all its descendants, sampled on a thread: the largest sum of RSS
+    seen (``peak``), and the sum over every process seen of its own peak (``VmHWM`` in ``/proc/<pid>/status``,
+    last read while it lived: ``hwm``), which no sampling interval misses."""
 
     def __init__(self, pid: int, every: float = 0.2):
         self.proc, self.every, self.peak = psutil.Process(pid), every, 0.0
+        self._hwm: dict[int, int] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -66,7 +70,8 @@ class TreeMemory:
                 for p in procs:
                     try:
                         total += p.memory_info().rss
-                    except psutil.Error:
+                        self._hwm[p.pid] = max(self._hwm.get(p.pid, 0), _vm_hwm_kb(p.pid))
+                    except (psutil.Error, OSError):
                         pass
                 self.peak = max(self.peak, total / 2**20)
             except psutil.Error:
@@ -77,6 +82,18 @@ class TreeMemory:
         self._stop.set()
         self._thread.join(timeout=2)
         return self.peak
+
+    @property
+    def hwm(self) -> float:
+        return sum(self._hwm.values()) / 1024
+
+
+def _vm_hwm_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
 
 
 def _pair(folder: Path) -> list[str]:
@@ -124,7 +141,7 @@ def _stop_tree(proc: subprocess.Popen) -> None:
             pass
 
 
-def one_start(tool: str, folder: Path, peer_python: Path, clicks: int, timeout: float) -> dict:
+def one_start(tool: str, folder: Path, peer_python: Path, clicks: int, timeout: float, typed_rows: int = 5) -> dict:
     """Start ``tool`` cold, measure it in a fresh Chromium, stop it; the figures of this start."""
     spec, port = TOOLS["candor" if tool.startswith("candor") else tool], free_port()
     scratch = Path(tempfile.mkdtemp(prefix=f"vs-peer-{tool}-"))
@@ -137,7 +154,8 @@ def one_start(tool: str, folder: Path, peer_python: Path, clicks: int, timeout: 
                             stderr=subprocess.STDOUT)
     memory = TreeMemory(proc.pid)
     out: dict = {"landing_s": None, "landing_from_start_s": None, "row_page_s": None, "row_click_ms": [],
-                 "row_click_local_ms": [], "row_again_ms": [], "requests_per_click": [], "kb_per_click": []}
+                 "row_click_local_ms": [], "row_again_ms": [], "requests_per_click": [], "kb_per_click": [],
+                 "row_lacking_ms": []}
     try:
         while True:
             if proc.poll() is not None:
@@ -181,11 +199,14 @@ def one_start(tool: str, folder: Path, peer_python: Path, clicks: int, timeout: 
                     out["kb_per_click"].append(round(sum(r["received"] + r["sent"] for r in sent) / 1024, 1))
                 if not only_new and clicks:
                     _again(driver, spec, clicks, timeout, out)
+                if not only_new and spec.get("row_box") and tool == "candor":
+                    _typed_rows(driver, spec, folder, typed_rows, timeout, out)
             except (TimeoutError, RuntimeError) as err:
                 out["note"] = out.get("note", "") + f"; clicks stopped: {str(err)[:200]}"
     finally:
         _stop_tree(proc)
         out["rss_mb"] = memory.stop()
+        out["hwm_mb"] = memory.hwm
         log.close()
     return out
 
@@ -204,3 +225,43 @@ def _again(driver, spec: dict, clicks: int, timeout: float, out: dict) -> None:
         before = bt.click(driver, spec["random_button"])
         st = bt.wait_settled(driver, spec["row_page_drawn"], since_started=before, timeout=timeout)
         out["row_again_ms"].append(max(st["settled_ms"] - st["clickAt"], 0.0))
+
+
+TYPE_ROW = """
+const el = (%s);
+if (!el) return false;
+el.focus();
+Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set.call(el, String(arguments[0]));
+el.dispatchEvent(new Event('input', {bubbles: true}));
+setTimeout(() => {
+  window.__cd.clickAt = performance.now();
+  for (const type of ['keydown', 'keypress', 'keyup'])
+    el.dispatchEvent(new KeyboardEvent(type, {key: 'Enter', code: 'Enter', keyCode: 13, which: 13, charCode: 13,
+                                              bubbles: true}));
+  el.blur();
+}, 0);
+return true;
+"""
+
+
+def lacking_rows(folder: Path, n: int) -> list[int]:
+    """``n`` rows the store lacks: training rows (the store holds held-out rows), spread over the table, seeded."""
+    import numpy as np
+    import pandas as pd
+
+    train = pd.read_csv(folder / "train.csv", usecols=[0]).iloc[:, 0].to_numpy()
+    return [int(r) for r in np.random.default_rng(1).choice(train, min(n, len(train)), replace=False)]
+
+
+def _typed_rows(driver, spec: dict, folder: Path, n: int, timeout: float, out: dict) -> None:
+    """Type ``n`` rows the store lacks into the row box (Enter), each to every panel settled: what a row costs
+    that nothing has computed yet (explained live, then added to the store)."""
+    for row in lacking_rows(folder, n):
+        bt.reset_click(driver)
+        before = bt.state(driver)["started"]
+        if not driver.execute_script(TYPE_ROW % spec["row_box"], row):
+            raise RuntimeError(f"no row box: {spec['row_box']}")
+        st = bt.wait_settled(driver, spec["row_page_drawn"] + "", since_started=before, timeout=timeout)
+        if not driver.execute_script(f"return location.search.includes('row={row}');"):
+            raise RuntimeError(f"typing row {row} did not show it ({driver.current_url})")
+        out["row_lacking_ms"].append(max(st["settled_ms"] - st["clickAt"], 0.0))
