@@ -82,11 +82,13 @@ class Backend:
 
 
 def select_backend(adapter: ModelAdapter, background: pd.DataFrame, *, algorithm: str, space: str, n: int,
-                   want: str, seed: int, rel_tol: float, max_orderings: int) -> Backend:
+                   want: str, seed: int, rel_tol: float, max_orderings: int, _not_tree: str = "") -> Backend:
     """The backend that explains output ``want`` of ``adapter`` over ``background`` (``n`` rows).
 
     ``algorithm``, ``space``, ``seed``, ``rel_tol`` and ``max_orderings`` are
     :class:`~explainers.shap_explainer.ShapExplainer`'s parameters of those names.
+
+    ``_not_tree`` (internal) is the reason the exact tree path was not used, when it was tried and refused.
 
     Raises
     ------
@@ -96,8 +98,8 @@ def select_backend(adapter: ModelAdapter, background: pd.DataFrame, *, algorithm
     a, bg = adapter, background
     # Linear SHAP explains the margin of the last class only: another class falls back to sampling
     margin_ok = a.task != "multiclass" and want == a.output_names[-1]
-    tree = a.tree_view() if algorithm in ("auto", "tree") else None
-    view, margin, groups, kind = None, False, None, ""
+    tree = a.tree_view() if algorithm in ("auto", "tree") and not _not_tree else None
+    view, margin, groups, kind = None, False, None, _not_tree
     players, names = "raw columns", a.feature_names
     grouped = tree is not None and not np.array_equal(tree.groups, np.arange(len(names)))
     own = tree is not None and supports(tree.model) and a.kind in ("probability", "raw")
@@ -107,7 +109,12 @@ def select_backend(adapter: ModelAdapter, background: pd.DataFrame, *, algorithm
     if own:
         chosen, explainer, view = "tree", None, tree
         players_grouped = grouped and space == "raw_shapley"
-        explainer = TreeShap(tree.model, tree.transform(bg), groups=tree.groups if players_grouped else None)
+        try:
+            explainer = TreeShap(tree.model, tree.transform(bg), groups=tree.groups if players_grouped else None)
+        except ValueError as exc:  # a forest too large for the exact path: sampled, and the method line says why
+            return select_backend(adapter, background, algorithm=algorithm, space=space, n=n, want=want, seed=seed,
+                                  rel_tol=rel_tol, max_orderings=max_orderings,
+                                  _not_tree=f"(exact Tree SHAP not used: {exc}) ")
         output_space = {"probability": "probability", "raw": "raw"}.get(explainer.output, "log_odds")
         if explainer.output == "margin" and len(explainer.expected_value) > 1:
             output_space = "raw"  # per-class scores before the softmax: no one class's log-odds

@@ -42,6 +42,9 @@ __all__ = ["MAX_PATH_PLAYERS", "LeafGame", "leaf_game", "interventional_values"]
 
 MAX_PATH_PLAYERS = 62
 """Most distinct players on one root-to-leaf path (a bit each in a uint64 mask)."""
+MAX_PATH_CELLS = 8_000_000
+"""Most ``leaves x path depth`` cells a forest may have here (about 64 MB an array of them); larger forests are
+refused with a ValueError before their paths are read, and explained another way."""
 CHUNK_CELLS = 3_000_000
 """Largest ``rows x (leaf, background mask) entries x players per path`` block held at once."""
 
@@ -132,6 +135,10 @@ def leaf_game(forest: Forest, groups: np.ndarray, background: np.ndarray) -> tup
     ValueError
         If a path holds more than :data:`MAX_PATH_PLAYERS` distinct players.
     """
+    cells = sum(int((t.feature < 0).sum()) * _depth(t) for t in forest.trees)
+    if cells > MAX_PATH_CELLS:
+        raise ValueError(f"this forest has {cells:,} leaf-path cells; exact Tree SHAP here holds at most "
+                         f"{MAX_PATH_CELLS:,}")
     nodes, rows = _paths(forest, groups)
     L, depth = len(rows), max(1, max(len(r[2]) for r in rows))
     node = np.full((L, depth), -1, dtype=np.int64)
@@ -161,6 +168,15 @@ def leaf_game(forest: Forest, groups: np.ndarray, background: np.ndarray) -> tup
     game = LeafGame(node, left, slot, full, player, value, uniq[:, 0], uniq[:, 1].view(np.uint64),
                     count.astype(np.float64), len(background))
     return game, nodes
+
+
+def _depth(t) -> int:
+    """Depth of a tree (edges on its longest root-to-leaf path)."""
+    depth = np.zeros(len(t.feature), dtype=np.int64)
+    for n in range(len(t.feature)):  # children come after their parent in scikit-learn's node order
+        if t.feature[n] >= 0:
+            depth[t.left[n]] = depth[t.right[n]] = depth[n] + 1
+    return int(depth.max(initial=0))
 
 
 def _pack(bits: np.ndarray) -> np.ndarray:

@@ -205,3 +205,20 @@ def test_the_bundled_sample_model_all_30_columns(gb_model, bc):
     for i, r in enumerate(test[:6]):
         expect = brute_force_boosted_shapley(gb_model, X.iloc[r].to_numpy(), bg.to_numpy())
         np.testing.assert_allclose(V[i, :, 0], expect, atol=TOL, rtol=0)
+
+
+def test_a_forest_too_large_for_the_exact_path_is_refused_and_sampled(monkeypatch):
+    """Over the size guard the exact path refuses before reading paths; SHAP says so and samples instead."""
+    import explainers.tree_shap._interventional as inter
+    from explainers import ShapExplainer
+
+    X, y = _table(load_breast_cancer, 6)
+    model = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    cells = sum(int((t.tree_.children_left < 0).sum()) * t.tree_.max_depth for t in model.estimators_)
+    monkeypatch.setattr(inter, "MAX_PATH_CELLS", cells - 1)
+    with pytest.raises(ValueError, match=f"{cells:,} leaf-path cells"):
+        TreeShap(model, X.iloc[:10])
+    e = ShapExplainer(model, background=X, background_size=20, max_orderings=16)
+    assert e.algorithm == "permutation" and "exact Tree SHAP not used" in e.source
+    monkeypatch.setattr(inter, "MAX_PATH_CELLS", cells)
+    assert TreeShap(model, X.iloc[:10]).n_players == 6
