@@ -59,4 +59,4 @@ def test_bundled_sample_names_its_classes_in_method_lines(sample_workspace):
     services.init(sample_workspace, warm=False)  # another test may have installed its own workspace
     assert sample_workspace.classes == ("benign", "malignant")
     source = services.shap_row(int(sample_workspace.test_idx[0])).source
-    assert "units: probability of class 'malignant'" in source and "class '1'" not in source
+    assert "units: log-odds of class 'malignant'" in source and "class '1'" not in source
