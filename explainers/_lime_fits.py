@@ -96,11 +96,14 @@ class RepeatedFits:
     total_samples : int
         Neighborhood rows drawn over every round.
     converged : bool
-        ``max(standard_error) <= tolerance``.
+        ``max(standard_error[judged]) <= tolerance``.
     tolerance : float
-        ``rel_tolerance * max(|values|)``, units of ``values``.
+        ``rel_tolerance * max(|values[judged]|)``, units of ``values``.
     seconds : float
     stopped_by : {"tolerance", "fixed size", "time budget", "sample cap"}
+    judged : ndarray of bool, shape (n_features,), optional
+        The features ``converged`` and ``tolerance`` were judged on (``judge`` of the last round; every
+        feature when no ``judge`` was given or it kept none). ``None`` means every feature.
     """
 
     fits: list
@@ -112,12 +115,13 @@ class RepeatedFits:
     tolerance: float
     seconds: float
     stopped_by: str
+    judged: np.ndarray | None = None
 
 
 def repeat_until_converged(fit, num_samples: int, *, seed: int, repeats: int = REPEATS,
                            rel_tolerance: float = REL_TOLERANCE, time_budget_s: float = TIME_BUDGET_S,
                            max_samples: int = MAX_SAMPLES, fixed: bool = False, fit_round=None,
-                           jump: bool = False) -> RepeatedFits:
+                           jump: bool = False, judge=None) -> RepeatedFits:
     """LIME's sampling error: ``repeats`` seeded fits, the neighborhood doubled until their spread is small.
 
     The one loop behind tabular LIME (:class:`LimeExplainer`) and text LIME
@@ -149,6 +153,12 @@ def repeat_until_converged(fit, num_samples: int, *, seed: int, repeats: int = R
         Skip sizes that cannot meet the tolerance: the next size is ``n · 2^k``, ``k ≥ 1`` the least with
         ``2^k ≥ (max standard error / tolerance)²`` (a standard error falls as ``1/sqrt(n)``), instead of
         ``2n``; the sizes stay on the doubling ladder and the time budget is judged for that size.
+    judge : callable(fits, num_samples) -> ndarray of bool, optional
+        Which features the round is judged on: the tolerance is ``rel_tolerance`` times the largest
+        ``|mean weight|`` among them and convergence (and ``jump``'s growth) asks only their standard errors
+        to be within it. Tabular LIME leaves out features its neighbourhood cannot identify
+        (:meth:`explainers.lime_explainer.LimeExplainer.explain`). Default, or a mask with no feature kept:
+        every feature. The estimate (mean and spread of the fits) is the same either way.
 
     Returns
     -------
@@ -170,17 +180,22 @@ def repeat_until_converged(fit, num_samples: int, *, seed: int, repeats: int = R
         coefs = np.array([np.asarray(f[0], dtype=float) for f in fits])
         values = coefs.mean(axis=0)
         se = coefs.std(axis=0, ddof=1) / np.sqrt(repeats)
-        tolerance = rel_tolerance * float(np.max(np.abs(values)))
-        converged = bool(np.max(se) <= tolerance)
+        judged = np.ones(values.shape, bool) if judge is None else np.asarray(judge(fits, n), bool)
+        if not judged.any():
+            judged = np.ones(values.shape, bool)
+        tolerance = rel_tolerance * float(np.max(np.abs(values[judged])))
+        worst = float(np.max(se[judged]))
+        converged = bool(worst <= tolerance)
         now = time.perf_counter()
-        grow = next_factor(float(np.max(se)), tolerance) if jump else 2
+        grow = next_factor(worst, tolerance) if jump else 2
         while jump and grow > 2 and grow * n > max_samples:
             grow //= 2
         stop = ("tolerance" if converged else "fixed size" if fixed else
                 "sample cap" if grow * n > max_samples else
                 "time budget" if (now - t0) + grow * (now - t_round) > time_budget_s else "")
         if stop:
-            return RepeatedFits(fits, values, se, n, total, converged, tolerance, time.perf_counter() - t0, stop)
+            return RepeatedFits(fits, values, se, n, total, converged, tolerance, time.perf_counter() - t0, stop,
+                                judged if judge is not None else None)
         n *= grow
 
 

@@ -12,7 +12,8 @@ coefficient: the weights shown are the mean of ``repeats`` LIME fits on independ
 neighborhoods, their standard error the spread of those fits over ``sqrt(repeats)``, and the
 neighborhood size grows on the doubling ladder (skipping sizes too small for the tolerance) until the
 largest standard error is within ``rel_tolerance`` of the largest weight
-or the time budget is spent (docs/methods.md, "LIME").
+or the time budget is spent (docs/methods.md, "LIME"). Features the neighbourhood cannot identify (indicator
+changed in fewer than ``min_changes`` samples a fit) are named and left out of that judgment.
 
 Missing values: a numeric column with NaN (or a constant column) is binned by
 its quartiles plus an explicit ``(missing)`` bin and handed to LIME as a
@@ -36,6 +37,8 @@ from .types import Explanation, Fidelity
 __all__ = ["LimeExplainer"]
 
 MISSING_BIN = "(missing)"
+MIN_CHANGES = 30
+"""A feature whose indicator changes in fewer samples a fit (mean over the fits) is not identified there."""
 
 
 class LimeExplainer:
@@ -83,6 +86,11 @@ class LimeExplainer:
         this many seconds since the start; the result then says ``converged=False``.
     max_samples : int, default=64000
         Largest neighborhood per fit.
+    min_changes : int, default=30
+        A feature whose interpretable indicator is 0 (level or bin not the row's) in fewer sampled rows a fit,
+        on average over the fits, is "not identified in this neighbourhood" (:meth:`identified`): its weight
+        and standard error are reported, named in ``params["unidentified"]`` and left out of the convergence
+        judgment. 0 judges every feature.
 
     Notes
     -----
@@ -100,6 +108,16 @@ class LimeExplainer:
     are outside that formula, so it does not say how the weights move with the draw; refits
     measure exactly that. The error is the sampling error only: a systematic difference between
     LIME at this neighborhood size and LIME at an infinite one (ridge shrinkage) is not in it.
+
+    Identification: lime draws each column from its training level or bin frequencies, so a row in
+    a common level (a one-hot dummy at 0 whose 1 is 0.03 % of rows) keeps it in nearly every sample and
+    that indicator is nearly constant. Its weight rests on a handful of rows (none, if it never
+    changed: weight 0 and standard error 0 in every fit); on Adult's 108 one-hot columns (a gradient
+    boosting) the largest standard error at 8,000 samples a fit was 0.057 against a tolerance of 0.032,
+    so the tolerance needs about (0.057 / 0.032)² × 8,000 ≈ 25,000 samples a fit. Such features (fewer than ``min_changes`` changes a fit) are reported as not
+    identified and the tolerance (``rel_tolerance`` of the largest identified ``|weight|``) is judged on
+    the others; the values are LIME's at this size either way. Their standard error stays the spread of
+    the fits, finite (0 when they never changed), never NaN: a stored row must be finite.
     """
 
     def __init__(self, predict_proba, *, training_data: pd.DataFrame, class_names, target_index: int = 1,
@@ -107,7 +125,8 @@ class LimeExplainer:
                  mode: str = "classification", categorical_names: dict | None = None,
                  missing_columns=(), output_space: str = "probability", units: str | None = None,
                  max_training_rows: int = 5000, repeats: int = REPEATS, rel_tolerance: float = REL_TOLERANCE,
-                 time_budget_s: float = TIME_BUDGET_S, max_samples: int = MAX_SAMPLES) -> None:
+                 time_budget_s: float = TIME_BUDGET_S, max_samples: int = MAX_SAMPLES,
+                 min_changes: int = MIN_CHANGES) -> None:
         if int(repeats) < 2:
             raise ValueError(f"repeats must be at least 2 (a standard error needs two fits), got {repeats}")
         if not rel_tolerance > 0 or not time_budget_s > 0:
@@ -117,6 +136,7 @@ class LimeExplainer:
             raise ValueError(f"need 2 <= num_samples <= max_samples, got {num_samples} and {max_samples}")
         self.repeats, self.rel_tolerance = int(repeats), float(rel_tolerance)
         self.time_budget_s, self.max_samples = float(time_budget_s), int(max_samples)
+        self.min_changes = int(min_changes)
         self.predict_proba = predict_proba
         self.feature_names = tuple(str(c) for c in training_data.columns)
         self.class_names = tuple(class_names)
@@ -243,7 +263,9 @@ class LimeExplainer:
             ``method="lime"``, ``values`` of shape (n_features,) (mean weight over the fits),
             ``fidelity`` the mean in-sample weighted R² of the fits, ``params`` with
             ``standard_error`` (tuple of n_features floats, units of ``values``), ``converged``
-            (bool), ``tolerance`` (absolute, units of ``values``), ``num_samples`` (per fit, last
+            (bool, judged on the identified features), ``tolerance`` (absolute, units of ``values``),
+            ``unidentified`` (names of the features left out of that judgment), ``min_changes``,
+            ``num_samples`` (per fit, last
             round), ``repeats``, ``total_samples`` (every round), ``seconds``, ``heldout_r2`` (the
             mean surrogate on a fresh neighborhood) and ``local_pred``.
 
@@ -269,20 +291,23 @@ class LimeExplainer:
                                    num_samples=int(num_samples) if fixed else self.num_samples, seed=seed,
                                    repeats=self.repeats, rel_tolerance=self.rel_tolerance,
                                    time_budget_s=self.time_budget_s, max_samples=self.max_samples, fixed=fixed,
-                                   jump=True)
+                                   jump=True, judge=lambda fits, m: self.identified(fits))
         fits, values, se, n, total = r.fits, r.values, r.standard_error, r.num_samples, r.total_samples
         converged, tolerance, seconds = r.converged, r.tolerance, r.seconds
+        unidentified = tuple(self.feature_names[j] for j in np.flatnonzero(~self.identified(fits)))
+        judged_se = float(np.max(se[r.judged]))  # the identified features' (all of them if none is)
         intercept = float(np.mean([f[1] for f in fits]))
         score = float(np.mean([f[2] for f in fits]))
         heldout = self._heldout_r2(row_t, fn, values, intercept, seed + self.repeats, n)
         out = fn(row_t[None, :])
         prediction = float(out[0, self.target_index] if out.ndim == 2 else out[0])
         why = "" if converged else f" ({r.stopped_by})"
+        of = " of the identified features" if 0 < len(unidentified) < d else ""
         source = (f"{self.source}; {n} samples per fit, {self.repeats} fits (seeds {seed}–{seed + self.repeats - 1}); "
-                  f"largest standard error {plain(np.max(se), 2, trim=True)} {'≤' if converged else '>'} tolerance "
-                  f"{plain(tolerance, 2, trim=True)} "
-                  f"({self.rel_tolerance:.0%} of the largest |weight|): "
-                  + ("converged" if converged else f"not converged{why}"))
+                  f"largest standard error{of} {plain(judged_se, 2, trim=True)} "
+                  f"{'≤' if converged else '>'} tolerance {plain(tolerance, 2, trim=True)} "
+                  f"({self.rel_tolerance:.0%} of the largest |weight|{of}): "
+                  + ("converged" if converged else f"not converged{why}") + self._unidentified_note(unidentified, n))
         return Explanation(
             method="lime", feature_names=self.feature_names, values=values, base_value=intercept,
             prediction=prediction, feature_values=row, output_space=self.output_space,
@@ -294,6 +319,7 @@ class LimeExplainer:
                     "time_budget_s": self.time_budget_s, "seconds": seconds,
                     "heldout_r2": heldout, "local_pred": float(np.mean([f[3] for f in fits])), "units": self.units,
                     "binned_missing": tuple(self.feature_names[j] for j in self._bins),
+                    "unidentified": unidentified, "min_changes": self.min_changes,
                     "conditions": self.conditions(row_t)},
         )
 
@@ -303,16 +329,50 @@ class LimeExplainer:
         Each fit is lime's ``explain_instance(row_t, fn, num_samples=n)`` with ``random_state=seed``: the
         neighbourhood of :meth:`LimeSpace.sample`, LIME's kernel on the distance of the binary
         representation to the row's (all ones), ridge with ``alpha=1`` (:func:`ridge_fit`).
-        Returns (weights of shape (n_features,), intercept, in-sample R², local prediction) per seed.
+        Returns (weights of shape (n_features,), intercept, in-sample R², local prediction, changes) per seed,
+        ``changes`` of shape (n_features,) the samples whose indicator is 0 (its level or bin not the row's).
         """
         draws = [self._space.sample(row_t, n, s) for s in seeds]
         ys = self._outputs(fn, np.concatenate([inverse for _, inverse in draws]))
         fits = []
-        with threadpool_limits(1, user_api="blas"):  # BLAS threads spinning against the model's OpenMP ones: 10-100x
+        with threadpool_limits(1, user_api="blas"):  # BLAS threads spinning against the model's OpenMP: 10-100x
             for k, (binary, _) in enumerate(draws):
                 weights = kernel_weights(np.sqrt(((binary - 1.0) ** 2).sum(axis=1)), self.kernel_width)
-                fits.append(ridge_fit(binary, ys[k * n:(k + 1) * n], weights))
+                fits.append((*ridge_fit(binary, ys[k * n:(k + 1) * n], weights), n - binary.sum(axis=0)))
         return fits
+
+    def identified(self, fits) -> np.ndarray:
+        """Features the neighbourhood identifies: indicator changed in at least ``min_changes`` samples a fit.
+
+        A weight is LIME's ridge coefficient on a binary indicator (Ribeiro et al. 2016); it rests on the
+        sampled rows where that indicator is 0 (the row's level or bin changed). lime draws a column from its
+        training frequencies, so for a row at a one-hot dummy's common value 0 whose 1 is rare (Adult's
+        ``workclass_Never-worked``, 0.03 % of rows) the indicator changes in about ``n × 0.0003`` samples: it is
+        nearly constant, collinear with the intercept, and its weight is not identified at this size (a row
+        that has the rare level changes it in nearly every sample).
+
+        Parameters
+        ----------
+        fits : list
+            :meth:`_fit_round`'s fits (their fifth item: per feature, the samples whose indicator is 0).
+
+        Returns
+        -------
+        ndarray of bool, shape (n_features,)
+            True where the mean count over the fits is at least ``min_changes``.
+        """
+        return np.mean([f[4] for f in fits], axis=0) >= self.min_changes
+
+    def _unidentified_note(self, names: tuple[str, ...], n: int) -> str:
+        """The source line's words for the features left out of the convergence judgment."""
+        if not names:
+            return ""
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        judged = ("they are not judged against the tolerance" if len(names) < len(self.feature_names) else
+                  "no feature is, so every one is judged")
+        return (f"; {len(names)} of {len(self.feature_names)} features not identified in this neighbourhood "
+                f"(indicator changed in fewer than {self.min_changes} of {n} samples a fit: {shown}): weights and "
+                f"standard errors shown, {judged}")
 
     def _outputs(self, fn, inverse: np.ndarray) -> np.ndarray:
         out = fn(inverse)
