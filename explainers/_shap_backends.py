@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import shap
 
 from ._shapley_exact import EXACT_MAX_MODEL_ROWS, EXACT_MAX_PLAYERS, exact_fits
 from ._shapley_kernel import KERNEL_REPEATS, KMEANS_K, kernel_explainer
@@ -129,6 +128,8 @@ def select_backend(adapter: ModelAdapter, background: pd.DataFrame, *, algorithm
     elif tree is not None and grouped and space == "raw_shapley":
         tree = None  # the signed sum is not the raw column's Shapley value: enumerate or sample
     elif tree is not None:
+        import shap  # only here and for linear models: Candor's own Tree SHAP needs none of it (2 s, 80 MB)
+
         out = "probability" if a.kind == "probability" else "raw"
         try:
             explainer = shap.TreeExplainer(tree.model, data=tree.transform(bg),
@@ -151,12 +152,16 @@ def select_backend(adapter: ModelAdapter, background: pd.DataFrame, *, algorithm
     if tree is not None:
         pass
     elif algorithm in ("auto", "linear") and is_linear_model(a.model) and margin_ok and not a.codec.categorical:
+        import shap
+
         explainer = shap.LinearExplainer(a.model, shap.maskers.Independent(a.raw(bg), max_samples=n))
         margin = a.task != "regression"
         chosen = "linear"
         output_space = "log_odds" if margin else "raw"
         kind = "LinearExplainer (margin), independent masker"
     elif lin is not None:
+        import shap
+
         view = lin
         explainer = shap.LinearExplainer(lin.model, shap.maskers.Independent(lin.transform(bg), max_samples=n))
         margin, chosen = a.task != "regression", "linear"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import shap
 
 __all__ = ["kernel_explainer", "repeated_kernel_shap", "KMEANS_K", "KERNEL_REPEATS"]
 
@@ -19,6 +18,8 @@ KERNEL_REPEATS = 4
 def kernel_explainer(f, background: pd.DataFrame, seed: int):
     """shap's ``KernelExplainer`` of ``f`` over the background summarised by k-means to at most
     :data:`KMEANS_K` weighted centroids."""
+    import shap  # imported on first use: the other backends need none of it
+
     summary = shap.kmeans(background.to_numpy(dtype=float), min(KMEANS_K, len(background)))
     return shap.KernelExplainer(f, summary, seed=seed)
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import shap
 
 from ._codec import TabularCodec
 from ._grouping import group_signed_sum
@@ -35,6 +34,13 @@ from .tree_shap import TreeShap
 from .types import Explanation, GlobalImportance
 
 __all__ = ["ShapExplainer", "estimate_cost"]
+
+
+def _shap_version() -> str:
+    """shap's version for method lines, read from its metadata (importing shap costs 2 s and 80 MB)."""
+    from importlib.metadata import version
+
+    return version("shap")
 
 REPAIR_GAP = 1e-4
 """Tree SHAP rows whose values miss ``f(x) - base`` by more than this (output units) are redone by
@@ -129,7 +135,7 @@ class ShapExplainer:
         self.units = self._units[self.target_index]
         summary = "" if len(background) <= n else f" sampled from {len(background)}"
         self._tail = f"{n} background rows{summary} (seed {seed}); units: {self.units}"
-        made_by = "SHAP (Candor)" if isinstance(self._backend, TreeShap) else f"SHAP {shap.__version__}"
+        made_by = "SHAP (Candor)" if isinstance(self._backend, TreeShap) else f"SHAP {_shap_version()}"
         self.source = f"{made_by} {self._kind}, {self._tail}"
 
     @property
@@ -387,7 +393,7 @@ class ShapExplainer:
 
     def redone_source(self) -> str:
         """The method line of a row whose Tree SHAP values were redone by permutation SHAP (not additive)."""
-        return (f"SHAP {shap.__version__} permutation SHAP for this row (antithetic orderings until every standard "
+        return (f"SHAP {_shap_version()} permutation SHAP for this row (antithetic orderings until every standard "
                 f"error is at most {pct(self.rel_tol)} of |f(x) − base| or 0.1 % of f's standard deviation over "
                 f"the background, at most {self.max_orderings} orderings; Štrumbelj & Kononenko 2014), independent "
                 f"masker, raw feature space: TreeExplainer's values for it missed f(x) − base by more than "
