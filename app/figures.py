@@ -269,8 +269,16 @@ def attribution_bar(e: Explanation, max_display: int = 10, title: str | None = N
     err = np.nan_to_num(se[order]) if se is not None else np.zeros(len(order))
     cond = e.params.get("conditions") if isinstance(e.params, dict) else None
     names = list(cond) if cond is not None and len(cond) == len(e.feature_names) else list(e.feature_names)
-    y = [(ROUGH if flags[j] else "") + t for j, t in zip(order, tick_labels([names[j] for j in order]))]
+    unid = set(e.params.get("unidentified") or ()) if isinstance(e.params, dict) else set()  # LIME: not identified
+    y = [("† " if e.feature_names[j] in unid else "") + (ROUGH if flags[j] else "") + t
+         for j, t in zip(order, tick_labels([names[j] for j in order]))]
     note = _error_note(se, flags, order)
+    marked = sum(e.feature_names[j] in unid for j in order)
+    if marked:
+        note += "<br><sup>" + wrap_note(
+            f"†: {marked} shown not identified in this neighbourhood (changed in fewer than "
+            f"{e.params.get('min_changes', '?')} samples a fit), not judged for convergence"
+        ).replace("<br>", "</sup><br><sup>") + "</sup>"
     n = len(order)
     font = 12 if n <= 18 else 10 if n <= 30 else 9
     # the height is the row's page's, not the row's (a figure changing height is redrawn once more by Dash's

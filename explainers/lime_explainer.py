@@ -264,7 +264,8 @@ class LimeExplainer:
             ``fidelity`` the mean in-sample weighted R² of the fits, ``params`` with
             ``standard_error`` (tuple of n_features floats, units of ``values``), ``converged``
             (bool, judged on the identified features), ``tolerance`` (absolute, units of ``values``),
-            ``unidentified`` (names of the features left out of that judgment), ``min_changes``,
+            ``unidentified`` (names of the features left out of that judgment, largest ``|weight|``
+            first), ``min_changes``,
             ``num_samples`` (per fit, last
             round), ``repeats``, ``total_samples`` (every round), ``seconds``, ``heldout_r2`` (the
             mean surrogate on a fresh neighborhood) and ``local_pred``.
@@ -294,7 +295,8 @@ class LimeExplainer:
                                    jump=True, judge=lambda fits, m: self.identified(fits))
         fits, values, se, n, total = r.fits, r.values, r.standard_error, r.num_samples, r.total_samples
         converged, tolerance, seconds = r.converged, r.tolerance, r.seconds
-        unidentified = tuple(self.feature_names[j] for j in np.flatnonzero(~self.identified(fits)))
+        out_j = np.flatnonzero(~self.identified(fits))
+        unidentified = tuple(self.feature_names[j] for j in out_j[np.argsort(-np.abs(values[out_j]), kind="stable")])
         judged_se = float(np.max(se[r.judged]))  # the identified features' (all of them if none is)
         intercept = float(np.mean([f[1] for f in fits]))
         score = float(np.mean([f[2] for f in fits]))
@@ -364,14 +366,16 @@ class LimeExplainer:
         return np.mean([f[4] for f in fits], axis=0) >= self.min_changes
 
     def _unidentified_note(self, names: tuple[str, ...], n: int) -> str:
-        """The source line's words for the features left out of the convergence judgment."""
+        """The source line's words for the features left out of the convergence judgment (largest |weight| first:
+        those a bar chart may draw)."""
         if not names:
             return ""
         shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
         judged = ("they are not judged against the tolerance" if len(names) < len(self.feature_names) else
                   "no feature is, so every one is judged")
         return (f"; {len(names)} of {len(self.feature_names)} features not identified in this neighbourhood "
-                f"(indicator changed in fewer than {self.min_changes} of {n} samples a fit: {shown}): weights and "
+                f"(indicator changed in fewer than {self.min_changes} of {n} samples a fit; largest |weight| first: "
+                f"{shown}): weights and "
                 f"standard errors shown, {judged}")
 
     def _outputs(self, fn, inverse: np.ndarray) -> np.ndarray:

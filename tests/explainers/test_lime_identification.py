@@ -126,3 +126,20 @@ def test_the_flag_changes_the_judgment_never_the_weights(rare_table):
     np.testing.assert_array_equal(a.values, b.values)
     assert a.params["standard_error"] == b.params["standard_error"] and a.fidelity.value == b.fidelity.value
     assert a.params["unidentified"] == ("rare",) and b.params["unidentified"] == ()
+
+
+def test_the_page_s_bar_chart_marks_the_unidentified_bar(rare_table):
+    """app.figures.attribution_bar (the Descriptive page's LIME chart) marks a drawn unidentified feature with † and
+    says what † means; the identified bars are unmarked."""
+    from app import figures
+
+    X, make = rare_table
+    got = make(30).explain(X.iloc[[0]])
+    fig = figures.attribution_bar(got, title="LIME")
+    labels = list(fig.data[0].y)
+    assert len(labels) == 5 and sum(t.startswith("† ") for t in labels) == 1
+    assert next(t for t in labels if t.startswith("† ")).endswith("rare &lt;= 0")  # escaped for Plotly
+    assert "†: 1 shown not identified in this neighbourhood (changed in fewer than 30 samples a fit)" in \
+        fig.layout.title.text.replace("</sup><br><sup>", " ")
+    plain = figures.attribution_bar(make(0).explain(X.iloc[[0]], num_samples=1000), title="LIME")
+    assert not any(t.startswith("† ") for t in plain.data[0].y) and "†" not in plain.layout.title.text
