@@ -73,3 +73,13 @@ def brute_force_boosted_shapley(model, x, background) -> np.ndarray:
                 for S in combinations(others, s):
                     phi[j] += w * (value[frozenset(S + (j,))] - value[frozenset(S)])
     return phi
+
+
+def additive_output(model):
+    """What an exact tree path decomposes, as a function of rows -> (n_rows, n_outputs): a boosted classifier's
+    margin (``decision_function``), a forest's class probabilities, a regressor's prediction."""
+    if hasattr(model, "decision_function"):
+        return lambda Z: np.asarray(model.decision_function(Z), float).reshape(len(Z), -1)
+    if hasattr(model, "predict_proba"):
+        return lambda Z: model.predict_proba(Z)
+    return lambda Z: np.asarray(model.predict(Z), float).reshape(len(Z), -1)

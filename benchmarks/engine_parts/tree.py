@@ -28,7 +28,7 @@ from sklearn.preprocessing import OneHotEncoder
 from threadpoolctl import threadpool_limits
 
 from explainers.tree_shap import TreeShap
-from tests.shapley_oracle import brute_force_boosted_shapley, brute_force_shapley
+from tests.shapley_oracle import additive_output, brute_force_boosted_shapley, brute_force_shapley
 
 TIMING_BG = 100
 ADULT_KEEP = ["age", "workclass", "education", "marital-status", "occupation", "sex", "hours-per-week",
@@ -38,15 +38,6 @@ ADULT_KEEP = ["age", "workclass", "education", "marital-status", "occupation", "
 def _table(loader, d):
     X, y = loader(return_X_y=True, as_frame=True)
     return X.iloc[:, :d].astype(float), y
-
-
-def _out(model):
-    """What Candor decomposes, as (n, outputs): margin of a boosted classifier, probability of a forest."""
-    if hasattr(model, "decision_function"):
-        return lambda Z: np.asarray(model.decision_function(Z), float).reshape(len(Z), -1)
-    if hasattr(model, "predict_proba"):
-        return lambda Z: model.predict_proba(Z)
-    return lambda Z: np.asarray(model.predict(Z), float).reshape(len(Z), -1)
 
 
 def _adult_small(n: int = 3000):
@@ -145,7 +136,7 @@ def accuracy(name, model, X, pipe, groups, n_bg: int, rows: list[int]) -> dict:
     rng = np.random.default_rng(0)
     bg = X.iloc[rng.choice(len(X), n_bg, replace=False)]
     to_in = (lambda Z: pipe[:-1].transform(Z)) if pipe is not None else (lambda Z: Z)
-    f = _out(pipe if pipe is not None else model)
+    f = additive_output(pipe if pipe is not None else model)
     ts = TreeShap(model, to_in(bg), groups=groups)
     V = ts.shap_values(to_in(X.iloc[rows]))
     oracle = np.stack([np.stack([brute_force_shapley(lambda Z, k=k: f(Z)[:, k], X.iloc[[r]], bg)

@@ -17,7 +17,7 @@ from sklearn.preprocessing import OneHotEncoder
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from explainers.tree_shap import TreeShap
-from tests.shapley_oracle import brute_force_shapley
+from tests.shapley_oracle import additive_output, brute_force_shapley
 
 TOL = 1e-6
 N_BG = 25
@@ -28,21 +28,13 @@ def _table(loader, d):
     return X.iloc[:, :d].astype(float), y
 
 
-def _margin(model):
-    if hasattr(model, "decision_function"):
-        return lambda Z: np.asarray(model.decision_function(Z), float).reshape(len(Z), -1)
-    if hasattr(model, "predict_proba"):
-        return lambda Z: model.predict_proba(Z)
-    return lambda Z: np.asarray(model.predict(Z), float).reshape(len(Z), -1)
-
-
 def _check(model, X: pd.DataFrame, rows=(7, 42), groups=None, raw=None):
     """Our values for ``rows`` equal brute force on every output; efficiency holds; the output is the model's."""
     rng = np.random.default_rng(0)
     bg = X.iloc[rng.choice(len(X), N_BG, replace=False)]
     explained = model if raw is None else raw
     ts = TreeShap(model, bg if raw is None else raw[:-1].transform(bg), groups=groups)
-    f = _margin(explained)
+    f = additive_output(explained)
     inputs = X if raw is None else raw[:-1].transform(X)
     np.testing.assert_allclose(ts.output_of(inputs), f(X), atol=1e-9)
     V = ts.shap_values(inputs.iloc[list(rows)] if hasattr(inputs, "iloc") else inputs[list(rows)])
