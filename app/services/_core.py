@@ -25,6 +25,7 @@ _lazies: dict[str, "_Lazy"] = {}
 _caches: list = []
 _warm_order: list[str] = []
 _warm_last: set[str] = set()
+_warm_first: set[str] = set()
 warm_seconds: dict[str, tuple[float, float]] = {}
 """Per warm value computed by the last warm-up: (wall seconds, CPU seconds of the process: OpenMP threads of a model count, requests served meanwhile too)."""
 log = logging.getLogger("candor.warmup")
@@ -84,16 +85,19 @@ def lazy(name: str, factory: Callable[[], object], *, warm: bool | str = False) 
 
     ``warm=True`` adds it to what :func:`init` precomputes, in registration order; ``warm="last"`` after
     every ``warm=True`` value, whatever the import order (a step of minutes that one page also computes on
-    opening, with its own progress, must not hold back the steps other pages wait for).
+    opening, with its own progress, must not hold back the steps other pages wait for); ``warm="first"``
+    before every other, and at once: the background warm-up computes the ``"first"`` values as soon as the
+    workspace is installed, while the server is still starting, then waits for the first request before the
+    rest (the Descriptive page's first row: a second or more of a user's first click otherwise, issue 23).
     """
-    if warm not in (False, True, "last"):
-        raise ValueError(f"warm must be False, True or 'last', got {warm!r}")
+    if warm not in (False, True, "last", "first"):
+        raise ValueError(f"warm must be False, True, 'first' or 'last', got {warm!r}")
     _factories[name] = factory
     if warm:
-        if warm == "last":
-            _warm_last.add(name)
+        (_warm_last if warm == "last" else _warm_first if warm == "first" else set()).add(name)
         _warm_order.append(name)
-        _warm_order.sort(key=lambda n: n in _warm_last)  # stable: registration order within each group
+        # stable: registration order within each group
+        _warm_order.sort(key=lambda n: 0 if n in _warm_first else 2 if n in _warm_last else 1)
     return lambda: get(name)
 
 
@@ -181,8 +185,8 @@ def workspace() -> Workspace:
 def init(ws: Workspace, *, warm: bool | str = True) -> None:
     """Install ``ws`` as the workspace every page explains.
 
-    ``warm=True`` computes the registered warm values in a background thread
-    (after the first request), ``warm="sync"`` before returning (gunicorn
+    ``warm=True`` computes the registered warm values in a background thread (those registered
+    ``warm="first"`` at once, the others after the first request), ``warm="sync"`` before returning (gunicorn
     ``--preload``), ``False`` leaves everything lazy.
     """
     global _ws, _store
@@ -205,11 +209,14 @@ def init(ws: Workspace, *, warm: bool | str = True) -> None:
 
 
 def _warm(wait: bool = False) -> None:
+    warm_seconds.clear()
+    first = [n for n in _warm_order if n in _warm_first]
+    for name in first:  # before the first request: what a user's first click needs
+        _warm_step(name)
     if wait:
         first_request.wait(timeout=15)
         time.sleep(1.0)  # the first page's own callbacks arrive just after the HTML
-    warm_seconds.clear()
-    for name in _warm_order:
+    for name in [n for n in _warm_order if n not in first]:  # also the pages' values registered meanwhile
         _warm_step(name)
     warm_done.set()
 

@@ -7,6 +7,8 @@ step's wall and CPU seconds are kept and logged. Registries are swapped for the 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 import types
 
 import pytest
@@ -21,6 +23,7 @@ def registry(monkeypatch):
     monkeypatch.setattr(_core, "_lazies", {})
     monkeypatch.setattr(_core, "_warm_order", [])
     monkeypatch.setattr(_core, "_warm_last", set())
+    monkeypatch.setattr(_core, "_warm_first", set())
     monkeypatch.setattr(_core, "warm_seconds", {})
     monkeypatch.setattr(_core, "_ws", None)
     monkeypatch.setattr(_core, "_store", _core._store)
@@ -66,9 +69,42 @@ def test_every_step_is_timed_and_logged_even_one_that_fails(registry, monkeypatc
     assert _core.warm_done.is_set()
 
 
+def test_first_steps_run_before_the_first_request_and_the_rest_after_it(registry, monkeypatch):
+    """issue 23: the Descriptive page's first row is computed while the server starts, not after its first page."""
+    ran, step = registry
+    monkeypatch.setattr(_core, "first_request", threading.Event())
+    monkeypatch.setattr(_core, "warm_done", threading.Event())
+    monkeypatch.setattr(_core, "time", types.SimpleNamespace(perf_counter=time.perf_counter,
+                                                             process_time=time.process_time, sleep=lambda s: None))
+    _core.lazy("a", step("a"), warm=True)
+    _core.lazy("late", step("late"), warm="last")
+    _core.lazy("row", step("row"), warm="first")
+    _core.lazy("row2", step("row2"), warm="first")
+    assert _core._warm_order == ["row", "row2", "a", "late"]
+    _core.init(object())  # background warm-up
+    deadline = time.monotonic() + 10
+    while ran != ["row", "row2"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.05)
+    assert ran == ["row", "row2"]  # the rest waits for the first request
+    assert not _core.warm_done.is_set()
+    assert warmup.warm_status().step == 3 and warmup.warm_status().current == "a"
+    _core.first_request.set()
+    assert _core.warm_done.wait(10)
+    assert ran == ["row", "row2", "a", "late"]
+    assert set(_core.warm_seconds) == {"row", "row2", "a", "late"}
+
+
+def test_the_first_row_view_is_the_first_warm_step():
+    from app.services import row_view
+
+    assert _core._warm_order[0] == "first_row_view"
+    assert row_view.first_row_view is not None
+
+
 def test_an_unknown_warm_value_is_refused(registry):
-    with pytest.raises(ValueError, match="warm must be False, True or 'last'"):
-        _core.lazy("x", lambda: 1, warm="first")
+    with pytest.raises(ValueError, match="warm must be False, True, 'first' or 'last'"):
+        _core.lazy("x", lambda: 1, warm="early")
 
 
 def test_the_surrogate_frontier_is_the_last_warm_step():
