@@ -17,9 +17,10 @@ Cases:
 
 For each case, the LIME the page draws (``app.services.tabular._make_lime``) explains the first ``--rows``
 held-out rows; printed per case: CPU ms a row (``time.process_time``, this process, median and max), the
-neighbourhood size reached and whether the tolerance was met. ``--reproducible`` uses the build's stopping
-rule (no time budget, 8,000-sample cap: :func:`app.services.tabular.reproducible_lime`). The last line is
-one JSON object.
+neighbourhood size reached, whether the tolerance was met and how many features the neighbourhood did not
+identify (``params["unidentified"]``: indicator changed in fewer than ``min_changes`` samples a fit, left out of
+the judgment). ``--reproducible`` uses the build's stopping rule (no time budget, 8,000-sample cap:
+:func:`app.services.tabular.reproducible_lime`). The last line is one JSON object.
 """
 from __future__ import annotations
 
@@ -88,17 +89,19 @@ def measure(case: str, rows: int, folder: Path) -> dict:
     services.init(ws, warm=False)
     lime = tabular._make_lime()
     lime.explain(ws.X.iloc[[int(ws.test_idx[0])]])  # warm: imports, caches
-    ms, sizes, conv = [], [], []
+    ms, sizes, conv, unid = [], [], [], []
     for r in ws.test_idx[:rows]:
         t0 = time.process_time()
         e = lime.explain(ws.X.iloc[[int(r)]])
         ms.append(1000 * (time.process_time() - t0))
         sizes.append(int(e.params["num_samples"]))
         conv.append(bool(e.params["converged"]))
+        unid.append(len(e.params.get("unidentified", ())))
     out = {"case": case, "features": ws.X.shape[1], "rows": rows, "cpu_ms_median": float(np.median(ms)),
-           "cpu_ms_max": float(np.max(ms)), "num_samples": sizes, "converged": sum(conv)}
+           "cpu_ms_max": float(np.max(ms)), "num_samples": sizes, "converged": sum(conv), "unidentified": unid}
     print(f"{case}: {ws.X.shape[1]} columns, CPU ms a row median {out['cpu_ms_median']:.0f}, max "
-          f"{out['cpu_ms_max']:.0f}; samples {sizes}; converged {sum(conv)}/{rows}")
+          f"{out['cpu_ms_max']:.0f}; samples {sizes}; converged {sum(conv)}/{rows}; features not identified "
+          f"(left out of the judgment) {unid}")
     return out
 
 
