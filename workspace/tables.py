@@ -58,6 +58,48 @@ def _sniff(head: str) -> tuple[str, bool]:
     return best, spaced
 
 
+def _csv_problem(exc: csv.Error) -> str:
+    """What a ``csv.Error`` from reading a header line means, in the user's terms."""
+    text = str(exc)
+    if text.startswith("new-line character"):
+        return ("its header line holds a bare carriage return (\\r) outside quotes; save the file with \\n or "
+                "\\r\\n line ends")
+    if text.startswith("field larger than field limit"):
+        return f"a column name in its header line is longer than {csv.field_size_limit():,} characters"
+    return f"header line: {first_line(exc)}"
+
+
+def _header(line: str, sep: str, spaced: bool, name: str) -> list[str]:
+    """The fields of a CSV's header ``line``.
+
+    Parameters
+    ----------
+    line : str
+        The file's first line, without its ``\\n``.
+    sep : str
+        The sniffed delimiter.
+    spaced : bool
+        Whether spaces after each delimiter are dropped.
+    name : str
+        The file's name, for the error.
+
+    Returns
+    -------
+    list of str
+        The header's fields (empty for an empty line).
+
+    Raises
+    ------
+    CandorError
+        ``"<name>: not a readable CSV (...)"`` naming what :mod:`csv` could not parse (a bare carriage
+        return, a field over :func:`csv.field_size_limit`), instead of letting ``_csv.Error`` escape.
+    """
+    try:
+        return next(csv.reader(io.StringIO(line), delimiter=sep, skipinitialspace=spaced), [])
+    except csv.Error as exc:
+        raise CandorError(f"{name}: not a readable CSV ({_csv_problem(exc)})") from None
+
+
 def _read_csv(path: Path, notes: list[str]) -> pd.DataFrame:
     raw = path.read_bytes()
     try:
@@ -81,9 +123,9 @@ def _read_csv(path: Path, notes: list[str]) -> pd.DataFrame:
                 notes.append(f"{path.name}: unbalanced double quotes merged lines ({len(df):,} rows instead of "
                              f"{data_lines:,}); read again with quotes taken literally")
                 df = literal
-    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError, ValueError) as exc:
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError, ValueError, csv.Error) as exc:
         raise CandorError(f"{path.name}: not a readable CSV ({first_line(exc)})") from None
-    header = next(csv.reader(io.StringIO(text.split("\n", 1)[0]), delimiter=sep, skipinitialspace=spaced), [])
+    header = _header(text.split("\n", 1)[0], sep, spaced, path.name)
     if header and sum(_numeric(h) for h in header) >= max(2, len(header) // 3):
         raise CandorError(f"{path.name}: the first row looks like data ({', '.join(header[:3])}, ...), not column "
                           "names; add a header row with the column names")
@@ -148,7 +190,7 @@ def _head_text(path: Path) -> str:
 def _csv_shape(path: Path) -> tuple[int, int, str]:
     head = _head_text(path)
     sep, spaced = _sniff(head)
-    header = next(csv.reader(io.StringIO(head.split("\n", 1)[0]), delimiter=sep, skipinitialspace=spaced), [])
+    header = _header(head.split("\n", 1)[0], sep, spaced, path.name)
     lines, last = 0, b"\n"
     with open(path, "rb") as fh:
         while chunk := fh.read(CHUNK):
@@ -212,7 +254,7 @@ def estimated_bytes(path: str | Path) -> int:
     size = path.stat().st_size
     try:
         sample = pd.read_csv(path, sep=sep, nrows=SAMPLE_ROWS, encoding_errors="replace", engine="c")
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeDecodeError):
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeDecodeError, csv.Error):
         return 4 * size  # read_table names the problem
     per_row = sample.memory_usage(deep=True).sum() / max(len(sample), 1)
     return int(per_row * rows) + 3 * size
