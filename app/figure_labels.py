@@ -54,6 +54,20 @@ def wrap_note(text: str, width: int = 90) -> str:
     return "<br>".join(textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)) or text
 
 
+def unidentified_marks(e, order, labels: list[str], note: str) -> tuple[list[str], str]:
+    """LIME's features its neighbourhood did not identify (``e.params["unidentified"]``, fewer than
+    ``params["min_changes"]`` changes a fit; :class:`explainers.LimeExplainer`): their drawn labels get ``"† "``
+    and the title note one line saying so. ``order``: the drawn features' indices, ``labels`` their labels."""
+    out = set((e.params.get("unidentified") or ()) if isinstance(e.params, dict) else ())
+    marked = [e.feature_names[j] in out for j in order]
+    if not any(marked):
+        return labels, note
+    line = wrap_note(f"†: {sum(marked)} shown not identified in this neighbourhood (changed in fewer than "
+                     f"{e.params.get('min_changes', '?')} samples a fit), not judged for convergence")
+    return ([("† " if m else "") + t for m, t in zip(marked, labels)],
+            note + "<br><sup>" + line.replace("<br>", "</sup><br><sup>") + "</sup>")
+
+
 def tick_label(text: str, width: int = 26, max_lines: int = 3) -> str:
     """An escaped axis label broken into lines of at most ``width`` characters (at spaces and ``_``), at most
     ``max_lines`` lines (the rest ends in "…"), so a long feature name is neither clipped by the figure's

@@ -25,7 +25,7 @@ from explainers.numbers import plain  # the one formatter of numbers people read
 from explainers.types import AgreementReport
 
 from app.figure_labels import (FONT_FAMILY, _label_lines, _lines_of, alt_text, esc, esc_all,  # re-exported
-                               label_margin, text_px, tick_label, tick_labels, wrap_note)
+                               label_margin, text_px, tick_label, tick_labels, unidentified_marks, wrap_note)
 
 POS, NEG, GREY = "#b2182b", "#2166ac", "#767676"
 DIVERGING = [[0.0, "#2166ac"], [0.25, "#67a9cf"], [0.5, "#f7f7f7"], [0.75, "#ef8a62"], [1.0, "#b2182b"]]
@@ -269,16 +269,8 @@ def attribution_bar(e: Explanation, max_display: int = 10, title: str | None = N
     err = np.nan_to_num(se[order]) if se is not None else np.zeros(len(order))
     cond = e.params.get("conditions") if isinstance(e.params, dict) else None
     names = list(cond) if cond is not None and len(cond) == len(e.feature_names) else list(e.feature_names)
-    unid = set(e.params.get("unidentified") or ()) if isinstance(e.params, dict) else set()  # LIME: not identified
-    y = [("† " if e.feature_names[j] in unid else "") + (ROUGH if flags[j] else "") + t
-         for j, t in zip(order, tick_labels([names[j] for j in order]))]
-    note = _error_note(se, flags, order)
-    marked = sum(e.feature_names[j] in unid for j in order)
-    if marked:
-        note += "<br><sup>" + wrap_note(
-            f"†: {marked} shown not identified in this neighbourhood (changed in fewer than "
-            f"{e.params.get('min_changes', '?')} samples a fit), not judged for convergence"
-        ).replace("<br>", "</sup><br><sup>") + "</sup>"
+    y = [(ROUGH if flags[j] else "") + t for j, t in zip(order, tick_labels([names[j] for j in order]))]
+    y, note = unidentified_marks(e, order, y, _error_note(se, flags, order))  # LIME's † bars
     n = len(order)
     font = 12 if n <= 18 else 10 if n <= 30 else 9
     # the height is the row's page's, not the row's (a figure changing height is redrawn once more by Dash's
