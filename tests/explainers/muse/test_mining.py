@@ -54,3 +54,29 @@ def test_nothing_frequent_and_chunks_of_one():
     rng = np.random.default_rng(7)
     B = rng.random((80, 9)) < 0.6
     assert frequent_itemsets(B, 0.1, 3, chunk=1) == frequent_itemsets(B, 0.1, 3)
+
+
+def test_mined_itemsets_are_kept_per_matrix_and_parameters(monkeypatch):
+    """A second fit on the same rows reads the itemsets the first mined; other rows or another support mine again,
+    and every answer equals a fresh mining."""
+    from explainers.muse import _items
+    from explainers.muse._items import Item, mine_itemsets
+    from explainers.types import Predicate
+
+    monkeypatch.setattr(_items, "_MINED", type(_items._MINED)())
+    calls = []
+    real = _items._mine
+    monkeypatch.setattr(_items, "_mine", lambda *a: calls.append(a[2]) or real(*a))
+    rng = np.random.default_rng(3)
+    I = rng.random((120, 8)) < 0.5
+    items = [Item(f"f{j}", (Predicate(f"f{j}", ">", 0.0),)) for j in range(8)]
+    first = mine_itemsets(I, items, 0.1, 3)
+    again = mine_itemsets(I.copy(), items, 0.1, 3)
+    assert again == first and len(calls) == 1
+    other = I.copy()
+    other[0, 0] = not other[0, 0]
+    assert mine_itemsets(other, items, 0.1, 3) == real(other, items, 0.1, 3, 64, 5000, 0, 1000)
+    assert mine_itemsets(I, items, 0.2, 3) == real(I, items, 0.2, 3, 64, 5000, 0, 1000)
+    assert len(calls) == 3
+    again.append("changed")  # callers get their own list
+    assert mine_itemsets(I, items, 0.1, 3) == first
