@@ -9,6 +9,9 @@ Two kinds of file are accepted, both read on the CPU:
   trusted code: the user names it explicitly, it must be importable here (the working
   directory is on the path of ``python -m app``), it is built with keyword arguments from a
   JSON object, and the weights are loaded with ``load_state_dict(strict=True)``. This is the default.
+  Before anything is imported, the class is looked up in its module's source file (:func:`_check_module`:
+  found on the path, parsed with :mod:`ast`, never run), and a module of the standard library or the
+  installed packages (other than ``torch.nn``) is imported only with ``trust_code``.
 - a **TorchScript archive** (``.pt``/``.pth``/``.torchscript``, written by
   ``torch.jit.script(model).save(path)`` or ``torch.jit.trace``): a *program*, read with
   ``torch.jit.load(path, map_location="cpu")``. Its code runs in torch's interpreter when it is
@@ -43,9 +46,11 @@ https://huggingface.co/docs/safetensors
 """
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import re
+import sys
 import warnings
 import zipfile
 from collections.abc import Mapping
@@ -132,11 +137,130 @@ def _read_state_dict(path: Path) -> Mapping:
     return obj
 
 
-def _import_class(spec: str, model_name: str):
+def _system_folders() -> list[Path]:
+    """The Python installation's standard library and installed-packages folders (not the operator's own code)."""
+    import site
+    import sysconfig
+
+    paths = [sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
+    paths += [*site.getsitepackages(), site.getusersitepackages()]
+    return [Path(p).resolve() for p in paths if p]
+
+
+def _find_module(module_name: str):
+    """The specs of ``module_name`` and of each package above it, found on ``sys.path`` without running any of them.
+
+    ``importlib.util.find_spec("a.b")`` imports ``a`` (runs its ``__init__``); this walks the path finder one
+    level at a time instead, through a loaded package's ``__path__`` or the found one's search locations.
+    Returns None when a level is not found by the path finder (a builtin, frozen or custom-loader module).
+    """
+    from importlib.machinery import PathFinder
+
+    specs, search = [], None
+    parts = module_name.split(".")
+    for i in range(len(parts)):
+        name = ".".join(parts[:i + 1])
+        loaded = sys.modules.get(name)
+        spec = getattr(loaded, "__spec__", None) if loaded is not None else PathFinder.find_spec(name, search)
+        if spec is None:
+            return None
+        specs.append(spec)
+        search = spec.submodule_search_locations
+        if search is None and i < len(parts) - 1:
+            return None
+    return specs
+
+
+def _binds(body: list, name: str):
+    """Where ``name`` is bound among module- or class-level statements ``body``: its ClassDef, True for another
+    binding (or one that may bind anything: ``import *``, a module ``__getattr__``), None for none."""
+    found = None
+    for node in body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return node
+        if isinstance(node, (ast.If, ast.Try, ast.With)):
+            inner = [*node.body, *getattr(node, "orelse", []), *getattr(node, "finalbody", []),
+                     *(s for h in getattr(node, "handlers", []) for s in h.body)]
+            found = found or _binds(inner, name)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found = found or (node.name in (name, "__getattr__") or None)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found = found or (any(a.name == "*" or (a.asname or a.name.split(".")[0]) == name
+                                  for a in node.names) or None)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found = found or (any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
+                              or None)
+    return found
+
+
+def _check_class_source(spec, module_name: str, qualname: str, model_name: str) -> None:
+    """Refuse a ``qualname`` that the module's source file does not bind, reading (never running) the file."""
+    try:
+        tree = ast.parse(Path(spec.origin).read_bytes(), filename=spec.origin)
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise CandorError(f"{model_name}: cannot read the source of module {module_name!r} ({first_line(exc)})") \
+            from None
+    body = tree.body
+    for part in qualname.split("."):
+        node = _binds(body, part)
+        if node is None:
+            raise CandorError(f"{model_name}: module {module_name!r} has no class {qualname!r} (checked in "
+                              f"{Path(spec.origin).name}, which was not imported)")
+        if node is True:
+            return  # bound by an import or an assignment: the import below checks what it is
+        body = node.body
+
+
+def _check_module(spec_text: str, model_name: str, trust_code: bool) -> None:
+    """Check a ``package.module:ClassName`` against its module's source before anything is imported.
+
+    The module (and each package above it, whose ``__init__`` an import runs) must be a Python source file
+    outside the standard library and the installed packages: the operator's own code, on ``PYTHONPATH`` or in
+    the working directory. torch's own ``torch.nn`` modules are allowed; anything else only with
+    ``trust_code`` (``--trust-model-code``). The class must be bound in the module's source (:mod:`ast`).
+
+    Raises
+    ------
+    CandorError
+        A module not found, one outside the operator's code without ``trust_code``, or no such class.
+    """
+    from importlib.machinery import SourceFileLoader
+
+    module_name, qualname = spec_text.split(":")
+    specs = _find_module(module_name)
+    if specs is None:
+        if trust_code:
+            return  # e.g. a builtin or a custom importer: imported as asked
+        raise CandorError(f"{model_name}: cannot import module {module_name!r} of class {spec_text} "
+                          f"(ModuleNotFoundError: no Python source file for {module_name!r} on the path); it must be "
+                          "importable from the working directory or PYTHONPATH")
+    final = specs[-1]
+    source = isinstance(final.loader, SourceFileLoader) and final.origin
+    if source:
+        _check_class_source(final, module_name, qualname, model_name)
+    if trust_code or module_name == "torch.nn" or module_name.startswith("torch.nn."):
+        return
+    system = _system_folders()
+    for spec in specs:
+        if spec.origin in (None, "namespace") and spec.submodule_search_locations is not None:
+            continue  # a namespace package runs no code
+        origin = Path(spec.origin).resolve() if spec.origin and spec.has_location else None
+        where = ("not a Python source file" if origin is None or not isinstance(spec.loader, SourceFileLoader)
+                 else "in the Python installation or its installed packages"
+                 if any(origin.is_relative_to(f) for f in system) else None)
+        if where:
+            raise CandorError(f"{model_name}: model class {spec_text}: module {spec.name!r} is {where} "
+                              f"({spec.origin}), not your own code, so it is not imported; name a class from "
+                              "PYTHONPATH or the working directory, or pass --trust-model-code")
+
+
+def _import_class(spec: str, model_name: str, trust_code: bool = False):
     from torch import nn
 
     if not _CLASS_SPEC.match(spec):
         raise CandorError(f"{model_name}: model class {spec!r} must be written package.module:ClassName")
+    _check_module(spec, model_name, trust_code)  # reads, never runs, before the import
     module_name, qualname = spec.split(":")
     try:
         module = importlib.import_module(module_name)
@@ -153,14 +277,14 @@ def _import_class(spec: str, model_name: str):
     return obj
 
 
-def _build(path: Path, opts: TorchOptions):
-    """A module from a state dict file and the named class, weights loaded strictly."""
+def _build(path: Path, opts: TorchOptions, trust_code: bool = False):
+    """A module from a state dict file and the named class (checked, then imported), weights loaded strictly."""
     state = _read_state_dict(path)
     if opts.model_class is None:
         raise CandorError(f"{path.name}: not a TorchScript archive but a state dict ({len(state)} tensors), and no "
                           f"model class was given: pass --torch-class package.module:ClassName (and --torch-kwargs "
                           f"JSON), or write them in {path.name}.json")
-    cls = _import_class(opts.model_class, path.name)
+    cls = _import_class(opts.model_class, path.name, trust_code)
     try:
         module = cls(**(opts.kwargs or {}))
     except Exception as exc:
@@ -227,7 +351,7 @@ def load_torch_model(path: Path, options: TorchOptions | None = None, *, trust_c
         except Exception as exc:
             raise CandorError(f"{path.name}: not a loadable TorchScript archive ({first_line(exc)})") from None
     else:
-        module, how = _build(path, opts), f"state dict + {opts.model_class}"
+        module, how = _build(path, opts, trust_code), f"state dict + {opts.model_class}"
     task = "classification" if opts.classes is not None else "regression"
     try:
         model = TorchTabularModel(module, task=task, classes=opts.classes, output=opts.output or "logits",
