@@ -26,12 +26,15 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from store.codec import global_meta, split_explanation
 from store.format import FORMAT_VERSION, METHODS, NOT_STORED
 from store.hashes import source_hashes
 from store.read import workspace_key
-from store.write import StoreWriter
+from store.provenance import reproduction
+from store.write import StoreWriter, partial_folder
+from store.write import check_out_folder as _check_out, remove_path as _remove, swap_in as _swap_in
 from workspace.errors import CandorError
 from workspace.settings import Settings
 from .model_flags import add_model_arguments
@@ -83,26 +86,40 @@ class RowTask:
 
             _core.init(Selection(**self.selection).load(), warm=False)
         rows = [int(r) for r in self.rows[start:stop]]
-        ws = _core.workspace()
-        out: dict[str, list] = {"prediction": list(np.asarray(ws.output(ws.X.iloc[rows]), dtype=float))}
-        # the services' row functions (no store is installed while building): their per-row cache then
-        # serves the Persuasive page's global curve, which explains the first held-out rows again
-        for method, live in (("shap", tabular._shap_row), ("lime", tabular._lime_row)):
-            for r in rows:
-                numbers, rest = split_explanation(live(r))
+        with threadpool_limits(1):  # see build(): OpenMP and BLAS pools spinning on a shared machine
+            shap, lime, prediction = tabular.guarded(f"SHAP and LIME for rows {rows[0]}-{rows[-1]}", _explain_rows, rows)
+        out: dict[str, list] = {"prediction": list(prediction)}
+        for method, found in (("shap", shap), ("lime", lime)):
+            for e in found:
+                numbers, rest = split_explanation(e)
                 for k, v in numbers.items():
                     out.setdefault(f"{method}_{k}", []).append(v)
                 out.setdefault(f"{method}_meta", []).append(rest)
         return {k: np.asarray(v) for k, v in out.items()}
 
 
-def partial_folder(out: Path) -> Path:
-    """Where a build into ``out`` writes (``.<name>.partial`` beside it), renamed over ``out`` when complete.
+def _explain_rows(rows: list[int]) -> tuple[list, list, np.ndarray]:
+    """SHAP and LIME of ``rows`` (positions), each what the live row functions give (``tabular._live_shap_row``,
+    ``_live_lime_row``), computed in batches (:mod:`store.batch`); and the rows' explained output.
 
-    A server running from ``out`` memory-maps its arrays: they are never rewritten in place.
+    The rows' model predictions are checked once around the whole chunk (``tabular.guarded``), not per row.
     """
-    out = Path(out)
-    return out.parent / f".{out.name}.partial"
+    from store.batch import shap_rows
+
+    from .services import _core, tabular
+
+    ws, shap = _core.workspace(), tabular._shap()
+    X = ws.X.iloc[rows]
+    at = {label: r for label, r in zip(X.index, rows)}
+    known = {}
+    if _core.is_ready("shap_all") and shap.exact:  # the live path wraps the global view's values of its rows
+        g, where = tabular._shap_all()
+        se = g.standard_error
+        known = {label: (g.values[where[r]], g.base_value, None if se is None else se[where[r]])
+                 for label, r in at.items() if r in where}
+    shap_found = shap_rows(shap, X, known, alone=lambda label: tabular._live_shap_row(at[label]))
+    lime_found = [tabular._lime().explain(X.iloc[[i]]) for i in range(len(rows))]  # model-bound: see store.batch
+    return shap_found, lime_found, np.asarray(ws.output(X), dtype=float)
 
 
 def _explainer_settings() -> dict:
@@ -153,36 +170,6 @@ def _chunk_dir(partial: Path, key: dict, say) -> Path:
     return build_dir
 
 
-def _remove(path: Path) -> None:
-    """Remove ``path``: a link or file is unlinked (never followed), a folder removed with its contents."""
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-    elif path.exists():
-        shutil.rmtree(path)
-
-
-def _check_out(out: Path) -> None:
-    """Refuse an ``--out`` that a build would replace but that is not a store (never delete a user's folder)."""
-    if out.is_symlink() or (out.exists() and not out.is_dir()):
-        raise CandorError(f"--out {out}: a symbolic link or a file, not a store's folder")
-    if out.is_dir() and any(out.iterdir()) and not (out / "manifest.json").is_file():
-        raise CandorError(f"--out {out}: a folder that is not a Candor store (no manifest.json); a build replaces "
-                          "its --out whole, so choose a new or empty folder")
-    partial = partial_folder(out)
-    if partial.is_symlink() or (partial.exists() and not partial.is_dir()):
-        raise CandorError(f"{partial}: a symbolic link or a file, not a partial build's folder; remove it")
-
-
-def _swap_in(partial: Path, out: Path) -> None:
-    """Rename the finished ``partial`` over ``out``: a server already serving ``out`` keeps the old files."""
-    old = out.parent / f".{out.name}.old-{os.getpid()}"
-    if os.path.lexists(out):
-        os.replace(out, old)
-    os.replace(partial, out)
-    if os.path.lexists(old):
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def _versions() -> dict:
     found = {"python": sys.version.split()[0]}
     for name in LIBRARIES:
@@ -211,7 +198,8 @@ def _without_clock_budgets(fn):
         try:
             tabular.reproducible_lime()
             tabular.AGNOSTIC_BUDGET_S = persuasive.GLOBAL_BUDGET_S = float("inf")
-            return fn(*args, **kwargs)
+            with threadpool_limits(1):
+                return fn(*args, **kwargs)
         finally:
             tabular.LIME_LIMITS.clear()
             tabular.LIME_LIMITS.update(saved[0])
@@ -295,6 +283,9 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
         writer.table("row_meta.parquet", pd.DataFrame({"row": rows, **{m: arrays[f"{m}_meta"].astype(str)
                                                                        for m in METHODS}}))
     timings["rows_s"] = time.perf_counter() - t
+    reproduce, positions = reproduction(ws.X, ws.train_idx, tabular._shap(), tabular._lime())
+    for name, array in positions.items():  # SHAP's background and LIME's training rows: anyone can recompute
+        writer.array(name, array)
 
     for part, name, what, make in (("persuasive", "persuasive_global.json", "the Persuasive page's global curve",
                               lambda: persuasive_service.global_curve_to_json(persuasive_service.persuasive_global())),
@@ -323,7 +314,7 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
         "workspace": workspace_key(ws), "source": ws.source,
         "facts": {"shap_algorithm": shap.algorithm, "shap_exact": bool(shap.exact),
                   "shap_sums_children": bool(shap.sums_children)},
-        "global": global_meta(g),
+        "global": global_meta(g), "reproduce": reproduce,
         "explainers": {**(settings_used := _explainer_settings()),
                        "shap": {**settings_used["shap"], "source": g.source}},
         "rows": {"stored": int(len(rows)), "held_out": int(len(ws.test_idx)), "chunk_rows": chunk_rows,

@@ -14,7 +14,15 @@ Version 1 layout (``N`` stored rows, ``d`` features, ``G`` rows of the global SH
     global_values.npy, global_feature_values.npy, global_se.npy  (G, d) float64, global_rows.npy (G,) int64
     persuasive_global.json        the Persuasive page's top-k curve averaged over held-out rows
     muse_default.json, frontier_default.json   the Surrogate page's default fits, rules as JSON
+    shap_background_rows.npy      (B,) int64: the positions in the table of SHAP's background rows
+    lime_training_rows.npy        (T,) int64: the positions of the rows LIME's sampling statistics come from
     added/<method>/<row>.json     rows a live server explained on demand and added (not in the manifest)
+
+The manifest's ``reproduce`` section (:mod:`store.provenance`) says per method what each value is of (output
+space, units, explained class, algorithm, seeds) and names the two row files, so that anyone with the model and
+the table can recompute every stored value. Both are additions to version 1, not a new version: a reader of
+version 1 needs neither, and a version-1 store built before them (issue 23) opens as before, without them
+(:meth:`store.read.Store.reproduction` then returns None).
 """
 from __future__ import annotations
 
@@ -46,6 +54,8 @@ HOLDS = {
     "global_feature_values.npy": "float64 (G, d): those rows (beeswarm colours)",
     "global_se.npy": "float64 (G, d): their standard errors",
     "global_rows.npy": "int64 (G,): the global view's rows",
+    "shap_background_rows.npy": "int64 (B,): positions in the table of SHAP's background rows, in its order",
+    "lime_training_rows.npy": "int64 (T,): positions in the table of the rows LIME's sampling statistics come from",
     "persuasive_global.json": "the Persuasive page's top-k curve averaged over held-out rows, with standard errors",
     "muse_default.json": "the Surrogate page's MUSE fit at default budgets: rules, held-out agreement, interval",
     "frontier_default.json": "MUSE, CART and flat surrogates over the frontier budgets: rules, agreement, intervals",

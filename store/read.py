@@ -186,6 +186,24 @@ class Store:
         g = codec.global_from_parts(meta, a["global_values"], a["global_feature_values"], a["global_se"])
         return g, {int(r): i for i, r in enumerate(a["global_rows"])}
 
+    def reproduction(self, method: str) -> dict | None:
+        """What recomputing ``method``'s stored values needs (the manifest's ``reproduce`` section), or None.
+
+        For ``"shap"``: ``output_space``, ``units``, ``target``, ``algorithm``, ``seed`` and
+        ``background_rows``, the positions in the table of the background rows (int64 array, memory-mapped);
+        for ``"lime"``: its settings and ``training_rows``, the rows its sampling statistics come from.
+        None for a store built before issue 23 (format version 1 without them).
+        """
+        section = dict((self.manifest.get("reproduce") or {}).get(method) or {})
+        if not section:
+            return None
+        for key in ("background_rows", "training_rows"):
+            if key in section:
+                section[key] = self._arrays.get(str(section[key]).removesuffix(".npy"))
+                if section[key] is None:
+                    return None
+        return section
+
     def json(self, name: str):
         """The stored JSON file ``name``, parsed at open from the bytes hashed then, or None if not stored."""
         return self._documents.get(name)

@@ -16,6 +16,7 @@ import numpy as np
 
 from workspace.errors import CandorError
 from .format import METHODS
+from .provenance import REPRODUCE_FILES
 
 FLOAT, INT = np.dtype("<f8"), np.dtype("<i8")
 GLOBAL = ("global_values.npy", "global_feature_values.npy", "global_se.npy")
@@ -32,7 +33,9 @@ def required(n_rows: int) -> set[str]:
     return names
 
 
-def _expected(name: str, n: int, g: int, d: int) -> tuple[np.dtype, tuple]:
+def _expected(name: str, n: int, g: int, d: int, length: int) -> tuple[np.dtype, tuple]:
+    if name in REPRODUCE_FILES:  # any length, positions in the table (checked below)
+        return INT, (length,)
     if name in ("rows.npy", "global_rows.npy"):
         return INT, ((n if name == "rows.npy" else g),)
     if name in GLOBAL:
@@ -69,7 +72,7 @@ def check_arrays(folder: Path, manifest: dict, loaded: dict) -> tuple[np.ndarray
     g = len(grows) if grows.ndim == 1 else -1
     for name, arr in loaded.items():
         if name.endswith(".npy"):
-            dtype, shape = _expected(name, n, g, len(columns))
+            dtype, shape = _expected(name, n, g, len(columns), arr.shape[0] if arr.ndim == 1 else -1)
             if arr.dtype != dtype or arr.shape != shape:
                 raise CandorError(f"store {folder}: {name} is {arr.dtype.str} {arr.shape}, expected {dtype.str} {shape} "
                                   f"({n} stored rows, {len(columns)} columns)")
@@ -77,6 +80,10 @@ def check_arrays(folder: Path, manifest: dict, loaded: dict) -> tuple[np.ndarray
         raise CandorError(f"store {folder}: rows.npy is not strictly increasing rows of the {n_table}-row table")
     if g and (len(np.unique(grows)) != g or grows.min() < 0 or grows.max() >= n_table):
         raise CandorError(f"store {folder}: global_rows.npy repeats rows or names rows outside the {n_table}-row table")
+    for name in REPRODUCE_FILES:
+        arr = loaded.get(name)
+        if arr is not None and len(arr) and (arr.min() < 0 or arr.max() >= n_table):
+            raise CandorError(f"store {folder}: {name} names rows outside the {n_table}-row table")
     for name, arr in loaded.items():  # feature values may be NaN (a missing value); everything else is a number
         if name.endswith(".npy") and arr.dtype == FLOAT and "feature_values" not in name:
             with np.errstate(over="ignore", invalid="ignore"):

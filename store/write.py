@@ -8,12 +8,14 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from workspace.errors import CandorError
 from .format import HOLDS, MANIFEST
 from .hashes import file_sha256
 
@@ -94,3 +96,42 @@ class StoreWriter:
         path = self.folder / MANIFEST
         atomic_write(path, json.dumps({**manifest, "files": self.files}, sort_keys=True, indent=1).encode())
         return path
+
+
+def partial_folder(out: Path) -> Path:
+    """Where a build into ``out`` writes (``.<name>.partial`` beside it), renamed over ``out`` when complete.
+
+    A server running from ``out`` memory-maps its arrays: they are never rewritten in place.
+    """
+    out = Path(out)
+    return out.parent / f".{out.name}.partial"
+
+
+def remove_path(path: Path) -> None:
+    """Remove ``path``: a link or file is unlinked (never followed), a folder removed with its contents."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
+
+
+def check_out_folder(out: Path) -> None:
+    """Refuse an ``--out`` that a build would replace but that is not a store (never delete a user's folder)."""
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise CandorError(f"--out {out}: a symbolic link or a file, not a store's folder")
+    if out.is_dir() and any(out.iterdir()) and not (out / "manifest.json").is_file():
+        raise CandorError(f"--out {out}: a folder that is not a Candor store (no manifest.json); a build replaces "
+                          "its --out whole, so choose a new or empty folder")
+    partial = partial_folder(out)
+    if partial.is_symlink() or (partial.exists() and not partial.is_dir()):
+        raise CandorError(f"{partial}: a symbolic link or a file, not a partial build's folder; remove it")
+
+
+def swap_in(partial: Path, out: Path) -> None:
+    """Rename the finished ``partial`` over ``out``: a server already serving ``out`` keeps the old files."""
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    if os.path.lexists(out):
+        os.replace(out, old)
+    os.replace(partial, out)
+    if os.path.lexists(old):
+        shutil.rmtree(old, ignore_errors=True)
