@@ -21,6 +21,7 @@ from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
+from workspace.private_files import private_file
 from workspace.settings import current
 
 __all__ = ["DEFAULT_SQLITE_PATH", "resolve_url", "make_engine", "migrate", "open_database"]
@@ -57,7 +58,7 @@ def make_engine(url: str | None = None) -> Engine:
     if url.startswith("sqlite"):
         path = make_url(url).database  # percent-decoded, as SQLAlchemy will open it
         if path and path != ":memory:" and not path.startswith("file:"):
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            private_file(path)  # 0600 (SQLite gives -wal/-shm its mode), its folder 0700 if created
         engine = create_engine(url, connect_args={"timeout": 10})
         event.listen(engine, "connect", _sqlite_pragmas)
     else:

@@ -10,13 +10,17 @@ Every cache of Candor is opened by :func:`json_cache` or with a subclass of :cla
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import zlib
 from pathlib import Path
 
 import diskcache
 from diskcache.core import MODE_BINARY, MODE_RAW, UNKNOWN
+
+from .private_files import private_file, private_folder, private_opener
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +69,26 @@ class JSONOnlyDisk(diskcache.JSONDisk):
             raise self._refuse("a value", {0: "none", 3: "text", 4: "pickle"}.get(mode, str(mode)))
         return super().fetch(mode, filename, value, read)
 
+    def _write(self, full_path, iterator, mode, encoding=None):
+        """diskcache's ``Disk._write`` (5.6: large values go to files), each file 0600 in 0700 folders."""
+        for attempt in range(10):
+            leaf = os.path.dirname(full_path)
+            for folder in (os.path.dirname(leaf), leaf):  # both levels 0700 (makedirs: the leaf only)
+                with contextlib.suppress(OSError):
+                    os.mkdir(folder, 0o700)
+            try:  # another cache may have deleted the folder before the file could be opened
+                writer = open(full_path, mode, encoding=encoding, opener=private_opener)
+            except OSError:
+                if attempt == 9:
+                    raise
+                continue
+            with writer:
+                size = 0
+                for chunk in iterator:
+                    size += len(chunk)
+                    writer.write(chunk)
+                return size
+
     def _refuse(self, what: str, mode: str) -> RefusedEntry:
         log.warning("candor: cache %s: %s stored as %s was ignored (JSON only; never unpickled)",
                     self._directory, what, mode)
@@ -73,6 +97,9 @@ class JSONOnlyDisk(diskcache.JSONDisk):
 
 def json_cache(folder: Path | str, disk: type[JSONOnlyDisk] = JSONOnlyDisk, **settings) -> diskcache.Cache:
     """A ``diskcache.Cache`` in ``folder`` (created if missing) that holds JSON only (:class:`JSONOnlyDisk`).
+
+    The folder is mode 0700 and its files 0600 (:mod:`workspace.private_files`): whoever can write a cache can
+    change what the pages show.
 
     Parameters
     ----------
@@ -87,5 +114,6 @@ def json_cache(folder: Path | str, disk: type[JSONOnlyDisk] = JSONOnlyDisk, **se
     """
     if not (isinstance(disk, type) and issubclass(disk, JSONOnlyDisk)):
         raise TypeError(f"disk must be a JSONOnlyDisk, got {disk!r}")
-    Path(folder).mkdir(parents=True, exist_ok=True)
+    folder = private_folder(folder)  # 0700; the database 0600 before SQLite opens it (its -wal/-shm follow)
+    private_file(folder / diskcache.core.DBNAME)
     return diskcache.Cache(str(folder), disk=disk, **settings)

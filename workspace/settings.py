@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from .errors import CandorError
 from .torch_options import TorchOptions
@@ -36,10 +38,57 @@ def _path(env, name):
     return Path(value).expanduser() if value else None
 
 
+_SECRET_PARAM = re.compile(r"(?i)((?:^|[?&;])[^=&;#]*(?:pass|pwd|secret|token|auth|key)[^=&;#]*=)[^&;#]*")
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its secrets replaced by ``***``, for error messages and logs.
+
+    Parameters
+    ----------
+    url : str
+        Any text given as a URL (it may not parse as one).
+
+    Returns
+    -------
+    str
+        The user information before the last ``@`` (a ``user:password`` pair keeps ``user``) and the value of
+        every query parameter whose name holds ``pass``, ``pwd``, ``secret``, ``token``, ``auth`` or ``key``
+        replaced by ``***``; the scheme, host, port and path as given.
+    """
+    scheme, sep, rest = url.partition("://")
+    scheme, rest = (scheme + sep, rest) if sep else ("", url)
+    rest = _SECRET_PARAM.sub(r"\1***", rest)
+    if "@" in rest:  # the last @: a password may hold an unencoded @ or /
+        userinfo, host = rest.rsplit("@", 1)
+        user = userinfo.split(":", 1)[0] if ":" in userinfo else ""
+        rest = f"{user}:***@{host}"
+    return scheme + rest
+
+
 def _redis_url(env):
     value = _text(env, "CANDOR_REDIS_URL")
     if value and not value.startswith(("redis://", "rediss://", "unix://")):
-        raise CandorError(f"CANDOR_REDIS_URL must start with redis://, rediss:// or unix://, got {value.split('@')[-1]!r}")
+        raise CandorError(f"CANDOR_REDIS_URL must start with redis://, rediss:// or unix://, got {redact_url(value)!r}")
+    if value and not value.startswith("unix://"):
+        try:  # urllib's message may quote part of a password holding a "/": not shown
+            urlsplit(value).port  # noqa: B018 (raises for a port that is not a number)
+        except ValueError:
+            raise CandorError(f"CANDOR_REDIS_URL {redact_url(value)!r} is not a valid URL (its port is not a "
+                              "number from 0 to 65535)") from None
+    return value
+
+
+MIN_SECRET_KEY = 32
+"""Fewest characters of ``CANDOR_SECRET_KEY`` (32 hex digits are 128 bits)."""
+
+
+def _secret_key(env):
+    value = env.get("CANDOR_SECRET_KEY") or None
+    if value is not None and len(value.strip()) < MIN_SECRET_KEY:
+        raise CandorError(f"CANDOR_SECRET_KEY must be at least {MIN_SECRET_KEY} characters, got "
+                          f"{len(value.strip())}; make one with: python -c \"import secrets; "
+                          "print(secrets.token_hex(32))\"")
     return value
 
 
@@ -216,7 +265,7 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
     threads: int = 16
     allowed_hosts: tuple = ()
     bind_hosts: tuple = ()
-    researcher_password: str | None = None
+    researcher_password: str | None = field(default=None, repr=False)  # secrets: never in a repr
     login_limit: str | None = None
     secure_cookies: str | None = None
     users_file: str | None = None
@@ -225,11 +274,11 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
     auth_default_role: str | None = None
     session_db: str | None = None
     session_hours: str | None = None
-    secret_key: str | None = None
+    secret_key: str | None = field(default=None, repr=False)
     study_dir: str | None = None
     enrol_per_minute: str | None = None
     enrol_study_per_minute: str | None = None
-    database_url: str | None = None
+    database_url: str | None = field(default=None, repr=False)  # may hold a password
 
     def __post_init__(self):
         given = [self.model, self.data, self.target]
@@ -249,7 +298,8 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
         CandorError
             Naming the variable and its value: a limit that is not a positive number, ``CANDOR_WARM``
             other than 1/0/sync, ``CANDOR_TRUST_PICKLE`` other than 0/1, bad ``CANDOR_TORCH_*`` text,
-            or a model without its data and target.
+            a model without its data and target, a ``CANDOR_SECRET_KEY`` shorter than :data:`MIN_SECRET_KEY`
+            characters (its value never shown), or a bad ``CANDOR_REDIS_URL`` (shown through :func:`redact_url`).
         """
         env = os.environ if environ is None else environ
         defaults = cls.__dataclass_fields__
@@ -273,6 +323,7 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
         for name, (var, default) in LIMITS.items():
             values[name] = _number(env, var, default, zero_ok=name in ("max_memory_mb", "model_timeout_s"))
         values.update({name: env.get(var) or None for name, var in RAW.items()})
+        values["secret_key"] = _secret_key(env)
         return cls(**values)
 
     @classmethod

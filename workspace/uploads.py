@@ -30,6 +30,7 @@ from typing import Callable, Iterable
 
 from . import limits
 from .errors import CandorError
+from .private_files import private_folder, private_opener
 from .settings import current
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,10 +55,8 @@ in_use_hooks: list[Callable[[], Iterable[str]]] = []
 
 
 def upload_dir() -> Path:
-    """The folder uploads go to (created on first use)."""
-    folder = Path(current().upload_dir).resolve()
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    """The folder uploads go to (created on first use, mode 0700: :mod:`workspace.private_files`)."""
+    return private_folder(Path(current().upload_dir).resolve())
 
 
 def safe_name(filename: str) -> str:
@@ -113,7 +112,7 @@ class Record:
 @contextlib.contextmanager
 def _locked(folder: Path):
     """The folder's index, read under an exclusive lock (all processes of the server); written back on exit."""
-    with open(folder / LOCK, "a+") as lock:
+    with open(folder / LOCK, "a+", opener=private_opener) as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             try:
@@ -125,7 +124,9 @@ def _locked(folder: Path):
             yield files
             if json.dumps(files, sort_keys=True) != before:
                 tmp = folder / f".{INDEX}.{os.getpid()}.tmp"
-                tmp.write_text(json.dumps({"version": 1, "files": files}))
+                tmp.unlink(missing_ok=True)  # a leftover keeps its mode: written anew, 0600
+                with open(tmp, "x", opener=private_opener) as fh:
+                    fh.write(json.dumps({"version": 1, "files": files}))
                 os.replace(tmp, folder / INDEX)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
@@ -207,13 +208,13 @@ def save(filename: str, content: bytes | str, *, kind: str, suffixes: tuple[str,
                  if kind == "model" else "")
         raise CandorError(f"{name}: a {kind} upload must be one of {', '.join(suffixes)}{extra}")
     data = decode(content, name, limits.mib("CANDOR_MAX_UPLOAD_MB") if limit is None else limit)
-    folder = (folder or upload_dir()).resolve()
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = private_folder((folder or upload_dir()).resolve())
     upload_id = f"{secrets.token_hex(16)}-{name}"
     target = folder / upload_id
     with _locked(folder) as files:
         _sweep(folder, files, len(data), kind)
-        target.write_bytes(data)
+        with open(target, "xb", opener=private_opener) as fh:  # 0600, in a 0700 folder
+            fh.write(data)
         now = time.time()
         files[upload_id] = {"name": name, "kind": kind, "size": len(data), "created": now, "used": now}
     return Record(upload_id, target, name, kind, len(data))

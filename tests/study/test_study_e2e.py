@@ -33,7 +33,7 @@ def _serve(dash_app, db_url, tmp_path, monkeypatch):
     monkeypatch.setenv("CANDOR_STUDY_DIR", str(studies))
     monkeypatch.setenv("DATABASE_URL", db_url)
     monkeypatch.setenv("CANDOR_RESEARCHER_PASSWORD", "correct horse")
-    monkeypatch.setenv("CANDOR_SECRET_KEY", "test-secret")
+    monkeypatch.setenv("CANDOR_SECRET_KEY", "test-secret-" + "0" * 32)  # 32+ characters
     runtime.reset()
     server = make_server("127.0.0.1", 0, dash_app.server, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
