@@ -279,12 +279,13 @@ class ModelAdapter:
             names = tuple(f"{self.codec.names[g]} [{i}]" for i, g in enumerate(groups))
 
         final = m.steps[-1][1]
-        as_sklearn = type(final).__module__.startswith("sklearn.")
+        # scikit-learn's classic trees compare float32 inputs with their thresholds (HistGradientBoosting: float64)
+        as_sklearn = type(final).__module__.startswith("sklearn.") and \
+            not type(final).__name__.startswith("HistGradientBoosting")
 
         def transform(Z):
             T = pre.transform(self.raw(Z))
             T = T.toarray() if hasattr(T, "toarray") else np.asarray(T, dtype=float)
-            # scikit-learn trees compare float32 inputs with their thresholds: give shap the same values
             return T.astype(np.float32).astype(float) if as_sklearn else T
 
         return TreeView(final, transform, groups, names)

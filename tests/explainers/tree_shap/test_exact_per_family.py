@@ -214,3 +214,19 @@ def test_a_forest_too_large_for_the_exact_path_is_refused_and_sampled(monkeypatc
     assert e.algorithm == "permutation" and "exact Tree SHAP not used" in e.source
     monkeypatch.setattr(inter, "MAX_PATH_CELLS", cells)
     assert TreeShap(model, X.iloc[:10]).n_players == 6
+
+
+def test_a_hist_gradient_boosting_pipeline_is_explained_in_its_own_float64_inputs():
+    """HistGradientBoosting compares float64 inputs: rounding a Pipeline's output to float32 first (right for the
+    classic trees) moved rows across thresholds, and their values then missed the model's prediction."""
+    from explainers import ShapExplainer
+    from explainers._codec import TabularCodec
+    from explainers.model_adapter import ModelAdapter, OutputView
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    pipe = make_pipeline(StandardScaler(), HistGradientBoostingRegressor(max_depth=8, random_state=0)).fit(X, y)
+    e = ShapExplainer(OutputView(ModelAdapter(pipe, TabularCodec(X)), 0), background=X, target_index=0)
+    out = e.explain_outputs(X)
+    assert e.algorithm == "tree" and out.params["tree_rows_recomputed"] == 0
+    np.testing.assert_allclose(out.base_values + out.values.sum(axis=1), pipe.predict(X)[:, None], atol=1e-9)
