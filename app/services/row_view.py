@@ -85,7 +85,7 @@ caches go cold between a user's clicks, so the less code a click runs, the soone
 
 
 def _first_view() -> LocalView:
-    return local_view(default_row())
+    return _view(default_row(), 5, False)  # never local_view, which answers this row from this value
 
 
 first_row_view = lazy("first_row_view", _first_view, warm="first")
@@ -100,13 +100,17 @@ def local_view(row, k: int = 5, raw_players: bool = False) -> LocalView:
 
     ``raw_players``: SHAP with raw columns as players (:func:`~.tabular.shap_players_row`) where the default
     sums one-hot children (:func:`~.tabular.raw_players_offered`); ignored elsewhere. A stored row's default
-    view is the one the warm-up prepared (:func:`stored_views`), never waited for.
+    view is the one the warm-up prepared (:func:`stored_views`), never waited for; the first held-out row's
+    is :func:`first_row_view` (waited for while the warm-up computes it: a second computation beside it
+    would only slow both).
     """
     number = stored_row_number(row)
     if k == 5 and number is not None and not (raw_players and raw_players_offered()):
         found = ready_entry("stored_row_views", number)
         if found is not None:
             return found
+    if k == 5 and not raw_players and number is not None and number == default_row():
+        return first_row_view()  # waits for the warm-up's computation of it, if under way, instead of repeating it
     return _view(row, k, raw_players)
 
 

@@ -140,3 +140,17 @@ def test_a_value_that_failed_is_not_computed_again_by_every_poll_but_is_retried_
         get()
     clock[0] += 2
     assert get() == "values" and get() == "values" and ran == ["flaky", "flaky"]
+
+
+def test_the_first_rows_view_is_the_warm_ups_and_equals_a_fresh_one(sample_workspace):
+    """The page's first row is answered from the warm-up's value (computed once), equal to the row's view computed
+    afresh; other rows and other k are computed as before."""
+    from app.services import row_view, tabular
+
+    r = tabular.default_row()
+    view = row_view.local_view(r)
+    assert row_view.local_view(r) is view is row_view.first_row_view()
+    fresh = row_view._view(r, 5, False)
+    assert (view.shap.values == fresh.shap.values).all() and (view.lime.values == fresh.lime.values).all()
+    assert view.agreement == fresh.agreement and view.labels == fresh.labels
+    assert row_view.local_view(r, k=3).agreement.k == 3
