@@ -5,8 +5,9 @@ real server process and talks to it over HTTP exactly as the browser does
 (``POST /_dash-update-component`` with the payloads Dash sends), so every figure is
 built and serialised as in use.
 
-- ``first_page_s``: process start to the Model & data page served: ``GET /`` answered and
-  its summary and table callbacks answered.
+- ``first_page_s``: process start to the Model & data page served: ``GET /`` and ``/_dash-layout``
+  answered and Dash's page callback (``_pages_content``) answered, which returns the page with its
+  summary, first table page and row links filled in (app/pages/overview.py: no other request).
 - row change: each page's row callback for 25 rows never requested before (cache misses,
   warm process); median and p95 per page; the headline is the slowest page's p95.
 - ``k_change_p95_ms``: the Persuasive callback for one row over k = 1..25.
@@ -30,8 +31,13 @@ import numpy as np
 import requests
 
 ROOT = Path(__file__).resolve().parent.parent
-ROW_PAGES = {"Descriptive": "descriptive-shap-waterfall", "Persuasive": "persuasive-statement",
-             "Attention": "attention-heatmap", "navbar status": "row-status"}
+ROW_PAGES = {"Model & data": "overview-explain-links", "Descriptive": "descriptive-shap-waterfall",
+             "Persuasive": "persuasive-statement", "Attention": "attention-heatmap"}
+"""Each page's row callback, by an output it sets (the navbar's status line is drawn in the browser)."""
+PAGE_VALUES = {"persuasive-k.value": 3, "persuasive-rounding.value": "exact", "persuasive-grouping.value": [],
+               "persuasive-sensitive.value": [], "descriptive-shap-players.value": "children",
+               "url.pathname": "/descriptive"}
+"""The controls' values as the pages' layouts set them (app/pages/persuasive.py, descriptive.py)."""
 
 
 def _port() -> int:
@@ -45,16 +51,40 @@ def _callbacks(base: str) -> list[dict]:
 
 
 def _find(deps: list[dict], output_id: str) -> dict:
-    return next(d for d in deps if f"..{output_id}." in d["output"] or d["output"].startswith(f"{output_id}."))
+    """The server callback that sets ``output_id`` (clientside ones have no server side to time).
+
+    Raises
+    ------
+    SystemExit
+        Naming the output when no server callback sets it (the app's callbacks changed: update this file).
+    """
+    found = [d for d in deps if d.get("clientside_function") is None
+             and (f"..{output_id}." in d["output"] or d["output"].startswith(f"{output_id}."))]
+    if not found:
+        raise SystemExit(f"benchmarks.slice: no server callback outputs {output_id!r}; the app's callbacks changed "
+                         "(see /_dash-dependencies), update benchmarks/slice.py")
+    return found[0]
+
+
+def _ids(spec: str) -> list[dict]:
+    """``[{"id", "property"}]`` of a dependency's output text (``..a.x...b.y..``; an id may be a JSON dict)."""
+    out = []
+    for part in (spec.strip(".").split("...") if spec.startswith("..") else [spec]):
+        name, prop = part.rsplit(".", 1)
+        prop = prop.split("@")[0]  # allow_duplicate outputs carry @hash
+        out.append({"id": json.loads(name) if name.startswith("{") else name, "property": prop})
+    return out
 
 
 def _call(base: str, dep: dict, values: dict) -> float:
     """POST one callback the way dash-renderer does; returns seconds; raises on HTTP errors."""
-    outputs = [dict(zip(("id", "property"), o.split("."))) for o in dep["output"].strip(".").split("...")]
+    outputs = _ids(dep["output"])
     inputs = [{"id": i["id"], "property": i["property"], "value": values.get(f"{i['id']}.{i['property']}")}
               for i in dep["inputs"]]
+    state = [{"id": i["id"], "property": i["property"], "value": values.get(f"{i['id']}.{i['property']}")}
+             for i in dep.get("state", [])]
     body = {"output": dep["output"], "outputs": outputs if len(outputs) > 1 else outputs[0], "inputs": inputs,
-            "changedPropIds": [f"{i['id']}.{i['property']}" for i in dep["inputs"]], "state": []}
+            "changedPropIds": [f"{i['id']}.{i['property']}" for i in dep["inputs"]], "state": state}
     t = time.perf_counter()
     r = requests.post(base + "/_dash-update-component", json=body, timeout=120)
     r.raise_for_status()
@@ -88,24 +118,26 @@ def main() -> dict:
                 time.sleep(0.05)
             if proc.poll() is not None or time.perf_counter() - t0 > 180:
                 raise SystemExit("server did not start")
-        deps = _callbacks(base)
-        _call(base, _find(deps, "overview-summary"), {"url.pathname": "/"})
-        _call(base, _find(deps, "overview-table"), {"overview-table.page_current": 0, "overview-table.page_size": 12})
+        requests.get(base + "/_dash-layout", timeout=30).raise_for_status()
+        deps = _callbacks(base)  # not timed: the browser has it from the page
+        _call(base, _find(deps, "_pages_content"), {"_pages_location.pathname": "/", "_pages_location.search": ""})
         first_page = time.perf_counter() - t0
 
         while requests.get(base + "/_candor/ready", timeout=5).status_code != 200:  # warm-up: SHAP, surrogates,
             time.sleep(0.5)                                                        # models, in the background
         warm_s = time.perf_counter() - t0
-        _call(base, _find(deps, "descriptive-global-bar"), {"url.pathname": "/"})
+        _call(base, _find(deps, "descriptive-global-bar"), {"url.pathname": "/descriptive"})
         rows = np.random.default_rng(1).choice(np.arange(569), size=26, replace=False).tolist()
         per_page = {}
         for name, out in ROW_PAGES.items():
             dep = _find(deps, out)
-            vals = {"row-input.value": rows[0], "persuasive-k.value": 3}
+            vals = {**PAGE_VALUES, "row-input.value": rows[0], "overview-row-wanted.data": {"row": rows[0]}}
             _call(base, dep, vals)  # first call of each page pays one-off imports; not a row change
-            per_page[name] = [_call(base, dep, {**vals, "row-input.value": r}) for r in rows[1:]]
+            per_page[name] = [_call(base, dep, {**vals, "row-input.value": r, "overview-row-wanted.data": {"row": r}})
+                              for r in rows[1:]]
         dep = _find(deps, "persuasive-statement")
-        k_times = [_call(base, dep, {"row-input.value": rows[1], "persuasive-k.value": k}) for k in range(1, 26)]
+        k_times = [_call(base, dep, {**PAGE_VALUES, "row-input.value": rows[1], "persuasive-k.value": k})
+                   for k in range(1, 26)]
         peak = _peak_rss_mb(proc.pid)
     finally:
         proc.terminate()
