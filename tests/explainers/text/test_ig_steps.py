@@ -35,9 +35,10 @@ def test_text_ig_matches_the_old_loop(minilm, case):
         warnings.simplefilter("ignore", RuntimeWarning)
         e = integrated_gradients(minilm, TEXT, **kwargs)
     assert e.params["n_steps"] == steps
-    assert e.params["convergence_delta"] == pytest.approx(delta, abs=1e-10)
-    assert e.params["relative_gap"] == pytest.approx(gap, abs=1e-10)
-    np.testing.assert_allclose(e.values, values, rtol=0, atol=1e-10)
+    # float32 through 6 transformer layers: another CPU's kernels move the last digits (seen: 9.5e-7), never more
+    assert e.params["convergence_delta"] == pytest.approx(delta, abs=1e-5)
+    assert e.params["relative_gap"] == pytest.approx(gap, abs=1e-5)
+    np.testing.assert_allclose(e.values, values, rtol=0, atol=1e-5)
 
 
 def test_text_ig_equals_captum_at_the_final_steps(minilm):
