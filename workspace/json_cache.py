@@ -20,7 +20,7 @@ from pathlib import Path
 import diskcache
 from diskcache.core import MODE_BINARY, MODE_RAW, UNKNOWN
 
-from .private_files import private_file, private_folder, private_opener
+from .private_files import private_folder, private_opener
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +114,12 @@ def json_cache(folder: Path | str, disk: type[JSONOnlyDisk] = JSONOnlyDisk, **se
     """
     if not (isinstance(disk, type) and issubclass(disk, JSONOnlyDisk)):
         raise TypeError(f"disk must be a JSONOnlyDisk, got {disk!r}")
-    folder = private_folder(folder)  # 0700; the database 0600 before SQLite opens it (its -wal/-shm follow)
-    private_file(folder / diskcache.core.DBNAME)
-    return diskcache.Cache(str(folder), disk=disk, **settings)
+    folder = private_folder(folder)  # 0700: what is inside is out of other accounts' reach
+    cache = diskcache.Cache(str(folder), disk=disk, **settings)
+    # the database 0600 once SQLite has made it: creating the file first (empty, beside a -wal or -shm left by a
+    # cache deleted while open) gave SQLite "disk I/O error" on the next open in a full test run
+    for name in (diskcache.core.DBNAME, diskcache.core.DBNAME + "-wal", diskcache.core.DBNAME + "-shm"):
+        with contextlib.suppress(OSError):
+            if (folder / name).stat().st_uid == os.getuid():
+                (folder / name).chmod(0o600)
+    return cache
