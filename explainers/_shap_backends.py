@@ -106,7 +106,7 @@ def select_backend(adapter: ModelAdapter, background: pd.DataFrame, *, algorithm
     if refused:
         tree, kind = None, f"(TreeExplainer not used: {refused}) "
     if own:
-        chosen, explainer, view = "tree", None, tree
+        chosen, view = "tree", tree
         players_grouped = grouped and space == "raw_shapley"
         try:
             explainer = TreeShap(tree.model, tree.transform(bg), groups=tree.groups if players_grouped else None)

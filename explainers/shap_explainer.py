@@ -195,11 +195,11 @@ class ShapExplainer:
     def _model_outputs(self, X: pd.DataFrame) -> np.ndarray:
         """:meth:`_explained_outputs`, computed."""
         a = self.adapter
-        if self._own_margin:
+        if self._margin or self._own_margin:
             m = np.asarray(a.model.decision_function(a.raw(X)), dtype=float).reshape(len(X), -1)
+            if self._margin:  # Linear SHAP: the last class's margin
+                return m[:, -1:]
             return np.hstack([-m, m]) if m.shape[1] == 1 else m  # binary: class 0's log-odds are -margin
-        if self._margin:
-            return np.asarray(a.model.decision_function(a.raw(X)), dtype=float).reshape(len(X), -1)[:, -1:]
         out = a.outputs(X)
         if self._tree is not None and out.shape[1] == 2 and a.task == "binary" and \
                 not isinstance(self._backend, TreeShap) and np.ndim(self._backend.expected_value) == 0:

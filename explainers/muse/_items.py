@@ -172,17 +172,28 @@ def mine_itemsets(
                              mining_rows, seed, max_pair_items)).encode())
     h.update(np.packbits(np.asarray(I, dtype=bool)).tobytes())
     key = h.digest()
-    with _MINED_LOCK:
-        found = _MINED.get(key)
-        if found is not None:
-            _MINED.move_to_end(key)
-    if found is None:
-        found = _mine(I, items, min_support, max_width, max_items_len3, mining_rows, seed, max_pair_items)
-        with _MINED_LOCK:
-            _MINED[key] = found
-            while len(_MINED) > MINED_KEPT:
-                _MINED.popitem(last=False)
+    found = kept(_MINED, _MINED_LOCK, MINED_KEPT, key,
+                 lambda: _mine(I, items, min_support, max_width, max_items_len3, mining_rows, seed, max_pair_items))
     return list(found)
+
+
+def kept(cache: OrderedDict, lock, limit: int, key: bytes, compute):
+    """``cache[key]``, or ``compute()`` kept there: at most ``limit`` results, least recently used dropped.
+
+    The process-wide memo of MUSE's mined itemsets (:func:`mine_itemsets`) and of its pool's base pairs
+    (``_pool._base_pairs``); ``lock`` guards ``cache``, and ``compute`` runs outside it.
+    """
+    with lock:
+        found = cache.get(key)
+        if found is not None:
+            cache.move_to_end(key)
+            return found
+    found = compute()
+    with lock:
+        cache[key] = found
+        while len(cache) > limit:
+            cache.popitem(last=False)
+    return found
 
 
 def _mine(I, items, min_support, max_width, max_items_len3, mining_rows, seed, max_pair_items):

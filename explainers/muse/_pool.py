@@ -34,7 +34,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ._items import Item, _redundant, itemset_masks, itemset_support, mine_itemsets
+from ._items import Item, _redundant, itemset_masks, itemset_support, kept, mine_itemsets
 
 __all__ = ["Pool", "build_pool"]
 
@@ -111,17 +111,9 @@ def _base_pairs(I, items, y, Y1, interest, min_support, max_width, top_k, candid
     h.update(np.packbits(np.asarray(I, dtype=bool)).tobytes())
     h.update(np.ascontiguousarray(y, dtype=np.int64).tobytes())
     key = h.digest()
-    with _BASES_LOCK:
-        found = _BASES.get(key)
-        if found is not None:
-            _BASES.move_to_end(key)
-    if found is None:
-        found = _compute_base_pairs(I, items, Y1, interest, min_support, max_width, top_k, candidate_rank,
-                                    dl_exclude_interest, prune_majority_label, prefilter, seed)
-        with _BASES_LOCK:
-            _BASES[key] = found
-            while len(_BASES) > BASES_KEPT:
-                _BASES.popitem(last=False)
+    found = kept(_BASES, _BASES_LOCK, BASES_KEPT, key,
+                 lambda: _compute_base_pairs(I, items, Y1, interest, min_support, max_width, top_k, candidate_rank,
+                                             dl_exclude_interest, prune_majority_label, prefilter, seed))
     desc, dl, rows_q, rows_s, covs = found
     return list(desc), list(dl), list(rows_q), list(rows_s), list(covs)
 
