@@ -20,7 +20,8 @@ from .study_service import pin_status
 MEASURES = {
     "agreement": "Agreement (final = model)", "switch_fraction": "Switch fraction (to the model's advice)",
     "over_reliance": "Over-reliance (followed wrong advice)", "under_reliance": "Under-reliance (rejected right advice)",
-    "appropriate_reliance": "Appropriate reliance", "initial_accuracy": "Accuracy before advice",
+    "rair": "RAIR (switched to right advice after a wrong first answer)",
+    "rsr": "RSR (kept a right first answer against wrong advice)", "initial_accuracy": "Accuracy before advice",
     "accuracy": "Accuracy after advice", "forward_accuracy": "Forward prediction", "confidence": "Confidence (final)",
     "weight_of_advice": "Weight of advice (0 keeps own estimate, 1 adopts the model's)",
 }
@@ -69,7 +70,8 @@ def dashboard(study_id: str) -> html.Div:
         s = s.rename(columns={"mean": "estimate", "n": "n (trials or participants)", "n_participants": "participants"})
         parts.append(card("Results by condition", _table(s[["condition", "measure", "estimate", "95% CI",
                                                               "n (trials or participants)", "participants"]]),
-                          source=f"{analysis.CI_METHOD}. Reliance as in Yin et al. 2019 and Bansal et al. 2021; "
+                          source=f"{analysis.CI_METHOD}. Reliance as in Yin et al. 2019, Bansal et al. 2021 and "
+                                 "Schemmer et al. 2023 (RAIR, RSR); "
                                  "trust: Jian et al. 2000; satisfaction: Hoffman et al. 2018."))
     if not trials.empty:
         parts += _reliance_plots(study, trials, answers)
@@ -130,8 +132,13 @@ def _reliance_plots(study, trials: pd.DataFrame, answers: pd.DataFrame) -> list:
         out.append(card("Reliance by condition", _graph(figures_study.reliance_bars(table)),
                         source="Shares of two-stage decision trials (own answer, then advice and explanation, then "
                                "final answer; Yin et al. 2019): switch fraction, over-reliance (followed wrong "
-                               "advice), under-reliance (rejected right advice), appropriate reliance, accuracy; "
-                               "95% Wilson intervals pooled over a condition's trials."))
+                               "advice), under-reliance (rejected right advice), RAIR and RSR (Schemmer et al. "
+                               "2023), accuracy; 95% Wilson intervals pooled over a condition's trials."))
+        out.append(card("Appropriateness of reliance", _graph(figures_study.appropriateness(table)),
+                        source="Schemmer et al. 2023 (IUI): RAIR, of the trials whose first answer was wrong and "
+                               "the advice right, the share switched to the advice; RSR, of the trials whose first "
+                               "answer was right and the advice wrong, the share kept. Top right is appropriate "
+                               "reliance; 95% Wilson intervals."))
         if dec["confidence"].notna().any():
             out.append(card("Trust vs correctness", _graph(figures_study.confidence_by_correctness(dec)),
                             source="Final-answer confidence by whether the model's advice was right (truth from "

@@ -14,7 +14,7 @@ from tests.study.conftest import db_url  # noqa: F401  (fixture)
 from tests.study.live_study import DATA, STUDY, enrol_via_page, participant, serve_study, submit
 from tests.study.test_study_two_stage import _text_of
 
-RELIANCE = ("agreement", "switch_fraction", "over_reliance", "under_reliance", "appropriate_reliance",
+RELIANCE = ("agreement", "switch_fraction", "over_reliance", "under_reliance", "rair", "rsr",
             "initial_accuracy")
 
 
