@@ -13,6 +13,7 @@ from dash import dcc, html
 from app import figures_study
 from app.components import card, fmt
 from study import analysis, export, export_analysis, runtime
+from study.instruments import wording_warnings
 from study.schema import StudyError
 
 from .study_service import pin_status
@@ -46,6 +47,8 @@ def dashboard(study_id: str) -> html.Div:
     eng = runtime.engine()
     changed = pin_status(study)
     pinned = [dbc.Alert(changed, color="warning", id="study-pin-warning")] if changed else []
+    pinned += [dbc.Alert(w, color="warning", className="study-wording-warning")
+               for w in wording_warnings(study.questionnaires)]
     if runtime.is_example(study_id):
         pinned.append(dbc.Alert(f"Bundled example, read-only ({runtime.study_path(study_id)}): participants can take "
                                 f"it at /study/{study_id}. To change it, copy it into {runtime.study_dir()}/ (that "
