@@ -69,7 +69,7 @@ def dashboard(study_id: str) -> html.Div:
         s["measure"] = s["measure"].map(lambda m: MEASURES.get(m, m))
         none = s["n"] == 0  # e.g. reliance in a no-advice arm: no advised trial to measure it on
         s["95% CI"] = ["—" if z else f"[{fmt(lo)}, {fmt(hi)}]" for z, lo, hi in zip(none, s["ci_low"], s["ci_high"])]
-        s["mean"] = ["undefined (no advice)" if z else fmt(m) for z, m in zip(none, s["mean"])]
+        s["mean"] = [fmt(m) if not z else _undefined(study, c) for z, m, c in zip(none, s["mean"], s["condition"])]
         s = s.rename(columns={"mean": "estimate", "n": "n (trials or participants)", "n_participants": "participants"})
         parts.append(card("Results by condition", _table(s[["condition", "measure", "estimate", "95% CI",
                                                               "n (trials or participants)", "participants"]]),
@@ -79,6 +79,16 @@ def dashboard(study_id: str) -> html.Div:
     if not trials.empty:
         parts += _reliance_plots(study, trials, answers)
     return html.Div(parts)
+
+
+def _undefined(study, condition: str) -> str:
+    """Why a measure has no trial to be computed on: the arm shows no advice, or no trial of that kind
+    (e.g. RAIR in an advised arm where no first answer was wrong on right advice)."""
+    try:
+        advised = study.advised(condition)
+    except KeyError:  # a condition the file no longer names
+        advised = True
+    return "undefined (no trials of that kind)" if advised else "undefined (no advice)"
 
 
 def _exclusion_card(study, excluded: pd.DataFrame):
