@@ -166,7 +166,37 @@ def _reliance_plots(study, trials: pd.DataFrame, answers: pd.DataFrame) -> list:
                 cal["points"], cal["r"], (cal["ci_low"], cal["ci_high"]), tq[1])),
                 source=f"{tq[1]} against the mean fidelity (share of |attribution| kept) of the explanations each "
                        f"participant saw; Pearson r with its Fisher-z 95% interval, n = {cal['n']} participants."))
+    if not dec.empty:
+        out += _fidelity_cards(trials, answers, tq)
     return out
+
+
+def _fidelity_cards(trials: pd.DataFrame, answers: pd.DataFrame, tq) -> list:
+    """Trust and reliance by advised condition beside the fidelity shown, and their regressions on it."""
+    from study import fidelity_regression as fr
+
+    qid = tq[0] if tq is not None and not answers.empty else None
+    means = fr.by_condition(trials, answers, questionnaire_id=qid)
+    if means.empty:
+        return []
+    shown = ["condition", "n_participants", "trust", "rair", "rsr", "over_reliance",
+             *[f for f in fr.FIGURES if f in means.columns]]
+    means = means[[c for c in shown if c in means.columns]].copy()
+    for c in means.columns[2:]:
+        means[c] = [fmt(v) for v in means[c]]
+    reg = fr.fidelity_regression(trials, answers, questionnaire_id=qid)
+    reg = pd.DataFrame({"level": reg["level"], "outcome": reg["outcome"], "fidelity figure": reg["predictor"],
+                        "slope [95% CI]": [n or f"{fmt(b)} [{fmt(lo)}, {fmt(hi)}]" for b, lo, hi, n in
+                                           zip(reg["slope"], reg["ci_low"], reg["ci_high"], reg["note"])],
+                        "p": [fmt(v) for v in reg["p"]], "n": reg["n"], "participants": reg["n_participants"]})
+    return [card("Trust and reliance against the fidelity shown", [_table(means), _table(reg)],
+                 source="Advised arms only. Means of participants' trust (" + (tq[1] if qid else "no trust "
+                        "questionnaire") + "), RAIR, RSR and over-reliance beside the mean of each fidelity figure "
+                        "logged with the trials (share of |attribution| shown, ERASER sufficiency and "
+                        "comprehensiveness, the local surrogate's R² on the kept features); then OLS slopes of each "
+                        "on each figure: per participant (classical SE) and per trial (linear probability, SE "
+                        "clustered by participant). Persuasive explanations that raise trust but not RAIR and RSR "
+                        "show as a trust slope without a reliance slope (study/fidelity_regression.py).")]
 
 
 def export_zip(study_id: str, fmt_name: str) -> dict:

@@ -47,7 +47,9 @@ def test_dashboard_plots_reliance_correctness_and_calibration(db_url, tmp_path, 
     study = serve_study(db_url, tmp_path, monkeypatch)
     for i in range(6):
         run_participant(runtime.engine(), study, seed=300 + i, stratum="low")
-    graphs = {g.figure.layout.title.text.split(":")[0]: g.figure for g in _graphs(dashboard(STUDY))}
+    page = dashboard(STUDY)
+    graphs = {g.figure.layout.title.text.split(":")[0]: g.figure for g in _graphs(page)}
+    assert "Trust and reliance against the fidelity shown" in str(page)  # study/fidelity_regression.py's card
     assert set(graphs) == {"Reliance by condition (95% Wilson intervals)", "Confidence when the advice was right vs wrong",
                            "Trust vs fidelity", "Appropriateness of reliance (Schemmer et al. 2023; 95% Wilson intervals)"}
     import pandas as pd
