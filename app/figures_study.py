@@ -12,12 +12,12 @@ import plotly.graph_objects as go
 
 from app.figures import TEMPLATE, esc
 
-__all__ = ["reliance_bars", "calibration_scatter", "confidence_by_correctness", "RELIANCE_SHOWN"]
+__all__ = ["reliance_bars", "appropriateness", "calibration_scatter", "confidence_by_correctness", "RELIANCE_SHOWN"]
 
 #: Measures drawn by :func:`reliance_bars`, with their axis labels.
 RELIANCE_SHOWN = {
     "switch_fraction": "switch to advice", "over_reliance": "over-reliance", "under_reliance": "under-reliance",
-    "appropriate_reliance": "appropriate reliance", "accuracy": "accuracy after advice",
+    "rair": "RAIR", "rsr": "RSR", "accuracy": "accuracy after advice",
 }
 
 
@@ -47,6 +47,44 @@ def reliance_bars(table: pd.DataFrame) -> go.Figure:
                           "<extra></extra>")
     fig.update_yaxes(range=[0, 1], title="share of decision trials")
     return _layout(fig, "Reliance by condition (95% Wilson intervals)", barmode="group", height=380)
+
+
+def appropriateness(table: pd.DataFrame) -> go.Figure:
+    """Schemmer et al.'s (2023) appropriateness of reliance: RAIR against RSR, one point per condition.
+
+    Each point carries its 95% Wilson intervals as horizontal (RAIR) and vertical (RSR) bars. A
+    condition where either is undefined (no advised trial of that kind, e.g. a no-advice arm) is
+    left out and named in a note above the plot.
+
+    Parameters
+    ----------
+    table : DataFrame
+        :func:`study.analysis.reliance_by_condition` (rows ``measure`` ``rair`` and ``rsr``).
+    """
+    fig = go.Figure()
+    undefined = []
+    for cond, g in table[table["measure"].isin(["rair", "rsr"])].groupby("condition", sort=True):
+        g = g.set_index("measure").reindex(["rair", "rsr"])
+        if g["mean"].isna().any():
+            undefined.append(esc(cond))
+            continue
+        x, y = g.loc["rair"], g.loc["rsr"]
+        fig.add_scatter(
+            x=[x["mean"]], y=[y["mean"]], mode="markers", name=esc(cond), marker=dict(size=11),
+            error_x=dict(type="data", symmetric=False, array=[x["ci_high"] - x["mean"]],
+                         arrayminus=[x["mean"] - x["ci_low"]]),
+            error_y=dict(type="data", symmetric=False, array=[y["ci_high"] - y["mean"]],
+                         arrayminus=[y["mean"] - y["ci_low"]]),
+            customdata=[[x["ci_low"], x["ci_high"], x["n"], y["ci_low"], y["ci_high"], y["n"]]],
+            hovertemplate="RAIR %{x:.3f} [%{customdata[0]:.3f}, %{customdata[1]:.3f}], n = %{customdata[2]}<br>"
+                          "RSR %{y:.3f} [%{customdata[3]:.3f}, %{customdata[4]:.3f}], n = %{customdata[5]}"
+                          "<extra></extra>")
+    fig.update_xaxes(range=[-0.02, 1.02], title="RAIR: switched to right advice after a wrong first answer")
+    fig.update_yaxes(range=[-0.02, 1.02], title="RSR: kept a right first answer against wrong advice")
+    if undefined:
+        fig.add_annotation(text=f"undefined (no advice, or no such trials): {', '.join(undefined)}", showarrow=False,
+                           xref="paper", yref="paper", x=0, y=1.0, xanchor="left", yanchor="bottom")
+    return _layout(fig, "Appropriateness of reliance (Schemmer et al. 2023; 95% Wilson intervals)", height=420)
 
 
 def calibration_scatter(points: pd.DataFrame, r: float, ci: tuple[float, float], trust_label: str) -> go.Figure:

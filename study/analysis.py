@@ -13,8 +13,11 @@ Measures (docs/methods.md, "Study mode"):
 - calibration: each participant's trust against the mean fidelity of the
   explanations they saw.
 
-- appropriate reliance ``P(final == model | model right or final != model | model wrong)``
-  and accuracy per condition, before (``initial_accuracy``) and after advice;
+- relative AI reliance ``RAIR = #(final == model | initial wrong, model right) / #(initial wrong, model right)``
+  and relative self-reliance ``RSR = #(final == initial | initial right, model wrong) / #(initial right,
+  model wrong)`` (Schemmer et al. 2023), and accuracy per condition, before (``initial_accuracy``)
+  and after advice. (The share of "appropriate" final decisions, following right advice or
+  rejecting wrong advice, is final accuracy itself in a two-class task and is not reported apart.)
 - weight of advice ``(final - initial) / (advice - initial)`` for numeric answers
   (Harvey & Fischer 1997), capped to [0, 1] as in Logg, Minson & Moore (2019).
 
@@ -35,6 +38,8 @@ References
 .. [5] Harvey, N., Fischer, I. (1997). Taking advice: accepting help, improving judgment,
    and sharing responsibility. OBHDP 70(2), 117-133.
 .. [6] Logg, J. M., Minson, J. A., Moore, D. A. (2019). Algorithm appreciation. OBHDP 151, 90-103.
+.. [7] Schemmer, M., Kuehl, N., Benz, C., Bartos, A., Satzger, G. (2023). Appropriate reliance on AI
+   advice: conceptualization and the effect of explanations. IUI '23. doi 10.1145/3581641.3584066.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .exclusions import apply_exclusions, exclusions
 from .instruments import score
 from .numeric import weight_of_advice, woa_per_trial
 from explainers.intervals import bootstrap_mean, wilson
@@ -65,7 +71,8 @@ CI_METHOD = ("95%: Wilson interval for proportions pooled over a condition's dec
 PROPORTIONS = {
     "agreement": ("agree", "advised"), "switch_fraction": ("switched", "initial_disagree"),
     "over_reliance": ("agree", "model_wrong"), "under_reliance": ("disagree", "model_right"),
-    "appropriate_reliance": ("appropriate", "advised_known"), "initial_accuracy": ("initial_correct", "initial_known"),
+    "rair": ("rair_hit", "rair_base"), "rsr": ("rsr_hit", "rsr_base"),
+    "initial_accuracy": ("initial_correct", "initial_known"),
     "accuracy": ("final_correct", "known"), "forward_accuracy": None,
 }
 
@@ -80,7 +87,8 @@ class Reliance:
     over_reliance: float
     under_reliance: float
     team_accuracy: float
-    appropriate_reliance: float = float("nan")
+    rair: float = float("nan")
+    rsr: float = float("nan")
     initial_accuracy: float = float("nan")
 
 
@@ -89,14 +97,14 @@ def _frac(num: int, den: int) -> float:
 
 
 def reliance(initial: Sequence, model: Sequence, final: Sequence, truth: Sequence | None = None) -> Reliance:
-    """Agreement, switching and appropriate-reliance fractions.
+    """Agreement, switching, over/under-reliance and Schemmer et al.'s RAIR and RSR.
 
     Parameters
     ----------
     initial, model, final : sequence of labels, each of length n_trials
         Participant's answer before advice, the model's advice, answer after advice.
     truth : sequence of labels or None, default=None
-        True labels; without them over/under-reliance and team accuracy are NaN.
+        True labels; without them over/under-reliance, RAIR, RSR and team accuracy are NaN.
 
     Returns
     -------
@@ -125,50 +133,10 @@ def reliance(initial: Sequence, model: Sequence, final: Sequence, truth: Sequenc
         out.update(over_reliance=_frac(int((agree & wrong).sum()), int(wrong.sum())),
                    under_reliance=_frac(int((~agree & ~wrong).sum()), int((~wrong).sum())),
                    team_accuracy=_frac(int((f == t).sum()), len(f)),
-                   appropriate_reliance=_frac(int(((agree & ~wrong) | (~agree & wrong)).sum()), len(f)),
+                   rair=_frac(int((agree & (i != t) & ~wrong).sum()), int(((i != t) & ~wrong).sum())),
+                   rsr=_frac(int(((f == i) & (i == t) & wrong).sum()), int(((i == t) & wrong).sum())),
                    initial_accuracy=_frac(int((i == t).sum()), len(f)))
     return Reliance(**out)
-
-
-def exclusions(trials: pd.DataFrame, max_failed: int | None) -> pd.DataFrame:
-    """Participants the pre-declared rule excludes: more than ``max_failed`` failed attention checks.
-
-    Parameters
-    ----------
-    trials : DataFrame
-        Rows of ``trial_log`` (``phase == "attention"`` rows carry ``attention_check_passed``).
-    max_failed : int or None
-        The study's ``exclusions.max_failed_attention_checks``; None: no rule, nobody is excluded.
-
-    Returns
-    -------
-    DataFrame
-        ``participant_id, condition, failed, checks, reason``, one row per excluded participant.
-    """
-    cols = ["participant_id", "condition", "failed", "checks", "reason"]
-    if max_failed is None or trials.empty or "phase" not in trials:
-        return pd.DataFrame(columns=cols)
-    att = trials[trials["phase"] == "attention"]
-    if att.empty:
-        return pd.DataFrame(columns=cols)
-    g = att.groupby("participant_id").agg(condition=("condition", "first"), checks=("phase", "size"),
-                                          failed=("attention_check_passed", lambda s: int((~s.astype(bool)).sum())))
-    out = g[g["failed"] > max_failed].reset_index()
-    out["reason"] = [f"failed {f} of {n} attention checks (rule: more than {max_failed})"
-                     for f, n in zip(out["failed"], out["checks"])]
-    return out[cols]
-
-
-def apply_exclusions(trials: pd.DataFrame, responses: pd.DataFrame, max_failed: int | None
-                     ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Drop the excluded participants' rows; return ``(trials, responses, excluded)`` (see :func:`exclusions`)."""
-    ex = exclusions(trials, max_failed)
-    if ex.empty:
-        return trials, responses, ex
-    drop = set(ex["participant_id"])
-    keep_t = trials[~trials["participant_id"].isin(drop)]
-    keep_r = responses[~responses["participant_id"].isin(drop)] if not responses.empty else responses
-    return keep_t, keep_r, ex
 
 
 def decision_table(trials: pd.DataFrame) -> pd.DataFrame:
@@ -179,7 +147,9 @@ def decision_table(trials: pd.DataFrame) -> pd.DataFrame:
     ``final`` answers; ``rt_initial_ms``/``rt_final_ms`` and
     ``server_timestamp_initial``/``server_timestamp_final`` per stage; and the flags
     ``agree, disagree, initial_disagree, switched, known, model_wrong, model_right,
-    appropriate, initial_correct, final_correct`` (see :data:`PROPORTIONS`).
+    initial_correct, final_correct`` and Schemmer et al.'s cases ``rair_base`` (first answer wrong,
+    advice right), ``rair_hit`` (of those, final = advice), ``rsr_base`` (first answer right, advice
+    wrong), ``rsr_hit`` (of those, final = first answer) (see :data:`PROPORTIONS`).
 
     Parameters
     ----------
@@ -218,9 +188,12 @@ def decision_table(trials: pd.DataFrame) -> pd.DataFrame:
     out["advised_known"] = advised & out["known"]
     out["model_wrong"] = out["advised_known"] & (out["model_prediction"] != out["truth"])
     out["model_right"] = out["advised_known"] & (out["model_prediction"] == out["truth"])
-    out["appropriate"] = (out["agree"] & out["model_right"]) | (out["disagree"] & out["model_wrong"])
     out["initial_known"] = out["known"] & out["initial"].notna()
     out["initial_correct"] = out["initial_known"] & (out["initial"] == out["truth"])
+    out["rair_base"] = out["model_right"] & out["initial_known"] & ~out["initial_correct"]
+    out["rair_hit"] = out["rair_base"] & out["agree"]
+    out["rsr_base"] = out["model_wrong"] & out["initial_correct"]
+    out["rsr_hit"] = out["rsr_base"] & (out["final"] == out["initial"])
     out["final_correct"] = out["known"] & (out["final"] == out["truth"])
     return out.reset_index(drop=True)
 
@@ -268,8 +241,9 @@ def reliance_by_condition(trials: pd.DataFrame, level: float = 0.95) -> pd.DataF
         Columns ``condition, measure, mean, ci_low, ci_high, n, n_participants``; ``n`` is the
         denominator in trials (``switch_fraction``: trials whose initial answer differed from the
         advice; ``over_reliance``: trials where the model was wrong; ``under_reliance``: where it
-        was right; the others: all decision trials with a known truth). Measures are named in
-        :data:`PROPORTIONS`.
+        was right; ``rair``: first answer wrong and advice right; ``rsr``: first answer right and
+        advice wrong; the others: all decision trials with a known truth). Measures are named in
+        :data:`PROPORTIONS`; a measure with ``n = 0`` (e.g. in a no-advice arm) is NaN.
     """
     dec = decision_table(trials)
     fwd = trials[trials["phase"] == "forward"] if "phase" in trials else trials.iloc[:0]
@@ -307,6 +281,7 @@ def per_participant(trials: pd.DataFrame) -> pd.DataFrame:
         shown = trials[(trials["participant_id"] == pid) & (trials["condition"] == cond)]["fidelity"].dropna()
         rows.append(dict(participant_id=pid, condition=cond, n_decisions=len(mine), agreement=r.agreement,
                          switch=r.switch, over_reliance=r.over_reliance, under_reliance=r.under_reliance,
+                         rair=r.rair, rsr=r.rsr,
                          team_accuracy=float(known["final_correct"].mean()) if len(known) else float("nan"),
                          forward_accuracy=f["correct"].astype(float).mean() if len(f) else float("nan"),
                          mean_fidelity=float(shown.mean()) if len(shown) else float("nan")))

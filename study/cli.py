@@ -77,7 +77,10 @@ def data_check(path: str, *, model: str | None = None, data: str | None = None,
         problems, facts = truth.check_against(study, ws)
     except (CandorError, ValueError) as err:
         return [Error(1, "", str(err))], [], ""
-    warnings = [] if schema_errors else [f"{path}: warning: {w}" for w in truth.design_warnings(study, facts)]
+    from .instruments import wording_warnings
+
+    warnings = [] if schema_errors else [f"{path}: warning: {w}" for w in truth.design_warnings(study, facts)
+                                         + wording_warnings(study.questionnaires)]
     return problems, warnings, f"{truth.summary_line(facts)} on {ws.name}" if facts else ""
 
 

@@ -9,7 +9,8 @@ It reads ``trial_log`` and ``studies`` (CSV: a text cell that begins with ``'`` 
 prepended against spreadsheet formula injection, removed here), applies the study file's
 pre-declared exclusion rule (``exclusions.max_failed_attention_checks``; ``--max-failed``
 overrides it), and prints, per condition, the reliance proportions over two-stage decision trials
-with 95% Wilson intervals (Wilson 1927), then the main contrast: a logistic mixed model of
+with 95% Wilson intervals (Wilson 1927), RAIR and RSR as defined by Schemmer et al. (2023, IUI,
+doi 10.1145/3581641.3584066), then the main contrast: a logistic mixed model of
 following wrong advice, ``followed ~ condition + (1|participant) + (1|item)``, by statsmodels'
 variational Bayes. The last line is one JSON object ``{"reliance": {condition: {measure:
 [estimate, low, high, n]}}, "mixed": {condition: [log_odds, sd]}, "questionnaires": {condition:
@@ -86,9 +87,13 @@ def reliance(dec: pd.DataFrame) -> dict:
         wrong = advised & known & (g["model_prediction"] != g["truth"])
         right = advised & known & (g["model_prediction"] == g["truth"])
         moved = advised & (g["initial"] != g["model_prediction"])
+        first_right = known & g["initial"].notna() & (g["initial"] == g["truth"])
+        first_wrong = known & g["initial"].notna() & (g["initial"] != g["truth"])
         parts = {"agreement": (follow, advised), "switch_fraction": (follow, moved), "over_reliance": (follow, wrong),
                  "under_reliance": (~follow, right),
-                 "appropriate_reliance": ((follow & right) | (~follow & wrong), advised & known),
+                 # Schemmer et al. 2023: RAIR, switched to right advice after a wrong first answer;
+                 # RSR, kept a right first answer against wrong advice
+                 "rair": (follow, right & first_wrong), "rsr": (g["final"] == g["initial"], wrong & first_right),
                  "initial_accuracy": (g["initial"] == g["truth"], known & g["initial"].notna()),
                  "accuracy": (g["final"] == g["truth"], known)}
         out[cond] = {}

@@ -15,10 +15,15 @@ Where each wording was checked (``Instrument.wording_source``; also ``docs/study
   against the 2000 paper itself (not available here).
 - ``hoffman2018_satisfaction`` and ``hoffman2018_trust``: **not verified against the paper.** The
   copies of Hoffman et al. (2018, arXiv 1812.04608) and (2023, Front. Comput. Sci.
-  5:1096257) reachable here gave their abstracts only, not the scale tables. The texts below are
-  the "[tool]" templates as quoted, identically, by several independent public study
-  implementations; ``wording_verified`` is False for both, and the researcher page and
-  ``study validate`` say so. Check them against the paper before data collection.
+  5:1096257) reachable here gave their abstracts only, not the scale tables (searched again
+  2026-12-05: the stored Frontiers page gives its opening only). The texts below are the
+  "[tool]" templates of the 2018 report as quoted, identically, by several independent public
+  study implementations. The 2023 edition of the Explanation Satisfaction Scale is not these 8
+  items: the authors' own XAITK page (xaitk.org/capabilities/satisfaction-scale, Hoffman, Klein,
+  Mueller) says it "consists of nine, 5-point Likert items"; its ninth item's wording could not be
+  checked here either. ``wording_verified`` is False for both; ``study validate`` warns
+  (:func:`wording_warnings`) and the researcher page says so. Check them against the paper before
+  data collection, or give the study's own ``items``.
 
 Scoring (:func:`score`): reverse-coded items become ``scale_points + 1 - x``; ``sum`` and ``mean``
 (``total``, kept for older exports) over the items answered. For ``jian2000`` also ``trust``
@@ -43,7 +48,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 __all__ = ["Instrument", "INSTRUMENTS", "JIAN2000", "HOFFMAN2018_SATISFACTION", "HOFFMAN2018_TRUST", "score",
-           "item_texts"]
+           "item_texts", "wording_warnings"]
 
 
 @dataclass(frozen=True)
@@ -190,6 +195,31 @@ def item_texts(instrument: Instrument, obj: str | None = None) -> dict[str, str]
     o = obj or instrument.default_object
     cap = o[:1].upper() + o[1:]
     return {lab: t.replace("{Object}", cap).replace("{object}", o) for lab, t in zip(instrument.labels, instrument.texts)}
+
+
+def wording_warnings(questionnaires) -> list[str]:
+    """One line per questionnaire that would show a built-in wording not verified against its paper.
+
+    Parameters
+    ----------
+    questionnaires : iterable of study.schema.Questionnaire
+        A study's questionnaires; one that gives its own ``items`` shows the study's wording and
+        is not named.
+
+    Returns
+    -------
+    list of str
+        ``questionnaires[i] (id): ...`` naming the instrument and where its wording comes from.
+    """
+    out = []
+    for i, q in enumerate(questionnaires):
+        inst = INSTRUMENTS.get(q.instrument)
+        if inst is None or inst.wording_verified or q.wording_note == "the study's own wording":
+            continue
+        out.append(f"questionnaires[{i}] ({q.id}): the item wording of {inst.key} ({inst.source}) is not verified "
+                   f"against the paper ({inst.wording_source}); check it against the paper before collecting data, "
+                   "or give the study's own items")
+    return out
 
 
 def score(

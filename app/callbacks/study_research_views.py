@@ -13,6 +13,7 @@ from dash import dcc, html
 from app import figures_study
 from app.components import card, fmt
 from study import analysis, export, export_analysis, runtime
+from study.instruments import wording_warnings
 from study.schema import StudyError
 
 from .study_service import pin_status
@@ -20,7 +21,8 @@ from .study_service import pin_status
 MEASURES = {
     "agreement": "Agreement (final = model)", "switch_fraction": "Switch fraction (to the model's advice)",
     "over_reliance": "Over-reliance (followed wrong advice)", "under_reliance": "Under-reliance (rejected right advice)",
-    "appropriate_reliance": "Appropriate reliance", "initial_accuracy": "Accuracy before advice",
+    "rair": "RAIR (switched to right advice after a wrong first answer)",
+    "rsr": "RSR (kept a right first answer against wrong advice)", "initial_accuracy": "Accuracy before advice",
     "accuracy": "Accuracy after advice", "forward_accuracy": "Forward prediction", "confidence": "Confidence (final)",
     "weight_of_advice": "Weight of advice (0 keeps own estimate, 1 adopts the model's)",
 }
@@ -45,6 +47,8 @@ def dashboard(study_id: str) -> html.Div:
     eng = runtime.engine()
     changed = pin_status(study)
     pinned = [dbc.Alert(changed, color="warning", id="study-pin-warning")] if changed else []
+    pinned += [dbc.Alert(w, color="warning", className="study-wording-warning")
+               for w in wording_warnings(study.questionnaires)]
     if runtime.is_example(study_id):
         pinned.append(dbc.Alert(f"Bundled example, read-only ({runtime.study_path(study_id)}): participants can take "
                                 f"it at /study/{study_id}. To change it, copy it into {runtime.study_dir()}/ (that "
@@ -65,15 +69,26 @@ def dashboard(study_id: str) -> html.Div:
         s["measure"] = s["measure"].map(lambda m: MEASURES.get(m, m))
         none = s["n"] == 0  # e.g. reliance in a no-advice arm: no advised trial to measure it on
         s["95% CI"] = ["—" if z else f"[{fmt(lo)}, {fmt(hi)}]" for z, lo, hi in zip(none, s["ci_low"], s["ci_high"])]
-        s["mean"] = ["undefined (no advice)" if z else fmt(m) for z, m in zip(none, s["mean"])]
+        s["mean"] = [fmt(m) if not z else _undefined(study, c) for z, m, c in zip(none, s["mean"], s["condition"])]
         s = s.rename(columns={"mean": "estimate", "n": "n (trials or participants)", "n_participants": "participants"})
         parts.append(card("Results by condition", _table(s[["condition", "measure", "estimate", "95% CI",
                                                               "n (trials or participants)", "participants"]]),
-                          source=f"{analysis.CI_METHOD}. Reliance as in Yin et al. 2019 and Bansal et al. 2021; "
+                          source=f"{analysis.CI_METHOD}. Reliance as in Yin et al. 2019, Bansal et al. 2021 and "
+                                 "Schemmer et al. 2023 (RAIR, RSR); "
                                  "trust: Jian et al. 2000; satisfaction: Hoffman et al. 2018."))
     if not trials.empty:
         parts += _reliance_plots(study, trials, answers)
     return html.Div(parts)
+
+
+def _undefined(study, condition: str) -> str:
+    """Why a measure has no trial to be computed on: the arm shows no advice, or no trial of that kind
+    (e.g. RAIR in an advised arm where no first answer was wrong on right advice)."""
+    try:
+        advised = study.advised(condition)
+    except KeyError:  # a condition the file no longer names
+        advised = True
+    return "undefined (no trials of that kind)" if advised else "undefined (no advice)"
 
 
 def _exclusion_card(study, excluded: pd.DataFrame):
@@ -130,8 +145,13 @@ def _reliance_plots(study, trials: pd.DataFrame, answers: pd.DataFrame) -> list:
         out.append(card("Reliance by condition", _graph(figures_study.reliance_bars(table)),
                         source="Shares of two-stage decision trials (own answer, then advice and explanation, then "
                                "final answer; Yin et al. 2019): switch fraction, over-reliance (followed wrong "
-                               "advice), under-reliance (rejected right advice), appropriate reliance, accuracy; "
-                               "95% Wilson intervals pooled over a condition's trials."))
+                               "advice), under-reliance (rejected right advice), RAIR and RSR (Schemmer et al. "
+                               "2023), accuracy; 95% Wilson intervals pooled over a condition's trials."))
+        out.append(card("Appropriateness of reliance", _graph(figures_study.appropriateness(table)),
+                        source="Schemmer et al. 2023 (IUI): RAIR, of the trials whose first answer was wrong and "
+                               "the advice right, the share switched to the advice; RSR, of the trials whose first "
+                               "answer was right and the advice wrong, the share kept. Top right is appropriate "
+                               "reliance; 95% Wilson intervals."))
         if dec["confidence"].notna().any():
             out.append(card("Trust vs correctness", _graph(figures_study.confidence_by_correctness(dec)),
                             source="Final-answer confidence by whether the model's advice was right (truth from "
@@ -146,7 +166,37 @@ def _reliance_plots(study, trials: pd.DataFrame, answers: pd.DataFrame) -> list:
                 cal["points"], cal["r"], (cal["ci_low"], cal["ci_high"]), tq[1])),
                 source=f"{tq[1]} against the mean fidelity (share of |attribution| kept) of the explanations each "
                        f"participant saw; Pearson r with its Fisher-z 95% interval, n = {cal['n']} participants."))
+    if not dec.empty:
+        out += _fidelity_cards(trials, answers, tq)
     return out
+
+
+def _fidelity_cards(trials: pd.DataFrame, answers: pd.DataFrame, tq) -> list:
+    """Trust and reliance by advised condition beside the fidelity shown, and their regressions on it."""
+    from study import fidelity_regression as fr
+
+    qid = tq[0] if tq is not None and not answers.empty else None
+    means = fr.by_condition(trials, answers, questionnaire_id=qid)
+    if means.empty:
+        return []
+    shown = ["condition", "n_participants", "trust", "rair", "rsr", "over_reliance",
+             *[f for f in fr.FIGURES if f in means.columns]]
+    means = means[[c for c in shown if c in means.columns]].copy()
+    for c in means.columns[2:]:
+        means[c] = [fmt(v) for v in means[c]]
+    reg = fr.fidelity_regression(trials, answers, questionnaire_id=qid)
+    reg = pd.DataFrame({"level": reg["level"], "outcome": reg["outcome"], "fidelity figure": reg["predictor"],
+                        "slope [95% CI]": [n or f"{fmt(b)} [{fmt(lo)}, {fmt(hi)}]" for b, lo, hi, n in
+                                           zip(reg["slope"], reg["ci_low"], reg["ci_high"], reg["note"])],
+                        "p": [fmt(v) for v in reg["p"]], "n": reg["n"], "participants": reg["n_participants"]})
+    return [card("Trust and reliance against the fidelity shown", [_table(means), _table(reg)],
+                 source="Advised arms only. Means of participants' trust (" + (tq[1] if qid else "no trust "
+                        "questionnaire") + "), RAIR, RSR and over-reliance beside the mean of each fidelity figure "
+                        "logged with the trials (share of |attribution| shown, ERASER sufficiency and "
+                        "comprehensiveness, the local surrogate's R² on the kept features); then OLS slopes of each "
+                        "on each figure: per participant (classical SE) and per trial (linear probability, SE "
+                        "clustered by participant). Persuasive explanations that raise trust but not RAIR and RSR "
+                        "show as a trust slope without a reliance slope (study/fidelity_regression.py).")]
 
 
 def export_zip(study_id: str, fmt_name: str) -> dict:

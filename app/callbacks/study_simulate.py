@@ -13,7 +13,8 @@ The study's pre-declared exclusion rule (``exclusions.max_failed_attention_check
 before the analysis. It prints the reliance measures by condition (Wilson intervals over trials,
 :func:`study.analysis.reliance_by_condition`) as a table, then one JSON line
 ``{condition: {"switch_fraction": [estimate, low, high], "over_reliance": [...],
-"under_reliance": [...], "accuracy": [...]}}``. With no FILE it runs the bundled example,
+"under_reliance": [...], "rair": [...], "rsr": [...], "accuracy": [...]}}`` (RAIR and RSR: Schemmer
+et al. 2023; NaN, printed as null, where undefined, e.g. in a no-advice arm). With no FILE it runs the bundled example,
 ``study/examples/reliance-breast-cancer.yaml``.
 """
 from __future__ import annotations
@@ -38,7 +39,7 @@ from workspace.errors import CandorError
 from workspace.settings import Settings
 
 BUNDLED_EXAMPLE = Path(study_pkg.__file__).resolve().parent / "examples" / "reliance-breast-cancer.yaml"
-HEADLINE = ("switch_fraction", "over_reliance", "under_reliance", "accuracy")
+HEADLINE = ("switch_fraction", "over_reliance", "under_reliance", "rair", "rsr", "accuracy")
 
 
 def _timing(step, phase, rng) -> dict:
@@ -210,11 +211,12 @@ def mixed_lines(trials: pd.DataFrame) -> list[str]:
 
 
 def headline(table: pd.DataFrame) -> dict:
-    """``{condition: {measure: [estimate, low, high]}}`` for :data:`HEADLINE` measures, 4 decimals."""
+    """``{condition: {measure: [estimate, low, high]}}`` for :data:`HEADLINE` measures, 4 decimals
+    (None where a measure is undefined, e.g. reliance in a no-advice arm: JSON has no NaN)."""
     out: dict = {}
     for row in table.itertuples(index=False):
         if row.measure in HEADLINE:
-            out.setdefault(row.condition, {})[row.measure] = [round(float(v), 4) for v in
+            out.setdefault(row.condition, {})[row.measure] = [round(float(v), 4) if v == v else None for v in
                                                               (row.mean, row.ci_low, row.ci_high)]
     return out
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -72,3 +74,24 @@ def test_analysis_scores_each_participant_from_the_stored_rows():
     assert out.loc["p1", "sum"] == 70 and out.loc["p1", "total"] == pytest.approx(70 / 12)
     # all 7s: the five distrust items score 1 each after reversing -> 5 + 7 * 7 = 54
     assert out.loc["p2", "sum"] == 54 and out.loc["p2", "distrust"] == 7
+
+
+def test_unverified_wording_is_named_by_validate_and_the_studys_own_wording_is_not(tmp_path):
+    # Hoffman et al.'s two scales could not be checked against the paper here: a study that shows their
+    # built-in wording is told so by `study validate`; one that gives its own items, or uses Jian et al., is not
+    from study.cli import data_check
+    from study.instruments import wording_warnings
+
+    study = parse_study(BASE + "  - {instrument: jian2000}\n  - {instrument: hoffman2018_trust}\n"
+                               "  - {instrument: hoffman2018_satisfaction, items: {understand: 'Mine.'}}\n")
+    (line,) = wording_warnings(study.questionnaires)
+    assert line.startswith("questionnaires[1] (hoffman2018_trust): the item wording of hoffman2018_trust")
+    assert "not verified" in line and "give the study's own items" in line
+    bundled = (Path(__file__).resolve().parents[2] / "study" / "examples" / "reliance-breast-cancer.yaml").read_text()
+    path = tmp_path / "reliance-breast-cancer.yaml"
+    path.write_text(bundled.replace("  - {instrument: jian2000, object: the model}\n",
+                                    "  - {instrument: jian2000, object: the model}\n"
+                                    "  - {instrument: hoffman2018_satisfaction, object: the model}\n"))
+    errors, warnings, _ = data_check(str(path))
+    assert errors == [] and len(warnings) == 1
+    assert warnings[0].startswith(f"{path}: warning: questionnaires[1] (hoffman2018_satisfaction)")

@@ -14,7 +14,7 @@ from tests.study.conftest import db_url  # noqa: F401  (fixture)
 from tests.study.live_study import DATA, STUDY, enrol_via_page, participant, serve_study, submit
 from tests.study.test_study_two_stage import _text_of
 
-RELIANCE = ("agreement", "switch_fraction", "over_reliance", "under_reliance", "appropriate_reliance",
+RELIANCE = ("agreement", "switch_fraction", "over_reliance", "under_reliance", "rair", "rsr",
             "initial_accuracy")
 
 
@@ -71,3 +71,37 @@ def test_no_advice_trial_asks_one_decision_shows_no_model_and_logs_no_advice(db_
     mine = log[log["participant_id"] == p.id]
     assert mine["phase"].tolist() == ["final"] and mine["model_prediction"].isna().all()
     assert mine["explanation_id"].isna().all() and mine["truth"].notna().all()
+
+
+def _fixed_log():
+    return _log([
+        ("p1", "adv", 0, "a", "initial", "x", "x", "x", True, 1.0), ("p1", "adv", 0, "a", "final", "x", "x", "x", True, 1.0),
+        ("p1", "adv", 1, "b", "initial", "x", "y", "x", False, 1.0), ("p1", "adv", 1, "b", "final", "y", "y", "x", False, 1.0),
+        ("p1", "adv", 2, "c", "initial", "y", "x", "y", False, 1.0), ("p1", "adv", 2, "c", "final", "y", "x", "y", False, 1.0),
+        ("p2", "alone", 0, "a", "final", "x", None, "x", None, None),
+        ("p2", "alone", 1, "b", "final", "y", None, "x", None, None),
+    ])
+
+
+def test_rair_rsr_baseline_the_plot_the_json_and_the_page_say_why_a_measure_is_undefined():
+    from app import figures_study
+    from app.callbacks.study_research_views import _undefined
+    from app.callbacks.study_simulate import headline
+    from study.schema import parse_study
+
+    table = analysis.reliance_by_condition(_fixed_log())
+    t = table.set_index(["condition", "measure"])
+    # by hand, advised arm: a first answer right and advice right (neither); b first right, advice wrong,
+    # followed; c first right, advice wrong, kept -> RSR 1/2; no first answer wrong -> RAIR has no trial
+    assert t.loc[("adv", "rsr"), ["mean", "n"]].tolist() == [0.5, 2]
+    assert t.loc[("adv", "rair"), "n"] == 0 and math.isnan(t.loc[("adv", "rair"), "mean"])
+    assert t.loc[("alone", "rair"), "n"] == 0 and t.loc[("alone", "rsr"), "n"] == 0
+    assert t.loc[("alone", "accuracy"), ["mean", "n"]].tolist() == [0.5, 2]  # the baseline: a right, b wrong
+    fig = figures_study.appropriateness(table)
+    assert fig.data == () and "adv, alone" in fig.layout.annotations[0].text  # neither has both measures
+    js = headline(table)
+    assert js["alone"]["rair"] == [None, None, None] and js["adv"]["rsr"][0] == 0.5
+    study = parse_study((DATA / "small_study.yaml").read_text().replace("{id: none, explanation: prediction}",
+                                                                        "{id: none, explanation: none}"))
+    assert _undefined(study, "none") == "undefined (no advice)"
+    assert _undefined(study, "descriptive") == "undefined (no trials of that kind)"

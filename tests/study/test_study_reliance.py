@@ -95,17 +95,22 @@ def _trial_log() -> pd.DataFrame:
 #         initial != advice on 5 (p1: i2 i3 i4; p2: i1 i4), switched to advice on 2 (p1: i2, i4)
 #         model wrong on 4 (i3, i4 x2), followed on 2 (p1 i4, p2 i3) -> over-reliance 2/4
 #         model right on 4, rejected on 1 (p2 i1) -> under-reliance 1/4
-#         appropriate: right & followed 3 + wrong & rejected 2 = 5/8
+#         RAIR (Schemmer et al. 2023): first answer wrong, advice right on 2 (p1 i2, p2 i1);
+#           switched to the advice on 1 (p1 i2) -> 1/2
+#         RSR: first answer right, advice wrong on 3 (p1 i3, p1 i4, p2 i4); kept on 2 (p1 i3, p2 i4) -> 2/3
+#           (p2 i3: first answer A and advice A both wrong, in neither denominator)
 #         accuracy before advice: p1 i1 i3 i4, p2 i2 i4 = 5/8; after: p1 i1 i2 i3, p2 i2 i4 = 5/8
 #   pers: final == advice on 8 of 8; initial != advice on 5 (p3 all 4, p4 i3), all switched: 5/5
-#         over-reliance 4/4, under-reliance 0/4, appropriate 4/8
+#         over-reliance 4/4, under-reliance 0/4
+#         RAIR: first wrong, advice right on 2 (p3 i1, i2), both switched -> 2/2
+#         RSR: first right, advice wrong on 3 (p3 i3, i4, p4 i3), none kept -> 0/3
 #         accuracy before: p3 i3 i4, p4 i1 i2 i3 = 5/8; after: i1 i2 x2 = 4/8
 # as (successes, trials) so the Wilson interval's n is checked too
 EXPECTED = {
     "desc": {"agreement": (5, 8), "switch_fraction": (2, 5), "over_reliance": (2, 4), "under_reliance": (1, 4),
-             "appropriate_reliance": (5, 8), "initial_accuracy": (5, 8), "accuracy": (5, 8)},
+             "rair": (1, 2), "rsr": (2, 3), "initial_accuracy": (5, 8), "accuracy": (5, 8)},
     "pers": {"agreement": (8, 8), "switch_fraction": (5, 5), "over_reliance": (4, 4), "under_reliance": (0, 4),
-             "appropriate_reliance": (4, 8), "initial_accuracy": (5, 8), "accuracy": (4, 8)},
+             "rair": (2, 2), "rsr": (0, 3), "initial_accuracy": (5, 8), "accuracy": (4, 8)},
 }
 
 
@@ -119,14 +124,58 @@ def test_reliance_by_condition_matches_hand_computation():
             lo, hi = _wilson_closed_form(k, n, z)
             assert row["ci_low"] == pytest.approx(max(lo, 0.0), abs=1e-12)
             assert row["ci_high"] == pytest.approx(min(hi, 1.0), abs=1e-12)
-            assert row["n_participants"] == 2
+            assert row["n_participants"] == (1 if (cond, m) == ("pers", "rair") else 2), (cond, m)  # RAIR: p3 only
 
 
 def test_reliance_per_participant_matches_hand_computation():
     # participant p1 of the table: initial A,B,B,B; advice A; final A,A,B,A; truth A,A,B,B
     r = analysis.reliance(list("ABBB"), list("AAAA"), list("AABA"), truth=list("AABB"))
     assert (r.agreement, r.switch, r.over_reliance, r.under_reliance) == (0.75, 2 / 3, 0.5, 0.0)
-    assert (r.appropriate_reliance, r.initial_accuracy, r.team_accuracy) == (0.75, 0.75, 0.75)
+    assert (r.initial_accuracy, r.team_accuracy) == (0.75, 0.75)
+    # RAIR: i2 (first B wrong, advice A right) switched: 1/1; RSR: i3 kept B, i4 followed A: 1/2
+    assert (r.rair, r.rsr) == (1.0, 0.5)
+
+
+# Schemmer et al. (2023) on three classes, counted by hand. Each line: initial, advice, final, truth.
+#   t1 C A A A  first wrong, advice right, switched          -> RAIR case, hit
+#   t2 C A B A  first wrong, advice right, moved to B         -> RAIR case, miss (did not take the advice)
+#   t3 B A B A  first wrong, advice right, kept               -> RAIR case, miss
+#   t4 A B A A  first right, advice wrong, kept               -> RSR case, hit
+#   t5 A B C A  first right, advice wrong, moved to C         -> RSR case, miss (did not keep it)
+#   t6 A B B A  first right, advice wrong, followed           -> RSR case, miss
+#   t7 A A A A  agree at first: neither; t8 B C C A: both wrong: neither
+# RAIR = 1/3, RSR = 1/3; switch fraction: initial != advice on t1-t6, t8 (7), final == advice on t1, t6, t8 -> 3/7
+THREE_CLASS = """
+    C A A A
+    C A B A
+    B A B A
+    A B A A
+    A B C A
+    A B B A
+    A A A A
+    B C C A
+"""
+
+
+def test_rair_and_rsr_on_a_hand_counted_three_class_table():
+    i, m, f, t = zip(*(line.split() for line in THREE_CLASS.strip().splitlines()))
+    r = analysis.reliance(i, m, f, truth=t)
+    assert (r.rair, r.rsr, r.switch) == (pytest.approx(1 / 3), pytest.approx(1 / 3), pytest.approx(3 / 7))
+    log = pd.DataFrame([dict(participant_id="p", condition="c", trial_index=k, item_id=f"i{k}", phase=ph,
+                             response=resp, model_prediction=m[k], truth=t[k], model_correct=m[k] == t[k],
+                             fidelity=None, correct=None, confidence=None)
+                        for k in range(len(i)) for ph, resp in (("initial", i[k]), ("final", f[k]))])
+    table = analysis.reliance_by_condition(log).set_index("measure")
+    assert table.loc["rair", ["mean", "n"]].tolist() == [pytest.approx(1 / 3), 3]
+    assert table.loc["rsr", ["mean", "n"]].tolist() == [pytest.approx(1 / 3), 3]
+    assert (table.loc["rair", "ci_low"], table.loc["rair", "ci_high"]) == wilson(1, 3)[1:]
+
+
+def test_no_measure_equals_final_accuracy_by_construction():
+    # the old "appropriate reliance" (followed right advice or rejected wrong advice) is final accuracy
+    # itself in two classes (171 of 240 in both arms of the bundled example); it is not reported apart
+    assert "appropriate_reliance" not in analysis.PROPORTIONS
+    assert not hasattr(analysis.reliance(["A"], ["A"], ["A"], ["A"]), "appropriate_reliance")
 
 
 def test_weight_of_advice_hand_values():

@@ -47,14 +47,26 @@ def test_dashboard_plots_reliance_correctness_and_calibration(db_url, tmp_path, 
     study = serve_study(db_url, tmp_path, monkeypatch)
     for i in range(6):
         run_participant(runtime.engine(), study, seed=300 + i, stratum="low")
-    graphs = {g.figure.layout.title.text.split(":")[0]: g.figure for g in _graphs(dashboard(STUDY))}
+    page = dashboard(STUDY)
+    graphs = {g.figure.layout.title.text.split(":")[0]: g.figure for g in _graphs(page)}
+    assert "Trust and reliance against the fidelity shown" in str(page)  # study/fidelity_regression.py's card
     assert set(graphs) == {"Reliance by condition (95% Wilson intervals)", "Confidence when the advice was right vs wrong",
-                           "Trust vs fidelity"}
+                           "Trust vs fidelity", "Appropriateness of reliance (Schemmer et al. 2023; 95% Wilson intervals)"}
     import pandas as pd
 
     from study import export
 
     trials = pd.DataFrame(export.table_rows(runtime.engine(), "trial_log", STUDY))
+    # the appropriateness plot: one point per condition where RAIR and RSR are defined, at (RAIR, RSR)
+    rel = analysis.reliance_by_condition(trials).set_index(["condition", "measure"])
+    app_fig = graphs["Appropriateness of reliance (Schemmer et al. 2023; 95% Wilson intervals)"]
+    defined = [c for c in sorted(set(rel.index.get_level_values(0)))
+               if rel.loc[(c, "rair"), "n"] > 0 and rel.loc[(c, "rsr"), "n"] > 0]
+    assert [t.name for t in app_fig.data] == defined and defined
+    for t in app_fig.data:
+        assert (t.x[0], t.y[0]) == (rel.loc[(t.name, "rair"), "mean"], rel.loc[(t.name, "rsr"), "mean"])
+        assert t.x[0] - t.error_x.arrayminus[0] == pytest.approx(rel.loc[(t.name, "rair"), "ci_low"])
+        assert t.y[0] + t.error_y.array[0] == pytest.approx(rel.loc[(t.name, "rsr"), "ci_high"])
     answers = pd.DataFrame(export.table_rows(runtime.engine(), "questionnaire_responses", STUDY))
     pts = analysis.calibration(trials, answers)["points"]
     scatter = graphs["Trust vs fidelity"]
