@@ -148,6 +148,8 @@ LIMITS = {"max_upload_mb": ("CANDOR_MAX_UPLOAD_MB", 50), "upload_quota_mb": ("CA
 LIMIT_FIELDS = {var: name for name, (var, _) in LIMITS.items()}
 """Variable -> field, for :func:`workspace.limits.setting`."""
 RAW = {"researcher_password": "CANDOR_RESEARCHER_PASSWORD", "login_limit": "CANDOR_LOGIN_LIMIT",
+       "login_address_limit": "CANDOR_LOGIN_ADDRESS_LIMIT", "login_max_delay_s": "CANDOR_LOGIN_MAX_DELAY_S",
+       "login_lockout": "CANDOR_LOGIN_LOCKOUT",
        "secure_cookies": "CANDOR_SECURE_COOKIES", "users_file": "CANDOR_USERS_FILE",
        "auth_header": "CANDOR_AUTH_HEADER", "auth_roles": "CANDOR_AUTH_ROLES",
        "auth_default_role": "CANDOR_AUTH_DEFAULT_ROLE", "session_db": "CANDOR_SESSION_DB",
@@ -224,9 +226,10 @@ model_timeout_s, max_jobs, max_jobs_per_user : float
         loopback names and ``bind_hosts``.
     bind_hosts : tuple of str
         ``CANDOR_BIND_HOSTS`` (comma-separated), or ``--host``: the addresses the server binds.
-    researcher_password, login_limit, secure_cookies, users_file, auth_header, auth_roles, \
-auth_default_role, session_db, session_hours, secret_key : str, optional
-        ``CANDOR_RESEARCHER_PASSWORD``, ``CANDOR_LOGIN_LIMIT``, ``CANDOR_SECURE_COOKIES``,
+    researcher_password, login_limit, login_address_limit, login_max_delay_s, login_lockout, secure_cookies, \
+users_file, auth_header, auth_roles, auth_default_role, session_db, session_hours, secret_key : str, optional
+        ``CANDOR_RESEARCHER_PASSWORD``, ``CANDOR_LOGIN_LIMIT``, ``CANDOR_LOGIN_ADDRESS_LIMIT``,
+        ``CANDOR_LOGIN_MAX_DELAY_S``, ``CANDOR_LOGIN_LOCKOUT`` (``accounts/login_limits.py``), ``CANDOR_SECURE_COOKIES``,
         ``CANDOR_USERS_FILE``, ``CANDOR_AUTH_HEADER``, ``CANDOR_AUTH_ROLES``, ``CANDOR_AUTH_DEFAULT_ROLE``,
         ``CANDOR_SESSION_DB``, ``CANDOR_SESSION_HOURS``, ``CANDOR_SECRET_KEY``: logins (SECURITY.md; text,
         parsed by ``accounts/``); None when unset.
@@ -267,6 +270,9 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
     bind_hosts: tuple = ()
     researcher_password: str | None = field(default=None, repr=False)  # secrets: never in a repr
     login_limit: str | None = None
+    login_address_limit: str | None = None
+    login_max_delay_s: str | None = None
+    login_lockout: str | None = None
     secure_cookies: str | None = None
     users_file: str | None = None
     auth_header: str | None = None
