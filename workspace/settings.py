@@ -143,7 +143,7 @@ LIMITS = {"max_upload_mb": ("CANDOR_MAX_UPLOAD_MB", 50), "upload_quota_mb": ("CA
           "max_cells": ("CANDOR_MAX_CELLS", 20_000_000), "max_table_mb": ("CANDOR_MAX_TABLE_MB", 2048),
           "max_memory_mb": ("CANDOR_MAX_MEMORY_MB", 8192), "model_timeout_s": ("CANDOR_MODEL_TIMEOUT_S", 120),
           "max_jobs": ("CANDOR_MAX_JOBS", 4), "max_jobs_per_user": ("CANDOR_MAX_JOBS_PER_USER", 2),
-          "max_store_mb": ("CANDOR_MAX_STORE_MB", 8192)}
+          "max_store_mb": ("CANDOR_MAX_STORE_MB", 8192), "max_cell_mb": ("CANDOR_MAX_CELL_MB", 16)}
 """Resource limits: field -> (variable, default). ``max_memory_mb`` and ``model_timeout_s`` may be 0 (off)."""
 LIMIT_FIELDS = {var: name for name, (var, _) in LIMITS.items()}
 """Variable -> field, for :func:`workspace.limits.setting`."""
@@ -206,13 +206,15 @@ class Settings:
     upload_dir : pathlib.Path
         ``CANDOR_UPLOAD_DIR``: stored uploads and their index; default ``instance/uploads``.
     max_upload_mb, upload_quota_mb, upload_retention_hours, max_cells, max_table_mb, max_memory_mb, \
-model_timeout_s, max_jobs, max_jobs_per_user : float
+model_timeout_s, max_jobs, max_jobs_per_user, max_store_mb, max_cell_mb : float
         ``CANDOR_MAX_UPLOAD_MB`` (50 MiB, one file), ``CANDOR_UPLOAD_QUOTA_MB`` (500 MiB, the folder),
         ``CANDOR_UPLOAD_RETENTION_HOURS`` (24 h), ``CANDOR_MAX_CELLS`` (20e6 rows x columns),
         ``CANDOR_MAX_TABLE_MB`` (2048 MiB of a loaded table), ``CANDOR_MAX_MEMORY_MB`` (8192 MiB,
         RLIMIT_DATA; 0 off), ``CANDOR_MODEL_TIMEOUT_S`` (120 s a model call; 0 off),
         ``CANDOR_MAX_JOBS`` (4 background jobs), ``CANDOR_MAX_JOBS_PER_USER`` (2),
-        ``CANDOR_MAX_STORE_MB`` (8192 MiB of a store's files, checked before they are read). Positive numbers.
+        ``CANDOR_MAX_STORE_MB`` (8192 MiB of a store's files, checked before they are read),
+        ``CANDOR_MAX_CELL_MB`` (16 MiB: one Parquet page or cell once unpacked, ``workspace/parquet_limits.py``).
+        Positive numbers.
     max_model_unpacked_mb : int, default=1024
         ``CANDOR_MAX_MODEL_UNPACKED_MB``: MiB a model archive may unpack to (a positive whole number).
     max_callback_kb : int, default=1024
@@ -263,6 +265,7 @@ users_file, auth_header, auth_roles, auth_default_role, session_db, session_hour
     max_jobs: float = 4.0
     max_jobs_per_user: float = 2.0
     max_store_mb: float = 8192.0
+    max_cell_mb: float = 16.0
     max_model_unpacked_mb: int = DEFAULT_MAX_UNPACKED_MB
     max_callback_kb: int = 1024
     threads: int = 16
