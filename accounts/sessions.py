@@ -1,9 +1,11 @@
-"""Server-side login sessions and login rate limits, in one SQLite file every worker shares.
+"""Server-side login sessions, in one SQLite file every worker shares (with the failed-login counts and locks of
+``accounts/login_limits.py``).
 
 Why a SQLite file and not the study database: sessions must work whether or not study mode is
 used, every gunicorn worker of one machine opens the same file (WAL mode, short transactions), and
-revoking is one ``DELETE``. The failed-login counts of ``accounts/login_limits.py`` live in the same file. The file is ``CANDOR_SESSION_DB`` (default ``instance/sessions.sqlite3``);
-several machines behind one load balancer need a shared path or one machine per deployment.
+revoking is one ``DELETE``. The file is ``CANDOR_SESSION_DB`` (default ``instance/sessions.sqlite3``);
+several machines behind one load balancer need a shared path or one machine per deployment. The old
+``login_failures`` table (one count per address and per name) is dropped when a file is first opened.
 
 The cookie carries a random session id (256 bits); the file keeps only its SHA-256, so a copy of the
 file cannot be replayed as cookies. A session ends when it expires (``CANDOR_SESSION_HOURS``,
