@@ -1,11 +1,11 @@
-"""``python -m app users add NAME --role ROLE`` and ``python -m app users revoke NAME``."""
+"""``python -m app users add NAME --role ROLE``, ``python -m app users revoke NAME`` and ``... unlock NAME``."""
 from __future__ import annotations
 
 import argparse
 import getpass
 import sys
 
-from . import sessions
+from . import login_limits, sessions
 from .roles import ROLES
 from .users import AccountsError, add_user, check_name
 from workspace.settings import current
@@ -33,6 +33,9 @@ def main(argv: list[str]) -> int:
                      help="users file (default: CANDOR_USERS_FILE)")
     rev = sub.add_parser("revoke", help="end every session of a user now (CANDOR_SESSION_DB)")
     rev.add_argument("name")
+    unl = sub.add_parser("unlock", help="end the lock of an account after failed logins from many addresses and "
+                                        "forget its failed logins (CANDOR_SESSION_DB)")
+    unl.add_argument("name")
     args = parser.parse_args(argv)
     try:
         if args.command == "add":
@@ -41,6 +44,9 @@ def main(argv: list[str]) -> int:
             check_name(args.name)
             new = add_user(args.file, args.name, args.role, _read_password())
             print(f"{'added' if new else 'updated'} {args.name} ({args.role}) in {args.file}")
+        elif args.command == "unlock":
+            n = login_limits.unlock(check_name(args.name))
+            print(f"unlocked {args.name}; forgot {n} failed login(s)")
         else:
             n = sessions.revoke_user(check_name(args.name))
             print(f"revoked {n} session(s) of {args.name}")

@@ -1,9 +1,11 @@
-"""Server-side login sessions and login rate limits, in one SQLite file every worker shares.
+"""Server-side login sessions, in one SQLite file every worker shares (with the failed-login counts and locks of
+``accounts/login_limits.py``).
 
 Why a SQLite file and not the study database: sessions must work whether or not study mode is
 used, every gunicorn worker of one machine opens the same file (WAL mode, short transactions), and
 revoking is one ``DELETE``. The file is ``CANDOR_SESSION_DB`` (default ``instance/sessions.sqlite3``);
-several machines behind one load balancer need a shared path or one machine per deployment.
+several machines behind one load balancer need a shared path or one machine per deployment. The old
+``login_failures`` table (one count per address and per name) is dropped when a file is first opened.
 
 The cookie carries a random session id (256 bits); the file keeps only its SHA-256, so a copy of the
 file cannot be replayed as cookies. A session ends when it expires (``CANDOR_SESSION_HOURS``,
@@ -26,8 +28,13 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
     sid_hash TEXT PRIMARY KEY, user_name TEXT NOT NULL, created REAL NOT NULL, expires REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS sessions_user ON sessions (user_name);
-CREATE TABLE IF NOT EXISTS login_failures (key TEXT NOT NULL, at REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS login_failures_key ON login_failures (key, at);
+DROP TABLE IF EXISTS login_failures;
+CREATE TABLE IF NOT EXISTS login_failed (
+    id INTEGER PRIMARY KEY, account TEXT NOT NULL, address TEXT NOT NULL, at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS login_failed_pair ON login_failed (account, address);
+CREATE INDEX IF NOT EXISTS login_failed_address ON login_failed (address, at);
+CREATE INDEX IF NOT EXISTS login_failed_at ON login_failed (at);
+CREATE TABLE IF NOT EXISTS login_lockouts (account TEXT PRIMARY KEY, until REAL NOT NULL);
 """
 
 
@@ -97,7 +104,8 @@ def _initialise(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def _connect():
+def connect():
+    """An autocommit connection to the session file (created on first use); the login limits share it."""
     path = db_path()
     if str(path) not in _ready:
         _initialise(path)
@@ -116,7 +124,7 @@ def create(user_name: str, *, seconds: float | None = None) -> str:
     """Start a session for ``user_name``; returns the id to put in the cookie (43 URL-safe characters)."""
     sid = secrets.token_urlsafe(32)
     now = time.time()
-    with _connect() as conn:
+    with connect() as conn:
         conn.execute("INSERT INTO sessions VALUES (?, ?, ?, ?)",
                      (_digest(sid), user_name, now, now + (seconds or session_seconds())))
     return sid
@@ -126,7 +134,7 @@ def lookup(sid: str | None) -> Session | None:
     """The live session with id ``sid``, or None (unknown, expired, revoked or malformed)."""
     if not sid or len(sid) > 128:
         return None
-    with _connect() as conn:
+    with connect() as conn:
         row = conn.execute("SELECT user_name, expires FROM sessions WHERE sid_hash = ?", (_digest(sid),)).fetchone()
     if row is None or row[1] <= time.time():
         return None
@@ -136,57 +144,13 @@ def lookup(sid: str | None) -> Session | None:
 def delete(sid: str | None) -> None:
     """End one session (logout); unknown ids are ignored."""
     if sid and len(sid) <= 128:
-        with _connect() as conn:
+        with connect() as conn:
             conn.execute("DELETE FROM sessions WHERE sid_hash = ?", (_digest(sid),))
 
 
 def revoke_user(user_name: str) -> int:
     """End every session of ``user_name`` (and drop expired ones of anybody); returns how many of theirs ended."""
-    with _connect() as conn:
+    with connect() as conn:
         n = conn.execute("DELETE FROM sessions WHERE user_name = ?", (user_name,)).rowcount
         conn.execute("DELETE FROM sessions WHERE expires <= ?", (time.time(),))
     return n
-
-
-def reserve_attempt(keys: list[str], *, limit: int, window_s: float) -> float | None:
-    """Count one login attempt against ``keys`` before its password is checked; None if over the limit.
-
-    The count and the new attempt are one ``BEGIN IMMEDIATE`` transaction, so concurrent attempts
-    cannot all pass the check first (40 concurrent guesses used to get 36 password checks against a
-    limit of 5). An attempt counts as a failure until :func:`release_attempt` says it succeeded.
-
-    Parameters
-    ----------
-    keys : list of str
-        What to count against (``ip:...``, ``user:...``).
-    limit : int
-        Attempts allowed per key within the window.
-    window_s : float
-        The window, in seconds.
-
-    Returns
-    -------
-    float or None
-        The attempt's token for :func:`release_attempt`, or None when a key already has ``limit``
-        attempts in the window (nothing is recorded then).
-    """
-    now = time.time() + secrets.randbelow(1000) * 2.5e-7  # a token (float steps near 1.8e9 s are 2.4e-7)
-    with _connect() as conn:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for key in keys:
-                (n,) = conn.execute("SELECT COUNT(*) FROM login_failures WHERE key = ? AND at > ?",
-                                    (key, now - window_s)).fetchone()
-                if n >= limit:
-                    return None
-            conn.executemany("INSERT INTO login_failures VALUES (?, ?)", [(k, now) for k in keys])
-            conn.execute("DELETE FROM login_failures WHERE at <= ?", (now - window_s,))
-            return now
-        finally:
-            conn.execute("COMMIT")
-
-
-def release_attempt(keys: list[str], token: float) -> None:
-    """Forget the attempt ``token`` of :func:`reserve_attempt`: the password was right."""
-    with _connect() as conn:
-        conn.executemany("DELETE FROM login_failures WHERE key = ? AND at = ?", [(k, token) for k in keys])

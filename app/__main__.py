@@ -2,7 +2,7 @@
 ``python -m app build --model M --data D --target T --out STORE`` computes the explanations once into a
 store that ``python -m app --store STORE`` serves (:mod:`app.build`); ``python -m app study validate FILE``
 checks a study file; ``python -m app users add NAME --role ROLE`` and
-``python -m app users revoke NAME`` manage logins (:mod:`accounts`); ``python -m app check --model M --data D
+``python -m app users revoke|unlock NAME`` manage logins (:mod:`accounts`); ``python -m app check --model M --data D
 --target T`` loads your pair and explains one row without serving; ``python -m app report --out FILE``
 writes a self-contained review report (:mod:`app.report.cli`).
 

@@ -23,7 +23,7 @@ import urllib.parse
 import flask
 from markupsafe import escape
 
-from accounts import sessions
+from accounts import login_limits, sessions
 from accounts.binding import LOOPBACK_NAMES, host_of
 from accounts.roles import has_role as _role_allows
 from accounts.users import AccountsError, User, Users
@@ -135,36 +135,26 @@ def require_role(role: str, doing: str) -> None:
 
 # ---- login ---------------------------------------------------------------------------------------
 
-class TooManyAttempts(Exception):
-    """Too many failed logins from this address or for this name in the last minute."""
-
-
-def _limit() -> tuple[int, float]:
-    try:
-        limit = int(current().login_limit or "5")
-    except ValueError:
-        limit = 5
-    return max(limit, 1), 60.0
+TooManyAttempts = login_limits.LoginRefused
+"""A login refused before its password was checked (``str(exc)`` says why, ``exc.retry_after`` when to retry)."""
 
 
 def attempt_login(name: str, password: str | None) -> User | None:
-    """Check a login, rate-limited per client address and per user name (``CANDOR_LOGIN_LIMIT`` a minute).
+    """Check a login under the failed-login limits of :mod:`accounts.login_limits` (SECURITY.md).
 
-    Returns the user, or None for a wrong name or password (counted as a failure).
+    Returns the user, or None for a wrong name or password (counted as a failure of this name from this
+    address).
 
     Raises
     ------
     TooManyAttempts
-        After ``CANDOR_LOGIN_LIMIT`` (default 5) failures within 60 s from this address or for this name.
+        The name must still wait from this address, or the account is locked; the password was not checked.
     """
-    limit, window = _limit()
-    keys = [f"ip:{flask.request.remote_addr}", f"user:{(name or '')[:64].lower()}"]
-    token = sessions.reserve_attempt(keys, limit=limit, window_s=window)  # counted before the check: no race
-    if token is None:
-        raise TooManyAttempts
+    address = flask.request.remote_addr or ""
+    token = login_limits.reserve(name, address)  # counted before the check: no race
     user = _users.check(name, password)
     if user is not None:
-        sessions.release_attempt(keys, token)
+        login_limits.succeeded(name, address, token)
     return user
 
 
@@ -235,8 +225,10 @@ def _login():
     name = flask.request.form.get("username", "")[:64]
     try:
         user = attempt_login(name, flask.request.form.get("password"))
-    except TooManyAttempts:
-        return _login_page("Too many failed logins: wait a minute and try again.", name, 429)
+    except TooManyAttempts as refused:
+        response = _login_page(f"{str(refused)[:1].upper()}{str(refused)[1:]}.", name, 429)
+        response.headers["Retry-After"] = str(max(1, round(refused.retry_after)))
+        return response
     if user is None:
         return _login_page("Wrong user name or password.", name, 401)
     response = flask.redirect(_safe_next(flask.request.form.get("next")), code=303)
@@ -310,11 +302,12 @@ def install(dash_app) -> None:
     Raises
     ------
     CandorError
-        A bad users file or login setting (``CANDOR_USERS_FILE``, ``CANDOR_AUTH_ROLES``, ...).
+        A bad users file or login setting (``CANDOR_USERS_FILE``, ``CANDOR_AUTH_ROLES``, ``CANDOR_LOGIN_*``, ...).
     """
     try:
         _users.validate()
         sessions.session_seconds()
+        login_limits.LoginLimits.from_settings()
     except (AccountsError, ValueError) as err:
         raise CandorError(str(err)) from None
     background = frozenset(k for k, cb in dash_app.callback_map.items() if cb.get("background"))

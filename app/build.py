@@ -56,7 +56,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk-rows", type=int, default=256, help="rows per chunk of the per-row work (default 256)")
     p.add_argument("--skip", default="", help=f"comma-separated parts not to build (served live): {', '.join(PARTS)}")
     p.add_argument("--dask", default=None,
-                   help="run the per-row work on Dask: 'local', 'local:N' or a scheduler address (tcp://host:8786)")
+                   help="run the per-row work on Dask: 'local', 'local:N', or a scheduler's tls:// address with "
+                        "--dask-tls-cert/-key/-ca (any other address needs --trust-cluster)")
+    p.add_argument("--dask-tls-cert", default=None, help="this client's certificate (PEM) for a tls:// scheduler")
+    p.add_argument("--dask-tls-key", default=None, help="its private key (PEM), unless the certificate file holds it")
+    p.add_argument("--dask-tls-ca", default=None,
+                   help="the CA (PEM) that signed the scheduler's and the workers' certificates")
+    p.add_argument("--trust-cluster", action="store_true",
+                   help="use a scheduler without TLS: it and its workers can run code here and read the model and data")
     return p
 
 
@@ -345,9 +352,15 @@ def main(argv: list[str]) -> int:
             print("candor: warning: --trust-model-code lets the model file run code", file=sys.stderr)
         client = None
         if args.dask:
-            from store.engine import client_from_address
+            from store.cluster import ClusterTrust, client_from_address
 
-            client = client_from_address(args.dask)
+            trust = ClusterTrust(args.dask_tls_cert, args.dask_tls_key, args.dask_tls_ca, args.trust_cluster)
+            if args.trust_cluster and not trust.tls_given():
+                print("candor: warning: --trust-cluster lets the Dask scheduler and its workers run code here and "
+                      "read the model and data", file=sys.stderr)
+            client = client_from_address(args.dask, trust=trust)
+        elif args.trust_cluster or args.dask_tls_cert or args.dask_tls_key or args.dask_tls_ca:
+            raise CandorError("--trust-cluster and --dask-tls-* go with --dask")
 
         def progress(what, done, total):
             print(f"candor: build: {what} {done}/{total}", file=sys.stderr, flush=True)

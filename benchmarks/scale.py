@@ -143,7 +143,8 @@ def build(engine: str, task: TreeShapChunk, n: int, chunk_rows: int, out_dir: Pa
 
     ``seconds`` runs from before the cluster starts to the last chunk written and concatenated; the
     cluster's shutdown after it is timed apart (``closed``), as it delays no result."""
-    from store.engine import client_from_address, run_chunks
+    from store.cluster import client_from_address
+    from store.engine import run_chunks
 
     with PeakRss() as rss:
         t0 = time.perf_counter()

@@ -8,7 +8,7 @@ and computes only the chunks that are missing.
 
 The chunks are written by the process that calls ``run_chunks`` (Dask workers return arrays), so a
 remote cluster needs no file system shared with the caller. Dask is imported only when a client is
-given or made (``client_from_address``); the single-process path needs numpy only.
+given or made (``store/cluster.py::client_from_address``, which says who may be one); the single-process path needs numpy only.
 """
 from __future__ import annotations
 
@@ -223,46 +223,3 @@ def _identity(task: Task) -> Task:
 
 def _call(task: Task, start: int, stop: int):
     return task(start, stop)
-
-
-def client_from_address(address: str, *, n_workers: int = 2):
-    """A Dask client for ``--dask ADDRESS``: ``"local"`` starts a LocalCluster, else a scheduler's address.
-
-    Parameters
-    ----------
-    address : str
-        ``"local"`` (or ``"local:N"`` for N workers) for a ``LocalCluster`` of single-threaded worker
-        processes on this machine, closed with the client; otherwise a running scheduler's address,
-        e.g. ``"tcp://10.0.0.5:8786"``.
-    n_workers : int
-        Workers of a ``"local"`` cluster when the address names none.
-
-    Returns
-    -------
-    distributed.Client
-        Use it as a context manager (``with client_from_address(a) as client: ...``) so a local
-        cluster is shut down at the end.
-
-    Raises
-    ------
-    CandorError
-        If dask.distributed is not installed, the worker count is not a positive integer, or the
-        scheduler cannot be reached within 10 seconds.
-    """
-    try:
-        from distributed import Client
-    except ImportError:
-        raise CandorError("--dask needs dask[distributed]: pip install -r requirements.txt") from None
-    address = address.strip()
-    local = re.fullmatch(r"local(?::(\d+))?", address)
-    if local:
-        n = int(local.group(1)) if local.group(1) else n_workers
-        if n < 1:
-            raise CandorError(f"--dask {address}: a local cluster needs at least one worker")
-        return Client(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
-    if "://" not in address:
-        raise CandorError(f"--dask {address!r}: give 'local', 'local:N' or a scheduler address such as tcp://host:8786")
-    try:
-        return Client(address, timeout=10)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise CandorError(f"--dask {address}: cannot reach the Dask scheduler ({exc})") from None

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from workspace.errors import CandorError
-from .format import METHODS
+from .format import MAX_ADDED_ROW_BYTES, METHODS
 from .provenance import REPRODUCE_FILES
 
 FLOAT, INT = np.dtype("<f8"), np.dtype("<i8")
@@ -100,34 +100,43 @@ def check_arrays(folder: Path, manifest: dict, loaded: dict) -> tuple[np.ndarray
 def check_row_meta(folder: Path, data: bytes, rows: np.ndarray, columns: list, max_bytes: int) -> dict[str, list]:
     """Each method's per-row JSON from ``row_meta.parquet``'s bytes, every entry parsed and checked.
 
-    The Parquet metadata is read first: exactly :data:`META_COLUMNS`, as many rows as ``rows``, and an
-    uncompressed size (the row groups' ``total_byte_size``) of at most ``max_bytes``; only then are the
-    columns read.
+    The Parquet metadata is read first: exactly :data:`META_COLUMNS`, as many rows as ``rows``; then every
+    page header, each page at most ``CANDOR_MAX_CELL_MB`` (default 16 MiB) once unpacked and all of them at
+    most :func:`meta_bytes` (``ENTRY_BYTES`` per entry, within ``max_bytes``), before anything is
+    decompressed; the JSON columns are read as dictionary indices and each entry's length checked against
+    ``ENTRY_BYTES`` before any entry is built (:mod:`workspace.parquet_limits`).
 
     Raises
     ------
     CandorError
-        Malformed Parquet, other columns or row count, over the size, a ``row`` column other than
-        ``rows``, or an entry that is not a JSON object of an explanation of these columns.
+        Malformed Parquet, other columns or row count, a page, an entry or the whole over its bound, a
+        ``row`` column other than ``rows``, or an entry that is not a JSON object of an explanation of these
+        columns.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from workspace import limits, parquet_limits
 
     where = f"store {folder}: row_meta.parquet"
     try:
         pf = pq.ParquetFile(pa.BufferReader(data))
         md = pf.metadata
         names = list(pf.schema_arrow.names)
-        unpacked = sum(md.row_group(i).total_byte_size for i in range(md.num_row_groups))
     except Exception as exc:  # noqa: BLE001  pyarrow raises several kinds for a malformed file
         raise CandorError(f"{where} is not a readable Parquet file ({type(exc).__name__})") from None
     if sorted(names) != sorted(META_COLUMNS) or md.num_rows != len(rows):
         raise CandorError(f"{where} has {md.num_rows} rows and columns {names[:5]}, expected {len(rows)} rows and "
                           f"columns {list(META_COLUMNS)}")
-    if unpacked > max_bytes:
-        raise CandorError(f"{where} unpacks to {unpacked:,} bytes, over the store's {max_bytes:,}-byte limit")
+    bound = meta_bytes(len(rows), max_bytes)
+    cell = min(limits.mib("CANDOR_MAX_CELL_MB"), bound)
+    parquet_limits.check_pages(data, where=where, max_cell_bytes=cell, max_file_bytes=bound)
     try:
-        table = pf.read(columns=list(META_COLUMNS))
+        table = pq.ParquetFile(pa.BufferReader(data), read_dictionary=list(METHODS)).read(columns=list(META_COLUMNS))
+    except Exception as exc:  # noqa: BLE001
+        raise CandorError(f"{where} cannot be read ({type(exc).__name__})") from None
+    parquet_limits.check_decoded(table, list(METHODS), where=where, max_cell_bytes=ENTRY_BYTES, max_file_bytes=bound)
+    try:
         row = np.asarray(table.column("row").to_numpy(), dtype=np.int64)
         text = {m: table.column(m).to_pylist() for m in METHODS}
     except Exception as exc:  # noqa: BLE001
@@ -147,6 +156,16 @@ def check_row_meta(folder: Path, data: bytes, rows: np.ndarray, columns: list, m
                                   "table's columns")
             out[m].append(d)
     return out
+
+
+ENTRY_BYTES = MAX_ADDED_ROW_BYTES
+"""The most one ``row_meta.parquet`` entry may take: 4 MiB, as a row added live (``added/<method>/<row>.json``)."""
+
+
+def meta_bytes(n_rows: int, max_bytes: int) -> int:
+    """What ``row_meta.parquet`` of ``n_rows`` rows may unpack to: ``ENTRY_BYTES`` per entry and 1 MiB, within
+    ``max_bytes`` (the store's limit)."""
+    return min(max_bytes, 2**20 + n_rows * len(METHODS) * ENTRY_BYTES)
 
 
 def parse_json(folder: Path, name: str, data: bytes) -> dict:

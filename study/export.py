@@ -195,9 +195,18 @@ def export_parquet(engine: Engine, out_dir: str | Path, *, study_id: str | None 
 
 
 def read_parquet(path: str | Path, table) -> list[dict[str, Any]]:
-    """Read a Parquet file written by :func:`export_parquet` back into database values."""
+    """Read a Parquet file written by :func:`export_parquet` back into database values.
+
+    Its pages and text cells are bounded before they unpack (``CANDOR_MAX_CELL_MB``, ``CANDOR_MAX_TABLE_MB``;
+    :mod:`workspace.parquet_limits`), as for every Parquet file Candor reads.
+    """
+    from workspace import limits, parquet_limits
+
     table = _table(table)
     kinds = {c.name: _kind(c) for c in table.columns}
+    where, cell, most = Path(path).name, limits.mib("CANDOR_MAX_CELL_MB"), limits.mib("CANDOR_MAX_TABLE_MB")
+    parquet_limits.check_pages(path, where=where, max_cell_bytes=cell, max_file_bytes=most)
+    parquet_limits.check_text(path, where=where, max_cell_bytes=cell, max_file_bytes=most)
     rows = pq.read_table(path).to_pylist()
     for row in rows:
         for n, k in kinds.items():

@@ -143,11 +143,13 @@ LIMITS = {"max_upload_mb": ("CANDOR_MAX_UPLOAD_MB", 50), "upload_quota_mb": ("CA
           "max_cells": ("CANDOR_MAX_CELLS", 20_000_000), "max_table_mb": ("CANDOR_MAX_TABLE_MB", 2048),
           "max_memory_mb": ("CANDOR_MAX_MEMORY_MB", 8192), "model_timeout_s": ("CANDOR_MODEL_TIMEOUT_S", 120),
           "max_jobs": ("CANDOR_MAX_JOBS", 4), "max_jobs_per_user": ("CANDOR_MAX_JOBS_PER_USER", 2),
-          "max_store_mb": ("CANDOR_MAX_STORE_MB", 8192)}
+          "max_store_mb": ("CANDOR_MAX_STORE_MB", 8192), "max_cell_mb": ("CANDOR_MAX_CELL_MB", 16)}
 """Resource limits: field -> (variable, default). ``max_memory_mb`` and ``model_timeout_s`` may be 0 (off)."""
 LIMIT_FIELDS = {var: name for name, (var, _) in LIMITS.items()}
 """Variable -> field, for :func:`workspace.limits.setting`."""
 RAW = {"researcher_password": "CANDOR_RESEARCHER_PASSWORD", "login_limit": "CANDOR_LOGIN_LIMIT",
+       "login_address_limit": "CANDOR_LOGIN_ADDRESS_LIMIT", "login_max_delay_s": "CANDOR_LOGIN_MAX_DELAY_S",
+       "login_lockout": "CANDOR_LOGIN_LOCKOUT",
        "secure_cookies": "CANDOR_SECURE_COOKIES", "users_file": "CANDOR_USERS_FILE",
        "auth_header": "CANDOR_AUTH_HEADER", "auth_roles": "CANDOR_AUTH_ROLES",
        "auth_default_role": "CANDOR_AUTH_DEFAULT_ROLE", "session_db": "CANDOR_SESSION_DB",
@@ -204,13 +206,15 @@ class Settings:
     upload_dir : pathlib.Path
         ``CANDOR_UPLOAD_DIR``: stored uploads and their index; default ``instance/uploads``.
     max_upload_mb, upload_quota_mb, upload_retention_hours, max_cells, max_table_mb, max_memory_mb, \
-model_timeout_s, max_jobs, max_jobs_per_user : float
+model_timeout_s, max_jobs, max_jobs_per_user, max_store_mb, max_cell_mb : float
         ``CANDOR_MAX_UPLOAD_MB`` (50 MiB, one file), ``CANDOR_UPLOAD_QUOTA_MB`` (500 MiB, the folder),
         ``CANDOR_UPLOAD_RETENTION_HOURS`` (24 h), ``CANDOR_MAX_CELLS`` (20e6 rows x columns),
         ``CANDOR_MAX_TABLE_MB`` (2048 MiB of a loaded table), ``CANDOR_MAX_MEMORY_MB`` (8192 MiB,
         RLIMIT_DATA; 0 off), ``CANDOR_MODEL_TIMEOUT_S`` (120 s a model call; 0 off),
         ``CANDOR_MAX_JOBS`` (4 background jobs), ``CANDOR_MAX_JOBS_PER_USER`` (2),
-        ``CANDOR_MAX_STORE_MB`` (8192 MiB of a store's files, checked before they are read). Positive numbers.
+        ``CANDOR_MAX_STORE_MB`` (8192 MiB of a store's files, checked before they are read),
+        ``CANDOR_MAX_CELL_MB`` (16 MiB: one Parquet page or cell once unpacked, ``workspace/parquet_limits.py``).
+        Positive numbers.
     max_model_unpacked_mb : int, default=1024
         ``CANDOR_MAX_MODEL_UNPACKED_MB``: MiB a model archive may unpack to (a positive whole number).
     max_callback_kb : int, default=1024
@@ -224,9 +228,10 @@ model_timeout_s, max_jobs, max_jobs_per_user : float
         loopback names and ``bind_hosts``.
     bind_hosts : tuple of str
         ``CANDOR_BIND_HOSTS`` (comma-separated), or ``--host``: the addresses the server binds.
-    researcher_password, login_limit, secure_cookies, users_file, auth_header, auth_roles, \
-auth_default_role, session_db, session_hours, secret_key : str, optional
-        ``CANDOR_RESEARCHER_PASSWORD``, ``CANDOR_LOGIN_LIMIT``, ``CANDOR_SECURE_COOKIES``,
+    researcher_password, login_limit, login_address_limit, login_max_delay_s, login_lockout, secure_cookies, \
+users_file, auth_header, auth_roles, auth_default_role, session_db, session_hours, secret_key : str, optional
+        ``CANDOR_RESEARCHER_PASSWORD``, ``CANDOR_LOGIN_LIMIT``, ``CANDOR_LOGIN_ADDRESS_LIMIT``,
+        ``CANDOR_LOGIN_MAX_DELAY_S``, ``CANDOR_LOGIN_LOCKOUT`` (``accounts/login_limits.py``), ``CANDOR_SECURE_COOKIES``,
         ``CANDOR_USERS_FILE``, ``CANDOR_AUTH_HEADER``, ``CANDOR_AUTH_ROLES``, ``CANDOR_AUTH_DEFAULT_ROLE``,
         ``CANDOR_SESSION_DB``, ``CANDOR_SESSION_HOURS``, ``CANDOR_SECRET_KEY``: logins (SECURITY.md; text,
         parsed by ``accounts/``); None when unset.
@@ -260,6 +265,7 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
     max_jobs: float = 4.0
     max_jobs_per_user: float = 2.0
     max_store_mb: float = 8192.0
+    max_cell_mb: float = 16.0
     max_model_unpacked_mb: int = DEFAULT_MAX_UNPACKED_MB
     max_callback_kb: int = 1024
     threads: int = 16
@@ -267,6 +273,9 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
     bind_hosts: tuple = ()
     researcher_password: str | None = field(default=None, repr=False)  # secrets: never in a repr
     login_limit: str | None = None
+    login_address_limit: str | None = None
+    login_max_delay_s: str | None = None
+    login_lockout: str | None = None
     secure_cookies: str | None = None
     users_file: str | None = None
     auth_header: str | None = None

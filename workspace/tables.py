@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import limits
+from . import limits, parquet_limits
 from .errors import CandorError, first_line
 
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".test")
@@ -162,6 +162,7 @@ def read_table(path: str | Path, notes: list[str] | None = None) -> pd.DataFrame
     if suffix in PARQUET_SUFFIXES + CSV_SUFFIXES:
         check_size(path)
     if suffix in PARQUET_SUFFIXES:
+        _check_dictionaries(path)
         try:
             df = pd.read_parquet(path)
         except Exception as exc:  # pyarrow raises its own error types
@@ -208,6 +209,18 @@ def _parquet_meta(path: Path):
         raise CandorError(f"{path.name}: not a readable Parquet file ({first_line(exc)})") from None
 
 
+def _check_dictionaries(path: Path) -> None:
+    """Refuse dictionary-encoded text whose cells would decode past ``CANDOR_MAX_CELL_MB`` or the table limit
+    (read as dictionary indices first, so nothing is decoded; :mod:`workspace.parquet_limits`)."""
+    try:
+        parquet_limits.check_text(path, where=path.name, max_cell_bytes=limits.mib("CANDOR_MAX_CELL_MB"),
+                                  max_file_bytes=limits.mib("CANDOR_MAX_TABLE_MB"))
+    except CandorError as err:
+        raise CandorError(str(err) if str(err).startswith(path.name) else f"{path.name}: {err}") from None
+    except Exception as exc:  # pyarrow raises its own error types
+        raise CandorError(f"{path.name}: not a readable Parquet file ({first_line(exc)})") from None
+
+
 def table_shape(path: str | Path) -> tuple[int, int]:
     """Rows and columns of a table file without loading it (a CSV's line count is an upper bound on its rows).
 
@@ -242,13 +255,15 @@ def estimated_bytes(path: str | Path) -> int:
 
     A CSV: its first :data:`SAMPLE_ROWS` rows are parsed and their pandas memory (strings included)
     scaled to the line count, plus three times the file's size (the bytes, the decoded text and the
-    parser's buffers are held while reading). A Parquet file: the larger of twice its uncompressed
-    size and 8 bytes per cell.
+    parser's buffers are held while reading). A Parquet file: the larger of twice what its pages unpack
+    to (from the page headers, not the footer; a page over ``CANDOR_MAX_CELL_MB`` or pages over
+    ``CANDOR_MAX_TABLE_MB`` are refused here, :func:`workspace.parquet_limits.check_pages`) and 8 bytes per cell.
     """
     path = Path(path)
     if path.suffix.lower() in PARQUET_SUFFIXES:
         meta = _parquet_meta(path)
-        raw = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        raw = parquet_limits.check_pages(path, where=path.name, max_cell_bytes=limits.mib("CANDOR_MAX_CELL_MB"),
+                                         max_file_bytes=limits.mib("CANDOR_MAX_TABLE_MB"))
         return max(2 * raw, 8 * meta.num_rows * meta.num_columns)
     rows, _, sep = _csv_shape(path)
     size = path.stat().st_size

@@ -31,9 +31,9 @@ def log_in(_n, password, state):
         return no_update, error_alert("Researcher login is disabled: set CANDOR_RESEARCHER_PASSWORD on the server.")
     try:
         user = access.attempt_login(RESEARCHER_ACCOUNT, password)
-    except access.TooManyAttempts:
+    except access.TooManyAttempts as refused:
         ctx.response.callback_response.status_code = 429
-        return no_update, error_alert("Too many failed logins: wait a minute and try again.")
+        return no_update, error_alert(f"{str(refused)[:1].upper()}{str(refused)[1:]}.")
     if user is None:
         return no_update, error_alert("Wrong password.")
     access.start_session(ctx.response, user, samesite="Strict")

@@ -19,7 +19,8 @@ def dash_app():
 def isolated(monkeypatch, tmp_path):
     """No login settings from the outside; a fresh session file and selection folder for this test."""
     for name in ("CANDOR_USERS_FILE", "CANDOR_AUTH_HEADER", "CANDOR_RESEARCHER_PASSWORD", "CANDOR_ALLOWED_HOSTS",
-                 "CANDOR_BIND_HOSTS", "CANDOR_LOGIN_LIMIT", "CANDOR_AUTH_ROLES"):
+                 "CANDOR_BIND_HOSTS", "CANDOR_LOGIN_LIMIT", "CANDOR_AUTH_ROLES", "CANDOR_LOGIN_ADDRESS_LIMIT",
+                 "CANDOR_LOGIN_MAX_DELAY_S", "CANDOR_LOGIN_LOCKOUT"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CANDOR_SESSION_DB", str(tmp_path / "sessions.sqlite3"))
     monkeypatch.setenv("CANDOR_STATE_DIR", str(tmp_path / "state"))

@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -179,10 +180,62 @@ def test_a_parquet_decompression_bomb_is_refused_unread(built, tmp_path, monkeyp
         _open(copy)
     wide = frame.assign(shap=frame["shap"] + " " * 3_000_000)  # 6 rows, ~36 MB unpacked, a few kB packed
     _relist(copy, "row_meta.parquet", _parquet(wide, compression="zstd"))
-    with pytest.raises(CandorError, match=r"row_meta.parquet unpacks to [\d,]+ bytes, over the store's 4,194,304-byte"):
+    with pytest.raises(CandorError, match=r"row_meta.parquet: a page of column 'shap' unpacks to [\d,]+ bytes, over "
+                                          r"the 4,194,304-byte limit of one page or cell"):
         _open(copy, max_bytes=4 * 2**20)
     _relist(copy, "row_meta.parquet", _parquet(frame.assign(extra=1)))
     with pytest.raises(CandorError, match=r"row_meta.parquet has 6 rows and columns .*expected 6 rows and columns"):
+        _open(copy)
+
+
+PEAK = """
+import json, sys
+from pathlib import Path
+
+
+def peak():
+    return next(int(x.split()[1]) * 1024 for x in open("/proc/self/status") if x.startswith("VmHWM:"))
+
+
+import pyarrow.parquet  # noqa: E401,F401  imported before the baseline
+from store.read import open_store
+from workspace.errors import CandorError
+
+folder = Path(sys.argv[1])
+m = json.loads((folder / "manifest.json").read_text())
+base = peak()
+try:
+    open_store(folder, model_sha256=m["model"]["sha256"], data_sha256=m["data"]["sha256"], max_bytes=8 * 2**30)
+    result = "opened"
+except CandorError as err:
+    result = str(err)
+print(json.dumps({"result": result, "growth_mib": (peak() - base) / 2**20}))
+"""
+
+
+def test_one_cell_that_inflates_is_refused_before_its_memory_is_spent(built, tmp_path):  # noqa: F811
+    """Attack (issue 27): one 64 MiB entry in row_meta.parquet (3 KiB with zstd) passed the size check (under the
+    store's 8 GiB) and cost 440 MiB before it was refused as not an explanation. Now its page header is read
+    first: refused in one line, the process's peak memory grows by under 16 MiB (measured in a subprocess)."""
+    copy = _copy(built[2], tmp_path)
+    frame = pd.read_parquet(copy / "row_meta.parquet")
+    big = frame.assign(shap=[frame["shap"][0][:-1] + ', "pad": "' + "x" * 64 * 2**20 + '"}'] + list(frame["shap"][1:]))
+    _relist(copy, "row_meta.parquet", _parquet(big, compression="zstd"))
+    assert (copy / "row_meta.parquet").stat().st_size < 32_000  # 22 KB here
+    out = subprocess.run([sys.executable, "-c", PEAK, str(copy)], cwd=ROOT, env=_env(), capture_output=True,
+                         text=True, timeout=300)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert re.fullmatch(rf"store {re.escape(str(copy))}: row_meta.parquet: a page of column 'shap' unpacks to "
+                        r"67,1\d\d,\d\d\d bytes, over the 16,777,216-byte limit of one page or cell "
+                        r"\(CANDOR_MAX_CELL_MB; an operator can raise it\)", got["result"]), got
+    print("MEASURED", got)
+    assert got["growth_mib"] < 16, got
+    # one entry over 4 MiB in a small page (dictionary-encoded, 6 rows pointing at it) is refused by its length
+    five = "x" * 5 * 2**20
+    _relist(copy, "row_meta.parquet", _parquet(frame.assign(lime=[frame["lime"][0][:-1] + f', "p": "{five}"}}'] * 6),
+                                               compression="zstd", dictionary_pagesize_limit=64 * 2**20))
+    with pytest.raises(CandorError, match=r"row_meta.parquet: a cell of column 'lime' decodes to 5,24[\d,]+ bytes, "
+                                          r"over the 4,194,304-byte limit of one cell"):
         _open(copy)
 
 
