@@ -188,6 +188,9 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     threading.Thread(target=trim.run, name="candor-idle-trim", daemon=True).start()
     app.server.add_url_rule("/_candor/ready", "candor_ready", _ready)
     app.server.add_url_rule("/_candor/workspace", "candor_workspace", _workspace_info)
+    from . import headers
+
+    headers.install(app)  # CSP (the clientside callbacks hashed now), nosniff, referrer, frames; the proxy's hops
     app.server.wsgi_app = fork_gate.guard_requests(app.server.wsgi_app)  # outermost: the whole request holds it
     return app
 

@@ -123,6 +123,22 @@ def _hosts(env, name):
     return tuple(h.strip() for h in raw.split(",") if h.strip())
 
 
+def _frame_ancestors(env, name):
+    raw = env.get(name, "").replace(",", " ").split()
+    for origin in raw:
+        parts = urlsplit(origin)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/") or parts.query:
+            raise CandorError(f"{name} takes origins such as https://portal.example.org, got {origin!r}")
+    return tuple(o.rstrip("/") for o in raw)
+
+
+def _hops(env, name):
+    raw = env.get(name, "").strip() or "0"
+    if not raw.isdigit() or int(raw) > 5:
+        raise CandorError(f"{name} must be the number of proxies in front, 0 to 5, got {raw!r}")
+    return int(raw)
+
+
 def _warm(env, name):
     raw = env.get(name, "").strip()
     choices = {"": True, "1": True, "0": False, "sync": "sync"}
@@ -224,6 +240,11 @@ model_timeout_s, max_jobs, max_jobs_per_user : float
         loopback names and ``bind_hosts``.
     bind_hosts : tuple of str
         ``CANDOR_BIND_HOSTS`` (comma-separated), or ``--host``: the addresses the server binds.
+    frame_ancestors : tuple of str
+        ``CANDOR_FRAME_ANCESTORS`` (origins, space- or comma-separated): sites that may show the pages in a
+        frame; default empty, none may (``app/headers.py``).
+    proxy_hops : int, default=0
+        ``CANDOR_PROXY_HOPS``: proxies in front whose ``X-Forwarded-*`` headers are believed (0 to 5).
     researcher_password, login_limit, secure_cookies, users_file, auth_header, auth_roles, \
 auth_default_role, session_db, session_hours, secret_key : str, optional
         ``CANDOR_RESEARCHER_PASSWORD``, ``CANDOR_LOGIN_LIMIT``, ``CANDOR_SECURE_COOKIES``,
@@ -265,6 +286,8 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
     threads: int = 16
     allowed_hosts: tuple = ()
     bind_hosts: tuple = ()
+    frame_ancestors: tuple = ()
+    proxy_hops: int = 0
     researcher_password: str | None = field(default=None, repr=False)  # secrets: never in a repr
     login_limit: str | None = None
     secure_cookies: str | None = None
@@ -316,6 +339,7 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
             max_callback_kb=_whole(env, "CANDOR_MAX_CALLBACK_KB", 1024, "KiB"),
             threads=_whole(env, "CANDOR_THREADS", 16, "request threads"),
             allowed_hosts=_hosts(env, "CANDOR_ALLOWED_HOSTS"), bind_hosts=_hosts(env, "CANDOR_BIND_HOSTS"),
+            frame_ancestors=_frame_ancestors(env, "CANDOR_FRAME_ANCESTORS"), proxy_hops=_hops(env, "CANDOR_PROXY_HOPS"),
         )
         if not 16 <= values["max_callback_kb"] <= 2**20:
             raise CandorError(f"CANDOR_MAX_CALLBACK_KB must be a whole number of KiB from 16 to 1,048,576, "
