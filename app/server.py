@@ -238,10 +238,18 @@ def _too_large(_err):
 
 
 def _workspace_info():
-    """What this process explains (JSON): for operators and tests of multi-worker deployments."""
+    """What this process explains (JSON): for operators and tests of multi-worker deployments.
+
+    The worker's process id and the selection's internal generation only for the researcher role (the local
+    operator has it): nothing internal reaches a viewer or an analyst (SECURITY.md, issue 27).
+    """
+    from .access import has_role
+
     ws, chosen = services.workspace(), selection.current()
-    return {"pid": os.getpid(), "name": ws.name, "task": ws.task, "classes": list(ws.classes),
-            "generation": chosen.generation, "ready": services.warm_done.is_set()}
+    info = {"name": ws.name, "task": ws.task, "classes": list(ws.classes), "ready": services.warm_done.is_set()}
+    if has_role("researcher"):
+        info.update(pid=os.getpid(), generation=chosen.generation)
+    return info
 
 
 def _ready():
