@@ -154,6 +154,7 @@ UPLOAD_LOAD = "upload-load"
 UPLOAD_RESULT = "upload-result"
 UPLOAD_SAMPLE = "upload-sample"
 UPLOAD_SAMPLE_RESULT = "upload-sample-result"
+UPLOAD_SWITCHED = "upload-switched"  # store: what the last upload or "back to the sample" installed (redraws the navbar)
 
 # --- Persuasive, rules (issue 4): simplify a frontier surrogate ---
 RULES_SOURCE = "persuasive-rules-source"
