@@ -67,8 +67,10 @@ def class_note(wanted) -> html.Div | None:
     A link never switches the class (it is the server's, for everyone): the note says which class the link was
     made for and, to a user whose role may switch it, offers the switch (a click, a POST the server checks).
     """
+    if wanted is None:
+        return None
     now = services.class_choices()[1]
-    if wanted is None or wanted == now:
+    if wanted == now:
         return None
     text = (f"This link was made for class {wanted!r}; every page explains {now!r} now (the class is chosen for "
             "everyone using this server). ")
