@@ -125,16 +125,14 @@ def _hosts(env, name):
 
 def _frame_ancestors(env, name):
     raw = env.get(name, "").replace(",", " ").split()
-    for origin in raw:
-        parts = urlsplit(origin)
+    for o, parts in ((o, urlsplit(o)) for o in raw):
         if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/") or parts.query:
-            raise CandorError(f"{name} takes origins such as https://portal.example.org, got {origin!r}")
+            raise CandorError(f"{name} takes origins such as https://portal.example.org, got {o!r}")
     return tuple(o.rstrip("/") for o in raw)
 
 
 def _hops(env, name):
-    raw = env.get(name, "").strip() or "0"
-    if not raw.isdigit() or int(raw) > 5:
+    if (raw := env.get(name, "").strip() or "0") not in {"0", "1", "2", "3", "4", "5"}:
         raise CandorError(f"{name} must be the number of proxies in front, 0 to 5, got {raw!r}")
     return int(raw)
 
@@ -240,11 +238,9 @@ model_timeout_s, max_jobs, max_jobs_per_user : float
         loopback names and ``bind_hosts``.
     bind_hosts : tuple of str
         ``CANDOR_BIND_HOSTS`` (comma-separated), or ``--host``: the addresses the server binds.
-    frame_ancestors : tuple of str
-        ``CANDOR_FRAME_ANCESTORS`` (origins, space- or comma-separated): sites that may show the pages in a
-        frame; default empty, none may (``app/headers.py``).
-    proxy_hops : int, default=0
-        ``CANDOR_PROXY_HOPS``: proxies in front whose ``X-Forwarded-*`` headers are believed (0 to 5).
+    frame_ancestors, proxy_hops : tuple of str, int
+        ``CANDOR_FRAME_ANCESTORS`` (origins, space- or comma-separated; default none) may frame the pages;
+        ``CANDOR_PROXY_HOPS`` (0 to 5, default 0) proxies' ``X-Forwarded-*`` are believed (``app/headers.py``).
     researcher_password, login_limit, secure_cookies, users_file, auth_header, auth_roles, \
 auth_default_role, session_db, session_hours, secret_key : str, optional
         ``CANDOR_RESEARCHER_PASSWORD``, ``CANDOR_LOGIN_LIMIT``, ``CANDOR_SECURE_COOKIES``,
@@ -286,8 +282,8 @@ auth_default_role, session_db, session_hours, secret_key : str, optional
     threads: int = 16
     allowed_hosts: tuple = ()
     bind_hosts: tuple = ()
-    frame_ancestors: tuple = ()
-    proxy_hops: int = 0
+    frame_ancestors: tuple = ()  # CANDOR_FRAME_ANCESTORS
+    proxy_hops: int = 0  # CANDOR_PROXY_HOPS
     researcher_password: str | None = field(default=None, repr=False)  # secrets: never in a repr
     login_limit: str | None = None
     secure_cookies: str | None = None
