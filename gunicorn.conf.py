@@ -22,6 +22,9 @@ worker_class = "gthread"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 threads = int(os.environ.get("CANDOR_THREADS", "16"))
 timeout = 120
+# a proxy's X-Forwarded-Proto is believed only through CANDOR_PROXY_HOPS (app/headers.py, werkzeug's ProxyFix), not
+# by gunicorn for any client on loopback (its default: 127.0.0.1 could set https, or fail a request with "http")
+secure_scheme_headers = {}
 
 
 def on_starting(server):

@@ -283,9 +283,9 @@ def _check_request(dash_app, background_keys: frozenset[str]):
         if needed == PARTICIPANT:
             return None
         if user is None:
-            return _refuse(403, "log in first")
+            return _refuse(403, "you are not logged in (your session may have ended): reload the page to log in")
         if not _role_allows(user.role, needed):
-            return _refuse(403, f"this needs the {needed} role; {user.name} is {user.role}")
+            return _refuse(403, f"this needs the {needed} role; you are logged in as {user.name} ({user.role})")
         return None
     if path.startswith(_PUBLIC_PREFIXES) or (path.startswith("/study/") and path.count("/") == 2):
         return None

@@ -22,7 +22,7 @@ PARTICIPANT = "participant"
 ROLE_BY_OUTPUT: dict[str, str] = {
     # what every page explains, for every user and worker: uploads, install, back to the sample, the class
     ids.UPLOAD_MODEL_TOKEN: "analyst", ids.UPLOAD_DATA_TOKEN: "analyst", ids.UPLOAD_RESULT: "analyst",
-    ids.UPLOAD_SAMPLE_RESULT: "analyst", ids.CLASS_SWITCHED: "analyst",
+    ids.UPLOAD_SAMPLE_RESULT: "analyst", ids.UPLOAD_SWITCHED: "analyst", ids.CLASS_SWITCHED: "analyst",
     # files stored on the server from the Text page
     ids.TEXT_UPLOAD: "analyst", ids.TEXT_CONLLU_UPLOAD: "analyst",
     # cancelling a background job (the jobs themselves need analyst as background callbacks)
@@ -40,7 +40,8 @@ ROLE_BY_OUTPUT: dict[str, str] = {
 VIEWER_JOBS: dict[str, frozenset[str]] = {
     # opening the Surrogate page computes the default frontier (shared and cached per model): a viewer
     # may start it; "Fit MUSE" with other settings needs an analyst (app/callbacks/surrogate.py)
-    ids.SURROGATE_FRONTIER_KEY: frozenset({f"{ids.URL}.pathname"}),
+    # (INITIAL: the call Dash makes when the page is drawn, with no changed input)
+    ids.SURROGATE_FRONTIER_KEY: frozenset({f"{ids.URL}.pathname", "INITIAL"}),
     # "Export report" (the navbar, app/callbacks/report.py): a viewer may export the row they can see
     report_button.DOWNLOAD: frozenset({f"{report_button.EXPORT}.n_clicks"}),
     report_button.STATUS: frozenset({f"{report_button.EXPORT}.n_clicks"}),
@@ -111,6 +112,8 @@ def required_role(key: str, body: dict, *, background: bool) -> str:
         return PARTICIPANT if path.startswith("/study/") and path.count("/") == 2 else "viewer"
     roles = [ROLE_BY_OUTPUT.get(cid, "viewer") for cid in outs]
     changed = body.get("changedPropIds")
+    if changed == []:  # the page was drawn: Dash calls the callback with no changed input (the Surrogate page's
+        changed = ["INITIAL"]  # frontier, as a real browser opens it; the viewer was refused with 403 here)
     viewer_job = (bool(outs) and all(o in VIEWER_JOBS for o in outs) and isinstance(changed, list) and changed
                   and all(isinstance(c, str) and all(c in VIEWER_JOBS[o] for o in outs) for c in changed))
     if background and not viewer_job:

@@ -12,6 +12,9 @@ CLASS_STATUS = "class-status"
 CLASS_SWITCHED = "class-switched"
 ROW_URL_SYNC = "row-url-sync"
 URL_NOTE = "url-note"  # the one-line note of ignored link parameters (app/url_state.py)
+URL_CLASS_NOTE = "url-class-note"  # a link made for another class than the server's (app/url_state.py)
+URL_CLASS_SWITCH = "url-class-switch"  # its button: switch the class for everyone (users who may)
+URL_CLASS_WANTED = "url-class-wanted"  # the link's class, for that button
 ROW_POOL = "row-pool"                    # store: the held-out row ids "Random row" picks from, in the browser
 
 
@@ -151,6 +154,7 @@ UPLOAD_LOAD = "upload-load"
 UPLOAD_RESULT = "upload-result"
 UPLOAD_SAMPLE = "upload-sample"
 UPLOAD_SAMPLE_RESULT = "upload-sample-result"
+UPLOAD_SWITCHED = "upload-switched"  # store: what the last upload or "back to the sample" installed (redraws the navbar)
 
 # --- Persuasive, rules (issue 4): simplify a frontier surrogate ---
 RULES_SOURCE = "persuasive-rules-source"

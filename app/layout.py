@@ -61,6 +61,28 @@ def class_picker() -> html.Div:
         else "switching the class needs the analyst role")
 
 
+def class_note(wanted) -> html.Div | None:
+    """The one-line note of a link made for another class than the one the server explains now, or None.
+
+    A link never switches the class (it is the server's, for everyone): the note says which class the link was
+    made for and, to a user whose role may switch it, offers the switch (a click, a POST the server checks).
+    """
+    if wanted is None:
+        return None
+    now = services.class_choices()[1]
+    if wanted == now:
+        return None
+    text = (f"This link was made for class {wanted!r}; every page explains {now!r} now (the class is chosen for "
+            "everyone using this server). ")
+    if access.has_role("analyst"):
+        offer = dbc.Button(f"Explain {wanted!r} for everyone", id=ids.URL_CLASS_SWITCH, size="sm", color="link",
+                           className="p-0 align-baseline small", n_clicks=0)
+    else:
+        offer = "Switching the class needs the analyst role."
+    return html.Div(dbc.Alert([text, offer, dcc.Store(id=ids.URL_CLASS_WANTED, data=wanted)], color="info",
+                              className="py-1 px-2 mb-2 small"), id=ids.URL_CLASS_NOTE, role="status")
+
+
 def user_box() -> html.Div:
     """Who is logged in, with a Log out button (a form POST to /logout); empty for the local user."""
     user = access.current_user()

@@ -188,6 +188,9 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     threading.Thread(target=trim.run, name="candor-idle-trim", daemon=True).start()
     app.server.add_url_rule("/_candor/ready", "candor_ready", _ready)
     app.server.add_url_rule("/_candor/workspace", "candor_workspace", _workspace_info)
+    from . import headers
+
+    headers.install(app)  # CSP (the clientside callbacks hashed now), nosniff, referrer, frames; the proxy's hops
     app.server.wsgi_app = fork_gate.guard_requests(app.server.wsgi_app)  # outermost: the whole request holds it
     return app
 
@@ -235,10 +238,18 @@ def _too_large(_err):
 
 
 def _workspace_info():
-    """What this process explains (JSON): for operators and tests of multi-worker deployments."""
+    """What this process explains (JSON): for operators and tests of multi-worker deployments.
+
+    The worker's process id and the selection's internal generation only for the researcher role (the local
+    operator has it): nothing internal reaches a viewer or an analyst (SECURITY.md, issue 27).
+    """
+    from .access import has_role
+
     ws, chosen = services.workspace(), selection.current()
-    return {"pid": os.getpid(), "name": ws.name, "task": ws.task, "classes": list(ws.classes),
-            "generation": chosen.generation, "ready": services.warm_done.is_set()}
+    info = {"name": ws.name, "task": ws.task, "classes": list(ws.classes), "ready": services.warm_done.is_set()}
+    if has_role("researcher"):
+        info.update(pid=os.getpid(), generation=chosen.generation)
+    return info
 
 
 def _ready():

@@ -11,7 +11,7 @@ rewrites the query string in the browser (:func:`writer_js`, a clientside callba
 
 Two parameters are the navbar's, on every page that shows them: ``row`` (set by the shell's own
 clientside reader, :mod:`app.callbacks.shell`; checked here) and ``class`` (a multiclass model's
-explained class, applied by :mod:`app.callbacks.links`).
+explained class: a link never switches it, :func:`app.layout.class_note` offers the switch).
 """
 from __future__ import annotations
 
@@ -337,7 +337,9 @@ def from_url(path: str):
                 p = schema[name]
                 if p.component in found:
                     _set(found[p.component], p, value)
-            head = [note(problems)]
+            from .layout import class_note
+
+            head = [note(problems)] + [n for n in [class_note(values.get("class"))] if n is not None]
             controls = [p for p in PAGES.get(path, ()) if p.prop != "data"]
             if not controls or any(p.component in found for p in controls):
                 # the writer's inputs are the page's controls: a page that does not apply to this model (its

@@ -123,6 +123,20 @@ def _hosts(env, name):
     return tuple(h.strip() for h in raw.split(",") if h.strip())
 
 
+def _frame_ancestors(env, name):
+    raw = env.get(name, "").replace(",", " ").split()
+    for o, parts in ((o, urlsplit(o)) for o in raw):
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/") or parts.query:
+            raise CandorError(f"{name} takes origins such as https://portal.example.org, got {o!r}")
+    return tuple(o.rstrip("/") for o in raw)
+
+
+def _hops(env, name):
+    if (raw := env.get(name, "").strip() or "0") not in {"0", "1", "2", "3", "4", "5"}:
+        raise CandorError(f"{name} must be the number of proxies in front, 0 to 5, got {raw!r}")
+    return int(raw)
+
+
 def _warm(env, name):
     raw = env.get(name, "").strip()
     choices = {"": True, "1": True, "0": False, "sync": "sync"}
@@ -228,6 +242,9 @@ model_timeout_s, max_jobs, max_jobs_per_user, max_store_mb, max_cell_mb : float
         loopback names and ``bind_hosts``.
     bind_hosts : tuple of str
         ``CANDOR_BIND_HOSTS`` (comma-separated), or ``--host``: the addresses the server binds.
+    frame_ancestors, proxy_hops : tuple of str, int
+        ``CANDOR_FRAME_ANCESTORS`` (origins, space- or comma-separated; default none) may frame the pages;
+        ``CANDOR_PROXY_HOPS`` (0 to 5, default 0) proxies' ``X-Forwarded-*`` are believed (``app/headers.py``).
     researcher_password, login_limit, login_address_limit, login_max_delay_s, login_lockout, secure_cookies, \
 users_file, auth_header, auth_roles, auth_default_role, session_db, session_hours, secret_key : str, optional
         ``CANDOR_RESEARCHER_PASSWORD``, ``CANDOR_LOGIN_LIMIT``, ``CANDOR_LOGIN_ADDRESS_LIMIT``,
@@ -271,6 +288,8 @@ users_file, auth_header, auth_roles, auth_default_role, session_db, session_hour
     threads: int = 16
     allowed_hosts: tuple = ()
     bind_hosts: tuple = ()
+    frame_ancestors: tuple = ()  # CANDOR_FRAME_ANCESTORS
+    proxy_hops: int = 0  # CANDOR_PROXY_HOPS
     researcher_password: str | None = field(default=None, repr=False)  # secrets: never in a repr
     login_limit: str | None = None
     login_address_limit: str | None = None
@@ -325,6 +344,7 @@ users_file, auth_header, auth_roles, auth_default_role, session_db, session_hour
             max_callback_kb=_whole(env, "CANDOR_MAX_CALLBACK_KB", 1024, "KiB"),
             threads=_whole(env, "CANDOR_THREADS", 16, "request threads"),
             allowed_hosts=_hosts(env, "CANDOR_ALLOWED_HOSTS"), bind_hosts=_hosts(env, "CANDOR_BIND_HOSTS"),
+            frame_ancestors=_frame_ancestors(env, "CANDOR_FRAME_ANCESTORS"), proxy_hops=_hops(env, "CANDOR_PROXY_HOPS"),
         )
         if not 16 <= values["max_callback_kb"] <= 2**20:
             raise CandorError(f"CANDOR_MAX_CALLBACK_KB must be a whole number of KiB from 16 to 1,048,576, "

@@ -1,4 +1,4 @@
-"""Links (issue 15): each page's controls written into its URL in the browser, and the URL's class applied.
+"""Links (issue 15): each page's controls written into its URL in the browser; a link's class offered, never applied.
 
 The schema, the reader and the writer's code live in :mod:`app.url_state`; this module only registers
 the clientside callbacks (no server round trip: ``history.replaceState``, no page reload).
@@ -19,20 +19,16 @@ for _path, _params in PAGES.items():
                         Input(ids.CLASS_SELECT, "value"), Input(ids.CLASS_SELECT, "options"),
                         State(store_id(_path), "data"))
 
-# ?class=NAME picks that class in the navbar (a multiclass model): the class picker's own callback then
-# switches every page to it and reloads (with the same URL); a name that is not an option is left to the
-# page's note (app.url_state.read)
+# ?class=NAME never switches the class: it is the server's, shared by everyone, and opening a link (a GET) changes
+# nothing for anyone else (issue 27). A link made for another class shows app.url_state.class_note; its button,
+# offered to users who may switch, sets the picker, whose own callback switches (the server checks the role)
 clientside_callback(
-    """function(search, options, current) {
-        const name = new URLSearchParams(search || "").get("class");
-        const values = (options || []).map(o => o.value);
-        if (name === null || !values.includes(name) || name === current) {
-            return window.dash_clientside.no_update;
-        }
-        return name;
+    """function(clicks, wanted) {
+        if (!clicks || !wanted) { return window.dash_clientside.no_update; }
+        return wanted;
     }""",
-    Output(ids.CLASS_SELECT, "value", allow_duplicate=True), Input(ids.URL, "search"),
-    State(ids.CLASS_SELECT, "options"), State(ids.CLASS_SELECT, "value"), prevent_initial_call="initial_duplicate")
+    Output(ids.CLASS_SELECT, "value", allow_duplicate=True), Input(ids.URL_CLASS_SWITCH, "n_clicks"),
+    State(ids.URL_CLASS_WANTED, "data"), prevent_initial_call=True)
 
 # ?point=method|budget on the Surrogate page: once the frontier is computed, show that surrogate (the default
 # MUSE is not loaded while a link's point is pending: app.callbacks.surrogate.load_default_surrogate)

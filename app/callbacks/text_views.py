@@ -13,6 +13,8 @@ request (:func:`show_layer`, set off by the pickers). Every later action is one 
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, ctx, html, no_update
 from dash.exceptions import MissingCallbackContextException, PreventUpdate
@@ -202,7 +204,7 @@ def _notes(origin: str | None, v) -> html.Div:
           f"{v.ig.params['n_steps']} steps" if v.ig is not None else
           f"Integrated Gradients on {enc.n_tokens} tokens takes more than 2 s: run it below with LIME and SHAP")
     timing = ", ".join(f"{k} {s:.2f} s" for k, s in v.seconds.items())
-    where = f" (from {v.info.folder}, loaded in {v.info.load_seconds:.1f} s)" if v.info.folder else ""
+    where = f" (from the folder {Path(v.info.folder).name}, loaded in {v.info.load_seconds:.1f} s)" if v.info.folder else ""
     return html.Div([
         html.P([html.Strong(f"Predicted {v.predicted_label} (P = {p:.3f})"), f" for {origin or 'the text'}: "
                 f"{enc.n_tokens} tokens, {len(enc.words)} words."], className="mb-1"),

@@ -10,13 +10,27 @@ from workspace.errors import CandorError
 from app.services import upload as service
 
 
-def _now_explaining(done: str) -> tuple[dbc.Alert, dbc.Container]:
-    """Success, and the navbar of the new model (its name, pages and class picker; a new user saw the old
-    model's until they navigated away); the upload page has no row picker."""
+def _now_explaining(done: str) -> tuple[dbc.Alert, str]:
+    """Success, and a change to the page's :data:`app.ids.UPLOAD_SWITCHED` store, which redraws the navbar."""
+    return (dbc.Alert([done, " ", html.A("Open Model & data →", href="/", className="alert-link")], color="success"),
+            done)
+
+
+@callback(Output(ids.NAVBAR, "children", allow_duplicate=True), Input(ids.UPLOAD_SWITCHED, "data"),
+          prevent_initial_call=True)
+def redraw_navbar(switched):
+    """The navbar of the new model (its name, pages and class picker; a new user saw the old model's until they
+    navigated away); the upload page has no row picker.
+
+    Its own callback, not an output of the upload's: a callback whose inputs are drawn with the page but one of whose
+    outputs (the navbar) was drawn before is called when the page opens, despite ``prevent_initial_call``, so
+    every viewer opening this page was refused twice (HTTP 403 in the console) for a click nobody made.
+    """
+    if not switched:
+        raise PreventUpdate
     from app.layout import navbar_content  # the shell imports the pages, which import this module
 
-    return (dbc.Alert([done, " ", html.A("Open Model & data →", href="/", className="alert-link")], color="success"),
-            navbar_content(row_picker_shown=False))
+    return navbar_content(row_picker_shown=False)
 
 
 def _stored_note(s: service.Stored) -> dbc.Alert:
@@ -52,7 +66,7 @@ def store_data(contents, filename):
     return s.token, _stored_note(s), [{"label": c, "value": c} for c in s.columns]
 
 
-@callback(Output(ids.UPLOAD_RESULT, "children"), Output(ids.NAVBAR, "children", allow_duplicate=True),
+@callback(Output(ids.UPLOAD_RESULT, "children"), Output(ids.UPLOAD_SWITCHED, "data", allow_duplicate=True),
           Input(ids.UPLOAD_LOAD, "n_clicks"),
           State(ids.UPLOAD_MODEL_TOKEN, "data"), State(ids.UPLOAD_DATA_TOKEN, "data"),
           State(ids.UPLOAD_TARGET, "value"),
@@ -67,7 +81,7 @@ def load_pair(n_clicks, model_token, data_token, target):
     return _now_explaining(done)
 
 
-@callback(Output(ids.UPLOAD_SAMPLE_RESULT, "children"), Output(ids.NAVBAR, "children", allow_duplicate=True),
+@callback(Output(ids.UPLOAD_SAMPLE_RESULT, "children"), Output(ids.UPLOAD_SWITCHED, "data", allow_duplicate=True),
           Input(ids.UPLOAD_SAMPLE, "n_clicks"),
           prevent_initial_call=True,
           running=[(Output(ids.UPLOAD_SAMPLE, "disabled"), True, False)])

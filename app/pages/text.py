@@ -77,7 +77,7 @@ def _intro() -> html.P:
         model = ("The bundled classifier is the real all-MiniLM-L6-v2 encoder (6 layers x 12 heads) with a zero-shot "
                  "sentiment head built from label descriptions; nothing is downloaded. ")
     else:
-        model = (f"The classifier is your Hugging Face model from {folder} ({text_loader.MODEL_ENV}), loaded from "
+        model = (f"The classifier is your Hugging Face model from the folder {folder.name} ({text_loader.MODEL_ENV}), loaded from "
                  "local files only; its name, layers x heads, labels and maximum length are stated beside the "
                  "prediction. ")
     return html.P([model, "Word pieces are merged to words (Clark et al. 2019): attention to a word and attributions "

@@ -43,5 +43,5 @@ def layout(**_):
                                        outline=True, n_clicks=0),
                             html.Div(id=ids.UPLOAD_SAMPLE_RESULT, className="mt-2")]),
         ]),
-        dcc.Store(id=ids.UPLOAD_MODEL_TOKEN), dcc.Store(id=ids.UPLOAD_DATA_TOKEN),
+        dcc.Store(id=ids.UPLOAD_MODEL_TOKEN), dcc.Store(id=ids.UPLOAD_DATA_TOKEN), dcc.Store(id=ids.UPLOAD_SWITCHED),
     ])

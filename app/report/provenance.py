@@ -7,6 +7,7 @@ from importlib import metadata
 from pathlib import Path
 
 from app import services
+from app.services import selection
 from app.services.tabular import fingerprint
 from store.hashes import file_sha256, table_sha256
 
@@ -49,8 +50,6 @@ def known_files(files: dict | None) -> dict:
         return files
     from workspace.workspace import SAMPLE_MODEL
 
-    from app.services import selection
-
     sel = selection.current()
     return {"model": Path(sel.model), "data": Path(sel.data)} if sel.model else {"model": SAMPLE_MODEL}
 
@@ -61,7 +60,7 @@ def provenance(files: dict | None, sections, surrogate, k: int) -> Provenance:
     known = []
     for role, path in known_files(files).items():
         if path is not None and Path(path).is_file():
-            known.append((role, Path(path).name, file_sha256(Path(path))))
+            known.append((role, selection.shown_file_name(path), file_sha256(Path(path))))
     shap = sections[0].shap
     params = [("SHAP (every row)", f"{shap.source}; " + ", ".join(
         f"{key} {shap.params[key]}" for key in ("algorithm", "background_size", "seed", "space", "players")

@@ -86,9 +86,11 @@ class Selection:
             ws = load_user_workspace(self.model, self.data, self.target, target_class=self.target_class)
         except CandorError as err:
             raise CandorError(as_uploaded(str(err), *stored)) from None
-        ws.name = as_uploaded(ws.name, *stored)
-        ws.source = as_uploaded(ws.source, *stored)
-        ws.notes = tuple(as_uploaded(n, *stored) for n in ws.notes)
+        for shown in {id(ws): ws, id(ws.pair): ws.pair}.values():  # the pair: a class switch starts from it
+            if shown is not None:
+                shown.name = as_uploaded(shown.name, *stored)
+                shown.source = as_uploaded(shown.source, *stored)
+                shown.notes = tuple(as_uploaded(n, *stored) for n in shown.notes)
         return ws
 
     def torch_options(self) -> TorchOptions | None:
@@ -106,6 +108,13 @@ def as_uploaded(text: str, *stored: str) -> str:
     for t in stored:
         text = text.replace(t, t.split("-", 1)[-1])
     return text
+
+
+def shown_file_name(path) -> str:
+    """The name people see for a file of the current selection: an upload's name as uploaded (never the stored
+    name's internal id), else the file's own name (never the folder it is in)."""
+    name = Path(path).name
+    return as_uploaded(name, name) if _current.uploaded else name
 
 
 _lock = threading.Lock()

@@ -43,6 +43,17 @@ def configured_folder() -> Path | None:
     return settings.current().text_model
 
 
+def without_folder_path(text: str) -> str:
+    """``text`` with the configured folder's path on the server replaced by the folder's name: pages and their
+    errors name the model, never where it lies (SECURITY.md, issue 27)."""
+    folder = configured_folder()
+    if folder is None:
+        return text
+    for given in sorted({str(folder.resolve()), str(folder)}, key=len, reverse=True):
+        text = text.replace(given, folder.name)
+    return text
+
+
 @dataclass(frozen=True)
 class ModelInfo:
     """What the Text page says about the model it explains.
@@ -215,8 +226,11 @@ def model_labels() -> tuple:
         from explainers.text import DEFAULT_LABEL_DESCRIPTIONS
 
         return tuple(DEFAULT_LABEL_DESCRIPTIONS)
-    _check_folder(folder)
-    return _folder_labels(str(folder), folder_tag(folder))
+    try:
+        _check_folder(folder)
+        return _folder_labels(str(folder), folder_tag(folder))
+    except CandorError as err:
+        raise CandorError(without_folder_path(str(err))) from None
 
 
 _loaded: LoadedModel | None = None
@@ -286,7 +300,7 @@ def current_model() -> LoadedModel:
     """The loaded model and its info (raises the load's :class:`CandorError`)."""
     value = _state()
     if isinstance(value, CandorError):
-        raise CandorError(str(value))
+        raise CandorError(without_folder_path(str(value)))
     return value
 
 

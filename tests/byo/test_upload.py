@@ -48,7 +48,8 @@ def _upload(tmp_path, model, frame, target, name):
     sio.dump(model, tmp_path / "m.skops")
     token, _ = cb.store_model(_b64((tmp_path / "m.skops").read_bytes()), "m.skops")
     dtoken, _, _ = cb.store_data(_b64(frame.to_csv(index=False).encode(), "text/csv"), name)
-    return cb.load_pair(1, token, dtoken, target)
+    alert, switched = cb.load_pair(1, token, dtoken, target)
+    return alert, cb.redraw_navbar(switched)  # the page's store redraws the navbar (its own callback)
 
 
 def test_an_upload_renders_the_navbar_of_the_new_model(tmp_path, uploads, rng, monkeypatch):
@@ -98,7 +99,8 @@ def test_upload_store_and_explain_a_pipeline(tmp_path, uploads, rng):
     assert (uploads / token).is_file() and token.endswith("-m.skops") and "stored on the server" in note.children
     dtoken, dnote, options = cb.store_data(_b64(frame.to_csv(index=False).encode(), "text/csv"), "my data.csv")
     assert [o["value"] for o in options] == ["x", "kind", "y"] and dtoken.endswith("-my_data.csv")
-    result, navbar = cb.load_pair(1, token, dtoken, "y")
+    result, switched = cb.load_pair(1, token, dtoken, "y")
+    navbar = cb.redraw_navbar(switched)
     said = str(result.children)
     assert result.color == "success" and "Now explaining my_data.csv" in said and "200 rows x 2 features" in said
     assert "Open Model & data" in said and "href='/'" in said
@@ -133,7 +135,8 @@ def test_back_to_the_bundled_sample_after_an_upload(tmp_path, uploads, rng, samp
     dtoken, _, _ = cb.store_data(_b64(frame.to_csv(index=False).encode(), "text/csv"), "d.csv")
     cb.load_pair(1, token, dtoken, "y")
     assert services.workspace().name == "d.csv"
-    back, navbar = cb.back_to_sample(1)
+    back, switched = cb.back_to_sample(1)
+    navbar = cb.redraw_navbar(switched)
     assert back.color == "success" and "Now explaining Breast cancer (bundled sample)" in str(back.children)
     assert _navbar(navbar)["brand"] == "Candor · Breast cancer (bundled sample)"
     assert services.workspace().name == "Breast cancer (bundled sample)" and selection.current().model is None
