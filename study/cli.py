@@ -1,8 +1,9 @@
 """Command line for study files: ``python -m app study validate FILE``.
 
 ``validate`` checks the file's schema, then its stimuli against the data: the
-bundled sample model and table, or ``--model/--data/--target`` (the flags of
-``python -m app``). A declared ``truth`` or ``model_correct`` that differs from
+bundled sample model and table, or the model and data the server's own flags name
+(``python -m app`` passes them: ``--model --data --target --classes --features-file --store`` ...,
+loaded as the server loads them). A declared ``truth`` or ``model_correct`` that differs from
 the data is an error; a design that cannot measure over- or under-reliance, or
 is unbalanced, is a warning (:mod:`study.truth`). ``power FILE --effect D`` is a
 simulation-based power analysis of the over-reliance contrast (:mod:`study.power`).
@@ -31,15 +32,29 @@ def _load_workspace(model: str | None, data: str | None, target: str | None):
     return load_sample_workspace()
 
 
+def _plain_flags(p: argparse.ArgumentParser) -> None:
+    """``--model --data --target``: the flags when this module runs alone (``python -m app`` passes the server's)."""
+    p.add_argument("--model", help="the model the study runs on (default: the bundled sample)")
+    p.add_argument("--data", help="its table (with --model)")
+    p.add_argument("--target", help="the target column of --data")
+
+
+def _plain_load(args):
+    given = [args.model, args.data, args.target]
+    if any(given) and not all(given):
+        raise CandorError("--model, --data and --target go together")
+    return _load_workspace(args.model, args.data, args.target)
+
+
 def data_report(path: str, *, model: str | None = None, data: str | None = None,
-                target: str | None = None) -> tuple[list[str], list[str], str]:
+                target: str | None = None, load=None) -> tuple[list[str], list[str], str]:
     """:func:`data_check` with its errors formatted ``FILE:LINE: PATH: MESSAGE``."""
-    errors, warnings, summary = data_check(path, model=model, data=data, target=target)
+    errors, warnings, summary = data_check(path, model=model, data=data, target=target, load=load)
     return [e.format(path) for e in errors], warnings, summary
 
 
 def data_check(path: str, *, model: str | None = None, data: str | None = None,
-               target: str | None = None) -> tuple[list[Error], list[str], str]:
+               target: str | None = None, load=None) -> tuple[list[Error], list[str], str]:
     """Check a schema-valid study file against the data.
 
     Parameters
@@ -48,6 +63,9 @@ def data_check(path: str, *, model: str | None = None, data: str | None = None,
         The study file.
     model, data, target : str or None
         The user's model, table and target column; None for the bundled sample.
+    load : callable or None
+        Returns the workspace to check against, called only if the data are checked; given, it
+        replaces ``model``/``data``/``target`` (``python -m app study`` passes the server's loader).
 
     Returns
     -------
@@ -73,7 +91,7 @@ def data_check(path: str, *, model: str | None = None, data: str | None = None,
     if all(s.row is None for s in study.stimuli):
         return [], [], "text stimuli: not checked against data (no text-model service for studies)"
     try:
-        ws = _load_workspace(model, data, target)
+        ws = load() if load is not None else _load_workspace(model, data, target)
         problems, facts = truth.check_against(study, ws)
     except (CandorError, ValueError) as err:
         return [Error(1, "", str(err))], [], ""
@@ -81,13 +99,20 @@ def data_check(path: str, *, model: str | None = None, data: str | None = None,
     return problems, warnings, f"{truth.summary_line(facts)} on {ws.name}" if facts else ""
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, add_flags=None, load=None) -> int:
     """Run the ``study`` sub-command.
 
     Parameters
     ----------
     argv : list of str or None, default=None
         Arguments after ``study`` (``["validate", "FILE"]``); ``sys.argv[1:]`` when None.
+    add_flags : callable or None
+        Adds the flags that name the model and data to a sub-command's parser; ``python -m app`` passes the
+        server's (:func:`app.model_flags.add_serving_arguments`: ``--model --data --target --classes
+        --features-file --store`` ...). None: ``--model --data --target``.
+    load : callable or None
+        Parsed arguments -> the workspace those flags name, as the server loads it
+        (:func:`app.model_flags.load_workspace`); raises CandorError. None: the plain loader.
 
     Returns
     -------
@@ -96,42 +121,40 @@ def main(argv: list[str] | None = None) -> int:
         has errors (one line per error on stdout, formatted ``FILE:LINE: PATH:
         MESSAGE``) or the arguments are wrong.
     """
-    parser = argparse.ArgumentParser(
-        prog="python -m app study", description="Study-mode tools.",
-        epilog="python -m app study simulate [FILE] --participants N --seed S: simulated participants through the "
-               "server's own participant flow, then the reliance analysis (see its --help).")
-    sub = parser.add_subparsers(dest="command", required=True)
+    add_flags, load = add_flags or _plain_flags, load or _plain_load
+    parser = argparse.ArgumentParser(prog="python -m app study", description="Study-mode tools.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{validate,power,simulate}")
     val = sub.add_parser("validate", help="check a study YAML file against its schema and the data; name every "
                                           "error with its line")
     val.add_argument("file")
-    val.add_argument("--model", help="the model the study runs on (default: the bundled sample)")
-    val.add_argument("--data", help="its table (with --model)")
-    val.add_argument("--target", help="the target column of --data")
+    add_flags(val)
     val.add_argument("--schema-only", action="store_true", help="check the file only, not against the data")
     pw = sub.add_parser("power", help="simulation-based power of the over-reliance contrast (second condition vs "
                                       "first) for this design")
     pw.add_argument("file")
-    pw.add_argument("--effect", type=float, required=True,
-                    help="difference in over-reliance to detect, second condition minus first (e.g. 0.15)")
-    pw.add_argument("--participants", default="10,20,40,80", help="participants per arm, comma-separated")
-    pw.add_argument("--simulations", type=int, default=1000)
-    pw.add_argument("--seed", type=int, default=0)
-    pw.add_argument("--alpha", type=float, default=0.05)
+    _power_arguments(pw)
+    add_flags(pw)
+    sub.add_parser("simulate", add_help=False,
+                   help="simulated participants through the server's own participant flow, then the reliance "
+                        "analysis: simulate [FILE] --participants N --seed S [--database URL] and the model flags "
+                        "(see python -m app study simulate --help)")
     try:
         args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors
         return int(exc.code or 0)
-    if args.command == "power":
-        return _power(args)
-    given = [args.model, args.data, args.target]
-    if any(given) and not all(given):
-        print("candor: error: --model, --data and --target go together")
+    if args.command == "simulate":  # python -m app dispatches it to app/callbacks/study_simulate.py
+        print("candor: error: run it as python -m app study simulate")
         return 2
+    workspace = _once(lambda: load(args))
+    if args.command == "power":
+        return _power(args, workspace)
     schema = validate_file(args.file)
     errors = [e.format(args.file) for e in schema]
     warnings, summary = [], ""
-    if not args.schema_only and not any(e.line == 0 for e in schema):  # line 0: the file cannot be read
-        found, warnings, summary = data_check(args.file, model=args.model, data=args.data, target=args.target)
+    if args.schema_only:
+        pass
+    elif not any(e.line == 0 for e in schema):  # line 0: the file cannot be read
+        found, warnings, summary = data_check(args.file, load=workspace)
         errors = [e.format(args.file) for e in sorted(schema + found)]  # both checks in one run, in line order
     for line in errors + warnings:
         print(line)
@@ -140,7 +163,27 @@ def main(argv: list[str] | None = None) -> int:
     return 2 if errors else 0
 
 
-def _power(args) -> int:
+def _once(make):
+    """``make`` called at most once (the workspace is loaded when the data are first needed)."""
+    kept = []
+
+    def get():
+        if not kept:
+            kept.append(make())
+        return kept[0]
+    return get
+
+
+def _power_arguments(pw: argparse.ArgumentParser) -> None:
+    pw.add_argument("--effect", type=float, required=True,
+                    help="difference in over-reliance to detect, second condition minus first (e.g. 0.15)")
+    pw.add_argument("--participants", default="10,20,40,80", help="participants per arm, comma-separated")
+    pw.add_argument("--simulations", type=int, default=1000)
+    pw.add_argument("--seed", type=int, default=0)
+    pw.add_argument("--alpha", type=float, default=0.05)
+
+
+def _power(args, workspace) -> int:
     """``study power``: print a table of power by participants per arm, then one JSON line."""
     import json
 
@@ -150,7 +193,7 @@ def _power(args) -> int:
 
     errors = [e.format(args.file) for e in validate_file(args.file)]
     if not errors:
-        errors, _warnings, summary = data_report(args.file)
+        errors, _warnings, summary = data_report(args.file, load=workspace)
     if errors:
         for line in errors:
             print(line)
@@ -161,7 +204,7 @@ def _power(args) -> int:
             raise ValueError(f"expected --simulations in 1..1000000 and --alpha in (0, 1), got {args.simulations}, "
                              f"{args.alpha}")
         study = load_study(args.file)
-        facts = truth.facts_from_workspace(study, _load_workspace(None, None, None))
+        facts = truth.facts_from_workspace(study, workspace())
         arms = [c for c in study.conditions if c.explanation != "none"][:2]  # over-reliance needs advice
         if len(arms) < 2:
             raise ValueError("power compares over-reliance between two arms that show advice; the study has "

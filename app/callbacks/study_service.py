@@ -107,7 +107,8 @@ def _compute_view(study: Study, item_id: str, condition_id: str, ws) -> dict:
     else:
         (pred,) = study_truth.predicted_labels(ws, [row])
         truth = ws.classes[int(ws.y[row])]
-    features = [[str(name), figures.plain(float(v), 4, trim=True)] for name, v in ws.X.iloc[row].items()]
+    # the values as the analyst pages write them: category levels, dates, the features file's units and formats
+    features = [[str(name), text] for name, text in zip(ws.X.columns, services.row_values(row))]
     cond = study.condition(condition_id)
     view = dict(features=features, kind=cond.explanation, figure=None, statement=None,
                 context=asdict(TrialContext(model_prediction=pred, truth=truth)))
