@@ -6,7 +6,8 @@ bundled sample model and table, or the model and data the server's own flags nam
 loaded as the server loads them). A declared ``truth`` or ``model_correct`` that differs from
 the data is an error; a design that cannot measure over- or under-reliance, or
 is unbalanced, is a warning (:mod:`study.truth`). ``power FILE --effect D`` is a
-simulation-based power analysis of the over-reliance contrast (:mod:`study.power`).
+simulation-based power analysis of the over-reliance contrast (:mod:`study.power`);
+``prereg FILE`` drafts the preregistration with its planned N (:mod:`study.prereg`).
 ``simulate`` runs through the server's own code and is wired in ``app/__main__.py``.
 """
 
@@ -123,7 +124,7 @@ def main(argv: list[str] | None = None, *, add_flags=None, load=None) -> int:
     """
     add_flags, load = add_flags or _plain_flags, load or _plain_load
     parser = argparse.ArgumentParser(prog="python -m app study", description="Study-mode tools.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{validate,power,simulate}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{validate,power,prereg,simulate}")
     val = sub.add_parser("validate", help="check a study YAML file against its schema and the data; name every "
                                           "error with its line")
     val.add_argument("file")
@@ -134,6 +135,13 @@ def main(argv: list[str] | None = None, *, add_flags=None, load=None) -> int:
     pw.add_argument("file")
     _power_arguments(pw)
     add_flags(pw)
+    pr = sub.add_parser("prereg", help="a preregistration draft in the OSF Prereg template's sections (hypotheses, "
+                                       "design, planned N with its simulated power, exclusions, measures, analysis)")
+    pr.add_argument("file")
+    _power_arguments(pr, effect=0.2, sizes="10,20,30,40,60,80")
+    pr.add_argument("--power", type=float, default=0.8, help="power the planned N must reach (default 0.8)")
+    pr.add_argument("--out", help="write the Markdown here (default: standard output)")
+    add_flags(pr)
     sub.add_parser("simulate", add_help=False,
                    help="simulated participants through the server's own participant flow, then the reliance "
                         "analysis: simulate [FILE] --participants N --seed S [--database URL] and the model flags "
@@ -146,8 +154,8 @@ def main(argv: list[str] | None = None, *, add_flags=None, load=None) -> int:
         print("candor: error: run it as python -m app study simulate")
         return 2
     workspace = _once(lambda: load(args))
-    if args.command == "power":
-        return _power(args, workspace)
+    if args.command in ("power", "prereg"):
+        return (_power if args.command == "power" else _prereg)(args, workspace)
     schema = validate_file(args.file)
     errors = [e.format(args.file) for e in schema]
     warnings, summary = [], ""
@@ -174,21 +182,23 @@ def _once(make):
     return get
 
 
-def _power_arguments(pw: argparse.ArgumentParser) -> None:
-    pw.add_argument("--effect", type=float, required=True,
-                    help="difference in over-reliance to detect, second condition minus first (e.g. 0.15)")
-    pw.add_argument("--participants", default="10,20,40,80", help="participants per arm, comma-separated")
+def _power_arguments(pw: argparse.ArgumentParser, effect: float | None = None, sizes: str = "10,20,40,80") -> None:
+    pw.add_argument("--effect", type=float, required=effect is None, default=effect,
+                    help="difference in over-reliance to detect, second condition minus first (e.g. 0.15)"
+                         + (f"; default {effect:g}" if effect is not None else ""))
+    pw.add_argument("--participants", default=sizes, help="participants per arm, comma-separated")
     pw.add_argument("--simulations", type=int, default=1000)
     pw.add_argument("--seed", type=int, default=0)
     pw.add_argument("--alpha", type=float, default=0.05)
 
 
-def _power(args, workspace) -> int:
-    """``study power``: print a table of power by participants per arm, then one JSON line."""
-    import json
+def _simulated_power(args, workspace):
+    """The power simulation of ``study power`` and ``prereg``; None after printing why it cannot run.
 
+    Returns ``(study, summary, arms, model, (q1, q2, w1, w2), points, model_wrong)``.
+    """
     from . import truth
-    from .power import TEST, baseline, power_curve
+    from .power import baseline, power_curve
     from .simulate import RelianceModel
 
     errors = [e.format(args.file) for e in validate_file(args.file)]
@@ -197,7 +207,7 @@ def _power(args, workspace) -> int:
     if errors:
         for line in errors:
             print(line)
-        return 2
+        return None
     try:
         sizes = [int(x) for x in args.participants.split(",") if x.strip()]
         if not 1 <= args.simulations <= 1_000_000 or not 0 < args.alpha < 1:
@@ -211,13 +221,26 @@ def _power(args, workspace) -> int:
                              f"{len(arms)}")
         kinds = (arms[0].explanation, arms[1].explanation)
         model = RelianceModel()
-        q1, q2, w1, w2 = baseline(model, kinds, args.effect)
-        points = power_curve([not facts[s.id].model_correct for s in study.stimuli if s.id in facts], args.effect,
-                             sizes, simulations=args.simulations, seed=args.seed, alpha=args.alpha, kinds=kinds,
-                             model=model)
+        base = baseline(model, kinds, args.effect)
+        wrong = [not facts[s.id].model_correct for s in study.stimuli if s.id in facts]
+        points = power_curve(wrong, args.effect, sizes, simulations=args.simulations, seed=args.seed,
+                             alpha=args.alpha, kinds=kinds, model=model)
     except (ValueError, CandorError) as err:
         print(f"candor: error: {err}")
+        return None
+    return study, summary, arms, model, base, points, sum(wrong)
+
+
+def _power(args, workspace) -> int:
+    """``study power``: print a table of power by participants per arm, then one JSON line."""
+    import json
+
+    from .power import TEST
+
+    run = _simulated_power(args, workspace)
+    if run is None:
         return 2
+    _study, summary, arms, model, (q1, q2, w1, w2), points, _wrong = run
     c0, c1 = arms[0].id, arms[1].id
     print(f"{args.file}: {summary}; over-reliance {c1} - {c0} = {args.effect:+g}")
     print(f"baseline (simulated participants, study/simulate.py): {c0} over-reliance {q1:.3f} (first-answer accuracy "
@@ -228,6 +251,31 @@ def _power(args, workspace) -> int:
     for p in points:
         print(f"{p.n_per_arm:>8}  {p.power:>6.3f}  [{p.low:.3f}, {p.high:.3f}]")
     print(json.dumps({str(p.n_per_arm): [round(p.power, 4), round(p.low, 4), round(p.high, 4)] for p in points}))
+    return 0
+
+
+def _prereg(args, workspace) -> int:
+    """``study prereg``: the preregistration (:mod:`study.prereg`) to ``--out`` or stdout."""
+    import hashlib
+    from pathlib import Path
+
+    from .power import TEST
+    from .prereg import PowerPlan, document
+
+    run = _simulated_power(args, workspace)
+    if run is None:
+        return 2
+    study, summary, arms, _model, (q1, q2, _w1, _w2), points, wrong = run
+    plan = PowerPlan(args.effect, args.alpha, args.simulations, args.seed, (arms[0].id, arms[1].id), (q1, q2),
+                     tuple(points), TEST, target=args.power)
+    sha = hashlib.sha256(study.source_text.encode()).hexdigest()  # the hash the server records at go-live
+    text = document(study, sha, wrong, plan, summary.rsplit(" on ", 1)[-1] if " on " in summary else "the data")
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"{args.out}: preregistration of {args.file} (sha256 {sha[:12]}), planned "
+              + (f"{plan.planned.n_per_arm} per condition" if plan.planned else "N not reached"), file=sys.stderr)
+    else:
+        print(text)
     return 0
 
 

@@ -137,14 +137,14 @@ def test_power_and_validate_name_the_same_flags_as_the_server(capsys):
     from app.__main__ import _parser, main
 
     server = {a.dest for a in _parser()._actions} - {"help", "host", "port", "text_model"}
-    for command in ("validate", "power"):
+    for command in ("validate", "power", "prereg"):
         assert main(["study", command, "--help"]) == 0
         text = capsys.readouterr().out
         missing = {d for d in server if "--" + d.replace("_", "-") not in text and d != "trust_pickle"}
         assert not missing, (command, missing)
     assert main(["study", "--help"]) == 0
     listed = capsys.readouterr().out
-    assert all(c in listed for c in ("validate", "power", "simulate"))
+    assert all(c in listed for c in ("validate", "power", "prereg", "simulate"))
 
 
 def test_simulate_writes_into_the_servers_database_and_says_where(tmp_path, monkeypatch, capsys):
