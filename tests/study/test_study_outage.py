@@ -143,3 +143,24 @@ def test_a_phase_skipping_submission_is_one_plain_sentence(db_url, tmp_path, mon
     assert error == answers.STALE
     assert "Error" not in error and "'forward'" not in error
     assert _counts([])[0] == 0
+
+
+def test_the_page_resends_while_saving_and_stops_once_stored(monkeypatch):
+    """The submit callback keeps the re-send timer on while the answer is "being saved" (the same timing, so the
+    same key, goes again) and turns it off once stored; a stale page is rendered again, an answer to fix is not."""
+    from app.callbacks import study as page
+    from app.callbacks import study_service
+    from tests.study.live_study import app_once
+
+    replies = iter([("tok", answers.SAVING), ("tok", answers.SAVING), ("tok", ""), ("tok", answers.STALE),
+                    ("tok", "Please choose an answer.")])
+    sent = []
+    monkeypatch.setattr(study_service, "submit_answer", lambda sid, tok, t, a, **kw: (sent.append(t), next(replies))[1])
+    t = dict(timing(1, "initial"), key=uuid.uuid4().hex)
+    with app_once().server.test_request_context("/"):
+        outs = [page.submit_step(t, n, ["benign"], [{"field": "response"}], "tok", STUDY, 3, {}) for n in (None, 1, 2)]
+        stale = page.submit_step(t, None, ["benign"], [{"field": "response"}], "tok", STUDY, 4, {})
+        fix = page.submit_step(t, None, [None], [{"field": "response"}], "tok", STUDY, 5, {})
+    assert [o[1:] for o in outs] == [(3, answers.SAVING, False), (3, answers.SAVING, False), (4, "", True)]
+    assert {s["key"] for s in sent[:3]} == {t["key"]}  # every re-send carries the answer's key
+    assert stale[1:] == (5, answers.STALE, True) and fix[1:] == (5, "Please choose an answer.", True)
