@@ -67,7 +67,7 @@ def render_step(token, _refresh, _retry, study_id):
 
 
 @callback(Output(ids.TOKEN, "data"), Output(ids.REFRESH, "data"), Output(ids.ERROR, "children"),
-          Output(ids.RETRY, "disabled"),
+          Output(ids.RETRY, "disabled"), Output(ids.ERROR, "className"),
           Input(ids.TIMING, "data"), Input(ids.RETRY, "n_intervals"),
           State(ids.answer(ALL), "value"), State(ids.answer(ALL), "id"),
           State(ids.TOKEN, "data"), State(ids.STUDY_ID, "data"), State(ids.REFRESH, "data"),
@@ -84,5 +84,6 @@ def submit_step(timing, _retry, values, answer_ids, token, study_id, refresh, re
     new_token, error = submit_answer(study_id, token, timing, answers, client=flask.request.remote_addr,
                                      recruitment=recruit)
     shown_again = not error or error == STALE  # stored, or a stale page: render the current step
+    saving = error == SAVING  # not an error: shown plainly (an error to fix is red)
     return ((new_token if new_token != token else no_update), (refresh or 0) + (1 if shown_again else 0), error,
-            error != SAVING)
+            not saving, "study-saving mb-2" if saving else "text-danger mb-2")

@@ -13,7 +13,8 @@ import requests
 from benchmarks.study_load_parts import STUDY_ID
 from benchmarks.study_load_parts.ledger import Ledger, Submission
 
-SUBMIT_OUTPUT = "..study-token.data...study-refresh.data...study-error.children...study-retry.disabled.."
+SUBMIT_OUTPUT = ("..study-token.data...study-refresh.data...study-error.children...study-retry.disabled"
+                 "...study-error.className..")
 #: The sentence the page shows while the database cannot be reached (the page re-sends the answer): study.answers.SAVING
 SAVING_PREFIX = "Saving your answer"
 RETRY_S = 2.0  # the page's re-send and re-render interval (app/pages/study.py, study_views.render)
@@ -223,7 +224,8 @@ class Participant(threading.Thread):
                                  [{"id": "study-token", "property": "data"},
                                   {"id": "study-refresh", "property": "data"},
                                   {"id": "study-error", "property": "children"},
-                                  {"id": "study-retry", "property": "disabled"}],
+                                  {"id": "study-retry", "property": "disabled"},
+                                  {"id": "study-error", "property": "className"}],
                                  [{"id": "study-timing", "property": "data", "value": timing},
                                   {"id": "study-retry", "property": "n_intervals", "value": retries or None}], state)
             error = out.get("study-error", {}).get("children", "")

@@ -161,6 +161,7 @@ def test_the_page_resends_while_saving_and_stops_once_stored(monkeypatch):
         outs = [page.submit_step(t, n, ["benign"], [{"field": "response"}], "tok", STUDY, 3, {}) for n in (None, 1, 2)]
         stale = page.submit_step(t, None, ["benign"], [{"field": "response"}], "tok", STUDY, 4, {})
         fix = page.submit_step(t, None, [None], [{"field": "response"}], "tok", STUDY, 5, {})
-    assert [o[1:] for o in outs] == [(3, answers.SAVING, False), (3, answers.SAVING, False), (4, "", True)]
+    assert [o[1:4] for o in outs] == [(3, answers.SAVING, False), (3, answers.SAVING, False), (4, "", True)]
+    assert [o[4] for o in outs] == ["study-saving mb-2", "study-saving mb-2", "text-danger mb-2"]  # not red
     assert {s["key"] for s in sent[:3]} == {t["key"]}  # every re-send carries the answer's key
-    assert stale[1:] == (5, answers.STALE, True) and fix[1:] == (5, "Please choose an answer.", True)
+    assert stale[1:4] == (5, answers.STALE, True) and fix[1:4] == (5, "Please choose an answer.", True)
