@@ -17,17 +17,14 @@ import sys
 
 from workspace.errors import CandorError
 from workspace.settings import Settings
-from workspace.torch_options import TorchOptions
-from .model_flags import add_model_arguments
+from .model_flags import add_serving_arguments, model_args_error
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m app", description="Serve the Candor dashboard.")
-    add_model_arguments(p)
+    add_serving_arguments(p)
     p.add_argument("--text-model", help="a Hugging Face *ForSequenceClassification folder (save_pretrained, with "
                                         "its tokenizer) for the Text page, instead of the bundled MiniLM")
-    p.add_argument("--store", help="serve from a store written by python -m app build for this model and data "
-                                   "(checked: hashes, sizes); rows it lacks are explained live and added to it")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=_port, default=8050)
     return p
@@ -78,27 +75,19 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["study"]:
         from study.cli import main as study_main
 
-        return study_main(argv[1:])
+        from .model_flags import load_workspace
+
+        # validate, power: the model and data flags of the server, loaded as the server loads them
+        return study_main(argv[1:], add_flags=add_serving_arguments, load=load_workspace)
     if argv[:1] == ["users"]:
         from accounts.cli import main as users_main
 
         return users_main(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
-    given = [args.model, args.data, args.target]
-    if any(given) and not all(given):
-        missing = ", ".join(f"--{n}" for n, v in zip(("model", "data", "target"), given) if not v)
-        parser.exit(2, f"candor: error: --model, --data and --target go together; missing {missing}\n")
-    try:
-        torch_given = TorchOptions.from_args(args).given()
-    except CandorError as err:
-        parser.exit(2, f"candor: error: {err}\n")
-    if torch_given and not args.model:
-        parser.exit(2, "candor: error: --torch-class, --torch-kwargs, --classes and --torch-output go with --model\n")
-    if args.target_class and not args.model:
-        parser.exit(2, "candor: error: --target-class goes with --model\n")
-    if args.features_file and not args.model:
-        parser.exit(2, "candor: error: --features-file goes with --model\n")
+    problem = model_args_error(args)
+    if problem:
+        parser.exit(2, f"candor: error: {problem}\n")
     try:  # the flags over the environment, read and checked once, handed to the server (not via os.environ)
         settings = Settings.from_args(args)
     except CandorError as err:

@@ -32,9 +32,20 @@ other failure makes it reload the page (``?t=<token>``) and carry on from the st
   twice. A consent in flight at the kill can enrol a participant whose browser never got the
   token; such orphans are counted (they have no responses).
 
+- **database outage** (issue 26): when 40 % of the expected responses are acknowledged, the database
+  becomes unreachable while the server runs on (PostgreSQL stopped for 5 s and started again,
+  ``--pg-dir``; SQLite write-locked by another process for 12 s, past its 10 s busy timeout). A
+  participant whose answer is answered "being saved" re-sends the same request (same idempotency
+  key) every 2 s, as the page does, and a step screen answered "one moment" is rendered again.
+  ``participant_errors`` counts every error sentence (other than "being saved") and HTTP 5xx a
+  participant got; it must be 0, every participant must finish, and sent = acked = stored, with no
+  duplicate. ``--outage-only`` runs it alone.
+
 SIGKILL tests a crash of the server processes, not a power cut: the database server (or the
 SQLite file's page cache) survives. The last line is one JSON object: ``sent``, ``stored``,
-``p95_ms`` (clean run), ``acked_before_kill``, ``stored_after_restart`` (kill run), then more.
+``p95_ms`` (clean run), ``acked_before_kill``, ``stored_after_restart`` (kill run),
+``duplicates`` and ``participant_errors`` (all runs), ``outage`` (``sent``, ``acked``, ``stored``,
+``duplicates``, ``participant_errors`` of the outage run), then more.
 """
 from __future__ import annotations
 
@@ -58,7 +69,7 @@ from benchmarks.study_load_parts.database_checks import (database_state, expecte
                                                          verify_acked)
 from benchmarks.study_load_parts.ledger import Ledger
 from benchmarks.study_load_parts.participant import Participant
-from benchmarks.study_load_parts.server import Server, free_port, throwaway_database
+from benchmarks.study_load_parts.server import Outage, Server, free_port, throwaway_database
 
 
 # --------------------------------------------------------------------------- one run
@@ -80,6 +91,8 @@ class RunResult:
     kill: dict | None = None
     problems: list = field(default_factory=list)
     resent: Counter = field(default_factory=Counter)
+    outage: dict | None = None
+    participant_errors: int = 0
 
     @property
     def stored(self) -> int:
@@ -91,11 +104,14 @@ class RunResult:
 
 
 def run(name: str, *, participants: int, pg_url: str | None, kill_at: float | None, workers: int, threads: int,
-        think: tuple[float, float], time_limit: float, warm: str = "sync", keep_log: str | None = None) -> RunResult:
+        think: tuple[float, float], time_limit: float, warm: str = "sync", keep_log: str | None = None,
+        outage_at: float | None = None, outage_s: float = 5.0, pg_dir: str | None = None) -> RunResult:
     """Start a server over a throwaway database, let ``participants`` take the study, check the database.
 
     ``kill_at``: the share of the expected responses acknowledged at which the server is
-    SIGKILLed and restarted (None: no kill).
+    SIGKILLed and restarted (None: no kill). ``outage_at``: the share at which the database
+    becomes unreachable for ``outage_s`` seconds while the server keeps running (:class:`Outage`;
+    ``pg_dir``: the PostgreSQL server's ``CANDOR_PG_DIR``).
     """
     from study.schema import load_study
 
@@ -148,6 +164,18 @@ def run(name: str, *, participants: int, pg_url: str | None, kill_at: float | No
                             "acked": acked,
                             "found": found, "sent_before": sent_rows, "restart_s": restart_s, "problems": problems}
                     gate.set()
+                outage = None
+                if outage_at is not None:
+                    cut = Outage(backend, url, pg_dir)
+                    target = outage_at * participants * expected_rows(study)
+                    while time.time() < deadline and any(p.is_alive() for p in people) and ledger.acked_rows < target:
+                        time.sleep(0.01)
+                    t_out, acked_at = time.time() - t0, ledger.acked_rows
+                    cut.begin()
+                    time.sleep(outage_s)
+                    cut.end()
+                    outage = {"t_s": t_out, "seconds": outage_s, "acked_before": acked_at,
+                              "acked_during": ledger.acked_rows - acked_at}
                 for p in people:
                     p.join(timeout=max(0.0, deadline - time.time()) + 5)
                 wall = time.time() - t0
@@ -169,16 +197,19 @@ def run(name: str, *, participants: int, pg_url: str | None, kill_at: float | No
                 problems.append(f"{p.id}: orphan enrolment with {n} responses")
         if db["duplicates"]:
             problems.append(f"{db['duplicates']} duplicated trial-log keys")
+        if outage is not None:
+            outage.update(saving=ledger.saving, waiting_screens=ledger.waiting_screens)
         return RunResult(name, backend, participants, sum(p.done for p in people), ledger.sent_rows,
                          ledger.acked_rows, db, expected, ledger.latency, ledger.failures, wall, start_s, kill,
-                         problems, ledger.resent)
+                         problems, ledger.resent, outage, ledger.participant_errors)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- report
 
-def report(clean: RunResult, killed: RunResult | None, args) -> dict:
+def report(clean: RunResult, killed: RunResult | None, args, cut: RunResult | None = None) -> dict:
+    """Print the table and the findings; return the JSON line's object. ``clean`` may be the outage run alone."""
     from study.schema import load_study
 
     study_rows = expected_rows(load_study(STUDY_FILE))
@@ -187,7 +218,7 @@ def report(clean: RunResult, killed: RunResult | None, args) -> dict:
           f"think time {args.think[0]}-{args.think[1]} s, CPU cores: {os.cpu_count()}")
     print(f"{'run':<13}{'done':>6}{'sent':>7}{'acked':>7}{'stored':>8}{'expect':>8}{'orphan':>8}{'requests':>10}"
           f"{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}{'fail':>6}{'wall s':>8}")
-    for r in (clean, killed):
+    for r in (clean, killed, cut if cut is not clean else None):
         if r is None:
             continue
         orphans = r.db["participants"] - r.completed_clients
@@ -206,7 +237,16 @@ def report(clean: RunResult, killed: RunResult | None, args) -> dict:
               f"sent, {k['acked']} acknowledged before the kill; after restart ({k['restart_s']:.1f} s) {k['found']} "
               f"of them stored with the same answer")
         print(f"kill run failures seen by participants: {dict(killed.failures) or 'none'}")
-    problems = clean.problems + (killed.problems + killed.kill["problems"] if killed else [])
+    if cut is not None:
+        o = cut.outage
+        how = "PostgreSQL stopped and started again" if cut.backend == "postgresql" else \
+            "SQLite file write-locked by another process (busy timeout 10 s)"
+        print(f"outage: {how} for {o['seconds']:g} s, {o['t_s']:.1f} s into the run ({o['acked_before']} responses "
+              f"acknowledged before); answers re-sent while 'being saved': {o['saving']}, step screens shown "
+              f"'one moment' and rendered again: {o['waiting_screens']}; error sentences or HTTP 5xx shown to "
+              f"participants: {cut.participant_errors}")
+    problems = clean.problems + (killed.problems + killed.kill["problems"] if killed else []) + \
+        (cut.problems if cut is not None and cut is not clean else [])
     if clean.failures:
         print(f"clean run failures: {dict(clean.failures)}")
     for r in (clean, killed):
@@ -215,10 +255,15 @@ def report(clean: RunResult, killed: RunResult | None, args) -> dict:
                   f"(as a browser does): {dict(r.resent)}")
     for p in problems[:20]:
         print(f"PROBLEM: {p}")
-    server_errors = {k: n for r in (clean, killed) if r for k, n in r.failures.items() if "HTTP 5" in k}
+    runs = [r for r in (clean, killed, cut if cut is not clean else None) if r is not None]
+    server_errors = {k: n for r in runs for k, n in r.failures.items() if "HTTP 5" in k}
     problems += [f"{n} x {k}" for k, n in server_errors.items()]
     ok = (clean.sent == clean.acked == clean.stored == clean.expected_stored
-          and clean.completed_clients == clean.participants and not clean.failures and not problems)
+          and clean.completed_clients == clean.participants and not clean.failures and not problems
+          and not sum(r.participant_errors for r in runs))
+    if cut is not None:
+        ok = ok and cut.sent == cut.acked == cut.stored == cut.expected_stored and not cut.db["duplicates"] \
+            and cut.completed_clients == cut.participants
     if killed is not None:
         ok = ok and killed.kill["found"] == killed.kill["acked"] and killed.stored == killed.expected_stored \
             and killed.completed_clients == killed.participants
@@ -230,7 +275,14 @@ def report(clean: RunResult, killed: RunResult | None, args) -> dict:
               "completed": clean.completed_clients, "acked": clean.acked, "p50_ms": round(clean.p(50), 1),
               "p95_submit_ms": round(clean.p(95, "submit"), 1), "p95_render_ms": round(clean.p(95, "render"), 1),
               "requests": len(clean.latency), "resent": sum(clean.resent.values()), "wall_s": round(clean.wall_s, 1),
-              "load_avg_1m": round(os.getloadavg()[0], 1)}
+              "load_avg_1m": round(os.getloadavg()[0], 1),
+              "duplicates": sum(r.db["duplicates"] for r in runs),
+              "participant_errors": sum(r.participant_errors for r in runs)}
+    if cut is not None:
+        result["outage"] = {"backend": cut.backend, "seconds": cut.outage["seconds"], "sent": cut.sent,
+                            "acked": cut.acked, "stored": cut.stored, "duplicates": cut.db["duplicates"],
+                            "participant_errors": cut.participant_errors, "resent_while_saving": cut.outage["saving"],
+                            "completed": cut.completed_clients, "participants": cut.participants}
     if killed is not None:
         result.update({"kill_run_sent": killed.sent, "kill_run_acked": killed.acked, "kill_run_stored": killed.stored,
                        "kill_run_expected": killed.expected_stored, "kill_run_completed": killed.completed_clients,
@@ -249,6 +301,15 @@ def main(argv=None) -> dict:
     ap.add_argument("--kill-at", type=float, default=0.4, help="share of responses acknowledged at the kill")
     ap.add_argument("--time-limit", type=float, default=300, help="seconds per run")
     ap.add_argument("--no-kill", action="store_true")
+    ap.add_argument("--outage-at", type=float, default=0.4,
+                    help="share of responses acknowledged when the database becomes unreachable")
+    ap.add_argument("--outage-s", type=float, default=None,
+                    help="seconds the database is unreachable (default 5 on PostgreSQL; 12 on SQLite, past its 10 s "
+                         "busy timeout)")
+    ap.add_argument("--no-outage", action="store_true")
+    ap.add_argument("--outage-only", action="store_true", help="run the database outage alone (short)")
+    ap.add_argument("--pg-dir", default=os.environ.get("CANDOR_BENCH_PG_DIR"),
+                    help="CANDOR_PG_DIR of the PostgreSQL server (scripts/start_postgres.sh), to stop and start it")
     ap.add_argument("--keep-logs", metavar="DIR", help="copy the gunicorn logs here")
     args = ap.parse_args(argv)
     pg = os.environ.get("CANDOR_BENCH_POSTGRES_URL") or None
@@ -257,10 +318,18 @@ def main(argv=None) -> dict:
     logs = Path(args.keep_logs) if args.keep_logs else None
     if logs:
         logs.mkdir(parents=True, exist_ok=True)
-    clean = run("clean", kill_at=None, keep_log=logs and logs / "clean.log", **common)
-    killed = None if args.no_kill else run("kill+resume", kill_at=args.kill_at,
-                                           keep_log=logs and logs / "kill.log", **common)
-    result = report(clean, killed, args)
+    cut = None
+    if not args.no_outage or args.outage_only:
+        seconds = args.outage_s if args.outage_s is not None else (5.0 if pg else 12.0)
+        cut = run("db outage", kill_at=None, outage_at=args.outage_at, outage_s=seconds, pg_dir=args.pg_dir,
+                  keep_log=logs and logs / "outage.log", **common)
+    if args.outage_only:
+        result = report(cut, None, args, cut)
+    else:
+        clean = run("clean", kill_at=None, keep_log=logs and logs / "clean.log", **common)
+        killed = None if args.no_kill else run("kill+resume", kill_at=args.kill_at,
+                                               keep_log=logs and logs / "kill.log", **common)
+        result = report(clean, killed, args, cut)
     if not result["ok"]:
         sys.exit(1)
     return result

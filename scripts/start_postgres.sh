@@ -6,6 +6,8 @@
 #   export CANDOR_TEST_POSTGRES_URL="$(CANDOR_PG_DIR="$PG_DIR" scripts/start_postgres.sh)"
 #   .venv/bin/python -m pytest tests/study
 #   scripts/start_postgres.sh --stop "$PG_DIR"   # stops exactly that server
+#   scripts/start_postgres.sh --pause "$PG_DIR"  # stops it, keeping its data (a database outage)
+#   scripts/start_postgres.sh --resume "$PG_DIR" # starts it again on the same port
 #
 # Environment: CANDOR_PG_PORT (default: a free port), CANDOR_PG_DIR (default: a new
 # mktemp directory, named on stderr). --stop needs the directory: there is no "server
@@ -18,6 +20,20 @@ set -euo pipefail
 
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
+
+if [ "${1:-}" = "--pause" ] || [ "${1:-}" = "--resume" ]; then
+  DIR="${2:-}"
+  if [ -z "$DIR" ] || [ ! -f "$DIR/start.opts" ]; then
+    echo "usage: $0 $1 DIR (the CANDOR_PG_DIR of a server this script started)" >&2
+    exit 2
+  fi
+  if [ "$1" = "--pause" ]; then
+    as_pg "$(pg_bin)/pg_ctl" -D "$DIR/data" -m fast -w stop >&2
+  else
+    as_pg "$(pg_bin)/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 -o "$(cat "$DIR/start.opts")" start >&2
+  fi
+  exit 0
+fi
 
 if [ "${1:-}" = "--stop" ]; then
   DIR="${2:-}"
@@ -57,8 +73,8 @@ printf '%s\n' "$PASS" > "$PWFILE"
 [ "$(id -u)" = 0 ] && chown postgres "$PWFILE"
 as_pg "$BIN/initdb" -D "$DIR/data" -U candor --pwfile="$PWFILE" --auth=scram-sha-256 -E UTF8 >&2
 rm -f "$PWFILE"
-as_pg "$BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 \
-  -o "-c listen_addresses=127.0.0.1 -p $PORT -k $DIR -c fsync=off" start >&2
+printf '%s' "-c listen_addresses=127.0.0.1 -p $PORT -k $DIR -c fsync=off" > "$DIR/start.opts"
+as_pg "$BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 -o "$(cat "$DIR/start.opts")" start >&2
 PGPASSWORD="$PASS" "$BIN/createdb" -h 127.0.0.1 -p "$PORT" -U candor candor_test >&2
 echo "started PostgreSQL in $DIR (stop: $0 --stop $DIR)" >&2
 echo "postgresql://candor:${PASS}@127.0.0.1:${PORT}/candor_test"

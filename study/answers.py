@@ -13,6 +13,7 @@ what to fix; nothing is stored.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -30,7 +31,15 @@ MAX_TEXT = 2000
 MAX_RT_MS = 24 * 3600 * 1000.0
 #: Client timestamps accepted (ms since the epoch): 2000-01-01 to 2100-01-01 UTC.
 CLIENT_TS_RANGE = (946_684_800_000.0, 4_102_444_800_000.0)
-TIMING_KEYS = frozenset({"step", "phase", "rt_ms", "client_ts", "nonce"})
+TIMING_KEYS = frozenset({"step", "phase", "rt_ms", "client_ts", "nonce", "key"})
+#: A submission's idempotency key as the page makes it (:mod:`study.idempotency`): 32 hexadecimal digits.
+KEY_RE = re.compile(r"^[0-9a-f]{32}$")
+#: Shown while the database cannot be reached: the page re-sends the same answer until it is stored.
+SAVING = "Saving your answer: the study's server is busy for a moment, and this page keeps trying by itself."
+#: Shown when a submission answers a step or phase the participant is not on (a stale page): it is re-rendered.
+STALE = "This page was out of date; it now shows the question to answer."
+#: Shown for any other failure on the server's side (logged there with its traceback).
+FAILED = "Something went wrong on our side; please try again in a moment."
 RELOAD = "This page sent something unexpected; please reload the page."
 
 
@@ -40,12 +49,14 @@ class AnswerError(ValueError):
 
 @dataclass(frozen=True)
 class Timing:
-    """A checked timing record: ``step`` (index, or ``"consent"``), ``phase``, ``rt_ms``, client time."""
+    """A checked timing record: ``step`` (index, or ``"consent"``), ``phase``, ``rt_ms``, client time, and the
+    submission's idempotency ``key`` (:mod:`study.idempotency`; None from an older page)."""
 
     step: int | str
     phase: str | None
     rt_ms: float | None
     client_timestamp: datetime | None
+    key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -136,7 +147,10 @@ def check_timing(timing) -> Timing:
     nonce = timing.get("nonce")
     if nonce is not None and _number(nonce) is None:
         raise AnswerError(RELOAD)
-    return Timing(step, phase, rt, when)
+    key = timing.get("key")
+    if key is not None and not (isinstance(key, str) and KEY_RE.match(key)):
+        raise AnswerError(RELOAD)
+    return Timing(step, phase, rt, when, key)
 
 
 def _only(answers, allowed: set[str]) -> dict:

@@ -24,9 +24,10 @@ from sqlalchemy.exc import OperationalError
 from workspace.private_files import private_file
 from workspace.settings import current
 
+from .locations import DEFAULT_SQLITE_PATH
+
 __all__ = ["DEFAULT_SQLITE_PATH", "resolve_url", "make_engine", "migrate", "open_database"]
 
-DEFAULT_SQLITE_PATH = Path("instance") / "candor-study.sqlite3"
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _PG_LOCK_KEY = 0x43414E44  # "CAND"
 

@@ -23,7 +23,7 @@ from datetime import datetime
 
 from sqlalchemy import Connection, Engine, select
 
-from . import store
+from . import idempotency, store
 from .answers import MAX_RT_MS
 from .models import Participant, TrialLog
 from .schema import Study
@@ -126,7 +126,8 @@ class Submitted:
 
 def submit(engine: Engine, study: Study, participant: Participant, step_index: int, *, phase: str | None = None,
            response=None, context: store.TrialContext | None = None, rt_ms: float | None = None,
-           confidence: float | None = None, client_timestamp: datetime | None = None) -> Submitted:
+           confidence: float | None = None, client_timestamp: datetime | None = None,
+           key: str | None = None) -> Submitted:
     """Record the answer to step ``step_index`` and advance when the step is complete.
 
     Parameters
@@ -139,6 +140,10 @@ def submit(engine: Engine, study: Study, participant: Participant, step_index: i
         The answer.
     context : TrialContext or None
         What the server showed (trial steps).
+    key : str or None
+        The submission's idempotency key, made in the browser. It is stored with the
+        answer, in the same transaction; a submission whose key is stored already (a
+        resend after a lost reply or a database outage) is acknowledged and ignored.
 
     Raises
     ------
@@ -169,6 +174,8 @@ def submit(engine: Engine, study: Study, participant: Participant, step_index: i
         progress = conn.scalar(select(Participant.progress).where(Participant.id == participant.id))
         if step_index < progress:  # another tab or a resent request completed it meanwhile
             return Submitted(False, True, progress)
+        if key is not None and not idempotency.claim_key(conn, key, participant.id, step_index):
+            return Submitted(False, True, progress)  # this very submission is stored already
         stored, ignored, complete = False, False, True
         if step.kind == "trial":
             phases = step_phases(study, participant, step)

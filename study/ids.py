@@ -13,6 +13,7 @@ RECRUIT = "study-recruitment"
 REDIRECT_URL = "study-redirect-url"
 REDIRECT_TIMER = "study-redirect-timer"
 REDIRECT_DONE = "study-redirect-done"
+RETRY = "study-retry"  # re-sends an answer while the database cannot be reached
 
 # researcher pages (/study-admin)
 LOGIN_PASSWORD = "researcher-password"
@@ -35,3 +36,8 @@ def submit(step: int | str, phase: str | None = None) -> dict:
 def answer(field: str) -> dict:
     """An answer input: ``response``, ``confidence``, ``consent``, ``stratum`` or ``q:<label>``."""
     return {"type": "study-answer", "field": field}
+
+
+def render_retry(index) -> dict:
+    """The timer on the "briefly unavailable" screen that renders the step again (pattern-matching: absent otherwise)."""
+    return {"type": "study-render-retry", "index": index}

@@ -19,7 +19,7 @@ from sqlalchemy import (JSON, BigInteger, Boolean, DateTime, Float, ForeignKey, 
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = ["Base", "StudyRow", "Participant", "TrialLog", "QuestionnaireResponse", "StudyPin", "PinnedStimulus",
-           "EnrolmentLog", "TABLES"]
+           "EnrolmentLog", "AnswerKey", "TABLES"]
 
 
 class Base(DeclarativeBase):
@@ -179,6 +179,16 @@ class EnrolmentLog(Base):
     study_id: Mapped[str] = mapped_column(String(64), index=True)
     client_key: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(DateTime, index=True)
+
+
+class AnswerKey(Base):
+    """One stored submission's idempotency key, made in the browser: a replay of the key is stored once."""
+
+    __tablename__ = "answer_keys"
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    participant_id: Mapped[str] = mapped_column(String(40), ForeignKey("participants.id"), index=True)
+    step: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
 
 
 #: Export order: parents first.

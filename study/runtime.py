@@ -17,14 +17,16 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .locations import DEFAULT_SQLITE_PATH
 from .schema import ID_RE, Study, load_study
+
 from workspace.settings import current
 
 if TYPE_CHECKING:  # SQLAlchemy and Alembic (0.4 s of CPU, 27 MB) are imported when the database is first opened:
     from sqlalchemy import Engine  # a server that never runs a study never imports them (issue 23)
 
 __all__ = ["init", "engine", "study_dir", "study_path", "is_example", "get_study", "list_studies", "reset",
-           "EXAMPLES"]
+           "EXAMPLES", "changed_live_studies"]
 
 #: The bundled example studies, listed read-only on every install.
 EXAMPLES = Path(__file__).parent / "examples"
@@ -131,3 +133,66 @@ def list_studies() -> list[str]:
         if d.is_dir():
             ids |= {p.stem for p in d.glob("*.yaml") if ID_RE.match(p.stem)}
     return sorted(ids)
+
+
+def _registered_hashes() -> dict[str, str]:
+    """``{study id: SHA-256 it went live with}`` from a study database that exists already, else ``{}``.
+
+    Opens nothing that is not there: a SQLite file is read only if it exists (read-only, with the standard
+    library: a launch that never ran a study still imports no SQLAlchemy); a PostgreSQL database is asked
+    once, and an unreachable one (or one without the table) gives ``{}``: the first request checks again
+    (:func:`study.store.register_study`).
+    """
+    from urllib.parse import unquote
+
+    url = current().database_url
+    if not url or url.startswith("sqlite"):
+        rest = url.split("///", 1)[1].split("?", 1)[0] if url and "///" in url else ""
+        path = Path(unquote(rest)) if url else DEFAULT_SQLITE_PATH
+        if not rest and url or not path.is_file():  # sqlite:// (in memory) or no file yet
+            return {}
+        import sqlite3
+
+        try:
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+                return dict(conn.execute("SELECT id, spec_sha256 FROM studies").fetchall())
+        except sqlite3.Error:
+            return {}
+    from sqlalchemy import text
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from .db import make_engine
+
+    eng = make_engine(url)
+    try:
+        with eng.connect() as conn:
+            return dict(conn.execute(text("SELECT id, spec_sha256 FROM studies")).all())
+    except SQLAlchemyError:
+        return {}
+    finally:
+        eng.dispose()
+
+
+def changed_live_studies() -> list[str]:
+    """One line per live study (registered in the database) whose file now differs from the one it went live with.
+
+    A study goes live when it is first served: its file's SHA-256 is stored (``studies.spec_sha256``). The
+    server refuses to start while a live study's file differs (``app/callbacks/study_check.py``): the
+    participants already enrolled answered the registered file, and a preregistration names that hash.
+    """
+    import hashlib
+
+    live = _registered_hashes()
+    out = []
+    for sid in list_studies():
+        if sid not in live:
+            continue
+        path = study_path(sid)
+        try:
+            now = hashlib.sha256(load_study(path).source_text.encode()).hexdigest()
+        except Exception:  # an unreadable or invalid file: listed with its errors on the researcher page
+            continue
+        if now != live[sid]:
+            out.append(f"study {sid!r} is live (it went live with file sha256 {live[sid][:12]}) but {path} now has "
+                       f"sha256 {now[:12]}: restore the file it went live with, or give the changed study a new id")
+    return out

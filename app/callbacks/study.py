@@ -1,8 +1,10 @@
 """Participant-flow callbacks: render the current step, record a submission.
 
 Chain: a click on a ``study-submit`` button -> (browser) the response time
-since the step rendered goes into ``TIMING`` -> (server) the answer is stored
-and ``REFRESH`` bumps -> the current step is rendered again from the database.
+since the step rendered and a new idempotency key go into ``TIMING`` -> (server) the answer is stored
+and ``REFRESH`` bumps -> the current step is rendered again from the database. While the database
+cannot be reached the page says the answer is being saved and ``RETRY`` re-sends the same ``TIMING``
+(same key: stored once) every 2 s until it is stored; the step screen retries itself likewise.
 """
 import flask
 from dash import ALL, Input, Output, State, callback, clientside_callback, no_update
@@ -29,8 +31,11 @@ clientside_callback(
         const i = (clicks || []).findIndex((c, j) => c && c > 0 && key(buttonIds[j]) === key(trig));
         if (i < 0) { return dash_clientside.no_update; }
         const t0 = window._candorStudyT0 || performance.now();
+        // the answer's idempotency key: re-sent with it until stored, it is stored once (study/idempotency.py)
+        const answerKey = Array.from(crypto.getRandomValues(new Uint8Array(16)),
+                                     (b) => b.toString(16).padStart(2, '0')).join('');
         return {step: buttonIds[i].step, phase: buttonIds[i].phase, rt_ms: Math.round((performance.now() - t0) * 10) / 10,
-                client_ts: Date.now(), nonce: Math.random()};
+                client_ts: Date.now(), nonce: Math.random(), key: answerKey};
     }""",
     Output(ids.TIMING, "data"), Input(ids.submit(ALL, ALL), "n_clicks"), State(ids.submit(ALL, ALL), "id"),
     prevent_initial_call=True,
@@ -54,23 +59,31 @@ clientside_callback(  # the completion page's automatic return to the recruitmen
 
 
 @callback(Output(ids.BODY, "children"), Input(ids.TOKEN, "data"), Input(ids.REFRESH, "data"),
-          State(ids.STUDY_ID, "data"))
-def render_step(token, _refresh, study_id):
+          Input(ids.render_retry(ALL), "n_intervals"), State(ids.STUDY_ID, "data"))
+def render_step(token, _refresh, _retry, study_id):
     from .study_views import render
 
     return render(study_id, token)
 
 
 @callback(Output(ids.TOKEN, "data"), Output(ids.REFRESH, "data"), Output(ids.ERROR, "children"),
-          Input(ids.TIMING, "data"), State(ids.answer(ALL), "value"), State(ids.answer(ALL), "id"),
+          Output(ids.RETRY, "disabled"), Output(ids.ERROR, "className"),
+          Input(ids.TIMING, "data"), Input(ids.RETRY, "n_intervals"),
+          State(ids.answer(ALL), "value"), State(ids.answer(ALL), "id"),
           State(ids.TOKEN, "data"), State(ids.STUDY_ID, "data"), State(ids.REFRESH, "data"),
           State(ids.RECRUIT, "data"), prevent_initial_call=True)
-def submit_step(timing, values, answer_ids, token, study_id, refresh, recruit):
+def submit_step(timing, _retry, values, answer_ids, token, study_id, refresh, recruit):
+    """Store the answer; while the database cannot be reached, say so and re-send it (same key) every 2 s."""
     if not timing:
         raise PreventUpdate
+    from study.answers import SAVING, STALE
+
     from .study_service import submit_answer
 
     answers = {i.get("field") if isinstance(i, dict) else None: v for i, v in zip(answer_ids or [], values or [])}
     new_token, error = submit_answer(study_id, token, timing, answers, client=flask.request.remote_addr,
                                      recruitment=recruit)
-    return (new_token if new_token != token else no_update), (refresh or 0) + (0 if error else 1), error
+    shown_again = not error or error == STALE  # stored, or a stale page: render the current step
+    saving = error == SAVING  # not an error: shown plainly (an error to fix is red)
+    return ((new_token if new_token != token else no_update), (refresh or 0) + (1 if shown_again else 0), error,
+            not saving, "study-saving mb-2" if saving else "text-danger mb-2")

@@ -38,18 +38,22 @@ def check_truth(study: Study, ws=None) -> dict[str, study_truth.Facts]:
 
 
 def check_study_files(ws=None) -> None:
-    """At server start: refuse to serve when a study file for this model declares a truth the data contradict.
+    """At server start: refuse to serve when a live study's file changed (:func:`study.runtime.changed_live_studies`),
+    or a study file for this model declares a truth the data contradict.
 
-    Only schema-valid files whose outputs are this model's classes are checked (a folder may hold studies of
-    other models; they are refused when served). Opens no database.
+    Only schema-valid files whose outputs are this model's classes are checked for truth (a folder may hold
+    studies of other models; they are refused when served). Reads a study database only if one exists.
 
     Raises
     ------
     CandorError
-        Naming every conflicting stimulus of every such file.
+        Naming every changed live study, or every conflicting stimulus of every such file.
     """
     from study.schema import load_study
 
+    changed = runtime.changed_live_studies()  # a live study's file changed: refused, whatever its model
+    if changed:
+        raise CandorError(" | ".join(changed))
     ws = ws or services.workspace()
     if len(ws.classes) != 2:
         return

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 from dataclasses import asdict, dataclass
 
@@ -28,7 +29,7 @@ import plotly.graph_objects as go
 from app import figures, services
 from workspace.errors import CandorError, first_line
 from study import answers as checks
-from study import flow, limits, pins, runtime, store
+from study import flow, idempotency, limits, pins, runtime, store
 from study import truth as study_truth
 from study.recruitment import parse_params as recruitment_params
 from study.schema import Study, StudyError
@@ -37,6 +38,8 @@ from study.store import TrialContext
 from .study_check import check_study_files, check_truth  # noqa: F401  (here too: the study flow's callers)
 
 DEFAULT_TOP_K = 3
+UNAVAILABLE = "This study cannot be taken right now. Please contact the researcher who sent you the link."
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,8 @@ def _compute_view(study: Study, item_id: str, condition_id: str, ws) -> dict:
     else:
         (pred,) = study_truth.predicted_labels(ws, [row])
         truth = ws.classes[int(ws.y[row])]
-    features = [[str(name), figures.plain(float(v), 4, trim=True)] for name, v in ws.X.iloc[row].items()]
+    # the values as the analyst pages write them: category levels, dates, the features file's units and formats
+    features = [[str(name), text] for name, text in zip(ws.X.columns, services.row_values(row))]
     cond = study.condition(condition_id)
     view = dict(features=features, kind=cond.explanation, figure=None, statement=None,
                 context=asdict(TrialContext(model_prediction=pred, truth=truth)))
@@ -256,12 +260,26 @@ def submit_answer(study_id: str, token: str | None, timing: dict, answers: dict,
     token : str or None
         The (possibly new) resume token.
     error : str
-        A message for the participant (what to fix), or "".
+        A message for the participant (what to fix), or "". Never an exception's text:
+        :data:`study.answers.SAVING` while the database cannot be reached (the page re-sends
+        the same answer, whose idempotency key makes it stored once), :data:`study.answers.STALE`
+        for a step or phase the participant is not on, :data:`study.answers.FAILED` otherwise.
     """
     try:
+        return _submit(study_id, token, timing, answers, client, recruitment)
+    except Exception as exc:  # the participant sees one plain sentence, never a server error or its text
+        if idempotency.unavailable(exc):  # the page re-sends the same answer (same key) until it is stored
+            _log.warning("study %s: database unavailable, the page will resend: %s", study_id, first_line(exc))
+            return token, checks.SAVING
+        _log.exception("study %s: submission failed", study_id)
+        return token, checks.FAILED
+
+
+def _submit(study_id, token, timing, answers, client, recruitment) -> tuple[str | None, str]:
+    try:
         study = runtime.get_study(study_id)
-    except StudyError as err:
-        return token, "This study cannot be taken right now. Please contact the researcher who sent you the link."
+    except (StudyError, ValueError):  # ValueError: a changed file under a registered id (store.register_study)
+        return token, UNAVAILABLE
     if study is None:
         return token, "This study does not exist."
     eng = runtime.engine()
@@ -273,7 +291,10 @@ def submit_answer(study_id: str, token: str | None, timing: dict, answers: dict,
             consented, stratum = checks.check_consent(study, answers)
             if not consented:
                 return token, "Please tick the consent box to take part."
-            ids_from_link = recruitment_params(recruitment if isinstance(recruitment, dict) else None)
+            try:
+                ids_from_link = recruitment_params(recruitment if isinstance(recruitment, dict) else None)
+            except ValueError as err:  # written for the participant: which id of the link is wrong
+                return token, str(err)
             pin_study(study)
             _participant, new_token = store.enrol(eng, resolved(study), stratum=stratum, client=client,
                                                   limits=limits.limits_from_env(), recruitment=ids_from_link)
@@ -294,9 +315,10 @@ def submit_answer(study_id: str, token: str | None, timing: dict, answers: dict,
             item = store.trial_plan(p)[step.trial_index][2]
             context = stimulus_view(study, item, p.condition_order[step.block_index]).context
         flow.submit(eng, study, p, t.step, phase=phase, response=a.response, context=context, rt_ms=t.rt_ms,
-                    confidence=a.confidence, client_timestamp=t.client_timestamp)
+                    confidence=a.confidence, client_timestamp=t.client_timestamp, key=t.key)
     except (checks.AnswerError, limits.EnrolmentRefused, CandorError) as err:
         return token, str(err)
-    except ValueError as err:
-        return token, first_line(err)
+    except ValueError as err:  # a step or phase the participant is not on: the page shows the right one
+        _log.info("study %s: stale submission refused: %s", study_id, first_line(err))
+        return token, checks.STALE
     return token, ""

@@ -31,12 +31,15 @@ import pandas as pd
 
 import study as study_pkg
 from study import analysis, export, flow, runtime, store
+from study.db import resolve_url
 from study.cli import data_report
 from study.schema import StudyError, load_study
 from study.simulate import RelianceModel
 from workspace import settings as _settings
 from workspace.errors import CandorError
-from workspace.settings import Settings
+from workspace.settings import Settings, redact_url
+
+from ..model_flags import add_serving_arguments, load_workspace, model_args_error
 
 BUNDLED_EXAMPLE = Path(study_pkg.__file__).resolve().parent / "examples" / "reliance-breast-cancer.yaml"
 HEADLINE = ("switch_fraction", "over_reliance", "under_reliance", "rair", "rsr", "accuracy")
@@ -139,7 +142,7 @@ def _logged_initial(eng, participant_id: str, trial_index: int) -> str:
 
 
 def simulate(path: str | Path, participants: int, seed: int, *, database: str | None = None,
-             model: RelianceModel | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+             model: RelianceModel | None = None, args=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run ``participants`` simulated participants through the study at ``path``; return the reliance table.
 
     Parameters
@@ -154,6 +157,9 @@ def simulate(path: str | Path, participants: int, seed: int, *, database: str | 
         SQLAlchemy URL to store into; None: a temporary SQLite file, deleted afterwards.
     model : RelianceModel or None
         The simulated decision-maker (default parameters when None).
+    args : argparse.Namespace or None
+        The server's model flags (:func:`app.model_flags.add_serving_arguments`): the app is built over the
+        model and data they name, as the server's; None: the bundled sample.
 
     Returns
     -------
@@ -179,8 +185,15 @@ def simulate(path: str | Path, participants: int, seed: int, *, database: str | 
                "CANDOR_ENROL_PER_MINUTE": "1000000", "CANDOR_ENROL_STUDY_PER_MINUTE": "1000000"}
         runtime.reset()
         try:
-            create_app(warm=False, settings=Settings.from_env(env))
+            create_app(warm=False, settings=Settings.from_args(args, env) if args is not None else
+                       Settings.from_env(env))
             served = runtime.get_study(study.id)
+            if database:  # a database of the server's: never mix simulated participants with real ones
+                held = len(export.table_rows(runtime.engine(), "participants", study.id))
+                if held:
+                    raise CandorError(f"{redact_url(database)} already holds {held} participants of study "
+                                      f"{study.id!r}; simulated participants would mix with them: pass --database "
+                                      "URL of an empty database (or none: a temporary SQLite file)")
             m = model or RelianceModel()
             for i in range(participants):
                 run_one(served, i, seed, m)
@@ -237,7 +250,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("file", nargs="?", help=f"study file (default: the bundled example, {BUNDLED_EXAMPLE.name})")
     parser.add_argument("--participants", type=int, default=60)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--database", help="SQLAlchemy URL to keep the responses in (default: a temporary SQLite)")
+    parser.add_argument("--database", help="SQLAlchemy URL to keep the responses in (default: the server's, "
+                                           "DATABASE_URL; without it a temporary SQLite file, deleted afterwards)")
+    add_serving_arguments(parser)
+    parser.set_defaults(text_model=None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
@@ -245,10 +261,15 @@ def main(argv: list[str] | None = None) -> int:
     if not 1 <= args.participants <= 100_000:
         print(f"candor: error: --participants must be 1..100000, got {args.participants}")
         return 2
+    problem = model_args_error(args)
+    if problem:
+        print(f"candor: error: {problem}")
+        return 2
     path = args.file or str(BUNDLED_EXAMPLE)
+    database = args.database or Settings.from_env().database_url  # the server's setting, as the server reads it
     try:
-        errors, warnings, summary = data_report(path)
-    except (StudyError, OSError, UnicodeDecodeError) as err:
+        errors, warnings, summary = data_report(path, load=lambda: load_workspace(args))
+    except (StudyError, OSError, UnicodeDecodeError, CandorError) as err:
         print(f"candor: error: {err}")
         return 2
     for line in errors + warnings:
@@ -257,10 +278,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"{path}: {summary}; {args.participants} simulated participants, seed {args.seed}", file=sys.stderr)
     try:
-        table, trials = simulate(path, args.participants, args.seed, database=args.database)
+        table, trials = simulate(path, args.participants, args.seed, database=database, args=args)
     except CandorError as err:
         print(f"candor: error: {err}")
         return 2
+    print(f"responses stored in {redact_url(resolve_url(database))}" if database else
+          "responses stored in a temporary SQLite file, deleted afterwards (--database URL or DATABASE_URL keeps "
+          "them)", file=sys.stderr)
     print(format_table(table))
     for line in mixed_lines(trials):
         print(line)

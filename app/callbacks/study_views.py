@@ -6,16 +6,20 @@ on every request, so the page holds no state worth tampering with.
 """
 from __future__ import annotations
 
+import logging
+
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from explainers.numbers import plain
-from workspace.errors import CandorError
-from study import flow, ids, runtime, store
+from workspace.errors import CandorError, first_line
+from study import flow, idempotency, ids, runtime, store
 from study.recruitment import completion_link
 from study.schema import Study, StudyError
 
 from .study_service import stimulus_view
+
+_log = logging.getLogger(__name__)
 
 PHASE_PROMPT = {
     "forward": "What will the model predict for this case?",
@@ -126,10 +130,27 @@ def questionnaire(study: Study, step_index: int, step: flow.Step) -> html.Div:
 
 
 def render(study_id: str | None, token: str | None) -> html.Div:
-    """The screen for ``token`` in ``study_id`` (consent when there is no valid token)."""
+    """The screen for ``token`` in ``study_id`` (consent when there is no valid token).
+
+    While the database cannot be reached the screen says so and renders itself again every
+    2 s; any other failure is one plain sentence (logged with its traceback), never its text.
+    """
+    try:
+        return _render(study_id, token)
+    except Exception as exc:  # the participant sees one plain sentence, never a server error
+        if idempotency.unavailable(exc):
+            _log.warning("study %s: database unavailable while rendering: %s", study_id, first_line(exc))
+            return html.Div([message("One moment", "The study's server is busy for a moment; this page tries again "
+                                                    "by itself and keeps your answers."),
+                             dcc.Interval(id=ids.render_retry(0), interval=2000)])
+        _log.exception("study %s: rendering failed", study_id)
+        return message("One moment", "Something went wrong on our side; please reload this page in a moment.")
+
+
+def _render(study_id: str | None, token: str | None) -> html.Div:
     try:
         study = runtime.get_study(study_id) if study_id else None
-    except StudyError as err:
+    except (StudyError, ValueError):  # ValueError: a changed file under a registered id
         return message("Study unavailable", "This study cannot be taken right now. Please contact the researcher "
                                             "who sent you the link.")
     if study is None:

@@ -26,6 +26,7 @@ def layout(study_id=None, t=None, **query):
         dcc.Store(id=ids.TIMING),
         dcc.Store(id=ids.RENDER_T),
         dcc.Store(id=ids.URL_SYNC),
+        dcc.Interval(id=ids.RETRY, interval=2000, disabled=True),  # on while an answer is being saved
         html.Div(id=ids.ERROR, className="text-danger mb-2"),
         dcc.Loading(html.Div(id=ids.BODY, className="study-body"), type="dot", delay_show=400),
     ], className="study-page")

@@ -18,7 +18,7 @@ from explainers.metrics import RankAgreement
 
 from ._core import lazy, ready_entry, store, workspace
 from .row_plots import shown_rows
-from .tabular import (default_row, display_codec, lime_row, random_row_pool, raw_players_offered, shap_players_row,
+from .tabular import (check_row, default_row, display_codec, lime_row, random_row_pool, raw_players_offered, shap_players_row,
                       shap_row)
 
 WIDEST_SAMPLE = 500
@@ -124,3 +124,10 @@ def _view(row, k: int, raw_players: bool) -> LocalView:
     l = lime_row(row)
     return LocalView(s, l, ex.rank_agreement(s, l, k), value_labels(s.feature_values, display_codec()),
                      widest_value_labels())
+
+
+def row_values(row) -> tuple[str, ...]:
+    """The values of table row ``row`` as the analyst pages write them (the Local page's row values): category
+    levels instead of their codes, dates, and the features file's units and formats (:func:`value_labels` through
+    :func:`display_codec`). The study's stimuli show these (``app/callbacks/study_service.py``)."""
+    return value_labels(workspace().X.iloc[check_row(row)].to_numpy(dtype=float), display_codec())

@@ -36,6 +36,9 @@ class Ledger:
     codes: dict = field(default_factory=dict)          # participant number -> completion code
     reloads: int = 0
     in_flight: int = 0
+    saving: int = 0                # submissions answered "being saved" (database unreachable) and re-sent
+    waiting_screens: int = 0       # step screens answered "one moment" (database unreachable) and rendered again
+    participant_errors: int = 0    # error sentences shown for an answer, "being saved" aside
 
     def add(self, sub: Submission) -> None:
         with self.lock:

@@ -6,13 +6,18 @@ from __future__ import annotations
 import random
 import threading
 import time
+import uuid
 
 import requests
 
 from benchmarks.study_load_parts import STUDY_ID
 from benchmarks.study_load_parts.ledger import Ledger, Submission
 
-SUBMIT_OUTPUT = "..study-token.data...study-refresh.data...study-error.children.."
+SUBMIT_OUTPUT = ("..study-token.data...study-refresh.data...study-error.children...study-retry.disabled"
+                 "...study-error.className..")
+#: The sentence the page shows while the database cannot be reached (the page re-sends the answer): study.answers.SAVING
+SAVING_PREFIX = "Saving your answer"
+RETRY_S = 2.0  # the page's re-send and re-render interval (app/pages/study.py, study_views.render)
 ROUTER_OUTPUT = ".._pages_content.children..._pages_store.data.."
 
 
@@ -105,6 +110,8 @@ class Participant(threading.Thread):
             self.ledger.latency.append((kind, dt))
             if r.status_code not in (200, 204):
                 self.ledger.failures[f"{kind}: HTTP {r.status_code}"] += 1
+            if r.status_code >= 500:  # what a participant would see as a server error
+                self.ledger.participant_errors += 1
         return r
 
     def _callback(self, kind: str, output: str, outputs, inputs: list, state: list = ()) -> dict:
@@ -150,11 +157,22 @@ class Participant(threading.Thread):
         self.render()
 
     def render(self) -> None:
-        out = self._callback("render", "study-body.children", {"id": "study-body", "property": "children"},
-                             [{"id": "study-token", "property": "data", "value": self.token},
-                              {"id": "study-refresh", "property": "data", "value": self.refresh}],
-                             [{"id": "study-id", "property": "data", "value": STUDY_ID}])
-        self.body = out["study-body"]["children"]
+        """The step callback; while it shows the "one moment" screen (database unreachable), again every 2 s."""
+        retry = []
+        while True:
+            out = self._callback("render", "study-body.children", {"id": "study-body", "property": "children"},
+                                 [{"id": "study-token", "property": "data", "value": self.token},
+                                  {"id": "study-refresh", "property": "data", "value": self.refresh}, retry],
+                                 [{"id": "study-id", "property": "data", "value": STUDY_ID}])
+            self.body = out["study-body"]["children"]
+            timer = next((c["props"]["id"] for c in components(self.body) if isinstance(c["props"].get("id"), dict)
+                          and c["props"]["id"].get("type") == "study-render-retry"), None)
+            if timer is None:
+                return
+            with self.ledger.lock:
+                self.ledger.waiting_screens += 1
+            time.sleep(RETRY_S)
+            retry = [{"id": timer, "property": "n_intervals", "value": len(retry) and retry[0]["value"] + 1 or 1}]
 
     def answer(self) -> bool:
         """Answer the screen shown; return False when it shows the completion code."""
@@ -192,7 +210,7 @@ class Participant(threading.Thread):
         self.gate.wait(timeout=max(0.0, self.deadline - time.time()))
         self.ledger.add(sub)
         timing = {"step": button["step"], "phase": button["phase"], "rt_ms": round(self.rng.uniform(500, 4000), 1),
-                  "client_ts": int(time.time() * 1000), "nonce": self.rng.random()}
+                  "client_ts": int(time.time() * 1000), "nonce": self.rng.random(), "key": uuid.uuid4().hex}
         ids = [c["props"]["id"] for c in fields]
         state = [[{"id": i, "property": "value", "value": values[i["field"]]} for i in ids],
                  [{"id": i, "property": "id", "value": i} for i in ids],
@@ -200,12 +218,26 @@ class Participant(threading.Thread):
                  {"id": "study-id", "property": "data", "value": STUDY_ID},
                  {"id": "study-refresh", "property": "data", "value": self.refresh},
                  {"id": "study-recruitment", "property": "data", "value": {}}]  # a plain link: no platform ids
-        out = self._callback("submit", SUBMIT_OUTPUT,
-                             [{"id": "study-token", "property": "data"}, {"id": "study-refresh", "property": "data"},
-                              {"id": "study-error", "property": "children"}],
-                             [{"id": "study-timing", "property": "data", "value": timing}], state)
-        error = out.get("study-error", {}).get("children", "")
+        retries = 0
+        while True:  # as the page: while the answer is "being saved", the same request (same key) every 2 s
+            out = self._callback("submit", SUBMIT_OUTPUT,
+                                 [{"id": "study-token", "property": "data"},
+                                  {"id": "study-refresh", "property": "data"},
+                                  {"id": "study-error", "property": "children"},
+                                  {"id": "study-retry", "property": "disabled"},
+                                  {"id": "study-error", "property": "className"}],
+                                 [{"id": "study-timing", "property": "data", "value": timing},
+                                  {"id": "study-retry", "property": "n_intervals", "value": retries or None}], state)
+            error = out.get("study-error", {}).get("children", "")
+            if not (error or "").startswith(SAVING_PREFIX):
+                break
+            retries += 1
+            with self.ledger.lock:
+                self.ledger.saving += 1
+            time.sleep(RETRY_S)
         if error:
+            with self.ledger.lock:
+                self.ledger.participant_errors += 1
             sub.error = error
             with self.ledger.lock:
                 self.ledger.failures[f"submit refused: {error[:60]}"] += 1

@@ -100,7 +100,7 @@ def throwaway_database(tmp: Path, pg_url: str | None):
 
     base = make_url(resolve_url(pg_url))
     name = "candor_bench_" + uuid.uuid4().hex[:12]
-    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    admin = create_engine(base, isolation_level="AUTOCOMMIT", pool_pre_ping=True)  # survives the outage run
     with admin.connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))
     try:
@@ -109,3 +109,41 @@ def throwaway_database(tmp: Path, pg_url: str | None):
         with admin.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+class Outage:
+    """Make the study database unreachable for a while, then bring it back.
+
+    PostgreSQL: the server is stopped (``scripts/start_postgres.sh --pause DIR``, a fast shutdown
+    that drops every connection) and started again on the same port (``--resume DIR``); ``DIR`` is the
+    ``CANDOR_PG_DIR`` it was started in. SQLite: another process holds the file's write lock
+    (``BEGIN EXCLUSIVE``); the server's writers wait SQLite's busy timeout (10 s) and then fail with
+    ``database is locked``, so a SQLite outage shorter than that only delays answers.
+    """
+
+    def __init__(self, backend: str, url: str, pg_dir: str | None):
+        if backend == "postgresql" and not pg_dir:
+            raise SystemExit("study_load: an outage on PostgreSQL needs --pg-dir (the CANDOR_PG_DIR of "
+                             "scripts/start_postgres.sh) to stop and start that server")
+        self.backend, self.url, self.pg_dir = backend, url, pg_dir
+        self._lock = None
+
+    def begin(self) -> None:
+        if self.backend == "postgresql":
+            subprocess.run(["bash", str(ROOT / "scripts" / "start_postgres.sh"), "--pause", self.pg_dir],
+                           check=True, capture_output=True, timeout=120)
+            return
+        import sqlite3
+
+        from sqlalchemy.engine import make_url
+
+        self._lock = sqlite3.connect(make_url(self.url).database, timeout=60, isolation_level=None)
+        self._lock.execute("BEGIN EXCLUSIVE")
+
+    def end(self) -> None:
+        if self.backend == "postgresql":
+            subprocess.run(["bash", str(ROOT / "scripts" / "start_postgres.sh"), "--resume", self.pg_dir],
+                           check=True, capture_output=True, timeout=120)
+            return
+        self._lock.execute("ROLLBACK")
+        self._lock.close()

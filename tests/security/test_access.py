@@ -81,7 +81,7 @@ def test_participants_reach_only_the_participant_callbacks(dash_app, isolated, m
     anonymous = dash_app.server.test_client()
     study = dash_post(anonymous, key_of(dash_app, "study-body.children"),
                       [{"id": "study-token", "property": "data", "value": None},
-                       {"id": "study-refresh", "property": "data", "value": 0}],
+                       {"id": "study-refresh", "property": "data", "value": 0}, []],
                       [{"id": "study-id", "property": "data", "value": "no-such-study"}])
     assert study.status_code != 403
     row = dash_post(anonymous, "row-status.children", [{"id": "row-input", "property": "value", "value": 3}])

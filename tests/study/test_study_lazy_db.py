@@ -40,7 +40,7 @@ def _render_step(client, study_id=STUDY, token=None):
     """POST the participant page's render callback as the browser does on load."""
     return dash_post(client, BODY_KEY,
                      [{"id": "study-token", "property": "data", "value": token},
-                      {"id": "study-refresh", "property": "data", "value": 0}],
+                      {"id": "study-refresh", "property": "data", "value": 0}, []],
                      [{"id": "study-id", "property": "data", "value": study_id}])
 
 
@@ -70,7 +70,7 @@ def test_no_study_no_database_file_first_study_request_creates_it(fresh):
     assert got.status_code == 200, got.get_data(as_text=True)[:300]
     assert "consent" in got.get_data(as_text=True).lower()
     assert fresh.is_file()
-    assert _migrated_once(fresh) == [("0004_fidelity_measures",)]
+    assert _migrated_once(fresh) == [("0005_answer_keys",)]
 
 
 def test_concurrent_first_requests_migrate_once(fresh):
@@ -94,7 +94,7 @@ def test_concurrent_first_requests_migrate_once(fresh):
     for t in threads:
         t.join(timeout=120)
     assert results == [(200, True)] * 8
-    assert _migrated_once(fresh) == [("0004_fidelity_measures",)]
+    assert _migrated_once(fresh) == [("0005_answer_keys",)]
 
 
 def test_researcher_page_opens_the_database_on_first_use(fresh, monkeypatch):
@@ -117,4 +117,4 @@ def test_researcher_page_opens_the_database_on_first_use(fresh, monkeypatch):
     assert got.status_code == 200, got.get_data(as_text=True)[:300]
     assert "No participants yet." in got.get_data(as_text=True)
     assert fresh.is_file()
-    assert _migrated_once(fresh) == [("0004_fidelity_measures",)]
+    assert _migrated_once(fresh) == [("0005_answer_keys",)]
