@@ -13,6 +13,7 @@ from dash.exceptions import MissingCallbackContextException, PreventUpdate
 
 from app import figures, figures_persuasive, ids, services
 from app.figures_persuasive import COST_ROWS
+from app.callbacks.drawn import drawn_once
 from app.callbacks.shell import row_status_data
 from app.components import card, choice_names, empty_figure, error_alert, fmt, gilpin_badge, metric, metric_row
 from workspace.errors import CandorError
@@ -55,11 +56,14 @@ def render_persuasive(row, k, rounding="exact", grouping=None, sensitive=None):
             figures_persuasive.row_tradeoff(view.curve, s))
 
 
-@callback(Output(ids.GLOBAL_TRADEOFF, "figure"), Input(ids.K_SLIDER, "value"))
 def render_global(k):
     if k is None:
         raise PreventUpdate
     return figures_persuasive.global_tradeoff(services.persuasive_global(), int(k))
+
+
+# the same for every viewer at one k: drawn once per process and k (app.callbacks.drawn)
+callback(Output(ids.GLOBAL_TRADEOFF, "figure"), Input(ids.K_SLIDER, "value"))(drawn_once(maxsize=32)(render_global))
 
 
 def _statement(view):
