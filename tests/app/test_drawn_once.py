@@ -48,3 +48,22 @@ def test_unhashable_arguments_are_drawn_each_time():
     seen = []
     kept = drawn.drawn_once()(lambda values: seen.append(values) or len(values))
     assert kept([1, 2]) == 2 and kept([1, 2]) == 2 and len(seen) == 2
+
+
+def test_a_persuasive_row_is_drawn_once_per_row_and_controls(sample_workspace, monkeypatch):
+    """Repeat asks of a row (another viewer's, or a row visited again) send the kept drawing; the row's status line
+    is not kept (it says whether the row changed); other controls draw again."""
+    from app.callbacks import persuasive
+
+    persuasive._row_drawn.cache_clear()
+    calls = []
+    real = persuasive.figures_persuasive.row_tradeoff
+    monkeypatch.setattr(persuasive.figures_persuasive, "row_tradeoff", lambda *a: calls.append(a) or real(*a))
+    first = persuasive.render_row(3, 3, "exact", [], [])
+    again = persuasive.render_row(3, 3, "exact", [], [])
+    assert len(calls) == 1 and again[:8] == first[:8] and again[8] == first[8]
+    fresh = persuasive.render_persuasive(3, 3, "exact", [], [])  # the plain function draws afresh
+    assert fresh[7].to_plotly_json() == first[7] and len(calls) == 2
+    persuasive.render_row(3, 4, "exact", [], [])
+    assert len(calls) == 3
+    persuasive._row_drawn.cache_clear()
