@@ -14,10 +14,18 @@ from app.services import persuasive_rules
 
 @callback(Output(ids.RULES_SOURCE, "options"), Output(ids.RULES_SOURCE, "value"), Input(ids.URL, "pathname"),
           State(ids.RULES_SOURCE, "value"))
+def show_rule_sources(_pathname, chosen=None):
+    """:func:`load_rule_sources`, kept per process and choice: it read the frontier back from its JSON twice a visit."""
+    return _sources_drawn(chosen if isinstance(chosen, str) else None)
+
+
 def load_rule_sources(_pathname, chosen=None):
     """The frontier's surrogates; the one chosen by the page's link (``?rules=cart|10``) if it is one of them."""
     options = persuasive_rules.surrogate_choices()
     return options, chosen if chosen in [o["value"] for o in options] else persuasive_rules.default_choice()
+
+
+_sources_drawn = drawn_once()(lambda chosen: load_rule_sources(None, chosen))
 
 
 @callback(Output(ids.RULES_SHOWN, "children"), Output(ids.RULES_COST, "children"), Output(ids.RULES_TRADEOFF, "figure"),
