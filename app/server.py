@@ -20,7 +20,7 @@ from explainers.numbers import plain
 from workspace import limits
 from workspace.json_cache import JSONOnlyDisk, json_cache
 from . import fork_gate, services
-from .jobs import CeleryLimitedJobs, LimitedJobs, celery_app
+from .jobs import REFUSED, REFUSED_JOB, CeleryLimitedJobs, LimitedJobs, celery_app
 from workspace import settings as _settings
 from workspace.settings import Settings
 from workspace.workspace import Workspace
@@ -41,7 +41,8 @@ class _QuietForkManager(dash.DiskcacheManager):
 
 
 class _ForkAfterWarmManager(LimitedJobs, _QuietForkManager):
-    """Dash's DiskcacheManager, but a job forks only once the warm-up thread is done, within the job limits.
+    """Dash's DiskcacheManager, but a job forks only once the warm-up thread is done, within the job limits, and
+    never when its result is already cached (:meth:`app.jobs.LimitedJobs.answered`).
 
     :class:`app.jobs.LimitedJobs` refuses a job over ``CANDOR_MAX_JOBS`` / ``CANDOR_MAX_JOBS_PER_USER``.
 
@@ -51,7 +52,20 @@ class _ForkAfterWarmManager(LimitedJobs, _QuietForkManager):
     so jobs wait for it, and the fork itself waits for the requests in flight (:mod:`app.fork_gate`).
     """
 
+    def answered(self, key) -> bool:
+        """Whether the cache already holds the result of the job ``key`` names (not a refusal, not an error).
+
+        Dash keeps a result under its key when ``cache_by`` is set (:func:`background_manager`) and reads it on
+        the first poll, but still forks a job to compute it again: a copy of the whole server process, made at
+        the fork gate (:mod:`app.fork_gate`) once every request in flight has ended (issue 27).
+        """
+        result = self.handle.get(key)
+        return result is not None and not (isinstance(result, dict)
+                                           and (REFUSED in result or "background_callback_error" in result))
+
     def call_job_fn(self, key, job_fn, args, context):
+        if self.answered(key):  # e.g. the Surrogate page's default frontier, on every visit after the first:
+            return REFUSED_JOB  # the id under which no process runs; the first poll reads the cached result
         services.warm_done.wait(timeout=300)
         return super().call_job_fn(key, job_fn, args, context)
 

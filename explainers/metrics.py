@@ -57,7 +57,24 @@ def spearman(a, b) -> float:
     a, b = _pair(a, b)
     if np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan")
-    return float(stats.spearmanr(a, b).statistic)
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        return float(stats.spearmanr(a, b).statistic)  # NaN and inf as scipy treats them
+    ra, rb = _average_ranks(a), _average_ranks(b)  # Pearson's r of the ranks, as scipy.stats.spearmanr computes it
+    ra -= ra.mean()
+    rb -= rb.mean()
+    return float(np.clip(ra @ rb / math.sqrt((ra @ ra) * (rb @ rb)), -1.0, 1.0))
+
+
+def _average_ranks(x: np.ndarray) -> np.ndarray:
+    """1-based ranks of ``x``, ties given their average rank (``scipy.stats.rankdata(x)``, in numpy alone: the
+    Persuasive page ranks ~35 vectors a row, and scipy's general path cost about 1 ms each, issue 27)."""
+    order = np.argsort(x, kind="mergesort")
+    xs = x[order]
+    starts = np.flatnonzero(np.r_[True, xs[1:] != xs[:-1]])
+    counts = np.diff(np.r_[starts, x.size])
+    ranks = np.empty(x.size)
+    ranks[order] = np.repeat(starts + (counts + 1) / 2.0, counts)
+    return ranks
 
 
 def kendall_tau_b(a, b) -> float:

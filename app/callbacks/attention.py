@@ -5,6 +5,7 @@ from dash import Input, Output, callback, html
 from dash.exceptions import PreventUpdate
 
 from app import figures, ids, services
+from app.callbacks.drawn import drawn_once
 from app.callbacks.shell import row_status_data
 from app.components import empty_figure, error_alert, gilpin_badge, method_note
 from explainers.persuasive import gilpin_label
@@ -18,16 +19,21 @@ def render_row(row):
     """:func:`render_attention` and the navbar's status line: one request per row change (issue 14)."""
     if row is None:
         raise PreventUpdate
-    return (*render_attention(row), row_status_data(row))
+    return (*render_attention(row, _attention_drawn), row_status_data(row))
 
 
-def render_attention(row):
+def render_attention(row, draw=None):
+    """The row's heatmaps, agreement, IG and SHAP figures and notes (``draw``: a kept drawing, :func:`render_row`)."""
     if row is None:
         raise PreventUpdate
     try:
-        v = services.attention_view(row)
+        return (draw or _draw_attention)(row)
     except CandorError as err:
         return *(empty_figure(str(err)),) * 4, error_alert(str(err))
+
+
+def _draw_attention(row):
+    v = services.attention_view(row)
     names = v.attention.tokens[1:]
     cfg, metrics = v.metadata["config"], v.metadata["heldout_metrics"]
     notes = html.Div([
@@ -46,3 +52,8 @@ def render_attention(row):
     return (figures.attention_heatmaps(v.cls, names), figures.head_agreement(v.agreement),
             figures.attribution_bar(v.ig, title=f"Integrated Gradients (baseline: training median)"),
             figures.attribution_bar(v.shap, title="SHAP (GradientExplainer)"), notes)
+
+
+_attention_drawn = drawn_once(maxsize=256)(_draw_attention)
+"""A row's drawing, kept per process: the view (IG, GradientExplainer) is kept by the services, but its validated
+heatmaps took 60-100 ms of CPU again on every ask of a row another viewer had asked for (issue 27)."""

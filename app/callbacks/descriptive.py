@@ -3,6 +3,7 @@ from dash import Input, Output, State, callback, ctx, html, no_update
 from dash.exceptions import MissingCallbackContextException, PreventUpdate
 
 from app import figures, figures_rows, ids, services
+from app.callbacks.drawn import drawn_once
 from app.callbacks.shell import row_status_data
 from app.components import (card, empty_figure, error_alert, fmt, gilpin_badge, method_note, metric, metric_row,
                             waiting_note)
@@ -20,18 +21,28 @@ def render_global_when_ready(_pathname, _tick=None):
     wait = warmup.waiting_for("shap_all")
     if wait:
         return no_update, no_update, waiting_note(wait), False
-    return (*render_global(_pathname), True)
+    try:
+        return (*_global_drawn(), True)  # the same for every viewer: drawn once per process (app.callbacks.drawn)
+    except CandorError as err:
+        return empty_figure(str(err)), empty_figure(str(err)), error_alert(str(err)), True
 
 
 def render_global(_pathname):
     """Global SHAP importance and beeswarm, and which rows they cover (all, or a seeded sample and why)."""
     try:
-        view = services.global_view()  # the beeswarm's rows drawn: all, or a stated sample (services.row_plots)
+        return _draw_global()
     except CandorError as err:
         return empty_figure(str(err)), empty_figure(str(err)), error_alert(str(err))
+
+
+def _draw_global():
+    view = services.global_view()  # the beeswarm's rows drawn: all, or a stated sample (services.row_plots)
     g = view.importance
     return (figures.importance_bar(g), figures_rows.beeswarm(view.beeswarm),
             html.Div([gilpin_badge(gilpin_label(g)), method_note(f"Global view: {g.source}")]))
+
+
+_global_drawn = drawn_once(maxsize=1)(_draw_global)
 
 
 @callback(Output(ids.SHAP_PLAYERS_BOX, "style"), Input(ids.URL, "pathname"))

@@ -13,6 +13,7 @@ from dash.exceptions import MissingCallbackContextException, PreventUpdate
 
 from app import figures, figures_persuasive, ids, services
 from app.figures_persuasive import COST_ROWS
+from app.callbacks.drawn import drawn_once
 from app.callbacks.shell import row_status_data
 from app.components import card, choice_names, empty_figure, error_alert, fmt, gilpin_badge, metric, metric_row
 from workspace.errors import CandorError
@@ -33,16 +34,22 @@ def render_row(row, k, rounding="exact", grouping=None, sensitive=None):
         new_row = ctx.triggered_id in (None, ids.ROW_INPUT)
     except MissingCallbackContextException:  # called as a plain function (tests)
         new_row = True
-    return (*render_persuasive(row, k, rounding, grouping, sensitive), row_status_data(row) if new_row else no_update)
+    return (*render_persuasive(row, k, rounding, grouping, sensitive, _row_drawn),
+            row_status_data(row) if new_row else no_update)
 
 
-def render_persuasive(row, k, rounding="exact", grouping=None, sensitive=None):
+def render_persuasive(row, k, rounding="exact", grouping=None, sensitive=None, draw=None):
+    """The row's story, its checks and costs and three figures (``draw``: a kept drawing, :func:`render_row`)."""
     if row is None or k is None:
         raise PreventUpdate
     try:
-        view = services.persuasive(row, k, rounding, bool(grouping), choice_names(sensitive))
+        return (draw or _draw_row)(row, k, rounding, bool(grouping), tuple(choice_names(sensitive)))
     except CandorError as err:
         return (error_alert(str(err)), None, None, None, None, *(empty_figure(str(err)),) * 3)
+
+
+def _draw_row(row, k, rounding, grouping, sensitive):
+    view = services.persuasive(row, k, rounding, grouping, list(sensitive))
     s, e = view.simplification, view.simplification.parent
     full = figures.attribution_bar(e, max_display=len(e.values), title=f"Descriptive: every SHAP attribution"
                                    f"<br><sup>Gilpin: {view.descriptive_label.text()}</sup>")
@@ -55,11 +62,19 @@ def render_persuasive(row, k, rounding="exact", grouping=None, sensitive=None):
             figures_persuasive.row_tradeoff(view.curve, s))
 
 
-@callback(Output(ids.GLOBAL_TRADEOFF, "figure"), Input(ids.K_SLIDER, "value"))
 def render_global(k):
     if k is None:
         raise PreventUpdate
     return figures_persuasive.global_tradeoff(services.persuasive_global(), int(k))
+
+
+_row_drawn = drawn_once(maxsize=256)(_draw_row)
+"""A row's drawing at given controls, kept per process: 130-166 ms of CPU (the ERASER measures' model calls, the
+validated tradeoff figure) again on every ask of a row another viewer had asked for (issue 27)."""
+
+
+# the same for every viewer at one k: drawn once per process and k (app.callbacks.drawn)
+callback(Output(ids.GLOBAL_TRADEOFF, "figure"), Input(ids.K_SLIDER, "value"))(drawn_once(maxsize=32)(render_global))
 
 
 def _statement(view):

@@ -42,3 +42,18 @@ def test_keeping_every_rule_costs_nothing_and_fewer_costs_agreement(sources):
 def test_unknown_surrogate_is_a_message(sources):
     shown, _, _ = cb.render_rules("muse|999", 3, None, [])
     assert "no surrogate 'muse|999' in the frontier" in _text(shown)
+
+
+def test_the_sources_are_read_once_per_process_and_choice(sources, monkeypatch):
+    """Every visit asked the frontier back from its JSON twice (11-27 ms of CPU, issue 27): the registered callback
+    keeps the answer per choice; a choice that is not a surrogate of the frontier gets the default, as before."""
+    cb._sources_drawn.cache_clear()
+    calls = []
+    real = persuasive_rules.surrogate_choices
+    monkeypatch.setattr(persuasive_rules, "surrogate_choices", lambda: calls.append(1) or real())
+    options, default = sources
+    assert cb.show_rule_sources("/persuasive", None) == (options, default)
+    assert cb.show_rule_sources("/persuasive", None) == (options, default) and len(calls) == 1
+    assert cb.show_rule_sources("/persuasive", options[0]["value"])[1] == options[0]["value"]
+    assert cb.show_rule_sources("/persuasive", ["forged"]) == (options, default) and len(calls) == 2
+    cb._sources_drawn.cache_clear()
