@@ -41,8 +41,14 @@ def test_workspace_info_shows_no_pid_to_a_viewer(dash_app, isolated, monkeypatch
     assert isinstance(seen["res"]["pid"], int)  # the operator's view of multi-worker deployments
 
 
-def test_the_text_page_names_its_model_folder_never_its_path(monkeypatch, tmp_path):
-    from app.pages import text as text_page
+def test_the_text_page_names_its_model_folder_never_its_path(dash_app, monkeypatch, tmp_path):
+    import sys
+
+    import dash
+
+    # the page module as Dash registered it ("pages.text"): importing app.pages.text again would register the
+    # same path twice, and every later create_app in this process would fail on the duplicate
+    text_page = sys.modules[dash.page_registry["pages.text"]["module"]]
 
     folder = tmp_path / "private" / "models" / "reviews-bert"
     monkeypatch.setenv("CANDOR_TEXT_MODEL", str(folder))
