@@ -175,6 +175,7 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     app.server.register_error_handler(413, _too_large)
     limits.apply_memory_ceiling()
     limits.apply_model_timeout()
+    limits.apply_model_failure()  # a model that raises while predicting: one line on the page, never a 500
     from . import access, callback_inputs
     from .startup import setup_dash_now
 
