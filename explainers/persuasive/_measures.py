@@ -260,7 +260,6 @@ def attribution_fidelity(parent_values, shown_values, shown_features, *, predict
     shown = np.asarray(shown_values, float)
     phi = np.asarray(parent_values, float)
     x = np.asarray(x, float)
-    d = shown.size
     out = attribution_fidelity_many(parent_values, [shown], [shown_features], prediction=prediction,
                                     base_value=base_value, predict_fn=predict_fn, x=x, background=background,
                                     measures=[m for m in CHEAP_MEASURES if m != "r2_restricted"])[0]
