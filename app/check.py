@@ -65,8 +65,12 @@ def _top(names, values, labels, k: int = 3) -> str:
 
 
 def _view(name: str, fn):
+    from explainers.model_adapter import ModelFailed
+
     try:
         return fn()
+    except ModelFailed as exc:  # the model raised (a CandorError since limits.apply_model_failure): name the view
+        raise CandorError(f"{name}: {exc}") from None
     except CandorError:
         raise
     except Exception as exc:  # one clear line, naming the view, never a traceback
@@ -135,7 +139,7 @@ def _settings(**changes):
 
 def _pages(services, row: int, is_torch: bool, out) -> None:
     """The Descriptive, (PyTorch: gradients), Surrogate and Persuasive pages' service calls for ``row``."""
-    local = services.local_view(row)  # the Descriptive page's row view: SHAP and LIME
+    local = _view(f"Descriptive row {row}", lambda: services.local_view(row))  # the page's row view: SHAP and LIME
     e, lime = local.shap, local.lime
     p = e.params
     from app.figures import gap_text  # the pages' words for a gap below a millionth ("< 0.000001")
@@ -150,7 +154,7 @@ def _pages(services, row: int, is_torch: bool, out) -> None:
           f"top: {_top(lime.feature_names, lime.values, ())}; agreement with SHAP: Spearman "
           f"{local.agreement.spearman:.2f}", file=out)
     if is_torch:
-        g = services.gradients.gradient_view(row)
+        g = _view(f"Integrated Gradients row {row}", lambda: services.gradients.gradient_view(row))
         print(f"ig      row {row}, {g.ig.target!r} ({g.units}): f(x) - f(baseline) = "
               f"{plain(g.ig.prediction - g.ig.base_value, 4, signed=True, trim=True)}, completeness gap "
               f"{plain(g.ig.params['convergence_delta'])} "
@@ -158,7 +162,7 @@ def _pages(services, row: int, is_torch: bool, out) -> None:
               f"{g.spearman:.2f}; top: {_top(g.ig.feature_names, g.ig.values, ())}", file=out)
     if (why := services.why_not("surrogate")) is None:
         params = services.muse_params()
-        m = services.muse_view(services.fit_muse(params))  # the Surrogate page's default fit
+        m = _view("Surrogate", lambda: services.muse_view(services.fit_muse(params)))  # the page's default fit
         rs = m.rule_set
         i = max(range(len(rs.rules)), key=lambda j: rs.rules[j].support) if rs.rules else None
         if i is None:
@@ -172,7 +176,7 @@ def _pages(services, row: int, is_torch: bool, out) -> None:
     else:
         print("rules   not applicable: rule surrogates explain class labels (regression model)", file=out)
     if services.why_not("persuasive") is None:
-        v = services.persuasive(row, 3)  # the Persuasive page's default: top-3, exact values
+        v = _view(f"Persuasive row {row}", lambda: services.persuasive(row, 3))  # the page's default: top-3
         f = v.simplification.fidelity_after
         print(f"persuade row {row}, top-3 of SHAP: share of |attribution| shown {f['mass_retained']:.3f}, "
               f"sufficiency {f['sufficiency']:.3f}, comprehensiveness {f['comprehensiveness']:.3f}; "
@@ -266,6 +270,9 @@ def run_text(args, out) -> None:
 def main(argv: list[str]) -> int:
     """Entry point of ``python -m app check``; returns the exit status."""
     args = _parser().parse_args(argv)
+    from workspace import limits
+
+    limits.apply_model_failure()  # a model raising while predicting is one line, as on the pages
     try:
         (run_text if args.text_column else run_tabular)(args, sys.stdout)
     except CandorError as err:

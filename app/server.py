@@ -189,10 +189,12 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     app.server.register_error_handler(413, _too_large)
     limits.apply_memory_ceiling()
     limits.apply_model_timeout()
-    from . import access
+    limits.apply_model_failure()  # a model that raises while predicting: one line on the page, never a 500
+    from . import access, callback_inputs
     from .startup import setup_dash_now
 
     setup_dash_now(app)  # before any request: Dash's lazy first-request set-up races in a fresh worker
+    callback_inputs.install(app)  # every callback's inputs checked; a forged one changes nothing, never a 500
     access.install(app)  # Host allowlist, cross-site POSTs, login and roles, before every other hook
     app.server.before_request(services.first_request.set)
     app.server.before_request(selection.sync)  # another worker may have switched model, data or class

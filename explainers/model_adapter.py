@@ -39,7 +39,7 @@ from ._grouping import feature_groups
 from .model_kinds import is_tree_model
 
 __all__ = ["ModelAdapter", "OneVsRest", "OutputView", "TreeView", "OutputAttributions", "ModelTimeout",
-           "set_model_timeout"]
+           "ModelFailed", "set_model_timeout", "set_model_failure"]
 
 BATCH_CELLS = 2_000_000
 """Most input cells (rows x features) passed to the model in one call."""
@@ -49,7 +49,30 @@ class ModelTimeout(TimeoutError):
     """A model call went past its deadline (:func:`set_model_timeout`)."""
 
 
-_deadline: dict = {"seconds": None, "error": ModelTimeout}
+class ModelFailed(RuntimeError):
+    """The model raised while predicting (after it loaded and passed its first rows); the message is one line."""
+
+
+_deadline: dict = {"seconds": None, "error": ModelTimeout, "failed": ModelFailed}
+
+
+def set_model_failure(error: type[Exception] = ModelFailed) -> None:
+    """Raise ``error(message)`` (one line: the model's method, the rows, the model's own first line) when the
+    model raises inside :meth:`ModelAdapter.outputs` / :meth:`ModelAdapter.predict`, e.g. an application's own
+    error type that its pages show as a message. The model's exception is its ``__cause__``."""
+    _deadline["failed"] = error
+
+
+def _call(call, X) -> np.ndarray:
+    """``call(X)`` as an array; the model's exception as :data:`_deadline`'s ``failed`` error (one line)."""
+    try:
+        return np.asarray(call(X))
+    except _deadline["error"]:
+        raise
+    except Exception as exc:
+        lines = str(exc).strip().splitlines()
+        why = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+        raise _deadline["failed"](f"the model failed on {len(X):,} rows ({why})") from exc
 
 
 def set_model_timeout(seconds: float | None, error: type[Exception] = ModelTimeout) -> None:
@@ -70,14 +93,14 @@ def _batched(call, X, n_features: int) -> np.ndarray:
     n = len(X)
     step = max(1, BATCH_CELLS // max(n_features, 1))
     if n <= step:
-        return np.asarray(call(X))
+        return _call(call, X)
     seconds, start, parts = _deadline["seconds"], time.monotonic(), []
     for lo in range(0, n, step):
         if seconds is not None and lo and time.monotonic() - start > seconds:
             raise _deadline["error"](f"the model took longer than {seconds:g} s on {lo:,} of {n:,} rows "
                                      "(CANDOR_MODEL_TIMEOUT_S); the call was stopped")
         part = X.iloc[lo:lo + step] if hasattr(X, "iloc") else X[lo:lo + step]
-        parts.append(np.asarray(call(part)))
+        parts.append(_call(call, part))
     return np.concatenate(parts, axis=0)
 
 _UNITS = {"probability": "probability of class {c!r}",
@@ -229,6 +252,8 @@ class ModelAdapter:
         ------
         ModelTimeout
             (or the class given to :func:`set_model_timeout`) when the call goes past its deadline.
+        ModelFailed
+            (or the class given to :func:`set_model_failure`) when the model raises.
         """
         return _batched(self._outputs, Z, len(self.codec.names))
 

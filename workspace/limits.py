@@ -133,6 +133,17 @@ def trim_heap() -> bool:
     return bool(libc.malloc_trim(0))
 
 
+def apply_model_failure() -> None:
+    """Make a model that raises while predicting a :class:`CandorError` (one line every page and ``check`` show)
+    instead of its own exception (a traceback, HTTP 500): :func:`explainers.model_adapter.set_model_failure`."""
+    from explainers.model_adapter import ModelFailed, set_model_failure
+
+    class ModelCallFailed(CandorError, ModelFailed):
+        """The model raised while predicting: a :class:`CandorError`, so every page shows it in one line."""
+
+    set_model_failure(ModelCallFailed)
+
+
 def apply_model_timeout() -> float | None:
     """Give every model call ``CANDOR_MODEL_TIMEOUT_S`` seconds (0: none); past it the pages show a one-line error.
 

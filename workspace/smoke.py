@@ -9,12 +9,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from explainers.model_adapter import ModelAdapter
+from explainers.model_adapter import ModelAdapter, ModelFailed
 
 from .errors import CandorError, first_line
 
 PROBE_ALL_ROWS = 50_000
 """Rows run through the model at load time (all of them, or a seeded sample of a bigger table)."""
+
+
+def _own(exc: BaseException) -> BaseException:
+    """The model's own exception inside the adapter's :class:`ModelFailed` (the probe's messages name it)."""
+    return exc.__cause__ if isinstance(exc, ModelFailed) and exc.__cause__ is not None else exc
 
 
 def probe(adapter: ModelAdapter, raw: pd.DataFrame, model_name: str, data_name: str) -> None:
@@ -40,6 +45,7 @@ def probe(adapter: ModelAdapter, raw: pd.DataFrame, model_name: str, data_name: 
         got_raw = adapter.model.predict(head if hasattr(adapter.model, "feature_names_in_") else head.to_numpy())
     except Exception as exc:
         holes = f"; {data_name} has {missing_cells(raw)}" if raw.isna().any().any() else ""
+        exc = _own(exc)
         raise CandorError(f"{model_name}: the model fails on the first rows of {data_name} "
                           f"({first_line(exc).rstrip('.') if holes else first_line(exc)}{holes})") from None
     # every value of every column once (explanations only recombine values seen in some row)
@@ -47,7 +53,7 @@ def probe(adapter: ModelAdapter, raw: pd.DataFrame, model_name: str, data_name: 
     try:
         every = adapter.outputs(adapter.codec.encode(rows))
     except Exception as exc:
-        why = first_line(exc)
+        why = first_line(_own(exc))
         if raw.isna().any().any():
             raise CandorError(f"{model_name}: the model refuses the missing values of {data_name} ("
                               f"{missing_cells(raw)}): {why}") from None

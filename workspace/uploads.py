@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -125,9 +126,13 @@ def _locked(folder: Path):
             if json.dumps(files, sort_keys=True) != before:
                 tmp = folder / f".{INDEX}.{os.getpid()}.tmp"
                 tmp.unlink(missing_ok=True)  # a leftover keeps its mode: written anew, 0600
-                with open(tmp, "x", opener=private_opener) as fh:
-                    fh.write(json.dumps({"version": 1, "files": files}))
-                os.replace(tmp, folder / INDEX)
+                try:
+                    with open(tmp, "x", opener=private_opener) as fh:
+                        fh.write(json.dumps({"version": 1, "files": files}))
+                    os.replace(tmp, folder / INDEX)
+                except OSError as err:  # the old index stays; a file it does not list is swept
+                    tmp.unlink(missing_ok=True)
+                    raise write_refusal(err, "the upload index") from None
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
@@ -152,6 +157,10 @@ def _sweep(folder: Path, files: dict, incoming: int, kind: str | None) -> None:
     retention = limits.setting("CANDOR_UPLOAD_RETENTION_HOURS") * 3600
     quota = limits.mib("CANDOR_UPLOAD_QUOTA_MB")
     on_disk = {p.name: p for p in _files(folder)}
+    for part in folder.glob(f".*{PART}"):  # a write a killed process left behind (a live one takes seconds)
+        with contextlib.suppress(OSError):
+            if now - part.stat().st_mtime > STALE_PART_S:
+                part.unlink()
     for name in list(files):
         if name not in on_disk:
             del files[name]
@@ -199,7 +208,8 @@ def save(filename: str, content: bytes | str, *, kind: str, suffixes: tuple[str,
     Raises
     ------
     CandorError
-        Wrong suffix, too large, not decodable, or the quota is full of uploads in use.
+        Wrong suffix, too large, not decodable, the quota is full of uploads in use, or the disk refused the
+        write (full, a file size limit): then nothing of the file is left, in the index or beside it.
     """
     name = safe_name(filename)
     suffix = Path(name).suffix.lower()
@@ -211,13 +221,52 @@ def save(filename: str, content: bytes | str, *, kind: str, suffixes: tuple[str,
     folder = private_folder((folder or upload_dir()).resolve())
     upload_id = f"{secrets.token_hex(16)}-{name}"
     target = folder / upload_id
-    with _locked(folder) as files:
-        _sweep(folder, files, len(data), kind)
-        with open(target, "xb", opener=private_opener) as fh:  # 0600, in a 0700 folder
-            fh.write(data)
-        now = time.time()
-        files[upload_id] = {"name": name, "kind": kind, "size": len(data), "created": now, "used": now}
+    try:
+        with _locked(folder) as files:
+            _sweep(folder, files, len(data), kind)
+            _write_whole(target, data, name)
+            now = time.time()
+            files[upload_id] = {"name": name, "kind": kind, "size": len(data), "created": now, "used": now}
+    except CandorError as err:
+        if target.exists():  # written, but the index that would list it was not: no file outside the index
+            target.unlink(missing_ok=True)
+            raise CandorError(str(err).replace("the upload index", name, 1)) from None
+        raise
     return Record(upload_id, target, name, kind, len(data))
+
+
+PART = ".part"
+"""Suffix of a file being written (``.<id>.part``): never in the index, never listed, renamed when complete."""
+STALE_PART_S = 3600
+"""Age (seconds) past which a ``.part`` file is a killed process's leftover, deleted by the next upload's sweep."""
+
+
+def write_refusal(err: OSError, name: str) -> CandorError:
+    """The one line for a write the disk refused: full (ENOSPC, EDQUOT), over a file-size limit (EFBIG), or else."""
+    why = {errno.ENOSPC: "the server's disk is full", errno.EDQUOT: "the server's disk quota is used up",
+           errno.EFBIG: "the server's file size limit was reached"}.get(err.errno)
+    why = why or f"the server could not write it ({err.strerror or type(err).__name__})"
+    return CandorError(f"{name} was not stored: {why}; nothing of it was kept (ask the operator to free space)")
+
+
+def _write_whole(target: Path, data: bytes, name: str) -> None:
+    """Write ``data`` to a temporary name beside ``target`` and rename it: ``target`` exists only complete.
+
+    Raises
+    ------
+    CandorError
+        The write failed (disk full, file size limit, ...): the temporary file is deleted.
+    """
+    part = target.with_name(f".{target.name}{PART}")
+    try:
+        with open(part, "xb", opener=private_opener) as fh:  # 0600, in a 0700 folder
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(part, target)
+    except OSError as err:
+        part.unlink(missing_ok=True)
+        raise write_refusal(err, name) from None
 
 
 def store_upload(filename: str, content: bytes | str, *, kind: str, folder: Path | None = None) -> Path:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from workspace.errors import CandorError
+
 from ._core import workspace
 from .tabular import _outputs_of, _true_label
 
@@ -72,6 +74,10 @@ def feature_descriptions() -> list[tuple[str, str, str]]:
     return sorted(out, key=lambda t: int(t[0][1:]))
 
 
+MAX_PAGE_ROWS = 100
+"""Most rows of the data table one page may hold (the Model & data page shows 12): a viewer never gets the table."""
+
+
 def data_page(page: int, page_size: int, column_page: int = 1) -> tuple[list[dict], int]:
     """One page of the data table as records (only these rows, and only the feature columns of ``column_page``,
     reach the browser).
@@ -82,7 +88,16 @@ def data_page(page: int, page_size: int, column_page: int = 1) -> tuple[list[dic
         Keyed as :func:`data_columns` says: ``id`` (row number), ``_split``, ``_truth`` (the true
         label), ``_output`` (P(positive class), margin or prediction) and ``c<j>`` (feature j).
     page_count : int
+
+    Raises
+    ------
+    CandorError
+        If ``page_size`` is not a whole number from 1 to :data:`MAX_PAGE_ROWS`.
     """
+    if (isinstance(page_size, bool) or not isinstance(page_size, (int, float)) or not 1 <= page_size <= MAX_PAGE_ROWS
+            or page_size != int(page_size)):
+        raise CandorError(f"a page of the table holds 1 to {MAX_PAGE_ROWS} rows, not {str(page_size)[:20]}")
+    page_size = int(page_size)
     ws = workspace()
     n = len(ws.X)
     page_count = max(1, -(-n // page_size))

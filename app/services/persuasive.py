@@ -95,7 +95,14 @@ def _categorical() -> dict[int, tuple[str, ...]]:
             for j in codec.categorical}
 
 
-_groups = lazy("persuasive_groups", lambda: xp.correlated_groups(workspace().X.iloc[workspace().train_idx]))
+def _correlated_groups() -> dict[str, list[str]]:
+    try:
+        return xp.correlated_groups(workspace().X.iloc[workspace().train_idx])
+    except ValueError as err:  # too many columns correlated together to cluster: one line on the page
+        raise CandorError(f"grouping correlated features: {err}") from None
+
+
+_groups = lazy("persuasive_groups", _correlated_groups)
 _medians = lazy("persuasive_medians", lambda: xp.reference_values(_train(), _categorical()))
 
 

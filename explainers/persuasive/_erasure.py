@@ -12,7 +12,7 @@ import numpy as np
 
 from ._masking import PredictFn, masked_outputs as _masked_outputs
 
-__all__ = ["SMALL_GAP", "explanation_order", "importance_order", "deletion_curve", "insertion_curve", "curve_auc",
+__all__ = ["SMALL_GAP", "MAX_CURVE_STEPS", "MAX_AOPC_RANKS", "curve_steps", "explanation_order", "importance_order", "deletion_curve", "insertion_curve", "curve_auc",
            "normalised_auc", "aopc"]
 
 SMALL_GAP = 0.25
@@ -41,10 +41,28 @@ def importance_order(values, tiebreak=None) -> np.ndarray:
     return np.lexsort((np.arange(v.size), -t, -v))
 
 
+MAX_CURVE_STEPS = 200
+"""Most steps of a deletion or insertion curve: past this many features they change in near-equal chunks (as RISE
+deletes pixels in steps), so a curve costs ``(steps + 1) x n_features`` cells, not ``n_features²``."""
+MAX_AOPC_RANKS = 200
+"""Past this many ranks AOPC averages over ERASER's bins, the top 1, 5, 10, 20 and 50 % (DeYoung et al. 2020),
+not over every ``k``: its masked rows stay linear in the columns."""
+AOPC_BINS = (0.01, 0.05, 0.10, 0.20, 0.50)
+
+
+def curve_steps(d: int) -> np.ndarray:
+    """How many features have changed at each point of a curve over ``d`` features: ``0, 1, ..., d`` up to
+    :data:`MAX_CURVE_STEPS` features, else :data:`MAX_CURVE_STEPS` + 1 near-evenly spaced counts from 0 to ``d``."""
+    if d <= MAX_CURVE_STEPS:
+        return np.arange(d + 1)
+    return np.unique(np.round(np.linspace(0, d, MAX_CURVE_STEPS + 1)).astype(int))
+
+
 def _path(x: np.ndarray, start: np.ndarray, end: np.ndarray, order: np.ndarray) -> np.ndarray:
-    grid = np.tile(start, (order.size + 1, 1))
-    for i in range(1, order.size + 1):
-        grid[i:, order[i - 1]] = end[order[i - 1]]
+    steps = curve_steps(order.size)
+    grid = np.tile(start, (steps.size, 1))
+    for i in range(1, steps.size):
+        grid[i:, order[steps[i - 1]:steps[i]]] = end[order[steps[i - 1]:steps[i]]]
     return grid
 
 
@@ -63,8 +81,8 @@ def deletion_curve(predict_fn: PredictFn, x, order, baseline) -> np.ndarray:
 
     Returns
     -------
-    curve : ndarray of shape (n_features + 1,)
-        ``curve[0] = g(x)``, ``curve[-1] = g(baseline)``; one ``predict_fn`` call.
+    curve : ndarray of shape (n_features + 1,), or (:data:`MAX_CURVE_STEPS` + 1,) past that many features
+        ``curve[0] = g(x)``, ``curve[-1] = g(baseline)``; one ``predict_fn`` call (:func:`curve_steps`).
 
     References
     ----------
@@ -135,7 +153,7 @@ def aopc(predict_fn: PredictFn, x, order, background, n_ranks: int | None = None
     -------
     (aopc_comprehensiveness, aopc_sufficiency) : tuple of float
         Means over ``k = 1..n_ranks`` of ``g(x) - g(x without r_{:k})`` and ``g(x) - g(r_{:k} only)``;
-        NaN for ``n_ranks = 0``.
+        NaN for ``n_ranks = 0``. Past :data:`MAX_AOPC_RANKS` ranks, over ERASER's bins :data:`AOPC_BINS`.
         docs/methods.md, "Tests with exact oracles", T12: 14/3 and 4/3 for ``g = x1 + x2 + x3`` at ``x = (3, 2, 1)``.
 
     Raises
@@ -157,7 +175,9 @@ def aopc(predict_fn: PredictFn, x, order, background, n_ranks: int | None = None
     if n_ranks == 0:
         return float("nan"), float("nan")
     sets = [np.arange(d)]
-    for k in range(1, n_ranks + 1):
+    ks = (range(1, n_ranks + 1) if n_ranks <= MAX_AOPC_RANKS
+          else sorted({max(1, int(np.ceil(f * n_ranks))) for f in AOPC_BINS}))
+    for k in ks:
         sets += [np.setdiff1d(np.arange(d), order[:k]), order[:k]]
     outs = _masked_outputs(predict_fn, x, sets, background)
     full = float(predict_fn(x[None, :])[0])

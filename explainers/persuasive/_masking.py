@@ -11,13 +11,18 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["PredictFn", "masked_output", "masked_outputs", "sufficiency", "comprehensiveness"]
+__all__ = ["PredictFn", "GRID_CELLS", "masked_output", "masked_outputs", "sufficiency", "comprehensiveness"]
 
 PredictFn = Callable[[np.ndarray], np.ndarray]
 
 
+GRID_CELLS = 4_000_000
+"""Most cells (rows x features) of masked rows built at once: sets are evaluated in chunks of this size, so a
+10,000-column table never holds every set's rows at once (memory linear in the columns, not quadratic)."""
+
+
 def masked_outputs(predict_fn: PredictFn, x, keep_sets, background) -> np.ndarray:
-    """Expected output for each kept set, with one call of ``predict_fn``.
+    """Expected output for each kept set, with one call of ``predict_fn`` per chunk of :data:`GRID_CELLS` cells.
 
     Parameters
     ----------
@@ -35,12 +40,17 @@ def masked_outputs(predict_fn: PredictFn, x, keep_sets, background) -> np.ndarra
     """
     x = np.asarray(x, dtype=float)
     bg = np.asarray(background, dtype=float)
-    grid = np.tile(bg, (len(keep_sets), 1))
-    for i, keep in enumerate(keep_sets):
-        if len(keep):
-            keep = np.asarray(keep, dtype=int)
-            grid[i * len(bg):(i + 1) * len(bg), keep] = x[keep]
-    return np.asarray(predict_fn(grid), dtype=float).reshape(len(keep_sets), len(bg)).mean(axis=1)
+    per_chunk = max(1, GRID_CELLS // max(bg.size, 1))
+    out = []
+    for lo in range(0, len(keep_sets), per_chunk):
+        chunk = keep_sets[lo:lo + per_chunk]
+        grid = np.tile(bg, (len(chunk), 1))
+        for i, keep in enumerate(chunk):
+            if len(keep):
+                keep = np.asarray(keep, dtype=int)
+                grid[i * len(bg):(i + 1) * len(bg), keep] = x[keep]
+        out.append(np.asarray(predict_fn(grid), dtype=float).reshape(len(chunk), len(bg)).mean(axis=1))
+    return np.concatenate(out) if out else np.zeros(0)
 
 
 def masked_output(predict_fn: PredictFn, x, keep, background) -> float:
