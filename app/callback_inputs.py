@@ -11,20 +11,26 @@ callback once, in ``create_app``, so each page's callbacks need no checks of the
   not fit is refused: nothing changes on the page (HTTP 204) and the log gets one line naming the callback,
   the input and why;
 * an exception the callback raises on a value that passed (a forged value a page never sends, a bug) is
-  caught the same way: one log line (:func:`workspace.errors.first_line`), no traceback, nothing changed.
+  answered HTTP 422 with one line that the page shows (``assets/candor_refusals.js``): a
+  :class:`~workspace.errors.CandorError`'s own line, else a reference to the server's log, which gets one
+  line (:func:`workspace.errors.first_line`, the error's type and where it was raised), no traceback.
+  Nothing on the page changes but that line: never a 500, never silent.
 """
 from __future__ import annotations
 
 import json
 import logging
 import math
+import secrets
 from typing import Callable
 
 from dash.exceptions import PreventUpdate
+from flask import Response
+from werkzeug.exceptions import HTTPException
 
 from app import ids
 from app.services.data_table import MAX_PAGE_ROWS
-from workspace.errors import first_line
+from workspace.errors import CandorError, first_line
 
 log = logging.getLogger("candor.callbacks")
 
@@ -167,11 +173,28 @@ def guard(key: str, callback: Callable, spec_inputs: list, spec_state: list) -> 
         except PreventUpdate:
             raise
         except Exception as err:  # noqa: BLE001  (the one place a callback's error becomes a line, not a 500)
-            log.warning("callback %s answered nothing: %s", name, first_line(err))
-            raise PreventUpdate from None
+            raise _failed(name, err) from None
 
     guarded.__wrapped__ = callback
     return guarded
+
+
+def _failed(name: str, err: Exception) -> HTTPException:
+    """The answer to a callback that raised on inputs that passed: HTTP 422 with one line the page shows
+    (``assets/candor_refusals.js``), never a 500 and never silent. A :class:`~workspace.errors.CandorError`'s
+    line is written for people and shown as it is; any other error's text may hold server paths or internals,
+    so the page gets a reference and the log, one line, gets the error, its type and where it was raised."""
+    ref = secrets.token_hex(4)
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = f"{tb.tb_frame.f_code.co_filename.rsplit('/', 1)[-1]}:{tb.tb_lineno}" if tb is not None else "?"
+    log.warning("callback %s failed (ref %s, %s at %s): %s", name, ref, type(err).__name__, where, first_line(err))
+    if isinstance(err, CandorError):
+        line = first_line(err)
+    else:
+        line = f"this view could not be updated: an error on the server (reference {ref} in its log)"
+    return HTTPException(response=Response(f"candor: {line}\n", status=422, mimetype="text/plain"))
 
 
 def install(dash_app) -> None:

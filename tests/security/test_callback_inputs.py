@@ -127,3 +127,31 @@ def test_random_mixes_of_values_never_give_a_500(callers, caplog, data):
     if dep["output"] in background and not _refused_by_guard(dep, values):
         return
     _assert_clean(_post(callers, dep, values), dep, values, caplog)
+
+
+@pytest.mark.parametrize("error, shown", [
+    (RuntimeError("/srv/private/cache.db is locked"), "reference"),
+    (None, "the model failed on 1 rows (ValueError: boom)"),
+])
+def test_a_callback_that_fails_on_good_values_says_so_in_one_line(callers, caplog, monkeypatch, error, shown):
+    """A callback raising on inputs that pass answered HTTP 204 (nothing, silently) before: now 422 with one line
+    for the page, a CandorError's own line or a log reference (never another error's text: it may hold paths)."""
+    from workspace.errors import CandorError
+
+    caplog.set_level(logging.WARNING)
+    server, clients, _ = callers
+    dep = next(d for d in server if d["output"].startswith("..overview-table.data"))
+    err = error if error is not None else CandorError(shown)
+
+    def fail(*_a, **_k):
+        raise err
+    from app import overview_views
+    monkeypatch.setattr(overview_views.services, "data_page", fail)
+    got = _post(callers, dep, [0, 12, 1])
+    text = got.get_data(as_text=True)
+    assert got.status_code == 422, (got.status_code, text[:200])
+    assert text.count("\n") == 1 and text.startswith("candor: ")
+    assert shown in text and "/srv/private" not in text
+    logged = [r.getMessage() for r in caplog.records if "failed (ref" in r.getMessage()]
+    assert len(logged) == 1 and type(err).__name__ in logged[0]
+    assert not [r for r in caplog.records if r.exc_info]
