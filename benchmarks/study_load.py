@@ -32,6 +32,9 @@ other failure makes it reload the page (``?t=<token>``) and carry on from the st
   twice. A consent in flight at the kill can enrol a participant whose browser never got the
   token; such orphans are counted (they have no responses).
 
+``--quick`` (for CI; its figures are not the measured ones): 3 participants, one worker, think times of
+0-50 ms; both runs.
+
 SIGKILL tests a crash of the server processes, not a power cut: the database server (or the
 SQLite file's page cache) survives. The last line is one JSON object: ``sent``, ``stored``,
 ``p95_ms`` (clean run), ``acked_before_kill``, ``stored_after_restart`` (kill run), then more.
@@ -250,7 +253,10 @@ def main(argv=None) -> dict:
     ap.add_argument("--time-limit", type=float, default=300, help="seconds per run")
     ap.add_argument("--no-kill", action="store_true")
     ap.add_argument("--keep-logs", metavar="DIR", help="copy the gunicorn logs here")
+    ap.add_argument("--quick", action="store_true", help="3 participants, one worker: for CI (figures not asserted)")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.participants, args.workers, args.think = 3, 1, (0.0, 0.05)
     pg = os.environ.get("CANDOR_BENCH_POSTGRES_URL") or None
     common = dict(participants=args.participants, pg_url=pg, workers=args.workers, threads=args.threads,
                   think=tuple(args.think), time_limit=args.time_limit)
