@@ -4,7 +4,8 @@
 benchmark runs as a user runs it (``python -m benchmarks.NAME --quick``, from the repository's root, in
 its own process, with a throwaway temporary, cache and state folder) and must exit 0 with its last line
 of output one JSON object, naming no part that failed (``"failed"``: audit and engine carry on past a
-failing part and list it there). Its figures are not asserted: quick sizes are tiny and the machine is shared
+failing part and list it there) and no ``"error"`` or ``"useful_error"`` (live_hgb's server traceback,
+its row callback failing). Its figures are not asserted: quick sizes are tiny and the machine is shared
 (timings belong in ``benchmarks/``, never in tests).
 """
 from __future__ import annotations
@@ -59,3 +60,5 @@ def test_quick_run_exits_0_and_ends_with_its_json_line(name, tmp_path):
     last = json.loads(lines[-1])
     assert isinstance(last, dict) and last, f"benchmarks.{name}'s last line is not a JSON object: {lines[-1][:300]}"
     assert not last.get("failed"), f"benchmarks.{name}: parts failed: {last['failed']}"  # audit, engine go on past one
+    for key in ("error", "useful_error"):  # live_hgb: the server's traceback, a row callback that failed
+        assert not last.get(key), f"benchmarks.{name}: {key}: {str(last[key])[-1500:]}"
