@@ -1,6 +1,6 @@
 """Benchmark: an independent audit of every number issue 13 names.
 
-Run ``python -m benchmarks.audit`` (``--quick`` for a smaller run, ``--only shap,muse`` for some parts).
+Run ``python -m benchmarks.audit`` (``--quick``: tiny sizes for CI, its figures not the audited ones; ``--only shap,muse`` for some parts).
 Each part in :mod:`benchmarks.audit_parts` recomputes one kind of figure twice: once with Candor's own
 code (the product's figure) and once with code that shares nothing with it (a brute-force enumeration,
 a closed form, or another library: shap, lime, scikit-learn, numpy on raw attention), and prints both
@@ -49,7 +49,7 @@ def _table(rows: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.audit", description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smaller samples (about a minute per part)")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes for CI (figures not asserted)")
     parser.add_argument("--only", default=",".join(PARTS), help=f"comma-separated parts of {', '.join(PARTS)}")
     args = parser.parse_args(argv)
     rows, headline, failed = [], {}, {}

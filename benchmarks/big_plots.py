@@ -1,6 +1,7 @@
 """Per-row plots at 10k, 100k and 1M rows: the beeswarm before (one SVG dot per row) and after (WebGL, a stated sample).
 
-Run ``python -m benchmarks.big_plots`` (``--sizes 10000 100000`` to choose; ``nice -n 10`` on a shared machine).
+Run ``python -m benchmarks.big_plots`` (``--sizes 10000 100000`` to choose; ``nice -n 10`` on a shared machine;
+``--quick``: 3,000 rows, one repeat, for CI, its figures not the measured ones).
 
 The SHAP values are **synthetic** (seeded normal values times a per-feature scale, ``N_FEATURES`` columns, a
 third of the feature columns category codes): the figure's cost depends on the rows drawn, not on where the
@@ -265,7 +266,11 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     ap.add_argument("--no-browser", action="store_true", help="server-side figures only")
+    ap.add_argument("--quick", action="store_true", help="3,000 rows, one repeat: for CI (figures not asserted)")
     args = ap.parse_args(argv)
+    if args.quick:  # over row_plots.MAX_DOTS, so the sample is drawn
+        global REPEATS
+        args.sizes, REPEATS = [3_000], 1
     work = Path(tempfile.mkdtemp(prefix="candor-big-plots-"))
     browser = None if args.no_browser else Browser(work / "www")
     rows = {}

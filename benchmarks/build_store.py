@@ -1,7 +1,9 @@
 """Build, then serve: build time and store size, and time to a first page and to fully warm, live vs from a store.
 
 ``python -m benchmarks.build_store [--cases sample,adult_hgb] [--adult-rows 200] [--starts 1] [--timeout 900]
-[--modes live,store]``
+[--modes live,store] [--quick]``
+
+``--quick`` (for CI; its figures are not the measured ones): the ``sample`` case, 10 rows stored, one start per mode.
 
 Cases:
 
@@ -63,10 +65,12 @@ def _adult_frame(name: str) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
-def prepare_adult(folder: Path, *, all_rows: bool = False) -> list[str]:
+def prepare_adult(folder: Path, *, all_rows: bool = False, rows: tuple[int, int] | None = None) -> list[str]:
     """Fit the Pipeline on adult.data, write ``model.skops`` and ``table.csv`` (adult.test); return the model flags.
 
-    ``all_rows``: fit on the training rows of Candor's split of adult.data and serve adult.data itself."""
+    ``all_rows``: fit on the training rows of Candor's split of adult.data and serve adult.data itself.
+    ``rows``: ``(fit, served)``: fit on the first ``fit`` rows of adult.data and serve the first ``served`` rows of
+    adult.test (quick runs)."""
     import skops.io as sio
     from sklearn.compose import ColumnTransformer
     from sklearn.ensemble import HistGradientBoostingClassifier
@@ -74,6 +78,8 @@ def prepare_adult(folder: Path, *, all_rows: bool = False) -> list[str]:
     from sklearn.preprocessing import OneHotEncoder
 
     train, test = _adult_frame("adult.data"), _adult_frame("adult.test")
+    if rows is not None:
+        train, test = train.iloc[:rows[0]], test.iloc[:rows[1]]
     if all_rows:  # the split workspace.load_pair makes: stratified, 25 % held out, seed 0
         from sklearn.model_selection import train_test_split
 
@@ -176,11 +182,11 @@ def _median(starts: list[dict]) -> dict:
 
 
 def run_case(name: str, work: Path, adult_rows: int, timeout: float, starts: int, modes=("live", "store"),
-             dask: str | None = None) -> dict:
+             dask: str | None = None, quick: bool = False) -> dict:
     folder = work / name
     folder.mkdir(parents=True, exist_ok=True)
     flags = prepare_adult(folder, all_rows=name == "adult_all") if name.startswith("adult") else []
-    rows = ["--rows", str(adult_rows)] if name == "adult_hgb" else []
+    rows = ["--rows", str(adult_rows)] if name == "adult_hgb" or quick else []
     rows += ["--dask", dask] if dask else []
     store = folder / "store"
     out = {"build_s": None, "store_mb": None, "rows_stored": None, "held_out": None, "build_parts_s": None}
@@ -229,12 +235,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for a server to be ready")
     p.add_argument("--modes", default="live,store", help="live, store or both (store builds one first)")
     p.add_argument("--dask", default=None, help="the build's --dask (e.g. local:2); default one process")
+    p.add_argument("--quick", action="store_true", help="sample, 10 rows stored, one start: for CI (figures not asserted)")
     args = p.parse_args(argv)
+    if args.quick:
+        args.cases, args.adult_rows, args.starts = "sample", 10, 1
     work = Path(tempfile.mkdtemp(prefix="candor-build-store-"))
     results = {}
     for name in [c.strip() for c in args.cases.split(",") if c.strip()]:
         results[name] = run_case(name, work, args.adult_rows, args.timeout, args.starts,
-                                 tuple(m.strip() for m in args.modes.split(",") if m.strip()), args.dask)
+                                 tuple(m.strip() for m in args.modes.split(",") if m.strip()), args.dask, args.quick)
         print(f"{name}: {json.dumps(results[name])}", file=sys.stderr, flush=True)
     print(table(results))
     print(f"(load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}; machine shared)")

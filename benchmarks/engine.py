@@ -20,7 +20,8 @@
 4. ``cold``: seconds from process start to the first HTTP 200 on ``/`` of ``python -m app`` (the bundled sample,
    a fresh cache folder) and to ``/_candor/ready``, by :func:`benchmarks.build_store.serve_once`.
 
-``--quick``: tiny sizes (10 background rows, one row, 20 trees) so CI can run it; its figures are not the
+``--quick``: tiny sizes (10 background rows, one row, 20 trees, the permutation part's Adult models fitted on 1,500
+rows) so CI can run it; its figures are not the
 benchmark's. The machine is shared: the load average is printed before and after. The last line is one JSON object.
 """
 from __future__ import annotations
@@ -138,7 +139,7 @@ def _run(part: str, args, tmp: Path, headline: dict) -> str:
     if part == "permutation":
         from benchmarks.engine_parts.agnostic import permutation
 
-        r = permutation(1 if quick else 6)
+        r = permutation(1, quick=True) if quick else permutation(6)
         headline["permutation_ms_per_row"] = {k: v["cpu_ms_median"] for k, v in r.items()}
         return "Permutation SHAP (CPU ms a row, 100 background rows), Adult Pipelines\n" + "\n".join(
             f"  {k}: {v['columns']} raw columns ({v['transformed']} transformed), {v['rows']} rows: median "

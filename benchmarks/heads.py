@@ -1,6 +1,7 @@
 """Head analysis of all-MiniLM-L6-v2 on UD English-EWT dev (issue 5).
 
-Run ``python -m benchmarks.heads [--n-sentences 1000] [--random-seeds 0 1]``.
+Run ``python -m benchmarks.heads [--n-sentences 1000] [--random-seeds 0 1] [--quick]`` (``--quick``: 8
+sentences, for CI; its figures are not the measured ones).
 
 Prints, per layer and head (0-based), at token level ([CLS]/[SEP] excluded as queries and
 targets): confidence, argmax share at offsets -1/+1 over the *eligible* queries (those with a
@@ -99,7 +100,10 @@ def main(argv=None) -> int:
     ap.add_argument("--n-sentences", type=int, default=1000)
     ap.add_argument("--random-seeds", type=int, nargs="*", default=[])
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="8 sentences, for CI (figures not asserted)")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.n_sentences = 8
     torch.set_num_threads(args.threads)
 
     model = load_minilm_sentiment()

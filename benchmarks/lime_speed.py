@@ -1,6 +1,7 @@
 """CPU milliseconds a row of tabular LIME at its default tolerance, as the app builds it (issue 23).
 
-``python -m benchmarks.lime_speed [--cases sample,adult] [--rows 8] [--reproducible]``
+``python -m benchmarks.lime_speed [--cases sample,adult] [--rows 8] [--reproducible] [--quick]``
+(``--quick``: cases ``sample,adult``, one row, for CI; its figures are not the measured ones)
 
 Cases:
 
@@ -110,7 +111,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cases", default="sample,adult,adult_onehot")
     p.add_argument("--rows", type=int, default=8)
     p.add_argument("--reproducible", action="store_true", help="the build's stopping rule (no time budget)")
+    p.add_argument("--quick", action="store_true", help="sample and adult, one row, for CI (figures not asserted)")
     args = p.parse_args(argv)
+    if args.quick:
+        args.cases, args.rows = "sample,adult", 1
     if args.reproducible:
         from app.services import tabular
 

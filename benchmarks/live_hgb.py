@@ -1,6 +1,9 @@
 """A user's Adult HistGradientBoosting pipeline served live (no store): seconds to a first page, to useful, to warm.
 
-``python -m benchmarks.live_hgb [--timeout 600] [--keep]``
+``python -m benchmarks.live_hgb [--timeout 600] [--keep] [--quick]``
+
+``--quick`` (for CI; its figures are not the measured ones): fitted on the first 2,000 rows of ``adult.data``,
+serving the first 400 rows of ``adult.test``.
 
 The model is the one :func:`benchmarks.build_store.prepare_adult` fits (a one-hot ``ColumnTransformer`` over Adult's
 8 string columns, the 6 numbers passed through, ``HistGradientBoostingClassifier(random_state=0)``), trained on UCI
@@ -160,9 +163,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.live_hgb", description=__doc__.splitlines()[0])
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the server to be ready")
     p.add_argument("--keep", action="store_true", help="keep the temporary folder (model, table, server log)")
+    p.add_argument("--quick", action="store_true", help="2,000 training rows, 400 served: for CI (figures not asserted)")
     args = p.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="candor-live-hgb-"))
-    flags = prepare_adult(work)  # not timed: the user's model exists before the server starts
+    # not timed: the user's model exists before the server starts
+    flags = prepare_adult(work, rows=(2_000, 400)) if args.quick else prepare_adult(work)
     before = list(os.getloadavg())
     result = serve_once(flags, work, args.timeout)
     result["loadavg_before"] = before

@@ -1,6 +1,7 @@
 """Benchmark: what top-k truncation (O1) costs in fidelity, on breast cancer and COMPAS.
 
-Run ``python -m benchmarks.persuasive``. For k = 1, 3, 5, 10 it prints ERASER
+Run ``python -m benchmarks.persuasive`` (``--quick``: 5 rows, 10 background rows, k = 1, 3, for CI;
+its figures are not the measured ones). For k = 1, 3, 5, 10 it prints ERASER
 sufficiency and comprehensiveness (DeYoung et al. 2020, arXiv 1911.03429) and
 the Spearman rank correlation between ``|φ|`` and ``|φ^(k)|`` (the full and the
 truncated SHAP attributions), each averaged over 100 held-out rows, so a reader
@@ -37,6 +38,7 @@ The last line printed is one JSON object ``{dataset: {measure: {k: mean}}}``.
 """
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -76,12 +78,13 @@ def compas_case():
     return model, X, train, test
 
 
-def measure(model, X: pd.DataFrame, train, test) -> tuple[dict, dict]:
-    """Mean sufficiency, comprehensiveness and Spearman ρ per k over the first N_ROWS held-out rows, with
+def measure(model, X: pd.DataFrame, train, test, n_rows: int = N_ROWS, background: int = BACKGROUND,
+            ks: tuple = KS) -> tuple[dict, dict]:
+    """Mean sufficiency, comprehensiveness and Spearman ρ per k over the first ``n_rows`` held-out rows, with
     their standard errors (the product's own chain: :func:`explainers.persuasive.average_curve`)."""
-    shap = ex.ShapExplainer(model, background=X.iloc[train], target_index=1, background_size=BACKGROUND, seed=0)
-    bg = X.iloc[train].sample(n=min(BACKGROUND, len(train)), random_state=0).to_numpy(dtype=float)
-    rows = test[:N_ROWS]
+    shap = ex.ShapExplainer(model, background=X.iloc[train], target_index=1, background_size=background, seed=0)
+    bg = X.iloc[train].sample(n=min(background, len(train)), random_state=0).to_numpy(dtype=float)
+    rows = test[:n_rows]
     g = shap.explain_many(X.iloc[rows])
     f = lambda a: model.predict_proba(pd.DataFrame(a, columns=X.columns))[:, 1]  # noqa: E731
     train_rows = X.iloc[train].to_numpy(dtype=float)
@@ -90,20 +93,25 @@ def measure(model, X: pd.DataFrame, train, test) -> tuple[dict, dict]:
     ctxs = [xp.make_context(f, train_rows, bg, X.iloc[r].to_numpy(dtype=float), ("0", "1"), num_samples=0,
                             full=False, reference=ref) for r in rows]
     avg = xp.average_curve(expls, ctxs, measures=("sufficiency", "comprehensiveness", "spearman"))
-    out = {m: {str(k): float(avg.measures[m][k]) for k in KS} for m in avg.measures}
-    se = {m: {str(k): float(avg.std_error[m][k]) for k in KS} for m in avg.std_error}
+    out = {m: {str(k): float(avg.measures[m][k]) for k in ks} for m in avg.measures}
+    se = {m: {str(k): float(avg.std_error[m][k]) for k in ks} for m in avg.std_error}
     return out, se
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """Print the table per dataset, then the JSON line."""
+    p = argparse.ArgumentParser(prog="python -m benchmarks.persuasive", description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="tiny sizes for CI (figures not asserted)")
+    args = p.parse_args(argv)
+    n_rows, background, ks = (5, 10, (1, 3)) if args.quick else (N_ROWS, BACKGROUND, KS)
     results = {}
     for name, case in (("breast_cancer", breast_cancer_case), ("compas", compas_case)):
         model, X, train, test = case()
-        res, se = measure(model, X, train, test)
+        res, se = measure(model, X, train, test, n_rows=n_rows, background=background, ks=ks)
         results[name] = res
-        print(f"\n{name}: {X.shape[1]} features, {min(N_ROWS, len(test))} held-out rows, P(class 1) explained")
+        print(f"\n{name}: {X.shape[1]} features, {min(n_rows, len(test))} held-out rows, P(class 1) explained")
         print(f"{'k':>3} {'sufficiency ± se':>18} {'comprehensiveness ± se':>24} {'spearman ± se':>16}")
-        for k in KS:
+        for k in ks:
             kk = str(k)
             cells = [f"{res[m][kk]:.4f} ± {se[m][kk]:.4f}" for m in ("sufficiency", "comprehensiveness", "spearman")]
             print(f"{k:>3} {cells[0]:>18} {cells[1]:>24} {cells[2]:>16}")

@@ -14,10 +14,13 @@ built and serialised as in use.
 - ``peak_rss_mb``: the server's peak resident memory (VmHWM).
 - row and k changes are measured once ``/_candor/ready`` says the background warm-up is done.
 
+``--quick`` (for CI; its figures are not the measured ones): 2 rows per page and k = 1, 2.
+
 The last line is one JSON object with the headline figures.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import socket
@@ -103,7 +106,12 @@ def _peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def main() -> dict:
+def main(argv: list[str] | None = None) -> dict:
+    """Serve the sample, time the first page, row and k changes; print the table and the JSON line."""
+    p = argparse.ArgumentParser(prog="python -m benchmarks.slice", description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="2 rows per page, k = 1, 2: for CI (figures not asserted)")
+    args = p.parse_args(argv)
+    n_rows, n_k = (2, 2) if args.quick else (25, 25)
     port = _port()
     base = f"http://127.0.0.1:{port}"
     t0 = time.perf_counter()
@@ -127,7 +135,7 @@ def main() -> dict:
             time.sleep(0.5)                                                        # models, in the background
         warm_s = time.perf_counter() - t0
         _call(base, _find(deps, "descriptive-global-bar"), {"url.pathname": "/descriptive"})
-        rows = np.random.default_rng(1).choice(np.arange(569), size=26, replace=False).tolist()
+        rows = np.random.default_rng(1).choice(np.arange(569), size=n_rows + 1, replace=False).tolist()
         per_page = {}
         for name, out in ROW_PAGES.items():
             dep = _find(deps, out)
@@ -137,7 +145,7 @@ def main() -> dict:
                               for r in rows[1:]]
         dep = _find(deps, "persuasive-statement")
         k_times = [_call(base, dep, {**PAGE_VALUES, "row-input.value": rows[1], "persuasive-k.value": k})
-                   for k in range(1, 26)]
+                   for k in range(1, n_k + 1)]
         peak = _peak_rss_mb(proc.pid)
     finally:
         proc.terminate()

@@ -41,6 +41,9 @@ other failure makes it reload the page (``?t=<token>``) and carry on from the st
   participant got; it must be 0, every participant must finish, and sent = acked = stored, with no
   duplicate. ``--outage-only`` runs it alone.
 
+``--quick`` (for CI; its figures are not the measured ones): 3 participants, one worker, think times of
+0-50 ms; both runs.
+
 SIGKILL tests a crash of the server processes, not a power cut: the database server (or the
 SQLite file's page cache) survives. The last line is one JSON object: ``sent``, ``stored``,
 ``p95_ms`` (clean run), ``acked_before_kill``, ``stored_after_restart`` (kill run),
@@ -311,7 +314,10 @@ def main(argv=None) -> dict:
     ap.add_argument("--pg-dir", default=os.environ.get("CANDOR_BENCH_PG_DIR"),
                     help="CANDOR_PG_DIR of the PostgreSQL server (scripts/start_postgres.sh), to stop and start it")
     ap.add_argument("--keep-logs", metavar="DIR", help="copy the gunicorn logs here")
+    ap.add_argument("--quick", action="store_true", help="3 participants, one worker: for CI (figures not asserted)")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.participants, args.workers, args.think = 3, 1, (0.0, 0.05)
     pg = os.environ.get("CANDOR_BENCH_POSTGRES_URL") or None
     common = dict(participants=args.participants, pg_url=pg, workers=args.workers, threads=args.threads,
                   think=tuple(args.think), time_limit=args.time_limit)

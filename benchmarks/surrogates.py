@@ -1,6 +1,7 @@
 """Benchmark: MUSE two-level decision sets against CART, a flat decision set and FIGS, fairly.
 
-Run ``python -m benchmarks.surrogates``. For each dataset a
+Run ``python -m benchmarks.surrogates`` (``--quick``: 200 rows of each dataset, budget 5, P = 4, for
+CI; its figures are not the measured ones). For each dataset a
 ``GradientBoostingClassifier(random_state=0)`` is trained on a stratified 75 %
 split (``random_state=0``); every surrogate is fitted on the model's labels for
 the training rows and scored by agreement with the model's labels on the other
@@ -45,6 +46,7 @@ wall-clock time of one default MUSE fit (``max_rules=10``) on the dataset's full
 """
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from pathlib import Path
@@ -162,12 +164,12 @@ def _ci(p: dict | None) -> str:
     return "-" if p is None else f"{p['agreement']:.4f} [{p['low']:.3f}, {p['high']:.3f}] ({p['predicates']}p)"
 
 
-def run_dataset(name, X, y) -> dict:
+def run_dataset(name, X, y, budgets=BUDGETS, predicates=PREDICATES, leaves=CART_LEAVES) -> dict:
     """Rule-budget frontier, the predicate-axis comparison, and one timed default MUSE fit on all rows."""
     X_tr, X_te, b_tr, b_te, acc = split_and_label(X, y)
     print(f"\n{name}: {len(X)} rows ({len(X_tr)} train / {len(X_te)} held out), "
           f"gradient boosting held-out accuracy {acc:.3f}")
-    fr = surrogate_frontier(X_tr, b_tr, X_te, b_te, budgets=BUDGETS, seed=0)
+    fr = surrogate_frontier(X_tr, b_tr, X_te, b_te, budgets=budgets, seed=0)
     triv = trivial(b_tr, b_te)
     print(f"{'method':<8}{'budget':>7}{'rules':>7}{'preds':>7}{'nbhd':>6}{'agreement [95% CI]':>28}{'fit_s':>8}")
     entry: dict = {}
@@ -179,12 +181,12 @@ def run_dataset(name, X, y) -> dict:
                   f"{p.agreement:>11.4f} [{p.agreement_low:.3f}, {p.agreement_high:.3f}]{p.fit_seconds:>8.2f}")
     print(f"trivial (always {triv['label']!r}): {triv['agreement']:.4f} [{triv['low']:.3f}, {triv['high']:.3f}]")
     entry["trivial"] = round(triv["agreement"], 4)
-    cart = cart_dl_curve(X_tr, b_tr, X_te, b_te)
+    cart = cart_dl_curve(X_tr, b_tr, X_te, b_te, leaves=leaves)
     by = {"muse": {}, "cart_dl": {}, "flat": {}, "figs": {}}
     below = []
     print("Agreement against predicates (at most P; MUSE and flat fitted with max_predicates=P):")
     print(f"{'P':>3}  {'MUSE':<34}{'CART as decision set':<40}{'flat':<34}{'FIGS (splits)':<34}")
-    for P in PREDICATES:
+    for P in predicates:
         m, c = muse_at(X_tr, b_tr, X_te, b_te, P), cart_dl_at(cart, P)
         f, g = muse_at(X_tr, b_tr, X_te, b_te, P, flat=True), figs_at(X_tr, b_tr, X_te, b_te, P)
         for key, pt in (("muse", m), ("cart_dl", c), ("flat", f), ("figs", g)):
@@ -210,12 +212,20 @@ def run_dataset(name, X, y) -> dict:
     return entry
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """Print each dataset's tables, then the JSON line."""
+    p = argparse.ArgumentParser(prog="python -m benchmarks.surrogates", description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="tiny sizes for CI (figures not asserted)")
+    args = p.parse_args(argv)
+    sizes = {"budgets": (5,), "predicates": (4,), "leaves": tuple(range(2, 9))} if args.quick else {}
     datasets = {"breast_cancer": load_breast_cancer_df, "adult": load_adult, "compas": load_compas}
     summary = {}
     for name, loader in datasets.items():
         X, y = loader()
-        summary[name] = run_dataset(name, X, y)
+        if args.quick:  # a seeded sample keeps both classes for the stratified split
+            keep = np.sort(np.random.default_rng(0).choice(len(X), size=min(200, len(X)), replace=False))
+            X, y = X.iloc[keep].reset_index(drop=True), y[keep]
+        summary[name] = run_dataset(name, X, y, **sizes)
     print(json.dumps(summary))
 
 

@@ -1,6 +1,7 @@
 """The Text page as a user sees it: Dash requests, kilobytes and time to settled per action, in Chromium.
 
-``python -m benchmarks.text_page [--repeats 5] [--timeout 240]``
+``python -m benchmarks.text_page [--repeats 5] [--timeout 240] [--quick]`` (``--quick``: one repeat, for CI;
+its figures are not the measured ones)
 
 Starts ``python -m app`` (the bundled sample and its MiniLM text model) with empty caches, opens ``/text``
 in headless Chromium with :mod:`benchmarks.browser_timing`'s probe and repeats each user action of the
@@ -199,7 +200,10 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.text_page", description=__doc__.split("\n")[0])
     p.add_argument("--repeats", type=int, default=5, help="repeats of each action (medians reported)")
     p.add_argument("--timeout", type=float, default=240, help="seconds allowed for any one wait")
+    p.add_argument("--quick", action="store_true", help="one repeat of each action, for CI (figures not asserted)")
     args = p.parse_args(argv)
+    if args.quick:
+        args.repeats = 1
     load_before = os.getloadavg()[0]
     results = run(args.repeats, args.timeout)
     print(table(results))

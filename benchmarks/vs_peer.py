@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--datasets", default="breast_cancer,adult", help="comma-separated: breast_cancer, adult")
     p.add_argument("--starts", type=int, default=2, help="cold starts per tool (alternating)")
     p.add_argument("--clicks", type=int, default=10, help="random-row clicks per start")
-    p.add_argument("--quick", action="store_true", help="breast cancer only, one start, 3 clicks")
+    p.add_argument("--quick", action="store_true", help="breast cancer only, one start, 2 clicks, 10 rows stored")
     p.add_argument("--timeout", type=float, default=600, help="seconds allowed for any one wait (then recorded "
                                                                "as missing, with a note)")
     p.add_argument("--peer-venv", type=Path, default=default_peer_venv())
@@ -125,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     if args.quick:
         datasets = ["breast_cancer"] if args.datasets == p.get_default("datasets") else datasets
-        args.starts, args.clicks = 1, 3
+        args.starts, args.clicks = 1, 2
+        args.store_rows = args.store_rows or "10"
     unknown = [d for d in datasets if d not in DATASETS]
     if unknown:
         p.error(f"unknown dataset(s) {', '.join(unknown)}; choose from {', '.join(DATASETS)}")

@@ -72,7 +72,7 @@ def run(quick: bool = False) -> tuple[list[dict], dict]:
                      note=f"skipped: {DATA} not found")], {}
     model, X, train, test = _compas()
     d = X.shape[1]
-    n_bg, n_orders = (40, 10) if quick else (100, 30)
+    n_bg, n_orders = (10, 3) if quick else (100, 30)
     bg = X.iloc[train].sample(n=n_bg, random_state=0).to_numpy(dtype=float)
     train_rows = X.iloc[train].to_numpy(dtype=float)
     row = int(test[0])

@@ -77,7 +77,7 @@ def run(quick: bool = False) -> tuple[list[dict], dict]:
     from explainers.attention import analyze_heads
     from explainers.text import load_minilm_sentiment, read_conllu
 
-    n = 200 if quick else 1000
+    n = 20 if quick else 1000
     if not DATA.is_file():
         return [dict(item="positional heads", product=None, independent=None, difference=None,
                      note=f"skipped: {DATA} not found")], {"positional_heads": None}

@@ -109,8 +109,8 @@ def run(quick: bool = False) -> tuple[list[dict], dict]:
     n_train = int(0.8 * len(texts))
     train_idx, test_idx = order[:n_train], order[n_train:]
     if quick:
-        train_idx = train_idx[:800]
-    epochs, n_texts, samples = (10, 8, 2000) if quick else (30, 30, 5000)
+        train_idx = train_idx[:200]
+    epochs, n_texts, samples = (2, 3, 300) if quick else (30, 30, 5000)
     model, vocab, train_acc = train_lopardo([texts[i] for i in train_idx], labels[train_idx], n_heads=2, d_e=32,
                                             d_att=16, d_out=16, epochs=epochs, lr=1e-2, batch_size=32,
                                             max_len=64, seed=0)

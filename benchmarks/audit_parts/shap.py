@@ -50,7 +50,7 @@ def _permutation_part(quick: bool) -> tuple[list[dict], dict]:
     train, test = split_indices(y)
     rf = RandomForestClassifier(n_estimators=100, random_state=0).fit(X.iloc[train], y.iloc[train])
     e = ShapExplainer(rf, background=X.iloc[train], background_size=100, algorithm="permutation")
-    rows = X.iloc[test[: 5 if quick else 25]]
+    rows = X.iloc[test[: 2 if quick else 25]]
     oracle = np.asarray(shap.TreeExplainer(rf, data=e.background, feature_perturbation="interventional",
                                            model_output="probability").shap_values(rows))[..., 1]
     t0 = time.perf_counter()
@@ -130,7 +130,7 @@ def _raw_column_part(quick: bool) -> tuple[list[dict], dict]:
     df = _load_adult()
     y = df.pop("income").to_numpy()
     rng = np.random.default_rng(0)
-    fit_rows = rng.choice(len(df), 6000, replace=False)
+    fit_rows = rng.choice(len(df), 1000 if quick else 6000, replace=False)
     cats = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
     pipe = Pipeline([("prep", ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"), cats)],
                                                 remainder="passthrough")),
@@ -138,11 +138,11 @@ def _raw_column_part(quick: bool) -> tuple[list[dict], dict]:
     codec = TabularCodec(df)
     Z = codec.encode(df)
     adapter = ModelAdapter(pipe, codec)
-    n_bg = 40 if quick else 100
+    n_bg = 10 if quick else 100
     exact = ShapExplainer(adapter, background=Z.iloc[fit_rows], background_size=n_bg, space="raw_shapley")
     summed = ShapExplainer(adapter, background=Z.iloc[fit_rows], background_size=n_bg)
     rest = np.setdiff1d(np.arange(len(df)), fit_rows)
-    rows = rng.choice(rest, 4 if quick else 12, replace=False)
+    rows = rng.choice(rest, 1 if quick else 12, replace=False)
     bg_raw = df.loc[exact.background.index]
     prob = lambda frame: pipe.predict_proba(frame)[:, 1]  # noqa: E731
     t0 = time.perf_counter()

@@ -25,7 +25,8 @@ def lime_adult(rows: int, folder: Path) -> dict:
     return measure("adult", rows, folder)
 
 
-def _adult_pipelines():
+def _adult_pipelines(quick: bool = False):
+    """Adult (8,000 seeded rows, 6,000 to fit; ``quick``: 2,000 and 1,500), an MLP and a k-NN Pipeline fitted."""
     from sklearn.compose import ColumnTransformer
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.neural_network import MLPClassifier
@@ -34,7 +35,7 @@ def _adult_pipelines():
 
     from benchmarks.build_store import ADULT_COLS, _adult_frame
 
-    df = _adult_frame("adult.data").sample(8000, random_state=0).reset_index(drop=True)
+    df = _adult_frame("adult.data").sample(2000 if quick else 8000, random_state=0).reset_index(drop=True)
     y = (df.pop("income") == ">50K").to_numpy()
     strings = [c for c in ADULT_COLS[:-1] if not pd.api.types.is_numeric_dtype(df[c])]
     numbers = [c for c in df.columns if c not in strings]
@@ -43,7 +44,7 @@ def _adult_pipelines():
         return ColumnTransformer([("num", StandardScaler(), numbers),
                                   ("str", OneHotEncoder(handle_unknown="ignore", sparse_output=False), strings)])
 
-    train = np.arange(6000)
+    train = np.arange(1500 if quick else 6000)
     models = {"mlp": Pipeline([("prep", prep()), ("mlp", MLPClassifier((32,), max_iter=200, random_state=0))]),
               "knn": Pipeline([("prep", prep()), ("knn", KNeighborsClassifier(n_neighbors=15))])}
     with warnings.catch_warnings():
@@ -54,14 +55,14 @@ def _adult_pipelines():
     return df, train, models, width
 
 
-def permutation(rows: int) -> dict:
-    """CPU ms a row of permutation SHAP, per model, on the first ``rows`` held-out rows."""
+def permutation(rows: int, quick: bool = False) -> dict:
+    """CPU ms a row of permutation SHAP, per model, on the first ``rows`` held-out rows (``quick``: smaller fits)."""
     from app.services.tabular import BACKGROUND_SIZE, LOCAL_MAX_ORDERINGS
     from explainers import ShapExplainer
     from explainers._codec import TabularCodec
     from explainers.model_adapter import ModelAdapter
 
-    df, train, models, width = _adult_pipelines()
+    df, train, models, width = _adult_pipelines(quick)
     codec = TabularCodec(df)
     Z = codec.encode(df)
     held_out = np.arange(len(train), len(df))

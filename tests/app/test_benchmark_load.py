@@ -9,9 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.bench
 def test_quick_mode_serves_two_viewers_without_errors(tmp_path):
     out = subprocess.run([sys.executable, "-m", "benchmarks.load", "--quick", "--folder", str(tmp_path)], cwd=ROOT,
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=900)

@@ -7,7 +7,8 @@ import tempfile
 import time
 
 from selenium import webdriver
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.common.exceptions import (NoSuchElementException, SessionNotCreatedException,
+                                        StaleElementReferenceException)
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
@@ -35,12 +36,25 @@ def chromium_driver(width: int = 1400, height: int = 1000):
     for flag in FLAGS + [f"--user-data-dir={profile}", f"--window-size={width},{height}"]:
         opts.add_argument(flag)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=opts)
+    driver = _start(driver_path, opts)
     try:
         yield driver
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def _start(driver_path: str, opts, attempts: int = 3):
+    """Start Chromium, retrying a start that fails: on a loaded 2-core machine Chromium sometimes exits before
+    chromedriver connects ("SessionNotCreatedException: Chrome instance exited"; two benchmark runs in a row
+    failed so and passed when rerun). A browser that never starts still fails, after ``attempts`` tries."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return webdriver.Chrome(service=Service(executable_path=driver_path), options=opts)
+        except SessionNotCreatedException:
+            if attempt == attempts:
+                raise
+            time.sleep(2 * attempt)
 
 
 def wait_for_figures(driver, timeout: float = 30, minimum: int = 1) -> int:
