@@ -21,6 +21,7 @@ import ipaddress
 import urllib.parse
 
 import flask
+from dash.exceptions import DependencyException
 from markupsafe import escape
 
 from accounts import login_limits, sessions
@@ -249,6 +250,7 @@ def _refuse(status: int, message: str):
 
 
 def _check_request(dash_app, background_keys: frozenset[str]):
+    from .callback_inputs import malformed_body
     from .callback_roles import PARTICIPANT, required_role
 
     req = flask.request
@@ -275,10 +277,13 @@ def _check_request(dash_app, background_keys: frozenset[str]):
             if req.content_length is None or req.content_length > cap:
                 return _refuse(413, f"a request of this kind is limited to {cap // 1024:,} KiB "
                                     "(CANDOR_MAX_CALLBACK_KB); uploads need the analyst role")
-        body = req.get_json(silent=True)
-        key = body.get("output") if isinstance(body, dict) else None
-        if not isinstance(key, str) or key not in dash_app.callback_map:
-            return _refuse(400, "unknown callback")
+        try:
+            body = req.get_json(silent=True)
+        except RecursionError:  # nesting past the JSON decoder's depth (100,000 "[" fit in 1 MiB)
+            return _refuse(400, "the request's JSON is nested too deeply")
+        if why := malformed_body(body, dash_app.callback_map):
+            return _refuse(400, why)
+        key = body["output"]
         needed = required_role(key, body, background=key in background_keys)
         if needed == PARTICIPANT:
             return None
@@ -313,5 +318,7 @@ def install(dash_app) -> None:
     background = frozenset(k for k, cb in dash_app.callback_map.items() if cb.get("background"))
     server = dash_app.server
     server.before_request_funcs.setdefault(None, []).insert(0, lambda: _check_request(dash_app, background))
+    # a component-suites path Dash does not serve raised DependencyException: a 500 and 3 KB of log a request
+    server.register_error_handler(DependencyException, lambda _err: _refuse(404, "no such file"))
     server.add_url_rule(LOGIN_PATH, "candor_login", _login, methods=["GET", "POST"])
     server.add_url_rule(LOGOUT_PATH, "candor_logout", _logout, methods=["POST"])

@@ -197,6 +197,43 @@ def _failed(name: str, err: Exception) -> HTTPException:
     return HTTPException(response=Response(f"candor: {line}\n", status=422, mimetype="text/plain"))
 
 
+def _prop_items(items, what: str, *, wildcard: bool = True) -> str | None:
+    """Why ``items`` is not a list of ``{"id", "property", ...}`` objects (lists of them for wildcards), or None."""
+    if not isinstance(items, list):
+        return f"{what} is not a list"
+    for item in items:
+        for one in (item if wildcard and isinstance(item, list) else [item]):
+            if not isinstance(one, dict) or not isinstance(one.get("property"), str) \
+                    or not isinstance(one.get("id"), (str, dict)):
+                return f"{what} holds an item that is not an {{id, property}} object"
+    return None
+
+
+def malformed_body(body, callback_map: dict) -> str | None:
+    """Why a ``/_dash-update-component`` body is not one Dash can dispatch to a server callback, or None.
+
+    Dash's own dispatch reads the body before any callback runs, and raised (HTTP 500, a traceback in the log)
+    on a body of the wrong shape: ``inputs`` a string, ``changedPropIds`` null, an item that is not an object,
+    the ``output`` of a clientside callback (in the callback map, with no server function). ``app/access.py``
+    refuses such a body with 400 and this reason, before Dash reads it (found by an attack, issue 27)."""
+    if not isinstance(body, dict):
+        return "the body is not a JSON object"
+    key = body.get("output")
+    if not isinstance(key, str) or key not in callback_map or callback_map[key].get("callback") is None:
+        return "unknown callback"
+    outputs = body.get("outputs")
+    if isinstance(outputs, dict):
+        outputs = [outputs]
+    why = (_prop_items(outputs, "outputs") or _prop_items(body.get("inputs"), "inputs")
+           or _prop_items(body.get("state", []), "state"))
+    if why:
+        return why
+    changed = body.get("changedPropIds", [])
+    if not isinstance(changed, list) or not all(isinstance(c, str) for c in changed):
+        return "changedPropIds is not a list of text"
+    return None
+
+
 def install(dash_app) -> None:
     """Wrap every server callback of ``dash_app`` in :func:`guard` (once; after Dash's set-up moved them in)."""
     for key, entry in dash_app.callback_map.items():

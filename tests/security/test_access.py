@@ -84,8 +84,11 @@ def test_participants_reach_only_the_participant_callbacks(dash_app, isolated, m
                        {"id": "study-refresh", "property": "data", "value": 0}, []],
                       [{"id": "study-id", "property": "data", "value": "no-such-study"}])
     assert study.status_code != 403
+    table = dash_post(anonymous, key_of(dash_app, "overview-table.data"),  # a viewer's server callback
+                      [{"id": "overview-table", "property": "page_current", "value": 0}])
+    assert table.status_code == 403
     row = dash_post(anonymous, "row-status.children", [{"id": "row-input", "property": "value", "value": 3}])
-    assert row.status_code == 403
+    assert row.status_code == 400  # clientside now: no server callback to call
     page = key_of(dash_app, "_pages_content")
     for path, status in (("/study/trust-pilot", 200), ("/", 403), ("/study-admin", 403), ("/upload", 403)):
         got = dash_post(anonymous, page, [{"id": "_pages_location", "property": "pathname", "value": path},
