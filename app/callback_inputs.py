@@ -70,13 +70,6 @@ def mapping(v) -> str | None:
     return None if v is None or isinstance(v, dict) else f"not an object ({type(v).__name__})"
 
 
-def texts(v) -> str | None:
-    """Text, a list of texts (a multi-file upload) or ``None``."""
-    if isinstance(v, list):
-        return next((f"item not text ({type(i).__name__})" for i in v if not isinstance(i, str)), None)
-    return text(v)
-
-
 def wholes(lo: int, hi: int) -> Kind:
     """A list of whole numbers in ``lo..hi``, one such number, or ``None`` (a multi-choice of indices)."""
     one = whole(lo, hi)
@@ -91,7 +84,7 @@ PROPERTY_KINDS: dict[str, Kind] = {
     "n_clicks": COUNT, "n_intervals": COUNT, "n_submit": COUNT, "n_blur": COUNT,
     "page_current": COUNT, "page_size": whole(1, MAX_PAGE_ROWS), "active_page": whole(1, MAX_INDEX),
     "pathname": text, "search": text, "hash": text, "href": text,
-    "filename": texts, "contents": texts,
+    "filename": text, "contents": text,  # every dcc.Upload here takes one file (multiple=False): a list is forged
     "active_cell": mapping, "clickData": mapping, "hoverData": mapping, "selectedData": mapping,
 }
 """The kind of a Dash property's value, whatever component it is on."""

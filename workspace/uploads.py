@@ -267,6 +267,9 @@ def _write_whole(target: Path, data: bytes, name: str) -> None:
     except OSError as err:
         part.unlink(missing_ok=True)
         raise write_refusal(err, name) from None
+    except BaseException:  # not bytes, interrupted: nothing half-written stays either
+        part.unlink(missing_ok=True)
+        raise
 
 
 def store_upload(filename: str, content: bytes | str, *, kind: str, folder: Path | None = None) -> Path:

@@ -89,3 +89,16 @@ def test_an_index_the_disk_refuses_takes_the_file_with_it(tmp_path, monkeypatch)
     with pytest.raises(CandorError, match=r"^second\.csv was not stored: the server's disk is full"):
         uploads.save("second.csv", PAYLOAD, kind="data", suffixes=(".csv",), folder=folder)
     assert _left(folder) == {first.id: len(PAYLOAD)} and list(_indexed(folder)) == [first.id]
+
+
+def test_contents_that_are_not_bytes_leave_nothing_behind(tmp_path):
+    """Found by an attack: an upload's ``contents`` forged as a list reached the write, which raised TypeError and
+    left a 0-byte ``.part`` file until the hourly sweep. The callback's check now refuses a list (every upload
+    box takes one file), and a write that fails in any way deletes its part file."""
+    from app.callback_inputs import problem
+
+    assert problem({"id": "upload-data", "property": "contents"}, ["data:text/csv;base64,YQ=="])
+    assert problem({"id": "upload-data", "property": "contents"}, "data:text/csv;base64,YQ==") is None
+    with pytest.raises(TypeError):
+        uploads._write_whole(tmp_path / "x.csv", ["not", "bytes"], "x.csv")
+    assert list(tmp_path.iterdir()) == []
