@@ -186,10 +186,30 @@ def misnamed_features_file(data_path: str | Path) -> str:
     return ""
 
 
+MAX_NESTING = 32
+"""Deepest nesting of ``[`` and ``{`` a features file may have (two levels are all it needs)."""
+
+
+def _nesting(text: str) -> int:
+    """Deepest nesting of brackets and braces in ``text`` (a bound checked before parsing: a bracket inside a
+    quoted string counts too, which only errs towards refusing a file that needs no such depth)."""
+    depth = deepest = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
+
+
 def _parse(path: Path) -> object:
     if path.suffix.lower() not in SUFFIXES:
         raise CandorError(f"{path.name}: a features file is YAML or JSON ({', '.join(SUFFIXES)})")
     text = read_bounded(path, MAX_BYTES, "features file").decode("utf-8", errors="replace")
+    if _nesting(text) > MAX_NESTING:  # PyYAML's time grows with the square of the depth (50,000 "[": > 90 s)
+        raise CandorError(f"{path.name}: nested more than {MAX_NESTING} levels deep (a features file maps each "
+                          "feature to a name or a few keys)")
     if path.suffix.lower() == ".json":
         try:
             return json.loads(text)
@@ -261,7 +281,11 @@ def load_features(path: str | Path, columns) -> FeatureNames:
         that is another column's name).
     """
     path = Path(path)
-    data = _parse(path)
+    try:
+        data = _parse(path)
+    except RecursionError:  # YAML nested by indentation past the parser's depth
+        raise CandorError(f"{path.name}: nested too deeply to read (a features file maps each feature to a name "
+                          "or a few keys)") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -152,3 +152,17 @@ def test_the_persuasive_sentence_says_values_in_the_features_file_unit_and_is_st
 def plain_sig(v):
     from explainers.numbers import plain
     return plain(v, 3, trim=True)
+
+
+@pytest.mark.parametrize("name, text", [
+    ("deep.json", "[" * 1000 + "]" * 1000),  # RecursionError in json (a traceback from check before)
+    ("deep.yaml", "a: " + "[" * 1000 + "]" * 1000),  # RecursionError in PyYAML; 50,000 levels ran past 90 s
+    ("indent.yaml", "".join(" " * i + f"k{i}:\n" for i in range(700)) + " " * 700 + "v"),  # by indentation, within the size bound
+])
+def test_a_deeply_nested_features_file_is_one_line(tmp_path, name, text):
+    """Found by an attack (issue 27): ``check --features-file`` printed 2,989 lines of RecursionError."""
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(CandorError, match="nested") as err:
+        load_features(path, ["a"])
+    assert "\n" not in str(err.value)
