@@ -162,6 +162,7 @@ def read_table(path: str | Path, notes: list[str] | None = None) -> pd.DataFrame
     if suffix in PARQUET_SUFFIXES + CSV_SUFFIXES:
         check_size(path)
     if suffix in PARQUET_SUFFIXES:
+        _check_flat(path)
         _check_dictionaries(path)
         try:
             df = pd.read_parquet(path)
@@ -207,6 +208,20 @@ def _parquet_meta(path: Path):
         return pq.ParquetFile(path).metadata
     except Exception as exc:  # pyarrow raises its own error types
         raise CandorError(f"{path.name}: not a readable Parquet file ({first_line(exc)})") from None
+
+
+def _check_flat(path: Path) -> None:
+    """Refuse columns of lists, structs or maps (a Parquet file may hold them; found by an attack, issue 27: they
+    reached the explainers and failed as ``TypeError: unhashable type``), naming them."""
+    import pyarrow as pa
+
+    schema = _parquet_meta(path).schema.to_arrow_schema()
+    nested = [f.name for f in schema if pa.types.is_nested(f.type)]
+    if nested:
+        shown = ", ".join(map(repr, nested[:5])) + (" ..." if len(nested) > 5 else "")
+        raise CandorError(f"{path.name}: column{'s' if len(nested) > 1 else ''} {shown} "
+                          f"{'hold' if len(nested) > 1 else 'holds'} lists, records or maps; "
+                          "Candor explains columns of numbers, text, categories and dates")
 
 
 def _check_dictionaries(path: Path) -> None:

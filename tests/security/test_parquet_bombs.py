@@ -122,3 +122,18 @@ def test_garbled_page_headers_are_one_line(tmp_path):
                 assert "\n" not in str(err) and str(err).startswith("g.parquet: ")
                 outcomes.add("refused")
     assert outcomes == {"passed", "refused"}
+
+
+@pytest.mark.parametrize("column", [[[1, 2], [3], []], [{"a": 1}, {"a": 2}, {"a": 3}]])
+def test_a_column_of_lists_or_records_is_one_line(tmp_path, column):
+    """Found by an attack (issue 27): list and struct columns passed the read and failed in the explainers
+    (``check``: a 38-line traceback, ``TypeError: unhashable type``; the server: 'an error on the server')."""
+    import pandas as pd
+
+    from workspace.tables import read_table
+
+    path = tmp_path / "nested.parquet"
+    pd.DataFrame({"x": [1.0, 2.0, 3.0], "odd": column, "y": [0, 1, 0]}).to_parquet(path)
+    with pytest.raises(CandorError, match="column 'odd' holds lists, records or maps") as err:
+        read_table(path)
+    assert "\n" not in str(err.value)
