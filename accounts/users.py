@@ -104,7 +104,9 @@ def add_user(path: str | os.PathLike, name: str, role: str, password: str) -> bo
     Raises
     ------
     AccountsError
-        Bad name, role or empty password, or an existing file that is malformed.
+        Bad name, role or empty password, a name differing only in case from another user's (found by an attack,
+        issue 27: the login limits count names in lower case, so locking 'ann' locked 'Ann'), or an existing
+        file that is malformed.
     """
     check_name(name), check_role(role)
     if not password:
@@ -117,6 +119,9 @@ def add_user(path: str | os.PathLike, name: str, role: str, password: str) -> bo
         load_users(path)  # refuse to extend a malformed file
     line = f"{name}:{role}:{hash_password(password)}"
     kept = [ln for ln in lines if ln.split(":", 1)[0].strip() != name]
+    twin = next((n for n in (ln.split(":", 1)[0].strip() for ln in kept) if n.lower() == name.lower()), None)
+    if twin is not None:  # login limits count a name in lower case: 'Ann' would share 'ann''s lockout
+        raise AccountsError(f"the user {twin!r} exists; names that differ only in case are one name here")
     new = len(kept) == len(lines)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -126,3 +126,16 @@ def test_bad_limits_are_named(monkeypatch):
     monkeypatch.setenv("CANDOR_LOGIN_ADDRESS_LIMIT", "0")
     with pytest.raises(CandorError, match="CANDOR_LOGIN_ADDRESS_LIMIT must be a positive whole number, got '0'"):
         LoginLimits.from_settings()
+
+
+def test_names_differing_only_in_case_are_one_account(tmp_path):
+    """Found by an attack: 'ann' and 'Ann' could be two accounts, and the limits (which count a name in lower
+    case) locked both when one was attacked. A second such name is now refused when it is added."""
+    from accounts.users import AccountsError, add_user
+
+    users = tmp_path / "users"
+    add_user(users, "ann", "viewer", "ann-pass-123")
+    with pytest.raises(AccountsError, match="'ann' exists; names that differ only in case are one name"):
+        add_user(users, "Ann", "analyst", "ann-pass-456")
+    assert add_user(users, "ann", "analyst", "ann-pass-789") is False  # the same name is replaced, as before
+    assert [ln.split(":")[:2] for ln in users.read_text().splitlines()] == [["ann", "analyst"]]
