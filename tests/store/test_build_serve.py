@@ -303,7 +303,7 @@ def test_the_global_panel_does_not_wait_for_the_warm_up_when_a_store_holds_it(se
     assert warmup.waiting_for("shap_all").startswith("Waiting for the warm-up to compute global SHAP")
     monkeypatch.setattr(_core, "_store", opened)
     bar, _, _, stop_polling = render_global_when_ready("/descriptive")
-    assert stop_polling is True and len(bar.data[0].y) > 0
+    assert stop_polling is True and len(bar["data"][0]["y"]) > 0  # drawn once per process, kept as sent (a dict)
 
 
 def test_served_global_view_stays_memory_mapped_and_its_importance_is_of_every_row(serving):
