@@ -188,6 +188,9 @@ def misnamed_features_file(data_path: str | Path) -> str:
 
 MAX_NESTING = 32
 """Deepest nesting of ``[`` and ``{`` a features file may have (two levels are all it needs)."""
+MAX_INDENT = 64
+"""Most leading spaces of a line: YAML nested by indentation (whether PyYAML then raises RecursionError depends
+on the process's recursion limit, so the bound is checked on the text, before parsing)."""
 
 
 def _nesting(text: str) -> int:
@@ -207,9 +210,10 @@ def _parse(path: Path) -> object:
     if path.suffix.lower() not in SUFFIXES:
         raise CandorError(f"{path.name}: a features file is YAML or JSON ({', '.join(SUFFIXES)})")
     text = read_bounded(path, MAX_BYTES, "features file").decode("utf-8", errors="replace")
-    if _nesting(text) > MAX_NESTING:  # PyYAML's time grows with the square of the depth (50,000 "[": > 90 s)
-        raise CandorError(f"{path.name}: nested more than {MAX_NESTING} levels deep (a features file maps each "
-                          "feature to a name or a few keys)")
+    indent = max((len(ln) - len(ln.lstrip(" \t")) for ln in text.splitlines()), default=0)
+    if _nesting(text) > MAX_NESTING or indent > MAX_INDENT:  # PyYAML's time grows with the square of the depth
+        raise CandorError(f"{path.name}: nested more than {MAX_NESTING} levels deep or indented more than "
+                          f"{MAX_INDENT} spaces (a features file maps each feature to a name or a few keys)")
     if path.suffix.lower() == ".json":
         try:
             return json.loads(text)
