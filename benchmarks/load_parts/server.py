@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import requests
 
-from benchmarks.study_load_parts.server import free_port
+from benchmarks.study_load_parts.server import free_port, group_pids, stop_group
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "load-benchmark-viewer"
@@ -88,16 +87,7 @@ class Gunicorn:
 
     def pids(self) -> list[int]:
         """The master, its workers and anything they forked (members of the process group), zombies left out."""
-        out = []
-        for d in Path("/proc").iterdir():
-            if d.name.isdigit():
-                try:
-                    fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
-                except OSError:
-                    continue
-                if int(fields[2]) == self.proc.pid and fields[0] != "Z":
-                    out.append(int(d.name))
-        return sorted(out)
+        return group_pids(self.proc.pid)
 
     def memory_mb(self) -> dict:
         """Sum over the process tree of resident memory now (``VmRSS``) and at its peak (``VmHWM``), in MB."""
@@ -122,13 +112,4 @@ class Gunicorn:
         return total / tick
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=30)
+        stop_group(self.proc)

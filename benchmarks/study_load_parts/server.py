@@ -23,6 +23,34 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def group_pids(pgid: int) -> list[int]:
+    """Live members of process group ``pgid`` (a server started with ``start_new_session``), zombies left out."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                out.append(int(d.name))
+    return sorted(out)
+
+
+def stop_group(proc: subprocess.Popen | None) -> None:
+    """SIGTERM ``proc``'s process group, SIGKILL after 30 s; nothing if it is not running."""
+    if proc is None or proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+
+
 class Server:
     """``gunicorn app.server:server`` on 127.0.0.1 in its own process group (so SIGKILL reaches all)."""
 
@@ -52,17 +80,7 @@ class Server:
 
     def pids(self) -> list[int]:
         """The master and its workers (members of the process group)."""
-        pgid = self.proc.pid
-        out = []
-        for d in Path("/proc").iterdir():
-            if d.name.isdigit():
-                try:
-                    fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
-                except OSError:
-                    continue
-                if int(fields[2]) == pgid and fields[0] != "Z":
-                    out.append(int(d.name))
-        return sorted(out)
+        return group_pids(self.proc.pid)
 
     def kill(self) -> int:
         """SIGKILL the master and every worker at once; wait until they are gone; return how many."""
@@ -75,16 +93,7 @@ class Server:
         return n
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=30)
+        stop_group(self.proc)
 
 
 @contextlib.contextmanager
