@@ -14,9 +14,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from pathlib import Path
 
-from workspace.errors import CandorError, first_line
+from workspace.errors import CandorError, first_line, raised_at
 from workspace.settings import Settings
 from .model_flags import add_serving_arguments, model_args_error
 
@@ -69,11 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"candor: error: {(str(err).strip().splitlines() or ['(no message)'])[0]}", file=sys.stderr)
         return 2
     except Exception as err:  # noqa: BLE001  (the command line's one place for an error nobody foresaw)
-        tb = err.__traceback__
-        while tb is not None and tb.tb_next is not None:
-            tb = tb.tb_next
-        where = f" at {Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno}" if tb is not None else ""
-        print(f"candor: error: {first_line(err)} (not an error Candor checks for{where}; "
+        print(f"candor: error: {first_line(err)} (not an error Candor checks for at {raised_at(err)}; "
               "please report it)", file=sys.stderr)
         return 1
 

@@ -30,7 +30,7 @@ from werkzeug.exceptions import HTTPException
 
 from app import ids
 from app.services.data_table import MAX_PAGE_ROWS
-from workspace.errors import CandorError, first_line
+from workspace.errors import CandorError, first_line, raised_at
 
 log = logging.getLogger("candor.callbacks")
 
@@ -178,11 +178,8 @@ def _failed(name: str, err: Exception) -> HTTPException:
     line is written for people and shown as it is; any other error's text may hold server paths or internals,
     so the page gets a reference and the log, one line, gets the error, its type and where it was raised."""
     ref = secrets.token_hex(4)
-    tb = err.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    where = f"{tb.tb_frame.f_code.co_filename.rsplit('/', 1)[-1]}:{tb.tb_lineno}" if tb is not None else "?"
-    log.warning("callback %s failed (ref %s, %s at %s): %s", name, ref, type(err).__name__, where, first_line(err))
+    log.warning("callback %s failed (ref %s, %s at %s): %s", name, ref, type(err).__name__, raised_at(err),
+                first_line(err))
     if isinstance(err, CandorError):
         line = first_line(err)
     else:

@@ -12,3 +12,12 @@ def first_line(exc: BaseException) -> str:
     """``"TypeName: first line of the message"`` (just the type name if the message is empty), for one-line errors."""
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def raised_at(exc: BaseException) -> str:
+    """``"file.py:LINE"`` of the innermost frame ``exc`` was raised in (``"?"`` without a traceback), for one-line
+    reports of errors nobody foresaw."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return f"{tb.tb_frame.f_code.co_filename.rsplit('/', 1)[-1]}:{tb.tb_lineno}" if tb is not None else "?"
