@@ -1,0 +1,4 @@
+"""Command lines other than serving: ``python -m app build``, ``check``, their shared model flags.
+
+``python -m app`` itself is :mod:`app.__main__` (issue 24's rooms; ``docs/architecture.md``).
+"""
