@@ -4,7 +4,7 @@ The store is filled by the services' own functions (one home: no second SHAP pat
 view (``tabular._shap_all``), each held-out row's SHAP and LIME (``tabular._live_shap_row``,
 ``_live_lime_row``, run in chunks by :func:`store.engine.run_chunks`, resumable, on Dask with
 ``--dask``), the Persuasive page's global curve and the Surrogate page's default MUSE fit and frontier.
-``python -m app --store STORE`` then serves them without recomputing (``app/services/_core.py::store``).
+``python -m app --store STORE`` then serves them without recomputing (``app.services.store``).
 
 Every input problem prints one line, ``candor: error: ...``, and exits with status 2.
 """
@@ -85,13 +85,14 @@ class RowTask:
     lime_limits: dict = dataclasses.field(default_factory=dict)
 
     def __call__(self, start: int, stop: int) -> dict[str, np.ndarray]:
-        from .services import _core, tabular
+        from . import services
+        from .services import tabular
 
         tabular.LIME_LIMITS.update(self.lime_limits)  # a Dask worker's own module: the build's stopping rule
-        if _core._ws is None:  # a fresh process (a Dask worker): load what the build explains
+        if services.state().workspace is None:  # a fresh process (a Dask worker): load what the build explains
             from .services.selection import Selection
 
-            _core.init(Selection(**self.selection).load(), warm=False)
+            services.init(Selection(**self.selection).load(), warm=False)
         rows = [int(r) for r in self.rows[start:stop]]
         with threadpool_limits(1):  # see build(): OpenMP and BLAS pools spinning on a shared machine
             shap, lime, prediction = tabular.guarded(f"SHAP and LIME for rows {rows[0]}-{rows[-1]}", _explain_rows, rows)
@@ -113,13 +114,14 @@ def _explain_rows(rows: list[int]) -> tuple[list, list, np.ndarray]:
     """
     from store.batch import shap_rows
 
-    from .services import _core, tabular
+    from . import services
+    from .services import tabular
 
-    ws, shap = _core.workspace(), tabular._shap()
+    ws, shap = services.workspace(), tabular._shap()
     X = ws.X.iloc[rows]
     at = {label: r for label, r in zip(X.index, rows)}
     known = {}
-    if _core.is_ready("shap_all") and shap.exact:  # the live path wraps the global view's values of its rows
+    if services.is_ready("shap_all") and shap.exact:  # the live path wraps the global view's values of its rows
         g, where = tabular._shap_all()
         se = g.standard_error
         known = {label: (g.values[where[r]], g.base_value, None if se is None else se[where[r]])
@@ -246,7 +248,7 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
 
     from . import services
     from .server import selection_from_settings
-    from .services import _core, surrogates, tabular
+    from .services import surrogates, tabular
     persuasive_service = importlib.import_module("app.services.persuasive")  # the package exports a function of that name
     from .startup import defer_torch
 
@@ -258,8 +260,7 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     selection = selection_from_settings(settings)
     ws = selection.load()
     model_sha, data_sha = source_hashes(settings, ws)
-    _core.use_store(None)  # computed live, never read from another store
-    services.init(ws, warm=False)
+    services.init(ws, warm=False, opened_store=None)  # computed live, never read from another store
     say = progress or (lambda what, done, total: None)
     writer = StoreWriter(partial)
     timings, skipped = {}, {}

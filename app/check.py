@@ -25,8 +25,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -69,7 +67,7 @@ def _view(name: str, fn):
 
     try:
         return fn()
-    except ModelFailed as exc:  # the model raised (a CandorError since limits.apply_model_failure): name the view
+    except ModelFailed as exc:  # the model raised (a CandorError under limits.model_call_limits): name the view
         raise CandorError(f"{name}: {exc}") from None
     except CandorError:
         raise
@@ -85,9 +83,12 @@ def run_tabular(args, out) -> None:
 
     from . import services
 
+    from workspace import limits, settings
+
     ws = load_user_workspace(args.model, args.data, args.target, trust_pickle=args.trust_pickle,
                              target_class=args.target_class, torch_options=TorchOptions.from_args(args),
                              features_file=args.features_file)
+    ws = ws.limited(limits.model_call_limits(timeout=False))  # a model raising while predicting: one line
     a, X = ws.adapter, ws.X
     is_torch = is_torch_model(a.model)
     row = int(ws.test_idx[0]) if args.row is None else args.row
@@ -112,8 +113,8 @@ def run_tabular(args, out) -> None:
         print(f"torch   {a.model.source}: {n_params:,} parameters, {what}; parameters sha256 {params[:16]}", file=out)
     before = a.fingerprint(X.iloc[:20])
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="candor-check-") as cache, _settings(cache_dir=Path(cache)), \
-            services._core.installed(ws):  # a fresh surrogate fit in a cache of its own, never a cached one
+    with tempfile.TemporaryDirectory(prefix="candor-check-") as cache, settings.overridden(cache_dir=Path(cache)), \
+            services.overridden(services.ServiceState(ws)):  # a fresh surrogate fit in a cache of its own
         _pages(services, row, is_torch, out)
     if a.fingerprint(X.iloc[:20]) != before:
         raise CandorError(f"{Path(args.model).name}: the model's predictions changed while explaining it")
@@ -122,19 +123,6 @@ def run_tabular(args, out) -> None:
     same = f", parameters sha256 {params[:16]}" if is_torch else ""
     print(f"ok      model unchanged (prediction fingerprint {before[:12]}{same}); {time.perf_counter() - t0:.1f} s",
           file=out)
-
-
-@contextmanager
-def _settings(**changes):
-    """The installed settings with ``changes`` for the ``with`` block, then what was installed before."""
-    from workspace import settings
-
-    before = settings._installed  # None: read from the environment
-    settings.install(replace(settings.current(), **changes))
-    try:
-        yield
-    finally:
-        settings.install(before)
 
 
 def _pages(services, row: int, is_torch: bool, out) -> None:
@@ -270,9 +258,6 @@ def run_text(args, out) -> None:
 def main(argv: list[str]) -> int:
     """Entry point of ``python -m app check``; returns the exit status."""
     args = _parser().parse_args(argv)
-    from workspace import limits
-
-    limits.apply_model_failure()  # a model raising while predicting is one line, as on the pages
     try:
         (run_text if args.text_column else run_tabular)(args, sys.stdout)
     except CandorError as err:

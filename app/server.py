@@ -163,7 +163,9 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     if warm is True and settings.store:
         warm = "sync"  # served from a store, the warm-up only reads it (and calls the model once on every row): done
         # before the first page, it never competes with that page's requests for the interpreter
-    services.init(ws, warm=warm)
+    # every model call of this server under CANDOR_MODEL_TIMEOUT_S, a model that raises one line on the page (never
+    # a 500): the installed workspace's adapter carries these limits (and every workspace installed after it)
+    services.init(ws, warm=warm, call_limits=limits.model_call_limits())
     limits.trim_heap()  # the table reader's freed buffers (the warm-up trims after each of its steps)
     from .callbacks.study_check import check_study_files
 
@@ -188,8 +190,6 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     app.server.config["MAX_CONTENT_LENGTH"] = limits.max_request_bytes()
     app.server.register_error_handler(413, _too_large)
     limits.apply_memory_ceiling()
-    limits.apply_model_timeout()
-    limits.apply_model_failure()  # a model that raises while predicting: one line on the page, never a 500
     from . import access, callback_inputs
     from .startup import setup_dash_now
 

@@ -61,7 +61,7 @@ def breast_cancer_case():
     from workspace.workspace import load_sample_workspace
 
     ws = load_sample_workspace()
-    return ws.model, ws.X, np.asarray(ws.train_idx), np.asarray(ws.test_idx)
+    return ws.adapter.model, ws.X, np.asarray(ws.train_idx), np.asarray(ws.test_idx)
 
 
 def compas_case():
@@ -82,7 +82,8 @@ def measure(model, X: pd.DataFrame, train, test, n_rows: int = N_ROWS, backgroun
             ks: tuple = KS) -> tuple[dict, dict]:
     """Mean sufficiency, comprehensiveness and Spearman ρ per k over the first ``n_rows`` held-out rows, with
     their standard errors (the product's own chain: :func:`explainers.persuasive.average_curve`)."""
-    shap = ex.ShapExplainer(model, background=X.iloc[train], target_index=1, background_size=background, seed=0)
+    shap = ex.ShapExplainer(ex.ModelAdapter.for_table(model, X.iloc[train]), background=X.iloc[train],
+                            target_index=1, background_size=background, seed=0)
     bg = X.iloc[train].sample(n=min(background, len(train)), random_state=0).to_numpy(dtype=float)
     rows = test[:n_rows]
     g = shap.explain_many(X.iloc[rows])

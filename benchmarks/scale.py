@@ -82,10 +82,12 @@ class TreeShapChunk:
         return {**self.__dict__, "_explainer": None}
 
     def __call__(self, start: int, stop: int) -> dict[str, np.ndarray]:
+        from explainers.model_adapter import ModelAdapter
         from explainers.shap_explainer import ShapExplainer
 
         if self._explainer is None:
-            self._explainer = ShapExplainer(self.model, background=self.background)
+            adapter = ModelAdapter.for_table(self.model, self.background)
+            self._explainer = ShapExplainer(adapter, background=self.background)
         table = np.load(self.table, mmap_mode="r", allow_pickle=False)
         rows = pd.DataFrame(np.array(table[start:stop]), columns=self.background.columns)
         del table  # unmapped: the pages read are not kept in this process's resident memory
@@ -177,9 +179,10 @@ def main(argv: list[str] | None = None) -> int:
     t = time.perf_counter()
     model = GradientBoostingClassifier(random_state=0).fit(X, y)
     fit_s = time.perf_counter() - t
+    from explainers.model_adapter import ModelAdapter
     from explainers.shap_explainer import ShapExplainer
 
-    probe = ShapExplainer(model, background=X)
+    probe = ShapExplainer(ModelAdapter.for_table(model, X), background=X)
     if probe.algorithm != "tree":
         p.exit(2, f"candor: error: expected Candor's Tree SHAP path, got {probe.algorithm}\n")
     task_kind = probe.source

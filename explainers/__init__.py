@@ -36,7 +36,8 @@ from .types import (
 
 _LAZY = {
     "LimeExplainer": ".lime_explainer", "weighted_r2": "._lime_fits",
-    "ShapExplainer": ".shap_explainer", "is_linear_model": ".model_kinds", "is_tree_model": ".model_kinds",
+    "ShapExplainer": ".shap_explainer", "ModelAdapter": ".model_adapter", "OutputView": ".model_adapter",
+    "CallLimits": ".model_adapter", "is_linear_model": ".model_kinds", "is_tree_model": ".model_kinds",
     "comprehensiveness": ".persuasive", "masked_output": ".persuasive", "sufficiency": ".persuasive",
 }
 
@@ -50,8 +51,9 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "AgreementReport", "AttentionMap", "Explanation", "Fidelity", "GlobalImportance", "LimeExplainer",
-    "ModelSummary", "Predicate", "RankAgreement", "Rule", "ShapExplainer", "Simplification",
+    "AgreementReport", "AttentionMap", "CallLimits", "Explanation", "Fidelity", "GlobalImportance", "LimeExplainer",
+    "ModelAdapter", "ModelSummary", "OutputView",
+    "Predicate", "RankAgreement", "Rule", "ShapExplainer", "Simplification",
     "agreement_rate", "comprehensiveness", "conjunction_mask",
     "is_linear_model", "is_tree_model", "compare_ranks", "default_k", "jaccard_at_k", "kendall_tau_b", "masked_output", "predicate_mask",
     "rank_agreement", "rule_text", "sign_agreement", "spearman",

@@ -20,13 +20,15 @@ or mutates the model: it only calls ``predict*`` / ``decision_function`` /
 
 Every call of the model goes through :meth:`ModelAdapter.outputs` or :meth:`ModelAdapter.predict`,
 which pass the rows in batches of at most :data:`BATCH_CELLS` input cells (bounding the memory of one
-call) and, when :func:`set_model_timeout` set a deadline, check the time between batches: a call
-that has used up its time raises :class:`ModelTimeout` (or the error class the caller chose) before
+call) and, when the adapter's :class:`CallLimits` give a deadline, check the time between batches: a call
+that has used up its time raises :class:`ModelTimeout` (or the error class the limits name) before
 the next batch. Python cannot stop a running batch, so one batch that hangs is not interrupted; the
-deadline bounds how long a call goes on after its time is up by the duration of one batch.
+deadline bounds how long a call goes on after its time is up by the duration of one batch. Each adapter
+carries its own limits (:meth:`ModelAdapter.limited`): nothing here is process-wide.
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import time
 from dataclasses import dataclass
@@ -39,68 +41,67 @@ from ._grouping import feature_groups
 from .model_kinds import is_tree_model
 
 __all__ = ["ModelAdapter", "OneVsRest", "OutputView", "TreeView", "OutputAttributions", "ModelTimeout",
-           "ModelFailed", "set_model_timeout", "set_model_failure"]
+           "ModelFailed", "CallLimits"]
 
 BATCH_CELLS = 2_000_000
 """Most input cells (rows x features) passed to the model in one call."""
 
 
 class ModelTimeout(TimeoutError):
-    """A model call went past its deadline (:func:`set_model_timeout`)."""
+    """A model call went past its deadline (:attr:`CallLimits.seconds`)."""
 
 
 class ModelFailed(RuntimeError):
     """The model raised while predicting (after it loaded and passed its first rows); the message is one line."""
 
 
-_deadline: dict = {"seconds": None, "error": ModelTimeout, "failed": ModelFailed}
+@dataclass(frozen=True)
+class CallLimits:
+    """What one call of the model may take, and what a call that fails raises: carried by each adapter.
+
+    Parameters
+    ----------
+    seconds : float or None, default=None
+        Wall-clock seconds per call of :meth:`ModelAdapter.outputs` / :meth:`ModelAdapter.predict`
+        (None or 0: no deadline), checked between batches of rows.
+    timeout : exception class, default ModelTimeout
+        Raised (``timeout(message)``) past the deadline, e.g. an application's own error type that its pages
+        show as a message.
+    failed : exception class, default ModelFailed
+        Raised (one line: the rows, the model's own first line; the model's exception as ``__cause__``)
+        when the model raises.
+    """
+
+    seconds: float | None = None
+    timeout: type[Exception] = ModelTimeout
+    failed: type[Exception] = ModelFailed
 
 
-def set_model_failure(error: type[Exception] = ModelFailed) -> None:
-    """Raise ``error(message)`` (one line: the model's method, the rows, the model's own first line) when the
-    model raises inside :meth:`ModelAdapter.outputs` / :meth:`ModelAdapter.predict`, e.g. an application's own
-    error type that its pages show as a message. The model's exception is its ``__cause__``."""
-    _deadline["failed"] = error
-
-
-def _call(call, X) -> np.ndarray:
-    """``call(X)`` as an array; the model's exception as :data:`_deadline`'s ``failed`` error (one line)."""
+def _call(call, X, limits: CallLimits) -> np.ndarray:
+    """``call(X)`` as an array; the model's exception as ``limits.failed`` (one line)."""
     try:
         return np.asarray(call(X))
-    except _deadline["error"]:
+    except limits.timeout:
         raise
     except Exception as exc:
         lines = str(exc).strip().splitlines()
         why = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
-        raise _deadline["failed"](f"the model failed on {len(X):,} rows ({why})") from exc
+        raise limits.failed(f"the model failed on {len(X):,} rows ({why})") from exc
 
 
-def set_model_timeout(seconds: float | None, error: type[Exception] = ModelTimeout) -> None:
-    """Give every later model call at most ``seconds`` (None or 0: no deadline); raise ``error(message)`` past it.
-
-    Parameters
-    ----------
-    seconds : float or None
-        Wall-clock seconds per call of :meth:`ModelAdapter.outputs` / :meth:`ModelAdapter.predict`.
-    error : exception class, default ModelTimeout
-        What is raised, e.g. an application's own error type that its pages show as a message.
-    """
-    _deadline.update(seconds=float(seconds) if seconds else None, error=error)
-
-
-def _batched(call, X, n_features: int) -> np.ndarray:
+def _batched(call, X, n_features: int, limits: CallLimits) -> np.ndarray:
     """``call`` on ``X`` in batches of at most :data:`BATCH_CELLS` cells, checking the deadline between batches."""
     n = len(X)
     step = max(1, BATCH_CELLS // max(n_features, 1))
     if n <= step:
-        return _call(call, X)
-    seconds, start, parts = _deadline["seconds"], time.monotonic(), []
+        return _call(call, X, limits)
+    seconds, start, parts = limits.seconds or None, time.monotonic(), []
     for lo in range(0, n, step):
         if seconds is not None and lo and time.monotonic() - start > seconds:
-            raise _deadline["error"](f"the model took longer than {seconds:g} s on {lo:,} of {n:,} rows "
-                                     "(CANDOR_MODEL_TIMEOUT_S); the call was stopped")
+            raise limits.timeout(f"the model took longer than {seconds:g} s on {lo:,} of {n:,} rows "
+                                 "(CANDOR_MODEL_TIMEOUT_S); the call was stopped")
         part = X.iloc[lo:lo + step] if hasattr(X, "iloc") else X[lo:lo + step]
-        parts.append(_call(call, part))
+        parts.append(_call(call, part, limits))
     return np.concatenate(parts, axis=0)
 
 _UNITS = {"probability": "probability of class {c!r}",
@@ -192,6 +193,8 @@ class ModelAdapter:
     class_names : sequence of str, optional
         Names people read for ``model.classes_``, in the same order (the CLI's ``--classes``);
         default the classes themselves as text. The model is still called with its own classes.
+    limits : CallLimits, default=CallLimits()
+        This adapter's deadline per model call and the errors it raises (default: no deadline).
 
     Raises
     ------
@@ -200,10 +203,11 @@ class ModelAdapter:
         does not name each class once (or is given for a regressor).
     """
 
-    def __init__(self, model, codec: TabularCodec, *, target: str = "target", class_names=None) -> None:
+    def __init__(self, model, codec: TabularCodec, *, target: str = "target", class_names=None,
+                 limits: CallLimits = CallLimits()) -> None:
         if not hasattr(model, "predict"):
             raise TypeError(f"{type(model).__name__} has no predict method; expected a fitted estimator")
-        self.model, self.codec, self.target = model, codec, target
+        self.model, self.codec, self.target, self.limits = model, codec, target, limits
         if hasattr(model, "classes_"):
             self.classes_ = np.asarray(model.classes_)
             if len(self.classes_) < 2:
@@ -223,6 +227,21 @@ class ModelAdapter:
             self.classes_, self.class_names = None, ()
             self.task, self.kind, self.output_names = "regression", "raw", (str(target),)
         self.output_space = "probability" if self.kind == "probability" else "raw"
+
+    @classmethod
+    def for_table(cls, model, X: pd.DataFrame, **options) -> ModelAdapter:
+        """The adapter of ``model`` fitted on the raw table ``X`` (its codec: ``TabularCodec(X)``).
+
+        ``options`` as the constructor's (``target``, ``class_names``, ``limits``). For an all-numeric ``X``
+        the encoded rows are ``X`` itself, so explainers take the table as it is.
+        """
+        return cls(model, TabularCodec(X), **options)
+
+    def limited(self, limits: CallLimits) -> ModelAdapter:
+        """This adapter (same model, codec and outputs) with other :class:`CallLimits`; ``self`` is unchanged."""
+        other = copy.copy(self)
+        other.limits = limits
+        return other
 
     @property
     def feature_names(self) -> tuple[str, ...]:
@@ -251,11 +270,11 @@ class ModelAdapter:
         Raises
         ------
         ModelTimeout
-            (or the class given to :func:`set_model_timeout`) when the call goes past its deadline.
+            (or the adapter's ``limits.timeout``) when the call goes past its deadline.
         ModelFailed
-            (or the class given to :func:`set_model_failure`) when the model raises.
+            (or the adapter's ``limits.failed``) when the model raises.
         """
-        return _batched(self._outputs, Z, len(self.codec.names))
+        return _batched(self._outputs, Z, len(self.codec.names), self.limits)
 
     def _outputs(self, Z) -> np.ndarray:
         X = self.raw(Z)
@@ -274,7 +293,8 @@ class ModelAdapter:
 
     def predict(self, Z) -> np.ndarray:
         """The model's own ``predict`` on encoded rows, in batches under the deadline (see :meth:`outputs`)."""
-        return _batched(lambda part: np.asarray(self.model.predict(self.raw(part))), Z, len(self.codec.names))
+        return _batched(lambda part: np.asarray(self.model.predict(self.raw(part))), Z, len(self.codec.names),
+                        self.limits)
 
     def predict_proba(self, Z) -> np.ndarray:
         if self.kind != "probability":

@@ -21,14 +21,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._codec import TabularCodec
 from ._grouping import group_signed_sum
 from ._permutation import MAX_ORDERINGS, REL_TOL, permutation_shap_rows
 from ._shap_backends import select_backend
 from ._shapley_exact import exact_shapley
 from ._shapley_kernel import KMEANS_K, repeated_kernel_shap
 from ._shapley_support import estimate_cost, pct, permutation_evals  # noqa: F401
-from .model_adapter import ModelAdapter, OutputAttributions, OutputView
+from .model_adapter import ModelAdapter, OutputAttributions
 from .numbers import plain
 from .tree_shap import TreeShap
 from .types import Explanation, GlobalImportance
@@ -55,19 +54,17 @@ class ShapExplainer:
 
     Parameters
     ----------
-    model : fitted classifier with ``predict_proba``, or a ModelAdapter / OneVsRest
-        A bare model must give probabilities; wrap it in
-        :class:`~explainers.model_adapter.ModelAdapter` to explain margins,
-        labels, regressors, Pipelines or non-numeric columns.
+    adapter : ModelAdapter
+        The model behind :class:`~explainers.model_adapter.ModelAdapter` (its task, outputs, units and
+        codec): ``ModelAdapter.for_table(model, X)`` for a model fitted on the numeric table ``X``; a
+        dashboard's :class:`~explainers.model_adapter.OutputView` gives its ``adapter`` and ``index``.
     background : DataFrame of shape (n_background_rows, n_features)
-        Rows the expectations are taken over (encoded rows for an adapter);
-        ``background_size`` rows are sampled from it with ``seed``.
+        Encoded rows the expectations are taken over; ``background_size`` rows are sampled from it
+        with ``seed``.
     target_index : int, default=1
-        Index of the explained output among the model's outputs (class order).
+        Index of the explained output among the adapter's outputs (class order; the last output when
+        the adapter has fewer, e.g. a regressor or a binary margin).
     target_name : str, default="class 1"
-    class_names : sequence of str, optional
-        Names people read for a bare model's ``classes_``, in order (its units then say "probability of class
-        'malignant'", not '1'); a :class:`ModelAdapter` or ``OutputView`` carries its own.
     background_size : int, default=100
     seed : int, default=0
     algorithm : {"auto", "tree", "linear", "permutation", "kernel", "exact"}, default="auto"
@@ -93,30 +90,24 @@ class ShapExplainer:
     Raises
     ------
     TypeError
-        If a bare ``model`` has no ``predict_proba``.
+        If ``adapter`` is not a :class:`~explainers.model_adapter.ModelAdapter` (a bare model, a view).
     ValueError
         If ``space`` or ``algorithm`` is unknown, or ``algorithm="exact"`` exceeds its budget.
     """
 
-    def __init__(self, model, *, background: pd.DataFrame, target_index: int = 1, target_name: str = "class 1",
-                 background_size: int = 100, seed: int = 0, algorithm: str = "auto", space: str = "raw",
-                 rel_tol: float = REL_TOL, max_orderings: int = MAX_ORDERINGS,
-                 time_budget_s: float | None = None, class_names=None) -> None:
+    def __init__(self, adapter: ModelAdapter, *, background: pd.DataFrame, target_index: int = 1,
+                 target_name: str = "class 1", background_size: int = 100, seed: int = 0, algorithm: str = "auto",
+                 space: str = "raw", rel_tol: float = REL_TOL, max_orderings: int = MAX_ORDERINGS,
+                 time_budget_s: float | None = None) -> None:
         if space not in ("raw", "transformed", "raw_shapley"):
             raise ValueError(f"space must be 'raw', 'transformed' or 'raw_shapley', got {space!r}")
         if algorithm not in ("auto", "tree", "linear", "permutation", "kernel", "exact"):
             raise ValueError(f"unknown SHAP algorithm {algorithm!r}")
-        if isinstance(model, OutputView):  # incl. OneVsRest
-            adapter, want = model.adapter, model.adapter.output_names[model.index]
-        elif isinstance(model, ModelAdapter):
-            adapter, want = model, model.output_names[min(target_index, len(model.output_names) - 1)]
-        else:
-            if not hasattr(model, "predict_proba"):
-                raise TypeError(f"{type(model).__name__} has no predict_proba; SHAP needs class probabilities "
-                                "(wrap it in explainers.ModelAdapter to explain margins)")
-            adapter = ModelAdapter(model, TabularCodec(background), class_names=class_names)
-            want = adapter.output_names[target_index]
-        self.model, self.adapter, self.seed = model, adapter, seed
+        if not isinstance(adapter, ModelAdapter):
+            raise TypeError(f"SHAP explains a ModelAdapter, got {type(adapter).__name__}; wrap a fitted model as "
+                            "ModelAdapter.for_table(model, X) (a view: pass view.adapter, target_index=view.index)")
+        want = adapter.output_names[min(target_index, len(adapter.output_names) - 1)]
+        self.adapter, self.seed = adapter, seed
         self.rel_tol, self.max_orderings, self.time_budget_s = float(rel_tol), int(max_orderings), time_budget_s
         self.feature_names = adapter.feature_names
         n = min(background_size, len(background))

@@ -85,9 +85,8 @@ def _own_launch_selection_file(tmp_path_factory, monkeypatch):
 def install():
     """Install a workspace in the services for one test (``install(ws)``), then put back whatever was there."""
     from app import services
-    from app.services import _core
 
-    previous = _core._ws
+    previous = services.state().workspace
     yield lambda ws: services.init(ws, warm=False)
     if previous is not None:
         services.init(previous, warm=False)

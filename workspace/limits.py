@@ -18,6 +18,7 @@ A value that is not a positive number is an error that names the variable (the s
 """
 from __future__ import annotations
 
+import functools
 import logging
 
 from .errors import CandorError
@@ -133,29 +134,38 @@ def trim_heap() -> bool:
     return bool(libc.malloc_trim(0))
 
 
-def apply_model_failure() -> None:
-    """Make a model that raises while predicting a :class:`CandorError` (one line every page and ``check`` show)
-    instead of its own exception (a traceback, HTTP 500): :func:`explainers.model_adapter.set_model_failure`."""
-    from explainers.model_adapter import ModelFailed, set_model_failure
-
-    class ModelCallFailed(CandorError, ModelFailed):
-        """The model raised while predicting: a :class:`CandorError`, so every page shows it in one line."""
-
-    set_model_failure(ModelCallFailed)
-
-
-def apply_model_timeout() -> float | None:
-    """Give every model call ``CANDOR_MODEL_TIMEOUT_S`` seconds (0: none); past it the pages show a one-line error.
-
-    The deadline is checked between batches of rows (:mod:`explainers.model_adapter`): a call is
-    stopped at the first batch boundary after its time is up, and a single batch is never
-    interrupted. Returns the seconds, or None when off.
-    """
-    from explainers.model_adapter import ModelTimeout, set_model_timeout
+@functools.cache
+def _model_errors() -> tuple[type, type]:
+    """The model-call errors as :class:`CandorError` (one class each per process, so ``except`` and
+    ``isinstance`` see the same classes): (took too long, failed)."""
+    from explainers.model_adapter import ModelFailed, ModelTimeout
 
     class ModelTookTooLong(CandorError, ModelTimeout):
         """A model call past ``CANDOR_MODEL_TIMEOUT_S``: a :class:`CandorError`, so every page shows it."""
 
-    seconds = setting("CANDOR_MODEL_TIMEOUT_S") or None
-    set_model_timeout(seconds, ModelTookTooLong)
-    return seconds
+    class ModelCallFailed(CandorError, ModelFailed):
+        """The model raised while predicting: a :class:`CandorError`, so every page shows it in one line."""
+
+    return ModelTookTooLong, ModelCallFailed
+
+
+def model_call_limits(*, timeout: bool = True):
+    """The :class:`~explainers.model_adapter.CallLimits` a workspace's adapter is given (:meth:`Workspace.limited`).
+
+    A model that raises while predicting is a :class:`CandorError` (one line every page and ``check`` show)
+    instead of its own exception (a traceback, HTTP 500). With ``timeout`` (the server), each model call gets
+    ``CANDOR_MODEL_TIMEOUT_S`` seconds (0: none), checked between batches of rows
+    (:mod:`explainers.model_adapter`): a call is stopped at the first batch boundary after its time is up, and a
+    single batch is never interrupted; past it the pages show a one-line error. ``check`` and ``build`` pass
+    ``timeout=False``: they are not waited on by a page.
+
+    Raises
+    ------
+    CandorError
+        If ``CANDOR_MODEL_TIMEOUT_S`` is not a number (named).
+    """
+    from explainers.model_adapter import CallLimits
+
+    took_too_long, failed = _model_errors()
+    seconds = (setting("CANDOR_MODEL_TIMEOUT_S") or None) if timeout else None
+    return CallLimits(seconds=seconds, timeout=took_too_long, failed=failed)

@@ -16,6 +16,7 @@ import dataclasses
 import os
 import tempfile
 from collections.abc import Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -278,6 +279,37 @@ def install(settings: Settings | None) -> None:
     """Make ``settings`` what :func:`current` returns in this process (``create_app`` does; None undoes it)."""
     global _installed
     _installed = settings
+
+
+@contextmanager
+def installed(settings: Settings | None):
+    """Install ``settings`` for the ``with`` block (None: :func:`current` reads the environment), then put back what
+    was installed before, if anything.
+
+    >>> with installed(Settings(max_cells=100.0)):
+    ...     current().max_cells
+    100.0
+    """
+    before = _installed
+    install(settings)
+    try:
+        yield settings
+    finally:
+        install(before)
+
+
+@contextmanager
+def overridden(**changes):
+    """:func:`current` with ``changes`` (fields of :class:`Settings`) for the ``with`` block, then what was installed
+    before (as scikit-learn's ``config_context``): ``with overridden(cache_dir=tmp): ...``.
+
+    Raises
+    ------
+    TypeError
+        If a name in ``changes`` is not a field of :class:`Settings`.
+    """
+    with installed(dataclasses.replace(current(), **changes)) as settings:
+        yield settings
 
 
 def current() -> Settings:

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from explainers._codec import TabularCodec
-from explainers.model_adapter import ModelAdapter, OneVsRest, OutputView
+from explainers.model_adapter import CallLimits, ModelAdapter, OneVsRest, OutputView
 
 from .errors import CandorError
 from .columns import encode_target, feature_columns
@@ -56,13 +56,14 @@ class Workspace:
     ----------
     name : str
         Shown in the navbar.
-    model : fitted binary classifier with ``predict_proba``, or an OutputView
-        For the user's files, a :class:`~explainers.model_adapter.OutputView`
+    model : OutputView, or the ModelAdapter itself (a :func:`load_pair` result, all outputs)
+        The explained output: a :class:`~explainers.model_adapter.OutputView`
         (:class:`~explainers.model_adapter.OneVsRest` for probabilities) that takes
-        *encoded* rows (the pages' input); :meth:`output` gives the explained number.
+        *encoded* rows (the pages' input); :meth:`output` gives the explained number. The bundled
+        sample is shaped the same way (:func:`adapted_workspace`).
     X : DataFrame of shape (n_rows, n_features)
-        Feature columns in the order the model expects; for the user's files the
-        float encoding of the raw table (category codes, NaN kept), named as the user wrote them.
+        Feature columns in the order the model expects: the float encoding of the raw table (category
+        codes, NaN kept), named as the user wrote them.
     y : ndarray of shape (n_rows,)
         True labels as indices into ``classes`` (regression: the target values).
     classes : tuple of str
@@ -75,8 +76,8 @@ class Workspace:
         Where model and data came from.
     transformer_paths : (Path, Path) or None
         Weights and config of a tabular transformer over the same features.
-    adapter : ModelAdapter or None
-        The user's model behind one interface (task, outputs, units); ``None`` for the sample.
+    adapter : ModelAdapter
+        The model behind one interface (task, outputs, units, codec), the sample's as a user's.
     raw : DataFrame or None
         The user's feature table as read (what the data table shows).
     notes : tuple of str
@@ -97,9 +98,9 @@ class Workspace:
     train_idx: np.ndarray
     test_idx: np.ndarray
     source: str
+    adapter: ModelAdapter
     metadata: dict = field(default_factory=dict)
     transformer_paths: tuple[Path, Path] | None = None
-    adapter: ModelAdapter | None = None
     raw: pd.DataFrame | None = None
     notes: tuple[str, ...] = ()
     pair: "Workspace | None" = None
@@ -112,7 +113,8 @@ class Workspace:
 
     @property
     def task(self) -> str:
-        return self.adapter.task if self.adapter is not None else "binary"
+        """"binary", "multiclass" or "regression" (the model's, whichever class is explained)."""
+        return self.adapter.task
 
     @property
     def is_classifier(self) -> bool:
@@ -121,7 +123,7 @@ class Workspace:
     @property
     def output_kind(self) -> str:
         """Units of :meth:`output`: "probability", "margin", "label" or "raw" (a regressor's prediction)."""
-        return self.adapter.kind if self.adapter is not None else "probability"
+        return self.adapter.kind
 
     @property
     def output_label(self) -> str:
@@ -130,11 +132,20 @@ class Workspace:
         return {"probability": f"P({c})", "margin": f"margin of {c}", "label": f"predicted {c} (1/0)",
                 "raw": f"predicted {c}"}[self.output_kind]
 
+    def limited(self, limits: CallLimits) -> Workspace:
+        """This workspace with every model call under ``limits`` (its adapter's :meth:`~ModelAdapter.limited`, the
+        view and the pair on that adapter); ``self`` is unchanged."""
+        adapter = self.adapter.limited(limits)
+
+        def on(ws: Workspace) -> Workspace:
+            model = adapter if ws.model is ws.adapter else type(ws.model)(adapter, ws.model.index)
+            return replace(ws, adapter=adapter, model=model)
+
+        return replace(on(self), pair=None if self.pair is None else on(self.pair))
+
     def output(self, X) -> np.ndarray:
-        """The explained output of rows ``X`` (encoded for the user's files), shape (n_rows,)."""
-        if hasattr(self.model, "output"):
-            return self.model.output(X)
-        return self.model.predict_proba(X)[:, 1]
+        """The explained output of encoded rows ``X``, shape (n_rows,)."""
+        return self.model.output(X)
 
 
 def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, trust_pickle: bool = False,
@@ -340,6 +351,40 @@ def one_vs_rest(pair: Workspace, target_class: str | None) -> Workspace:
     return replace(pair, model=view, classes=classes, y=(pair.y == c).astype(int), source=source, pair=pair)
 
 
+def adapted_workspace(model, X: pd.DataFrame, y, *, classes: tuple[str, str], target: str, train_idx, test_idx,
+                      name: str, source: str, metadata: dict | None = None,
+                      transformer_paths: tuple[Path, Path] | None = None) -> Workspace:
+    """A fitted binary classifier with probabilities on an all-numeric table, shaped as a user's files are.
+
+    The model goes behind the same :class:`~explainers.model_adapter.ModelAdapter` and
+    :class:`~explainers.model_adapter.OneVsRest` view as :func:`load_user_workspace` gives (``classes[1]``
+    against ``classes[0]``), so every page takes one shape of workspace. The bundled sample is made here.
+
+    Parameters
+    ----------
+    model : fitted binary classifier with ``predict_proba``, fitted on ``X``'s columns
+    X : DataFrame of shape (n_rows, n_features)
+        Numeric columns (their own encoding).
+    y : array-like of shape (n_rows,)
+        0/1 labels, indices into ``classes``.
+    classes : (str, str)
+        Names people read for ``model.classes_``, in order.
+
+    Raises
+    ------
+    TypeError
+        If the model has no ``predict_proba`` or ``classes`` does not name its two classes.
+    """
+    adapter = ModelAdapter(model, TabularCodec(X), target=target, class_names=classes)
+    if adapter.kind != "probability" or adapter.task != "binary":
+        raise TypeError(f"{type(model).__name__} gives {adapter.task} {adapter.kind} outputs; "
+                        "expected a binary classifier with predict_proba")
+    pair = Workspace(name=name, model=adapter, X=X, y=np.asarray(y), classes=adapter.class_names, target=target,
+                     train_idx=np.asarray(train_idx), test_idx=np.asarray(test_idx), source=source, adapter=adapter,
+                     metadata=dict(metadata or {}), transformer_paths=transformer_paths)
+    return one_vs_rest(pair, adapter.class_names[1])
+
+
 def load_sample_workspace() -> Workspace:
     """The bundled gradient-boosting model on the breast cancer data (built by ``sample_models``).
 
@@ -358,9 +403,8 @@ def load_sample_workspace() -> Workspace:
     test = np.asarray(meta["split"]["test_indices"], dtype=int)
     train = np.setdiff1d(np.arange(len(X)), test)
     transformer = (TRANSFORMER_WEIGHTS, TRANSFORMER_META) if TRANSFORMER_WEIGHTS.exists() else None
-    return Workspace(
-        name="Breast cancer (bundled sample)", model=model, X=X, y=y.to_numpy(), classes=tuple(meta["classes"]),
-        target=meta["target"], train_idx=train, test_idx=test, metadata=meta,
+    return adapted_workspace(
+        model, X, y.to_numpy(), classes=tuple(meta["classes"]), target=meta["target"], train_idx=train, test_idx=test,
+        name="Breast cancer (bundled sample)", metadata=meta, transformer_paths=transformer,
         source=f"{meta['model']}, {meta['library']}; data: {meta['data']['name']} via {meta['data']['loaded_with']}",
-        transformer_paths=transformer,
     )

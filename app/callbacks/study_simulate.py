@@ -176,8 +176,8 @@ def simulate(path: str | Path, participants: int, seed: int, *, database: str | 
     from app.server import create_app
 
     study = load_study(path)
-    previous = _settings.current() if _settings._installed is not None else None
-    with tempfile.TemporaryDirectory(prefix="candor-simulate-") as tmp:
+    # create_app installs the run's own settings; whatever was installed before is put back after the run
+    with _settings.installed(None), tempfile.TemporaryDirectory(prefix="candor-simulate-") as tmp:
         studies = Path(tmp) / "studies"
         studies.mkdir()
         shutil.copy(path, studies / f"{study.id}.yaml")
@@ -206,7 +206,6 @@ def simulate(path: str | Path, participants: int, seed: int, *, database: str | 
             raise CandorError(str(err)) from None
         finally:
             runtime.reset()
-            _settings.install(previous)
     return analysis.reliance_by_condition(trials), trials
 
 

@@ -65,7 +65,7 @@ def _writable(path: str, flag: str) -> Path:
 def run(args, out) -> None:
     """Load, compute through the services, write the HTML (and the PDF); print one summary line to ``out``."""
     from app import services
-    from app.check import _settings
+    from workspace import settings as _settings
 
     from .content import parse_rows, report_content
     from .render import render_html
@@ -77,15 +77,12 @@ def run(args, out) -> None:
         raise CandorError(f"--k must be 0 or more, got {args.k}")
     t0 = time.perf_counter()
     ws, files, store = _workspace(args)
-    before = services._core._opened_store
-    services._core.use_store(store)  # a store's results are read, never recomputed; without one, computed here
-    try:
-        with tempfile.TemporaryDirectory(prefix="candor-report-") as cache, _settings(cache_dir=Path(cache)), \
-                services._core.installed(ws):  # surrogates fitted afresh, never read from another model's cache
-            content = report_content(rows, k=args.k, files=files)
-            html = render_html(content)
-    finally:
-        services._core.use_store(before)
+    # a store's results are read, never recomputed (without one, computed here); surrogates fitted afresh in a
+    # cache of their own, never read from another model's cache
+    with tempfile.TemporaryDirectory(prefix="candor-report-") as cache, _settings.overridden(cache_dir=Path(cache)), \
+            services.overridden(services.ServiceState(ws, opened_store=store)):
+        content = report_content(rows, k=args.k, files=files)
+        html = render_html(content)
     html_path.write_text(html, encoding="utf-8")
     built = time.perf_counter() - t0
     summary = (f"wrote {html_path} ({html_path.stat().st_size / 1e6:.1f} MB; rows {', '.join(str(s.row) for s in content.rows)}) "

@@ -74,6 +74,6 @@ def provenance(files: dict | None, sections, surrogate, k: int) -> Provenance:
     if surrogate is not None:
         params.append(("rule surrogate", surrogate.source))
     params.append(("held-out split", ws.source))
-    params.append(("results store", services._core.store_note()))
+    params.append(("results store", services.store_note()))
     return Provenance(tuple(known), table_sha256(ws.X, ws.y), fingerprint(ws), tuple(params), versions(),
                       datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"))

@@ -5,8 +5,8 @@ One module per page family; each builds its explainers once per workspace
 (:func:`~app.services._core.row_cache`). Callbacks call exactly one function
 from here and render what it returns.
 """
-from ._core import (first_request, init, join_late, lazy, ready_entry, row_cache, store, use_store, warm_done,
-                    workspace)
+from ._core import (ServiceState, first_request, init, install, is_ready, join_late, lazy, overridden, ready_entry,
+                    row_cache, state, store, store_note, use_store, warm_done, workspace)
 from .applicable import capabilities, why_not
 from .attention import AttentionView, attention_view, has_attention_model
 from . import gradients, persuasive_rules  # noqa: F401  (check's Integrated Gradients; rules section of the Persuasive page)
@@ -45,6 +45,7 @@ __all__ = [
     "MuseView", "default_muse_key", "feature_names", "fit_frontier", "fit_muse", "frontier", "muse_params",
     "muse_view", "class_choices", "select_class", "why_not", "capabilities", "GlobalView", "global_view",
     "lazy", "ready_entry", "row_cache", "stored_row_number", "stored_views",
+    "ServiceState", "install", "is_ready", "overridden", "state", "store", "store_note", "use_store", "warm_done",
 ]
 
 # Text page (issue 5): the MiniLM sentiment classifier, uploads, the head-analysis job.

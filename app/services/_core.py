@@ -1,9 +1,12 @@
-"""Shared state of the service layer: the workspace, lazily built objects, per-row caches.
+"""Shared state of the service layer: one :class:`ServiceState` (the workspace, its store, lazily built
+values, per-row caches) and the registry of what the feature modules build.
 
-Feature modules register what they build once (:func:`lazy`) and what they
-memoize per row (:func:`row_cache`); :func:`init` resets both when a new
-workspace is installed. A store built by ``python -m app build`` (:func:`use_store`) is what the
-services look in first (:func:`store`): only while the installed workspace is the one it was built for.
+Feature modules register what they build once (:func:`lazy`) and what they memoize per row
+(:func:`row_cache`); both live in the installed :class:`ServiceState`, so installing another
+(:func:`install`, :func:`init` for a new workspace) starts from nothing computed, and putting one back
+(:func:`overridden`, for ``check``, the report and tests) gives back what it had computed. A store built by
+``python -m app build`` (``ServiceState(opened_store=...)``, :func:`use_store`) is what the services look in
+first (:func:`store`): only while the installed workspace is the one it was built for.
 """
 from __future__ import annotations
 
@@ -19,20 +22,11 @@ from typing import Callable
 from workspace.limits import trim_heap
 from workspace.workspace import Workspace
 
-_ws: Workspace | None = None
 _factories: dict[str, Callable[[], object]] = {}
-_lazies: dict[str, "_Lazy"] = {}
-_caches: list = []
 _warm_order: list[str] = []
 _warm_last: set[str] = set()
 _warm_first: set[str] = set()
-warm_seconds: dict[str, tuple[float, float]] = {}
-"""Per warm value computed by the last warm-up: (wall seconds, CPU seconds of the process: OpenMP threads of a model count, requests served meanwhile too)."""
 log = logging.getLogger("candor.warmup")
-_opened_store = None
-"""The :class:`store.read.Store` the server was started with (``--store``, ``CANDOR_STORE``), checked."""
-_store = None
-"""``_opened_store`` while the installed workspace is the one it was built for, else None."""
 first_request = threading.Event()
 """Set by the server on its first request; background warm-up waits for it so the first page is not slowed."""
 warm_done = threading.Event()
@@ -68,20 +62,105 @@ class _Lazy:
         return self._value
 
 
+class ServiceState:
+    """Everything the services hold for one installed workspace: the workspace, its store, lazy values, caches.
+
+    Parameters
+    ----------
+    workspace : Workspace or None, default=None
+        What every page explains (None: nothing installed; :func:`workspace` raises).
+    selection : app.services.selection.Selection or None, default=None
+        What ``workspace`` was loaded from (the files and class every process of the launch explains).
+    opened_store : store.read.Store or None, default=None
+        The store the server was started with (``--store``, ``CANDOR_STORE``), checked; read only while it
+        :meth:`~store.read.Store.applies_to` the workspace (:attr:`store`).
+    call_limits : explainers.model_adapter.CallLimits or None, default=None
+        Given to the workspace's adapter (the server's model-call deadline and its one-line errors); None
+        leaves the adapter's own.
+    warm_switches : bool or str, default=False
+        How a later switch of workspace (another class, an upload, another worker's choice) warms (as
+        :func:`init`'s ``warm``); nothing is warmed in a process without a server.
+
+    Attributes
+    ----------
+    store : store.read.Store or None
+        ``opened_store`` when it was built for ``workspace``, else None.
+    warm_seconds : dict of str to (float, float)
+        Per warm value computed by this state's warm-up: (wall seconds, CPU seconds of the process: OpenMP
+        threads of a model count, requests served meanwhile too).
+    seen_mtime : int or None
+        The selection file's modification time this process last read (:func:`app.services.selection.sync`).
+    """
+
+    def __init__(self, workspace: Workspace | None = None, *, selection=None, opened_store=None, call_limits=None,
+                 warm_switches: bool | str = False) -> None:
+        if workspace is not None and call_limits is not None and workspace.adapter.limits != call_limits:
+            workspace = workspace.limited(call_limits)
+        self.workspace, self.selection, self.opened_store = workspace, selection, opened_store
+        self.call_limits, self.warm_switches = call_limits, warm_switches
+        self.store = opened_store if opened_store is not None and workspace is not None and \
+            opened_store.applies_to(workspace) else None
+        self.warm_seconds: dict[str, tuple[float, float]] = {}
+        self.seen_mtime: int | None = None
+        self._lazies: dict[str, _Lazy] = {}
+        self._caches: dict = {}
+        self._joined = set(_factories)
+        self._lock = threading.Lock()
+
+    def replaced(self, **changes) -> ServiceState:
+        """A new state (nothing computed) with this one's parameters and ``seen_mtime``, ``changes`` applied."""
+        params = dict(workspace=self.workspace, selection=self.selection, opened_store=self.opened_store,
+                      call_limits=self.call_limits, warm_switches=self.warm_switches)
+        new = ServiceState(**{**params, **changes})
+        new.seen_mtime = self.seen_mtime
+        return new
+
+    def lazy_value(self, name: str) -> _Lazy:
+        """The :class:`_Lazy` of the registered value ``name`` in this state (made on first use)."""
+        lz = self._lazies.get(name)
+        if lz is None:
+            if self.workspace is None or name not in _factories:
+                raise RuntimeError("services.init(workspace) has not been called")
+            with self._lock:
+                lz = self._lazies.setdefault(name, _Lazy(_factories[name]))
+        return lz
+
+    def is_ready(self, name: str) -> bool:
+        """Whether the lazy value ``name`` has been computed in this state (never waits for it)."""
+        lz = self._lazies.get(name)
+        return lz is not None and lz._done
+
+    def cache(self, owner, maxsize: int, fn):
+        """This state's ``lru_cache(maxsize)(fn)`` for the :func:`row_cache` function ``owner``."""
+        cached = self._caches.get(owner)
+        if cached is None:
+            with self._lock:
+                cached = self._caches.setdefault(owner, lru_cache(maxsize=maxsize)(fn))
+        return cached
+
+    def fresh_locks(self) -> None:
+        """New locks for this state and its lazy values (a forked child; see :func:`_fresh_locks_after_fork`)."""
+        self._lock = threading.Lock()
+        for lz in self._lazies.values():
+            lz._lock = threading.Lock()
+
+
+_state = ServiceState()
+
+
 def _fresh_locks_after_fork() -> None:
     """Background callbacks run in a forked process; a lock another thread held at the fork would never
     be released there, so the child gets fresh locks (a value mid-computation is recomputed).
     The same hazard holds for Python's per-module import locks, which cannot be reset: modules a
     background job uses must be imported when its service module is imported, not inside the job."""
-    for lz in _lazies.values():
-        lz._lock = threading.Lock()
+    _state.fresh_locks()
 
 
 os.register_at_fork(after_in_child=_fresh_locks_after_fork)
 
 
 def lazy(name: str, factory: Callable[[], object], *, warm: bool | str = False) -> Callable[[], object]:
-    """Register ``factory`` under ``name``; returns a getter that builds the value once per workspace.
+    """Register ``factory`` under ``name``; returns a getter that builds the value once per installed state.
 
     ``warm=True`` adds it to what :func:`init` precomputes, in registration order; ``warm="last"`` after
     every ``warm=True`` value, whatever the import order (a step of minutes that one page also computes on
@@ -102,30 +181,29 @@ def lazy(name: str, factory: Callable[[], object], *, warm: bool | str = False) 
 
 
 def join_late(compute: bool = False) -> list[str]:
-    """Give values registered after :func:`init` their place in the installed workspace; their names.
+    """Give values registered after the installed state was made their place in it; their names.
 
     Page modules (imported when the Dash app is made, after the workspace is installed) register values too:
     the warm ones among them are computed now when ``compute`` (a store's warm-up, done before serving),
     else by the background warm-up, which has not run yet.
     """
-    late = [n for n in _factories if n not in _lazies]
-    _lazies.update({n: _Lazy(_factories[n]) for n in late})
+    st = _state
+    late = [n for n in _factories if n not in st._joined]
+    st._joined.update(late)
     if compute:
         for name in (n for n in _warm_order if n in late):
-            _warm_step(name)
+            _warm_step(st, name)
     return late
 
 
 def get(name: str):
-    if name not in _lazies:
-        raise RuntimeError("services.init(workspace) has not been called")
-    return _lazies[name].get()
+    """The lazy value ``name`` of the installed state (computed on first use)."""
+    return _state.lazy_value(name).get()
 
 
 def is_ready(name: str) -> bool:
     """Whether the lazy value ``name`` has been computed (never waits for it)."""
-    lz = _lazies.get(name)
-    return lz is not None and lz._done
+    return _state.is_ready(name)
 
 
 def ready_entry(name: str, key):
@@ -138,110 +216,127 @@ def ready_entry(name: str, key):
 
 
 def row_cache(maxsize: int = 256):
-    """``functools.lru_cache`` whose entries belong to one workspace.
+    """``functools.lru_cache`` whose entries belong to one installed :class:`ServiceState`.
 
-    Entries are dropped when a new workspace is installed, and keyed by the workspace they were
-    computed for: a computation that started before a switch (another request choosing a class)
-    and ends after it is never served for the new workspace.
+    Entries live in the state that was installed when the call began: installing another (a new workspace)
+    starts empty, and a computation that started before a switch (another request choosing a class) and ends
+    after it is kept in the state it began in, never served for the new one.
     """
     def wrap(fn):
-        cached = lru_cache(maxsize=maxsize)(lambda _ws_id, *args, **kwargs: fn(*args, **kwargs))
-
         def call(*args, **kwargs):
-            return cached(id(_ws), *args, **kwargs)
+            return _state.cache(call, maxsize, fn)(*args, **kwargs)
 
-        call.cache_clear, call.cache_info, call.__wrapped__ = cached.cache_clear, cached.cache_info, fn
-        _caches.append(cached)
+        call.cache_clear = lambda: _state.cache(call, maxsize, fn).cache_clear()
+        call.cache_info = lambda: _state.cache(call, maxsize, fn).cache_info()
+        call.__wrapped__ = fn
         return call
     return wrap
 
 
+def state() -> ServiceState:
+    """The installed :class:`ServiceState`."""
+    return _state
+
+
 def use_store(opened) -> None:
-    """Serve from ``opened`` (a checked :class:`store.read.Store`, or None) from the next :func:`init` on."""
-    global _opened_store
-    _opened_store = opened
+    """Serve from ``opened`` (a checked :class:`store.read.Store`, or None): the installed state's workspace,
+    nothing computed yet, with that store (a new workspace keeps it, :func:`init`)."""
+    install(_state.replaced(opened_store=opened))
 
 
 def store():
     """The store that holds this workspace's results (look there first), or None."""
-    return _store
+    return _state.store
 
 
 def store_note() -> str:
     """One line for provenance: which store this workspace's results are read from, or why none is read."""
-    if _store is not None:
-        return f"read from store {_store.folder} (rows without a stored result computed live)"
-    if _opened_store is not None and _ws is not None:
-        return f"computed live: store {_opened_store.folder} not read ({_opened_store.mismatch(_ws)})"
+    st = _state
+    if st.store is not None:
+        return f"read from store {st.store.folder} (rows without a stored result computed live)"
+    if st.opened_store is not None and st.workspace is not None:
+        return f"computed live: store {st.opened_store.folder} not read ({st.opened_store.mismatch(st.workspace)})"
     return "computed live (no store given)"
 
 
 def workspace() -> Workspace:
-    if _ws is None:
+    """The installed workspace.
+
+    Raises
+    ------
+    RuntimeError
+        If none is installed.
+    """
+    ws = _state.workspace
+    if ws is None:
         raise RuntimeError("services.init(workspace) has not been called")
-    return _ws
+    return ws
 
 
-def init(ws: Workspace, *, warm: bool | str = True) -> None:
-    """Install ``ws`` as the workspace every page explains.
+def install(new: ServiceState, *, warm: bool | str = False) -> ServiceState:
+    """Make ``new`` the state every service reads; returns the state it replaces.
 
     ``warm=True`` computes the registered warm values in a background thread (those registered
     ``warm="first"`` at once, the others after the first request), ``warm="sync"`` before returning (gunicorn
     ``--preload``), ``False`` leaves everything lazy.
     """
-    global _ws, _store
-    _ws = ws
-    _store = _opened_store if _opened_store is not None and _opened_store.applies_to(ws) else None
-    if _opened_store is not None and _store is None:  # e.g. a class switch: say so, never skip it silently
+    global _state
+    previous, _state = _state, new
+    if new.opened_store is not None and new.store is None and new.workspace is not None:
+        # e.g. a class switch: say so, never skip it silently
         log.warning("candor: store %s is not read for this workspace, its results are computed live: %s",
-                    _opened_store.folder, _opened_store.mismatch(ws))
+                    new.opened_store.folder, new.opened_store.mismatch(new.workspace))
     warm_done.clear()
-    for cached in _caches:
-        cached.cache_clear()
-    _lazies.clear()
-    _lazies.update({name: _Lazy(f) for name, f in _factories.items()})
     if not warm:
         warm_done.set()  # nothing will be warmed: nothing to wait for
     elif warm == "sync":
-        _warm()
+        _warm(new)
     else:
-        threading.Thread(target=_warm, kwargs={"wait": True}, name="candor-warm", daemon=True).start()
+        threading.Thread(target=_warm, args=(new,), kwargs={"wait": True}, name="candor-warm", daemon=True).start()
+    return previous
 
 
-def _warm(wait: bool = False) -> None:
-    warm_seconds.clear()
+def init(ws: Workspace, *, warm: bool | str = True, **changes) -> None:
+    """Install ``ws`` as the workspace every page explains, nothing computed, with the installed state's store,
+    selection and limits (``changes``: other :class:`ServiceState` parameters); ``warm`` as :func:`install`."""
+    install(_state.replaced(workspace=ws, **changes), warm=warm)
+
+
+def _warm(st: ServiceState, wait: bool = False) -> None:
+    st.warm_seconds.clear()
     first = [n for n in _warm_order if n in _warm_first]
     for name in first:  # before the first request: what a user's first click needs
-        _warm_step(name)
+        _warm_step(st, name)
     if wait:
         first_request.wait(timeout=15)
         time.sleep(1.0)  # the first page's own callbacks arrive just after the HTML
     for name in [n for n in _warm_order if n not in first]:  # also the pages' values registered meanwhile
-        _warm_step(name)
+        if _state is not st:  # another workspace was installed: its own warm-up computes its values
+            return
+        _warm_step(st, name)
     warm_done.set()
 
 
-def _warm_step(name: str) -> None:
-    """Compute the warm value ``name``, give its freed memory back and record its time (:data:`warm_seconds`)."""
+def _warm_step(st: ServiceState, name: str) -> None:
+    """Compute the warm value ``name`` of ``st``, give its freed memory back and record its time
+    (``st.warm_seconds``)."""
     wall, cpu, failed = time.perf_counter(), time.process_time(), ""
     try:
-        get(name)
+        st.lazy_value(name).get()
     except Exception as err:  # surfaced again, with its message, when a page asks for it
         failed = f" (failed: {err})"
     trim_heap()  # a step's freed buffers (50 MB for one model call on Adult's 32,561 rows) before the next
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    warm_seconds[name] = (wall, cpu)
+    st.warm_seconds[name] = (wall, cpu)
     log.info("warm-up step %s: %.2f s wall, %.2f s process CPU%s", name, wall, cpu, failed)
 
 
 @contextmanager
-def installed(ws: Workspace):
-    """Install ``ws`` (nothing warmed) for the ``with`` block, then put back the workspace there was, if any
-    (``python -m app check`` run in-process, tests)."""
-    previous = _ws
-    init(ws, warm=False)
+def overridden(temporary: ServiceState):
+    """Install ``temporary`` (nothing warmed) for the ``with`` block, then put back the state there was, with
+    what it had computed (``python -m app check`` and the report run in-process, tests)."""
+    previous = install(temporary)
     try:
-        yield ws
+        yield temporary
     finally:
-        if previous is not None:
-            init(previous, warm=False)
+        install(previous)

@@ -33,7 +33,7 @@ def _capabilities() -> Capabilities:
     ws = workspace()
     n_classes = 0
     if ws.is_classifier:
-        n_classes = len(ws.adapter.class_names) if ws.adapter is not None else len(ws.classes)
+        n_classes = len(ws.adapter.class_names)
     return Capabilities(task=ws.task, output_kind=ws.output_kind, n_classes=n_classes,
                         has_attention_model=ws.transformer_paths is not None)
 

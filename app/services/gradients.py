@@ -33,7 +33,7 @@ class GradientView:
 def has_gradients() -> bool:
     """Whether the explained model is a PyTorch model (Integrated Gradients need its gradients)."""
     ws = workspace()
-    return ws.adapter is not None and is_torch_model(ws.adapter.model)
+    return is_torch_model(ws.adapter.model)
 
 
 @row_cache(maxsize=64)
@@ -44,7 +44,7 @@ def _ig_row(row: int) -> GradientView:
         raise CandorError("Integrated Gradients need a PyTorch model; this model has no gradients to follow")
     ws = workspace()
     a = ws.adapter
-    k = getattr(ws.model, "index", a.default_output())  # the page's output: a view's, or the adapter's default
+    k = ws.model.index  # the page's output
     baseline = np.nanmedian(ws.X.iloc[ws.train_idx].to_numpy(dtype=float), axis=0)
     ig = guarded(f"Integrated Gradients for row {row}", lambda: integrated_gradients(
         a.model.scalar_module(k), ws.X.iloc[row].to_numpy(dtype=float), baseline, feature_names=a.feature_names,

@@ -85,12 +85,8 @@ def _train() -> np.ndarray:
 
 
 def _categorical() -> dict[int, tuple[str, ...]]:
-    """Level names by code of the user's categorical columns (none for the bundled sample)."""
-    ws = workspace()
-    adapter = getattr(ws, "adapter", None)
-    if adapter is None:
-        return {}
-    codec = adapter.codec
+    """Level names by code of the table's categorical columns (none for the bundled sample)."""
+    codec = workspace().adapter.codec
     return {j: tuple(codec.columns[j].label(float(i)) for i in range(len(codec.columns[j].levels)))
             for j in codec.categorical}
 
@@ -112,7 +108,7 @@ def _row_context(row: int) -> xp.Context:
     return xp.make_context(predict_positive, _train(), background().to_numpy(dtype=float),
                            ws.X.iloc[row].to_numpy(dtype=float), (ws.classes[0], ws.classes[1]),
                            num_samples=NEIGHBORHOOD, seed=0, categories=_categorical(), reference=_medians(),
-                           codec=ws.adapter.codec if ws.adapter is not None else None)
+                           codec=ws.adapter.codec)
 
 
 def _context(row: int, full: bool) -> xp.Context:

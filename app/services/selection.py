@@ -25,7 +25,8 @@ from workspace import settings
 from workspace.errors import CandorError
 from workspace.workspace import Workspace, load_sample_workspace, load_user_workspace, one_vs_rest
 from workspace.torch_options import TorchOptions
-from ._core import init, workspace
+from ._core import init, state, workspace
+from ._core import install as install_state
 
 LAUNCH_UID = uuid.uuid4().hex
 """One id per server launch, shared by forked workers: keys the selection file and the job cache."""
@@ -114,14 +115,11 @@ def shown_file_name(path) -> str:
     """The name people see for a file of the current selection: an upload's name as uploaded (never the stored
     name's internal id), else the file's own name (never the folder it is in)."""
     name = Path(path).name
-    return as_uploaded(name, name) if _current.uploaded else name
+    return as_uploaded(name, name) if current().uploaded else name
 
 
 _lock = threading.Lock()
-_current = Selection()
-_seen_mtime: int | None = None
-_warm = False
-"""Set by :func:`start` (``create_app`` passes its ``warm``); nothing is warmed in a process without a server."""
+"""Held while this process writes or reads the selection file and installs what it names."""
 
 
 def state_file() -> Path:
@@ -131,8 +129,8 @@ def state_file() -> Path:
 
 
 def current() -> Selection:
-    """The selection this process explains."""
-    return _current
+    """The selection this process explains (the installed :class:`~app.services.ServiceState`'s)."""
+    return state().selection or Selection()
 
 
 def start(selection: Selection, *, warm: bool | str = True) -> None:
@@ -141,8 +139,7 @@ def start(selection: Selection, *, warm: bool | str = True) -> None:
     ``warm`` (as :func:`app.services.init`) says whether later switches precompute the pages in a
     background thread (``True`` or ``"sync"``) or leave everything lazy (``False``).
     """
-    global _current, _warm
-    _current, _warm = selection, bool(warm)
+    install_state(state().replaced(selection=selection, warm_switches=bool(warm)))
 
 
 def install(selection: Selection, ws: Workspace | None = None) -> Workspace:
@@ -160,7 +157,6 @@ def install(selection: Selection, ws: Workspace | None = None) -> Workspace:
     CandorError
         If the selection cannot be loaded, or the request's user lacks the analyst role; nothing changes then.
     """
-    global _current, _seen_mtime
     from ..access import require_role
 
     require_role("analyst", "changing the model, the data or the class (for every user)")
@@ -173,9 +169,7 @@ def install(selection: Selection, ws: Workspace | None = None) -> Workspace:
     with _lock:
         tmp.write_text(json.dumps(asdict(selection)))
         os.replace(tmp, path)  # atomic: a reader sees the old file or the new one, never half of one
-        _seen_mtime = path.stat().st_mtime_ns
-        _current = selection
-        init(ws, warm=_warm)
+        _install(ws, selection, path.stat().st_mtime_ns)
     return ws
 
 
@@ -185,33 +179,37 @@ def sync() -> None:
     A selection that fails to load here (a file deleted since) is logged and
     this process keeps explaining what it had.
     """
-    global _current, _seen_mtime
     path = state_file()
     try:
         mtime = path.stat().st_mtime_ns
     except FileNotFoundError:
         return
-    if mtime == _seen_mtime:
+    if mtime == state().seen_mtime:
         return
     with _lock:
         try:
             mtime = path.stat().st_mtime_ns
-            if mtime == _seen_mtime:
+            if mtime == state().seen_mtime:
                 return
             chosen = Selection(**json.loads(path.read_text()))
         except (OSError, ValueError, TypeError) as exc:
             log.warning("candor: unreadable selection file %s: %s", path, exc)
             return
-        _seen_mtime = mtime
-        if chosen.generation == _current.generation:
+        state().seen_mtime = mtime
+        if chosen.generation == current().generation:
             return
         try:
             ws = chosen.load()
         except CandorError as err:
             log.warning("candor: could not load the selection of another worker: %s", err)
             return
-        _current = chosen
-        init(ws, warm=_warm)
+        _install(ws, chosen, mtime)
+
+
+def _install(ws: Workspace, selection: Selection, mtime: int) -> None:
+    """Install ``ws``, loaded from ``selection`` (the file read at ``mtime``), warmed as the server says."""
+    init(ws, warm=state().warm_switches, selection=selection)
+    state().seen_mtime = mtime
 
 
 def class_choices() -> tuple[tuple[str, ...], str | None]:
@@ -220,7 +218,7 @@ def class_choices() -> tuple[tuple[str, ...], str | None]:
     Returns ``((), None)`` unless the workspace is a multiclass classifier.
     """
     ws = workspace()
-    if ws.adapter is None or ws.adapter.task != "multiclass":
+    if ws.task != "multiclass":
         return (), None
     return ws.adapter.class_names, ws.classes[1]
 
@@ -239,5 +237,5 @@ def select_class(name: str) -> str:
     if name not in choices:
         raise CandorError(f"class {name!r} is not one of the model's classes: {', '.join(choices)}")
     if name != now:  # this process re-slices what it loaded; other workers load the files again
-        install(replace(_current, target_class=name), one_vs_rest(workspace(), name))
+        install(replace(current(), target_class=name), one_vs_rest(workspace(), name))
     return f"Explaining class {name!r} against the rest."

@@ -41,9 +41,9 @@ def _shap_for_seed(x):
     ws = workspace()
 
     def explain(seed: int) -> ex.Explanation:
-        return ex.ShapExplainer(ws.model, background=ws.X.iloc[ws.train_idx], target_index=1,
+        return ex.ShapExplainer(ws.adapter, background=ws.X.iloc[ws.train_idx], target_index=ws.model.index,
                                 target_name=ws.positive_class, background_size=tabular.BACKGROUND_SIZE,
-                                class_names=ws.classes if ws.adapter is None else None, seed=seed).explain(x)
+                                seed=seed).explain(x)
     return explain
 
 

@@ -1,9 +1,8 @@
 """Model & data and Descriptive services: summary, table pages, SHAP and LIME per row.
 
-For the user's files (``workspace().adapter`` set) the explainers work on the
-encoded raw table (category codes, NaN kept), the data table shows the values as
-the user wrote them, and every computation is guarded by a fingerprint of the
-model's predictions taken before and after it (:func:`guarded`).
+The explainers work on the workspace's encoded raw table (category codes, NaN kept; the bundled sample's
+numbers as they are) through its adapter, the data table shows the values as the user wrote them, and every
+computation is guarded by a fingerprint of the model's predictions taken before and after it (:func:`guarded`).
 """
 from __future__ import annotations
 
@@ -100,19 +99,16 @@ def predict_positive(a: np.ndarray) -> np.ndarray:
 
 def _make_shap(space: str = "raw"):
     ws = workspace()
-    return ex.ShapExplainer(ws.model, background=ws.X.iloc[ws.train_idx], target_index=1,
+    return ex.ShapExplainer(ws.adapter, background=ws.X.iloc[ws.train_idx], target_index=ws.model.index,
                             target_name=ws.positive_class, background_size=BACKGROUND_SIZE, seed=0, space=space,
-                            class_names=ws.classes if ws.adapter is None else None,
                             max_orderings=LOCAL_MAX_ORDERINGS)
 
 
 def _make_lime():
     ws = workspace()
-    cats, missing = {}, ()
-    if ws.adapter is not None:
-        codec = ws.adapter.codec
-        cats = {j: [codec.columns[j].label(i) for i in range(len(codec.columns[j].levels))] for j in codec.categorical}
-        missing = tuple(np.flatnonzero(ws.X.isna().to_numpy().any(axis=0)))
+    codec = ws.adapter.codec
+    cats = {j: [codec.columns[j].label(i) for i in range(len(codec.columns[j].levels))] for j in codec.categorical}
+    missing = tuple(np.flatnonzero(ws.X.isna().to_numpy().any(axis=0)))
     if ws.output_kind == "probability":
         return ex.LimeExplainer(lambda a: ws.model.predict_proba(pd.DataFrame(a, columns=ws.X.columns)),
                                 training_data=ws.X.iloc[ws.train_idx], class_names=ws.classes,
@@ -403,7 +399,7 @@ def lime_row(row) -> ex.Explanation:
 
 
 def display_codec():
-    """The user's :class:`~explainers._codec.TabularCodec` (levels and dates for display), or None for the sample."""
-    adapter = getattr(workspace(), "adapter", None)
-    return adapter.codec if adapter is not None else None
+    """The workspace's :class:`~explainers._codec.TabularCodec` (levels, dates and formats for display; the sample's
+    numbers are shown as numbers)."""
+    return workspace().adapter.codec
 

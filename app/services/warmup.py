@@ -1,6 +1,6 @@
 """What the start-up warm-up has computed and what it is computing now, for pages that wait for it (issue 14).
 
-The warm-up (:func:`app.services._core.init`) computes the values registered with ``lazy(..., warm=True)``
+The warm-up (:func:`app.services.install`) computes the values registered with ``lazy(..., warm=True)``
 one after another in a background thread; a panel that needs one of them says which step runs, how
 many are done, and (where a step reports its own progress) how far it is.
 """
@@ -67,7 +67,7 @@ def waiting_for(name: str) -> str | None:
     if chosen is None:
         return f"Waiting for the warm-up to compute {what}: {st.describe()}; {st.done} of {st.total} steps done."
     live = (" live (the store holds another class's results)"
-            if _core._opened_store is not None and _core.store() is None else "")
+            if _core.state().opened_store is not None and _core.store() is None else "")
     step = f"step {st.step} of {st.total} ({STEP_NAMES.get(st.current, st.current)})" if st.current else \
         f"finishing ({st.done} of {st.total} steps done)"
     return f"Computing {what} for class {chosen}{live}: {step}; {st.done} of {st.total} steps done."
@@ -77,7 +77,7 @@ def _chosen_class() -> str | None:
     """The class a multiclass model is explained for (its pages, and the values computed after a class switch),
     or None for other models."""
     ws = _core.workspace()
-    if ws.adapter is None or ws.adapter.task != "multiclass":
+    if ws.task != "multiclass":
         return None
     return ws.classes[1]
 

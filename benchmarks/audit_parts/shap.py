@@ -49,7 +49,8 @@ def _permutation_part(quick: bool) -> tuple[list[dict], dict]:
     X, y = breast_cancer()
     train, test = split_indices(y)
     rf = RandomForestClassifier(n_estimators=100, random_state=0).fit(X.iloc[train], y.iloc[train])
-    e = ShapExplainer(rf, background=X.iloc[train], background_size=100, algorithm="permutation")
+    e = ShapExplainer(ModelAdapter.for_table(rf, X.iloc[train]), background=X.iloc[train],
+                      background_size=100, algorithm="permutation")
     rows = X.iloc[test[: 2 if quick else 25]]
     oracle = np.asarray(shap.TreeExplainer(rf, data=e.background, feature_perturbation="interventional",
                                            model_output="probability").shap_values(rows))[..., 1]

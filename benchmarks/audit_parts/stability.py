@@ -91,13 +91,14 @@ def _lime_over_product_seeds(X, train, row, model, n_bases, n_seeds, n=1000):
 def _shap_rows(X, train, rows, model, reruns):
     import shap
 
-    from explainers import ShapExplainer
+    from explainers import ModelAdapter, ShapExplainer
     from explainers.stability import rerun_stability
 
     product, independent = [], []
     for r in rows:
         x = X.iloc[[r]]
-        st = rerun_stability(lambda s: ShapExplainer(model, background=X.iloc[train], target_name="malignant",
+        adapter = ModelAdapter.for_table(model, X.iloc[train])
+        st = rerun_stability(lambda s: ShapExplainer(adapter, background=X.iloc[train], target_name="malignant",
                                                      seed=s).explain(x), range(reruns), 5, method="shap")
         tops = []
         for s in range(reruns):

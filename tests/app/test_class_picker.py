@@ -10,7 +10,7 @@ from sklearn.ensemble import GradientBoostingClassifier
 from app import services
 from app.callbacks import shell
 from app.layout import class_picker
-from app.services import _core, selection
+from app.services import selection
 from app.services.selection import Selection
 from tests.byo.conftest import write_pair
 from tests.table_records import by_name
@@ -30,7 +30,7 @@ def wine_files(tmp_path_factory):
 def wine_selected(wine_files, tmp_path, monkeypatch):
     """The wine pair installed as this launch's selection; the previous workspace is put back after."""
     monkeypatch.setenv("CANDOR_STATE_DIR", str(tmp_path))
-    previous_ws, previous_sel = _core._ws, selection.current()
+    previous_ws, previous_sel = services.state().workspace, selection.current()
     model, X, model_path, data_path = wine_files
     selection.start(previous_sel, warm=False)  # as create_app(warm=False): pages computed when asked
     ws = selection.install(Selection(model=str(model_path), data=str(data_path), target="cultivar"))
@@ -80,8 +80,8 @@ def test_another_process_picks_up_the_choice(wine_selected, monkeypatch):
     shell.switch_class("barbera")
     chosen = selection.current()
     # pretend this process is a worker that still explains the previous selection
-    monkeypatch.setattr(selection, "_current", Selection())
-    monkeypatch.setattr(selection, "_seen_mtime", None)
+    monkeypatch.setattr(services.state(), "selection", Selection())
+    monkeypatch.setattr(services.state(), "seen_mtime", None)
     selection.sync()
     assert selection.current() == chosen and services.workspace().classes == ("not barbera", "barbera")
     # nothing changed since: sync costs one stat and keeps the same workspace object

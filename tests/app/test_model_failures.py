@@ -1,6 +1,7 @@
 """A model that loads and passes its first rows but raises later is one line on the page and in ``check`` (issue 27).
 
-FAILED before ``explainers.model_adapter.set_model_failure``: the Descriptive row's callback raised the model's
+FAILED before the adapter's one-line failure (``explainers.model_adapter.CallLimits``, given by
+``workspace.limits.model_call_limits``): the Descriptive row's callback raised the model's
 own ValueError (HTTP 500 on the page) and ``python -m app check`` ended in a traceback.
 """
 from __future__ import annotations
@@ -13,7 +14,6 @@ from sklearn.linear_model import LogisticRegression
 
 from app.callbacks import descriptive
 from app.check import main as check
-from explainers import model_adapter
 from workspace import limits
 from workspace.workspace import load_user_workspace
 
@@ -49,13 +49,11 @@ def pair(tmp_path):
     joblib.dump(model, tmp_path / "m.joblib")
     frame.to_csv(tmp_path / "d.csv", index=False)
     yield tmp_path / "m.joblib", tmp_path / "d.csv"
-    model_adapter.set_model_failure()  # the process-wide default again
 
 
 def test_the_descriptive_row_shows_one_line(pair, install):
     ws = _load_then_break(str(pair[0]), str(pair[1]), "label", trust_pickle=True)
-    install(ws)
-    limits.apply_model_failure()  # as create_app does
+    install(ws.limited(limits.model_call_limits()))  # as create_app gives the installed workspace
     waterfall, lime_bar, alert, notes = descriptive.render_local(3)
     text = str(alert.children)
     assert "the model failed on" in text and f"(ValueError: {MESSAGE})" in text

@@ -79,7 +79,8 @@ def test_report_bars_are_the_shap_values_of_the_explainer_called_directly(report
 
     _, html, _ = report
     ws = sample_workspace
-    e = ShapExplainer(ws.model, background=ws.X.iloc[ws.train_idx], target_index=1, target_name=ws.classes[1],
+    e = ShapExplainer(ws.adapter, background=ws.X.iloc[ws.train_idx],
+                      target_index=ws.model.index, target_name=ws.classes[1],
                       background_size=100, seed=0).explain(ws.X.iloc[[17]])
     figs = _figures(html)
     row17 = [f for f in figs.values() if f["layout"]["title"]["text"].startswith("Descriptive")][1]

@@ -14,6 +14,7 @@ from sklearn.datasets import load_wine
 from sklearn.ensemble import RandomForestClassifier
 
 from app.callbacks.descriptive import ALGORITHM_WORDS, _shap_error_metric
+from explainers.model_adapter import ModelAdapter
 from explainers.shap_explainer import ShapExplainer
 
 
@@ -48,7 +49,8 @@ def wine_rf():
     w = load_wine(as_frame=True)
     X = w.data
     m = RandomForestClassifier(n_estimators=100, random_state=0).fit(X, w.target)
-    e = ShapExplainer(m, background=X, target_index=0, target_name="class_0")  # as the app: 100 rows
+    e = ShapExplainer(ModelAdapter.for_table(m, X), background=X,
+                      target_index=0, target_name="class_0")  # as the app: 100 rows
     return X, e
 
 
@@ -62,8 +64,9 @@ def test_candors_tree_shap_is_additive_on_the_forest_shap_missed(wine_rf):
 @pytest.fixture
 def wine_rf_missing(wine_rf):
     X, _ = wine_rf
-    m = wine_rf[1].model
-    return X, _missing_tree(ShapExplainer(m, background=X, target_index=0, target_name="class_0"))
+    m = wine_rf[1].adapter.model
+    return X, _missing_tree(ShapExplainer(ModelAdapter.for_table(m, X), background=X,
+                                          target_index=0, target_name="class_0"))
 
 
 def test_redone_tree_row_is_named_permutation_in_source_and_card(wine_rf_missing):
@@ -96,7 +99,7 @@ def test_exact_tree_row_card_names_tree_explainer():
     X, y = w.data, (w.target == 0).astype(int)
     from sklearn.tree import DecisionTreeClassifier
     m = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
-    e = ShapExplainer(m, background=X, background_size=40, target_index=1)
+    e = ShapExplainer(ModelAdapter.for_table(m, X), background=X, background_size=40, target_index=1)
     r = e.explain(X.iloc[[3]])
     assert r.params["algorithm"] == "tree" and max(r.params["standard_error"]) == 0
     card = _text(_shap_error_metric(r))

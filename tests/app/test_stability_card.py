@@ -34,7 +34,7 @@ def test_shap_stability_equals_pairs_of_tree_shap_run_directly_on_resampled_back
         bg = ws.X.iloc[ws.train_idx].sample(n=100, random_state=s)
         # brute force tree by tree with scikit-learn's own predict (shap's log-odds output misses by 0.2 on one
         # (row, background row) pair of seed 3: not an oracle)
-        phis.append(brute_force_boosted_shapley(ws.model, x.to_numpy()[0], bg.to_numpy()))
+        phis.append(brute_force_boosted_shapley(ws.adapter.model, x.to_numpy()[0], bg.to_numpy()))
     phis = np.array(phis)
     np.testing.assert_allclose(view.shap.values, phis, atol=1e-9)
     tops = [frozenset(np.argsort(-np.abs(p), kind="stable")[:5].tolist()) for p in phis]

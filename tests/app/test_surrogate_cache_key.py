@@ -7,6 +7,7 @@ from sklearn.linear_model import LogisticRegression
 
 from app import services
 from app.services import surrogates
+from workspace.workspace import adapted_workspace
 
 
 def _key(ws):
@@ -17,7 +18,8 @@ def _key(ws):
 def test_same_file_name_other_model_other_key_and_same_content_same_key(sample_workspace):
     ws = sample_workspace
     other = LogisticRegression(max_iter=2000).fit(ws.X.iloc[ws.train_idx], ws.y[ws.train_idx])
-    retrained = dataclasses.replace(ws, model=other, adapter=None)
+    retrained = adapted_workspace(other, ws.X, ws.y, classes=ws.classes, target=ws.target, train_idx=ws.train_idx,
+                                  test_idx=ws.test_idx, name=ws.name, source=ws.source, metadata=ws.metadata)
     assert retrained.source == ws.source
     first, again, other_key = _key(ws), _key(dataclasses.replace(ws)), _key(retrained)
     services.init(ws, warm=False)

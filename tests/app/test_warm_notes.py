@@ -25,7 +25,7 @@ def warming(sample_workspace, monkeypatch, tmp_path):
     monkeypatch.setattr(_core, "warm_done", threading.Event())  # not set: the warm-up runs
     order = list(_core._warm_order)
     for name in order:  # everything before the default surrogates is computed; they are not
-        lz = _core._lazies[name]
+        lz = _core.state().lazy_value(name)
         monkeypatch.setattr(lz, "_done", name not in ("muse_default", "frontier_default"))
     return order
 
@@ -40,8 +40,8 @@ def test_the_page_names_the_warm_up_step_it_waits_for(warming):
 
 
 def test_the_frontier_step_shows_surrogates_fitted_and_time_left(warming, monkeypatch):
-    monkeypatch.setattr(_core._lazies["muse_default"], "_done", True)
-    monkeypatch.setattr(_core._lazies["muse_default"], "_value", "muse:abc")
+    monkeypatch.setattr(_core.state().lazy_value("muse_default"), "_done", True)
+    monkeypatch.setattr(_core.state().lazy_value("muse_default"), "_value", "muse:abc")
     key = surrogates._key("frontier", surrogates.default_frontier_params())
     surrogates._results().set(f"progress|{key}", {"done": 3, "total": 12, "elapsed": 6.0})
     muse_key, note, stop = surrogate.load_default_surrogate("/surrogate", 4)
@@ -56,8 +56,8 @@ def test_nothing_to_wait_for_once_the_warm_up_is_over(warming, monkeypatch):
     done = threading.Event()
     done.set()
     monkeypatch.setattr(_core, "warm_done", done)
-    monkeypatch.setattr(_core._lazies["muse_default"], "_done", True)
-    monkeypatch.setattr(_core._lazies["muse_default"], "_value", "muse:abc")
+    monkeypatch.setattr(_core.state().lazy_value("muse_default"), "_done", True)
+    monkeypatch.setattr(_core.state().lazy_value("muse_default"), "_value", "muse:abc")
     assert surrogate.load_default_surrogate("/surrogate", 5) == ("muse:abc", None, True)
     assert warmup.warm_status().describe() == ""
 
@@ -71,7 +71,7 @@ def test_eta_text_from_the_mean_time_per_item():
 def test_the_global_panel_says_it_waits_for_global_shap_and_asks_again(warming, monkeypatch):
     from app.callbacks import descriptive
 
-    monkeypatch.setattr(_core._lazies["shap_all"], "_done", False)
+    monkeypatch.setattr(_core.state().lazy_value("shap_all"), "_done", False)
     bar, beeswarm, note, stop = descriptive.render_global_when_ready("/descriptive", 0)
     step = warming.index("shap_all") + 1
     assert bar is no_update and beeswarm is no_update and stop is False  # no request held: asked again in 1 s
@@ -84,16 +84,16 @@ def test_a_class_switch_says_it_computes_that_class_live_not_the_start_up_warm_u
     # (store.read.Store.applies_to), so global SHAP is computed live; the note said "Waiting for the warm-up"
     from types import SimpleNamespace
 
-    wine = SimpleNamespace(adapter=SimpleNamespace(task="multiclass"), classes=("not class_0", "class_0"))
+    wine = SimpleNamespace(task="multiclass", classes=("not class_0", "class_0"))
     monkeypatch.setattr(_core, "workspace", lambda: wine)
-    monkeypatch.setattr(_core._lazies["shap_all"], "_done", False)
-    monkeypatch.setattr(_core, "_opened_store", object())  # opened at start-up, not applied to class_0
-    monkeypatch.setattr(_core, "_store", None)
+    monkeypatch.setattr(_core.state().lazy_value("shap_all"), "_done", False)
+    monkeypatch.setattr(_core.state(), "opened_store", object())  # opened at start-up, not applied to class_0
+    monkeypatch.setattr(_core.state(), "store", None)
     step = warming.index("shap_all") + 1
     assert warmup.waiting_for("shap_all") == (
         f"Computing global SHAP for class class_0 live (the store holds another class's results): step {step} of "
         f"{len(warming)} (global SHAP); {len(warming) - 3} of {len(warming)} steps done.")
-    monkeypatch.setattr(_core, "_opened_store", None)  # no store: still that class's values, not "the warm-up"
+    monkeypatch.setattr(_core.state(), "opened_store", None)  # no store: still that class's values, not "the warm-up"
     assert warmup.waiting_for("shap_all").startswith("Computing global SHAP for class class_0: step ")
 
 

@@ -14,22 +14,22 @@ import types
 import pytest
 
 import app.server  # noqa: F401  (registers every service module's warm values)
+from app import services
 from app.services import _core, surrogates, warmup
 
 
 @pytest.fixture
 def registry(monkeypatch):
     monkeypatch.setattr(_core, "_factories", {})
-    monkeypatch.setattr(_core, "_lazies", {})
     monkeypatch.setattr(_core, "_warm_order", [])
     monkeypatch.setattr(_core, "_warm_last", set())
     monkeypatch.setattr(_core, "_warm_first", set())
-    monkeypatch.setattr(_core, "warm_seconds", {})
-    monkeypatch.setattr(_core, "_ws", None)
-    monkeypatch.setattr(_core, "_store", _core._store)
-    monkeypatch.setattr(_core, "_caches", [])  # the suite's row caches are left as they are
     ran = []
+    with services.overridden(services.ServiceState()):  # the suite's state, its values and caches, put back after
+        yield ran, _step(ran)
 
+
+def _step(ran):
     def step(name, fail=False):
         def make():
             ran.append(name)
@@ -37,7 +37,7 @@ def registry(monkeypatch):
                 raise RuntimeError(f"{name} broke")
             return name
         return make
-    return ran, step
+    return step
 
 
 def test_a_last_step_runs_after_steps_registered_later(registry):
@@ -62,7 +62,7 @@ def test_every_step_is_timed_and_logged_even_one_that_fails(registry, monkeypatc
     with caplog.at_level(logging.INFO, logger="candor.warmup"):
         _core.init(object(), warm="sync")
     # readings: a starts at 0 (wall), 1 (cpu), ends at 2, 3; b starts at 4, 5, ends at 6, 7
-    assert _core.warm_seconds == {"a": (2, 2), "b": (2, 2)}
+    assert services.state().warm_seconds == {"a": (2, 2), "b": (2, 2)}
     assert [r.getMessage() for r in caplog.records] == [
         "warm-up step a: 2.00 s wall, 2.00 s process CPU",
         "warm-up step b: 2.00 s wall, 2.00 s process CPU (failed: b broke)"]
@@ -92,7 +92,7 @@ def test_first_steps_run_before_the_first_request_and_the_rest_after_it(registry
     _core.first_request.set()
     assert _core.warm_done.wait(10)
     assert ran == ["row", "row2", "a", "late"]
-    assert set(_core.warm_seconds) == {"row", "row2", "a", "late"}
+    assert set(services.state().warm_seconds) == {"row", "row2", "a", "late"}
 
 
 def test_the_first_row_view_is_the_first_warm_step():

@@ -15,7 +15,6 @@ from sklearn.preprocessing import OneHotEncoder
 from app import figures, figures_rows, services
 from workspace.errors import CandorError
 from workspace.workspace import load_user_workspace
-from app.services import _core
 
 from .conftest import write_pair
 from tests.table_records import by_name
@@ -95,7 +94,7 @@ def test_model_agnostic_global_view_fits_its_time_budget(tmp_path, rng, install,
     assert tabular._shap().algorithm == "permutation"
     row = int(tabular._sample_order()[5])
     alone = services.shap_row(row)  # before the global view: computed alone, without waiting for it
-    assert not _core.is_ready("shap_all")
+    assert not services.is_ready("shap_all")
     monkeypatch.setattr(tabular, "AGNOSTIC_BUDGET_S", 1e-9)  # nothing fits: the floor of 10 rows
     g = services.global_importance()
     assert g.values.shape == (10, 4)

@@ -18,7 +18,6 @@ from sklearn.tree import DecisionTreeClassifier
 
 import explainers.persuasive as xp
 from app import figures, services
-from app.services import _core
 from app.services import persuasive_rules as rules_service
 from explainers._codec import TabularCodec, conjunction_parts, conjunction_text, predicate_text, value_labels
 from explainers.persuasive._attribution import render_lines, value_texts
@@ -65,7 +64,7 @@ def _assert_membership_matches_codes(preds, shown: str, raw: pd.DataFrame, X: pd
 # --- the bundled sample (all numeric): exactly as before; runs first, while the sample is installed ---------------
 
 def test_sample_values_and_predicates_render_as_numbers_as_before(sample_workspace):
-    if _core._ws is not sample_workspace:
+    if services.state().workspace is not sample_workspace:
         services.init(sample_workspace, warm=False)
     view = services.local_view(0)
     assert view.shap.feature_names[0] == "mean radius" and view.labels[0] == "17.99"
@@ -73,7 +72,9 @@ def test_sample_values_and_predicates_render_as_numbers_as_before(sample_workspa
     assert figures.waterfall(view.shap, value_labels=view.labels).data[0].y == figures.waterfall(view.shap).data[0].y
     preds = (Predicate("worst radius", ">", 16.795), Predicate("mean texture", "<=", 20.0))
     assert conjunction_text(preds) == "worst radius > 16.8 AND mean texture <= 20"
-    assert services.tabular.display_codec() is None
+    codec = services.tabular.display_codec()  # the sample's own (all numeric): the same texts as no codec
+    assert conjunction_text(preds, codec) == conjunction_text(preds)
+    assert value_labels(view.shap.feature_values, codec) == value_labels(view.shap.feature_values)
 
 
 # --- explainers: predicates and values in the user's terms ---------------------------------------------------------
@@ -180,7 +181,7 @@ def colour_ws(tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("colour")
     ws = load_user_workspace(*write_pair(tmp, model, frame), "buy")
-    previous = _core._ws
+    previous = services.state().workspace
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CANDOR_CACHE_DIR", str(tmp / "cache"))
         services.init(ws, warm=False)

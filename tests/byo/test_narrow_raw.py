@@ -7,7 +7,6 @@ import pandas as pd
 from sklearn.linear_model import LogisticRegression
 
 from app import services
-from app.services import _core
 from tests.byo.conftest import write_pair
 from workspace.workspace import load_user_workspace
 
@@ -28,7 +27,7 @@ def test_one_hot_columns_are_kept_narrow_and_shown_as_written(tmp_path):
                                                              "colour_blue": "int8", "ratio": "float64"}
     assert ws.raw.memory_usage(index=False).sum() < read.memory_usage(index=False).sum() / 2
     np.testing.assert_array_equal(ws.raw.to_numpy(dtype=float), read.to_numpy(dtype=float))
-    with _core.installed(ws):
+    with services.overridden(services.ServiceState(ws)):
         records, _ = services.data_page(0, 12)
     for rec in records:
         assert [rec[f"c{j}"] for j in range(5)] == [round(float(v), 4) for v in read.iloc[rec["id"]]]

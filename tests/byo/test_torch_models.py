@@ -329,11 +329,11 @@ def test_wrapper_refuses_shapes_that_do_not_fit_the_classes():
 def test_another_worker_reloads_a_state_dict_model_from_the_shared_selection(files, tmp_path, monkeypatch):
     """The options given on the command line (no sidecar for the safetensors file) travel in the selection file."""
     from app import services
-    from app.services import _core, selection
+    from app.services import selection
     from app.services.selection import Selection
 
     monkeypatch.setenv("CANDOR_STATE_DIR", str(tmp_path))
-    previous_ws, previous_sel = _core._ws, selection.current()
+    previous_ws, previous_sel = services.state().workspace, selection.current()
     selection.start(previous_sel, warm=False)
     try:
         chosen = Selection(model=str(files.dir / "wine.safetensors"), data=str(files.dir / "wine.csv"),
@@ -341,8 +341,8 @@ def test_another_worker_reloads_a_state_dict_model_from_the_shared_selection(fil
         selection.install(chosen)
         assert services.select_class("class_0") == "Explaining class 'class_0' against the rest."
         installed = selection.current()
-        monkeypatch.setattr(selection, "_current", Selection())  # a worker still on the sample
-        monkeypatch.setattr(selection, "_seen_mtime", None)
+        monkeypatch.setattr(services.state(), "selection", Selection())  # a worker still on the sample
+        monkeypatch.setattr(services.state(), "seen_mtime", None)
         selection.sync()
         ws = services.workspace()
         assert selection.current() == installed and ws.classes == ("not class_0", "class_0")

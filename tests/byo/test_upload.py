@@ -13,7 +13,7 @@ from sklearn.preprocessing import OneHotEncoder
 
 from app import ids, services
 from app.callbacks import upload as cb
-from app.services import _core, selection
+from app.services import selection
 
 
 def _b64(data: bytes, mime="application/octet-stream") -> str:
@@ -81,7 +81,7 @@ def test_an_upload_renders_the_navbar_of_the_new_model(tmp_path, uploads, rng, m
 def uploads(tmp_path, monkeypatch):
     monkeypatch.setenv("CANDOR_UPLOAD_DIR", str(tmp_path / "uploads"))
     monkeypatch.setenv("CANDOR_STATE_DIR", str(tmp_path / "state"))
-    previous, chosen = _core._ws, selection.current()
+    previous, chosen = services.state().workspace, selection.current()
     yield tmp_path / "uploads"
     selection.start(chosen, warm=False)
     if previous is not None:
@@ -110,7 +110,7 @@ def test_upload_store_and_explain_a_pipeline(tmp_path, uploads, rng):
 
 
 def test_upload_failures_name_the_file_and_keep_the_app(tmp_path, uploads):
-    before = _core._ws
+    before = services.state().workspace
     _, alert = cb.store_model(_b64(b"\x80\x04pickle"), "model.pkl")
     assert ("model.pkl: a model upload must be one of .skops; PyTorch and pickle/joblib models load from the command "
             "line only") in str(alert.children)
@@ -124,7 +124,7 @@ def test_upload_failures_name_the_file_and_keep_the_app(tmp_path, uploads):
     assert "upload a model and a data file" in str(cb.load_pair(1, None, dtoken, "t")[0].children)
     alert, navbar = cb.load_pair(1, "../etc/passwd", dtoken, "t")
     assert "no longer on the server" in str(alert.children) and navbar is dash.no_update
-    assert _core._ws is before
+    assert services.state().workspace is before
 
 
 def test_back_to_the_bundled_sample_after_an_upload(tmp_path, uploads, rng, sample_workspace):

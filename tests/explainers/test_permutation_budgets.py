@@ -11,7 +11,7 @@ import pytest
 from sklearn.datasets import load_breast_cancer
 from sklearn.ensemble import GradientBoostingClassifier
 
-from explainers import ShapExplainer
+from explainers import ModelAdapter, ShapExplainer
 from explainers._permutation import permutation_shap, permutation_shap_rows
 from tests.shapley_oracle import brute_force_shapley
 
@@ -72,7 +72,8 @@ def test_rows_and_the_explainer_accept_odd_and_tiny_budgets(twelve):
                                                  max_orderings=41)
     assert vals.shape == (3, D, 2) and list(info["orderings"]) == [40, 40, 40] and np.isfinite(se).all()
     for budget, walked in ((1, 1), (41, 40)):
-        e = ShapExplainer(model, background=X.iloc[:450], background_size=20, algorithm="permutation",
+        e = ShapExplainer(ModelAdapter.for_table(model, X.iloc[:450]), background=X.iloc[:450],
+                          background_size=20, algorithm="permutation",
                           rel_tol=1e-9, max_orderings=budget)
         ex = e.explain(X.iloc[[510]])
         assert ex.params["orderings"] == walked and ex.params["converged"] is False

@@ -65,10 +65,10 @@ def _brute_force(model, X, row, values, bg, k):
 
 def test_average_curve_equals_a_brute_force_recomputation(bc, gb_model):
     """The global view's numbers, recomputed row by row and background row by background row."""
-    from explainers import ShapExplainer
+    from explainers import ModelAdapter, ShapExplainer
 
     X, _, train, test = bc
-    shap = ShapExplainer(gb_model, background=X.iloc[train], background_size=20)
+    shap = ShapExplainer(ModelAdapter.for_table(gb_model, X.iloc[train]), background=X.iloc[train], background_size=20)
     rows = [int(r) for r in test[:5]]
     expls = [shap.explain(X.iloc[[r]]) for r in rows]
     bg = X.iloc[train[:20]].to_numpy(float)

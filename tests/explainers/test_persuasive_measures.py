@@ -146,10 +146,11 @@ def test_gilpin_labels():
 
 
 def test_real_model_chain_costs_fidelity_monotonically(bc, gb_model):
-    from explainers import ShapExplainer
+    from explainers import ModelAdapter, ShapExplainer
 
     X, _, train, test = bc
-    e = ShapExplainer(gb_model, background=X.iloc[train], background_size=30).explain(X.iloc[[test[0]]])
+    e = ShapExplainer(ModelAdapter.for_table(gb_model, X.iloc[train]), background=X.iloc[train],
+                      background_size=30).explain(X.iloc[[test[0]]])
     f = lambda a: gb_model.predict_proba(pd.DataFrame(a, columns=X.columns))[:, 1]  # noqa: E731
     ctx = P.make_context(f, X.iloc[train].to_numpy(), X.iloc[train[:30]].to_numpy(), X.iloc[test[0]].to_numpy(),
                          ("benign", "malignant"), num_samples=300)

@@ -89,7 +89,8 @@ def forest(bc):
 def forest_by_permutation(bc, forest):
     """Permutation SHAP of 6 held-out rows and shap's exact interventional Tree SHAP on the same background."""
     X, _, train, test = bc
-    e = ShapExplainer(forest, background=X.iloc[train], background_size=50, algorithm="permutation")
+    e = ShapExplainer(ModelAdapter.for_table(forest, X.iloc[train]), background=X.iloc[train],
+                      background_size=50, algorithm="permutation")
     oracle = shap.TreeExplainer(forest, data=e.background, feature_perturbation="interventional",
                                 model_output="probability")
     rows = X.iloc[test[:6]]
@@ -120,7 +121,8 @@ def test_permutation_standard_errors_are_calibrated_and_reported(forest_by_permu
 
 def test_budget_stops_unconverged_and_says_so(bc, forest):
     X, _, train, test = bc
-    e = ShapExplainer(forest, background=X.iloc[train], background_size=30, algorithm="permutation",
+    e = ShapExplainer(ModelAdapter.for_table(forest, X.iloc[train]), background=X.iloc[train],
+                      background_size=30, algorithm="permutation",
                       rel_tol=1e-6, max_orderings=16)
     x = e.explain(X.iloc[[test[0]]])
     assert x.params["converged"] is False and x.params["orderings"] == 16 and x.additivity_gap < 1e-9
@@ -128,9 +130,11 @@ def test_budget_stops_unconverged_and_says_so(bc, forest):
 
 def test_exact_backends_report_zero_standard_error(bc, gb_model):
     X, _, train, test = bc
-    x = ShapExplainer(gb_model, background=X.iloc[train], background_size=30).explain(X.iloc[[test[0]]])
+    x = ShapExplainer(ModelAdapter.for_table(gb_model, X.iloc[train]), background=X.iloc[train],
+                      background_size=30).explain(X.iloc[[test[0]]])
     assert x.params["standard_error"] == (0.0,) * 30 and x.params["converged"] is True
-    g = ShapExplainer(gb_model, background=X.iloc[train], background_size=30).explain_many(X.iloc[test[:3]])
+    g = ShapExplainer(ModelAdapter.for_table(gb_model, X.iloc[train]), background=X.iloc[train],
+                      background_size=30).explain_many(X.iloc[test[:3]])
     assert g.standard_error.shape == (3, 30) and not g.standard_error.any()
 
 
@@ -148,7 +152,8 @@ def test_kernel_reports_the_spread_of_independent_shap_kernel_runs(bc, gb_model)
     """Kernel SHAP on request: values = mean of shap's own runs (seeds 0..3), SE = their SD / 2; and that SE
     matches the SD of one run over 12 other seeds / 2 (shap run directly, not through the product)."""
     X, _, train, test = bc
-    e = ShapExplainer(gb_model, background=X.iloc[train], background_size=30, algorithm="kernel")
+    e = ShapExplainer(ModelAdapter.for_table(gb_model, X.iloc[train]), background=X.iloc[train],
+                      background_size=30, algorithm="kernel")
     row = X.iloc[[test[1]]]
     got = e.explain(row)
     direct = _direct_kernel(gb_model, e.background, row, range(4))
@@ -195,7 +200,7 @@ def test_a_bootstrap_forest_regressor_is_explained_exactly_by_candors_tree_shap(
 
     X, y, _ = diabetes
     forest = RandomForestRegressor(10, min_samples_leaf=5, random_state=0).fit(X, y)
-    e = ShapExplainer(OutputView(ModelAdapter(forest, TabularCodec(X)), 0), background=X, target_index=0,
+    e = ShapExplainer(ModelAdapter(forest, TabularCodec(X)), background=X, target_index=0,
                       target_name="progression", background_size=20, seed=0)
     assert e.algorithm == "tree" and e.exact and "exact interventional Tree SHAP" in e.source
     g = e.explain_many(X.iloc[:3])

@@ -226,6 +226,7 @@ def test_upload_quota_deletes_the_oldest_unused_upload_first_and_never_one_in_us
     CANDOR_UPLOAD_QUOTA_MB by deleting the least recently used uploads, never the pair in use, and an upload that
     cannot fit beside the uploads in use is refused with the numbers."""
     from workspace import uploads
+    from app import services
     from app.services import selection
 
     monkeypatch.setenv("CANDOR_UPLOAD_DIR", str(tmp_path / "up"))
@@ -235,13 +236,13 @@ def test_upload_quota_deletes_the_oldest_unused_upload_first_and_never_one_in_us
 
     folder = uploads.upload_dir()
     first = uploads.store_upload("a.csv", _csv(30), kind="data")
-    monkeypatch.setattr(selection, "_current", selection.Selection(model="m", data=str(first), uploaded=True))
+    monkeypatch.setattr(services.state(), "selection", selection.Selection(model="m", data=str(first), uploaded=True))
     paths = [uploads.store_upload(f"{n}.csv", _csv(30), kind="data") for n in "bcdefg"]
     on_disk = sorted(p.name for p in folder.iterdir() if p.suffix == ".csv")
     assert first.is_file() and first.name in on_disk and len(on_disk) == 3  # 3 x 30 KiB fit in 100 KiB
     assert [p.is_file() for p in paths] == [False, False, False, False, True, True]
     assert sum(p.stat().st_size for p in folder.glob("*.csv")) <= 100 * 1024
-    monkeypatch.setattr(selection, "_current", selection.Selection(model=str(paths[-2]), data=str(paths[-1])))
+    monkeypatch.setattr(services.state(), "selection", selection.Selection(model=str(paths[-2]), data=str(paths[-1])))
     monkeypatch.setenv("CANDOR_UPLOAD_QUOTA_MB", str(70 / 1024))
     with pytest.raises(CandorError, match=r"^the upload folder is full: 0.1 MiB of its 0.1 MiB quota "
                                           r"\(CANDOR_UPLOAD_QUOTA_MB\) is held by uploads in use, and this data needs"):
@@ -254,6 +255,7 @@ def test_uploads_past_the_retention_time_are_deleted_unless_in_use(tmp_path, mon
     """Attack: uploads stayed forever; now one not used for CANDOR_UPLOAD_RETENTION_HOURS is deleted at the next
     upload (or sweep), except the pair in use."""
     from workspace import uploads
+    from app import services
     from app.services import selection
 
     monkeypatch.setenv("CANDOR_UPLOAD_DIR", str(tmp_path / "up"))
@@ -261,7 +263,7 @@ def test_uploads_past_the_retention_time_are_deleted_unless_in_use(tmp_path, mon
     import app.services.upload  # noqa: F401
 
     old, kept = (uploads.store_upload(f"{n}.csv", _csv(1), kind="data") for n in "ab")
-    monkeypatch.setattr(selection, "_current", selection.Selection(model="m", data=str(kept), uploaded=True))
+    monkeypatch.setattr(services.state(), "selection", selection.Selection(model="m", data=str(kept), uploaded=True))
     monkeypatch.setenv("CANDOR_UPLOAD_RETENTION_HOURS", str(0.5 / 3600))  # half a second
     time.sleep(1.0)
     new = uploads.store_upload("c.csv", _csv(1), kind="data")
@@ -289,12 +291,13 @@ def test_model_calls_stop_at_their_deadline_with_a_message():
             return np.zeros(len(X), dtype=int)
 
     X = pd.DataFrame({"a": np.arange(400.0), "b": np.arange(400.0)})
-    adapter = ma.ModelAdapter(Slow(), TabularCodec(X))
     before = ma.BATCH_CELLS
     ma.BATCH_CELLS = 20  # 10 rows per call: 40 calls, 8 s without a deadline
     os.environ["CANDOR_MODEL_TIMEOUT_S"] = "0.5"
     try:
-        assert limits.apply_model_timeout() == 0.5
+        call_limits = limits.model_call_limits()  # what create_app gives the installed workspace's adapter
+        assert call_limits.seconds == 0.5 and limits.model_call_limits(timeout=False).seconds is None
+        adapter = ma.ModelAdapter(Slow(), TabularCodec(X), limits=call_limits)
         start = time.monotonic()
         with pytest.raises(CandorError, match=r"the model took longer than 0.5 s on \d+ of 400 rows "
                                               r"\(CANDOR_MODEL_TIMEOUT_S\)") as err:
@@ -304,7 +307,6 @@ def test_model_calls_stop_at_their_deadline_with_a_message():
     finally:
         ma.BATCH_CELLS = before
         os.environ.pop("CANDOR_MODEL_TIMEOUT_S")
-        ma.set_model_timeout(None)
 
 
 def test_background_jobs_are_limited_per_user_and_in_total(tmp_path, monkeypatch):

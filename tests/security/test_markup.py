@@ -110,13 +110,12 @@ def hostile_workspace(tmp_path_factory):
     """The hostile model and table saved with skops and CSV, loaded as ``python -m app`` would, installed."""
     from app import services
     from workspace.workspace import load_user_workspace
-    from app.services import _core
 
     folder = tmp_path_factory.mktemp("markup")
     frame = hostile_frame()
     sio.dump(hostile_model(frame), folder / "m.skops")
     frame.to_csv(folder / "d.csv", index=False)
-    previous = _core._ws
+    previous = services.state().workspace
     ws = load_user_workspace(folder / "m.skops", folder / "d.csv", "y")
     services.init(ws, warm=False)
     yield ws

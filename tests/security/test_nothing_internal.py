@@ -18,7 +18,7 @@ from app import services
 from app.callbacks import shell
 from app.layout import navbar_content
 from app.report.provenance import provenance
-from app.services import _core, selection, text_loader
+from app.services import selection, text_loader
 from app.services.selection import Selection
 from tests.byo.conftest import write_pair
 from tests.security.access_support import dash_app, isolated, login, users_file  # noqa: F401
@@ -68,7 +68,7 @@ def uploaded_wine(tmp_path, monkeypatch):
     X, y = data.data, np.array(["barolo", "grignolino", "barbera"])[data.target]
     model = GradientBoostingClassifier(n_estimators=20, max_depth=2, random_state=0).fit(X, y)
     model_path, data_path = write_pair(tmp_path, model, X.assign(cultivar=y), name=f"{STORED_ID}-wine")
-    previous_ws, previous_sel = _core._ws, selection.current()
+    previous_ws, previous_sel = services.state().workspace, selection.current()
     selection.start(previous_sel, warm=False)
     selection.install(Selection(model=str(model_path), data=str(data_path), target="cultivar", uploaded=True))
     yield model_path, data_path

@@ -16,7 +16,7 @@ from workspace import uploads
 from app import services
 from app.callbacks import text as text_cb
 from workspace.errors import CandorError
-from app.services import _core, selection, text as text_services, text_data
+from app.services import selection, text as text_services, text_data
 from app.services import upload as upload_service
 
 SECRET = "text,ssn\nquiet evening,123-45-6789\nloud morning,987-65-4321\n"
@@ -34,7 +34,7 @@ def dirs(tmp_path, monkeypatch):
     monkeypatch.setenv("CANDOR_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setattr(text_services, "TEXT_DIR", tmp_path / "text")
     text_data._dataset.cache_clear()
-    previous, chosen = _core._ws, selection.current()
+    previous, chosen = services.state().workspace, selection.current()
     stored = upload_service.receive("people.csv", _b64(SECRET), "data")  # the other user's upload
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -35,7 +35,7 @@ def built(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("store-build")
     settings = Settings(warm=False, cache_dir=folder / "cache", state_dir=folder / "state")
-    previous = _core._ws
+    previous = services.state().workspace
     build(settings, folder / "store", max_rows=ROWS, chunk_rows=4, skip=("persuasive", "surrogates"))
     ws = services.workspace()
     yield Settings(store=folder / "store", warm=False, cache_dir=folder / "cache", state_dir=folder / "state"), ws, \
@@ -77,7 +77,8 @@ def test_stored_shap_equals_the_explainer_called_directly(built):
     _, ws, folder = built
     rows = np.load(folder / "rows.npy", allow_pickle=False)
     assert rows.tolist() == sorted(ws.test_idx.tolist()[:ROWS])  # the first held-out rows of the split
-    oracle = ex.ShapExplainer(ws.model, background=ws.X.iloc[ws.train_idx], target_index=1, background_size=100,
+    oracle = ex.ShapExplainer(ws.adapter, background=ws.X.iloc[ws.train_idx],
+                              target_index=ws.model.index, background_size=100,
                               seed=0).explain_many(ws.X.iloc[rows])
     np.testing.assert_allclose(np.load(folder / "shap_values.npy"), oracle.values, rtol=0, atol=1e-12)
     np.testing.assert_allclose(np.load(folder / "shap_base.npy"), oracle.base_value, rtol=0, atol=1e-12)
@@ -118,7 +119,7 @@ def test_the_warm_up_prepares_each_stored_rows_view_and_a_click_reads_it(serving
     rows = np.load(folder / "rows.npy").tolist()
     on_demand = {r: services.local_view(r) for r in rows}  # before the warm-up: computed per call
     prepared = row_view.stored_views()
-    assert sorted(prepared) == rows and _core.is_ready("stored_row_views")
+    assert sorted(prepared) == rows and services.is_ready("stored_row_views")
     for r in rows:
         a, b = prepared[r], on_demand[r]
         assert _same(a.shap, b.shap) and _same(a.lime, b.lime) and a.labels == b.labels and a.agreement == b.agreement
@@ -148,7 +149,7 @@ def test_the_warm_up_draws_each_stored_rows_panels_and_a_click_sends_them(servin
     services.join_late()  # the page module may be imported only now, after the fixture installed the workspace
     rows = np.load(folder / "rows.npy").tolist()
     drawn = descriptive.rendered_stored_rows()
-    assert sorted(drawn) == rows and _core.is_ready("descriptive_rendered_rows")
+    assert sorted(drawn) == rows and services.is_ready("descriptive_rendered_rows")
     for r in rows[:3]:
         assert json.loads(to_json(drawn[r])) == json.loads(to_json(descriptive.render_local(r)))
 
@@ -296,7 +297,7 @@ def test_the_global_panel_does_not_wait_for_the_warm_up_when_a_store_holds_it(se
     from app.services import _core, warmup
 
     monkeypatch.setattr(_core.warm_done, "is_set", lambda: False)  # the warm-up is still running
-    assert not _core.is_ready("shap_all")
+    assert not services.is_ready("shap_all")
     assert warmup.waiting_for("shap_all") is None
     opened = _core._store
     monkeypatch.setattr(_core, "_store", None)  # without a store the panel still waits for the warm-up

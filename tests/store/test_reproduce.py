@@ -26,7 +26,6 @@ def built(tmp_path_factory):
 
     from app import services
     from app.build import build
-    from app.services import _core
     from store.read import open_store
     from store.hashes import source_hashes
     from workspace.settings import Settings
@@ -39,7 +38,7 @@ def built(tmp_path_factory):
     data.to_csv(folder / "table.csv", index=False)
     settings = Settings(model=folder / "rf.skops", data=folder / "table.csv", target="target", warm=False,
                         cache_dir=folder / "cache", state_dir=folder / "state")
-    previous = _core._ws
+    previous = services.state().workspace
     build(settings, folder / "store", max_rows=3, chunk_rows=2, skip=("persuasive", "surrogates"))
     ws = services.workspace()
     model_sha, data_sha = source_hashes(settings, ws)

@@ -71,48 +71,34 @@ def test_a_store_for_another_class_is_refused_at_start_and_the_matching_one_is_s
 
 
 def test_a_class_switch_is_logged_and_provenance_says_whether_a_store_was_read(tmp_path, caplog):
-    from app.services import _core
+    from app import services
 
-    previous, opened = _core._ws, _store(tmp_path)
-    try:
-        _core.use_store(opened)
-        _core.init(_ws(), warm=False)
-        assert _core.store() is opened
-        assert _core.store_note() == f"read from store {tmp_path} (rows without a stored result computed live)"
+    opened = _store(tmp_path)
+    with services.overridden(services.ServiceState(_ws(), opened_store=opened)):
+        assert services.store() is opened
+        assert services.store_note() == f"read from store {tmp_path} (rows without a stored result computed live)"
         with caplog.at_level(logging.WARNING, logger="candor.warmup"):
-            _core.init(_ws(positive_class="class_0"), warm=False)  # the navbar's class switch installs this
-        assert _core.store() is None
+            services.init(_ws(positive_class="class_0"), warm=False)  # the navbar's class switch installs this
+        assert services.store() is None
         reason = "it was built for explained class 'class_2', this workspace's is 'class_0'"
         assert [r.getMessage() for r in caplog.records if "store" in r.getMessage()] == [
             f"candor: store {tmp_path} is not read for this workspace, its results are computed live: {reason}"]
-        assert _core.store_note() == f"computed live: store {tmp_path} not read ({reason})"
-        _core.use_store(None)
-        _core.init(_ws(), warm=False)
-        assert _core.store_note() == "computed live (no store given)"
-    finally:
-        _core.use_store(None)
-        _core._ws = None
-        if previous is not None:
-            _core.init(previous, warm=False)
+        assert services.store_note() == f"computed live: store {tmp_path} not read ({reason})"
+        services.init(_ws(), warm=False, opened_store=None)
+        assert services.store_note() == "computed live (no store given)"
 
 
 def test_the_report_provenance_names_the_store_it_read(sample_workspace, tmp_path):
+    from app import services
     from app.report.provenance import provenance
-    from app.services import _core
     from store.read import workspace_key
 
     section = SimpleNamespace(shap=SimpleNamespace(source="SHAP", params={}), persuasive=None)
     opened = _store(tmp_path)
     opened.manifest["workspace"] = workspace_key(sample_workspace)
-    try:
-        _core.use_store(opened)
-        with _core.installed(sample_workspace):
-            params = dict(provenance({}, [section], None, 3).parameters)
-        assert params["results store"] == f"read from store {tmp_path} (rows without a stored result computed live)"
-        _core.use_store(None)
-        with _core.installed(sample_workspace):
-            params = dict(provenance({}, [section], None, 3).parameters)
-        assert params["results store"] == "computed live (no store given)"
-    finally:
-        _core.use_store(None)
-        _core.init(sample_workspace, warm=False)
+    with services.overridden(services.ServiceState(sample_workspace, opened_store=opened)):
+        params = dict(provenance({}, [section], None, 3).parameters)
+    assert params["results store"] == f"read from store {tmp_path} (rows without a stored result computed live)"
+    with services.overridden(services.ServiceState(sample_workspace)):
+        params = dict(provenance({}, [section], None, 3).parameters)
+    assert params["results store"] == "computed live (no store given)"

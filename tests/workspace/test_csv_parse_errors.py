@@ -18,7 +18,8 @@ import pytest
 import skops.io as sio
 from sklearn.linear_model import LogisticRegression
 
-from app.services import _core, selection
+from app import services
+from app.services import selection
 from app.services import upload as upload_service
 from workspace.errors import CandorError
 from workspace.tables import read_table
@@ -67,12 +68,10 @@ def test_read_table_names_what_is_wrong(tmp_path, name):
 def uploads(tmp_path, monkeypatch):
     monkeypatch.setenv("CANDOR_UPLOAD_DIR", str(tmp_path / "uploads"))
     monkeypatch.setenv("CANDOR_STATE_DIR", str(tmp_path / "state"))
-    previous, chosen = _core._ws, selection.current()
+    previous, chosen = services.state().workspace, selection.current()
     yield tmp_path / "uploads"
     selection.start(chosen, warm=False)
     if previous is not None:
-        from app import services
-
         services.init(previous, warm=False)
 
 

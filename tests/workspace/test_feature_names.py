@@ -7,7 +7,6 @@ import skops.io as sio
 from sklearn.linear_model import LogisticRegression
 
 from app import figures, services
-from app.services import _core
 from workspace.errors import CandorError
 from workspace.feature_names import FeatureFormat, load_features
 from workspace.workspace import load_user_workspace
@@ -36,7 +35,7 @@ def named(tmp_path_factory, bc):
     X = bc[0]
     d = features_case(tmp_path_factory.mktemp("features"), bc, COLUMNS, "data.csv.features.yaml", SIDECAR)
     ws = load_user_workspace(d / "model.skops", d / "data.csv", "diagnosis", torch_options=None)
-    previous = _core._ws
+    previous = services.state().workspace
     services.init(ws, warm=False)
     yield ws, X
     if previous is not None:

@@ -139,3 +139,20 @@ def test_installed_settings_win_over_the_environment(monkeypatch, tmp_path):
         assert uploads.upload_dir() == (tmp_path / "up").resolve()
     finally:
         settings.install(None)
+
+
+def test_settings_are_overridden_for_a_block_and_put_back(monkeypatch, tmp_path):
+    """A public override (as scikit-learn's ``config_context``), not a reach into ``settings._installed`` (issue 24)."""
+    from workspace import settings
+
+    monkeypatch.setenv("CANDOR_MAX_CELLS", "7")
+    with settings.installed(None):
+        with settings.overridden(max_cells=99.0, cache_dir=tmp_path) as inside:
+            assert settings.current() is inside and inside.max_cells == 99.0 and inside.cache_dir == tmp_path
+            with settings.overridden(max_cells=5.0):
+                assert settings.current().max_cells == 5.0 and settings.current().cache_dir == tmp_path
+            assert settings.current().max_cells == 99.0
+        assert settings.current().max_cells == 7.0  # nothing installed again: the environment
+        with pytest.raises(TypeError):
+            with settings.overridden(no_such_setting=1):
+                pass

@@ -210,7 +210,7 @@ def test_a_forest_too_large_for_the_exact_path_is_refused_and_sampled(monkeypatc
     monkeypatch.setattr(inter, "MAX_PATH_CELLS", cells - 1)
     with pytest.raises(ValueError, match=f"{cells:,} leaf-path cells"):
         TreeShap(model, X.iloc[:10])
-    e = ShapExplainer(model, background=X, background_size=20, max_orderings=16)
+    e = ShapExplainer(ModelAdapter.for_table(model, X), background=X, background_size=20, max_orderings=16)
     assert e.algorithm == "permutation" and "exact Tree SHAP not used" in e.source
     monkeypatch.setattr(inter, "MAX_PATH_CELLS", cells)
     assert TreeShap(model, X.iloc[:10]).n_players == 6
@@ -226,7 +226,7 @@ def test_a_hist_gradient_boosting_pipeline_is_explained_in_its_own_float64_input
 
     X, y = load_diabetes(return_X_y=True, as_frame=True)
     pipe = make_pipeline(StandardScaler(), HistGradientBoostingRegressor(max_depth=8, random_state=0)).fit(X, y)
-    e = ShapExplainer(OutputView(ModelAdapter(pipe, TabularCodec(X)), 0), background=X, target_index=0)
+    e = ShapExplainer(ModelAdapter(pipe, TabularCodec(X)), background=X, target_index=0)
     out = e.explain_outputs(X)
     assert e.algorithm == "tree" and out.params["tree_rows_recomputed"] == 0
     np.testing.assert_allclose(out.base_values + out.values.sum(axis=1), pipe.predict(X)[:, None], atol=1e-9)
