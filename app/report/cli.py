@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from app.model_flags import add_model_arguments
+from app.cli.model_flags import add_model_arguments
 from workspace.errors import CandorError
 
 
@@ -41,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
 def _workspace(args):
     """The settings the flags name (over the environment, as ``python -m app``), the loaded workspace, its
     files (for their SHA-256) and the checked store (or None)."""
-    from app.server import selection_from_settings
+    from app.serve.server import selection_from_settings
     from store.read import open_for
     from workspace.settings import Settings
     from workspace.workspace import SAMPLE_MODEL

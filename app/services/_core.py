@@ -90,6 +90,11 @@ class ServiceState:
         threads of a model count, requests served meanwhile too).
     seen_mtime : int or None
         The selection file's modification time this process last read (:func:`app.services.selection.sync`).
+    last_fingerprint : (Workspace or None, str)
+        The workspace and fingerprint the last guarded job of this state ended with (``tabular.guarded``): the next job's
+        "before" (a row the store lacks runs SHAP then LIME; a random forest's model call costs about 25 ms whatever
+        its rows, and the guard made four of a row's nine, issue 23). A mutation between two jobs still differs from
+        the next job's "after".
     """
 
     def __init__(self, workspace: Workspace | None = None, *, selection=None, opened_store=None, call_limits=None,
@@ -102,6 +107,7 @@ class ServiceState:
             opened_store.applies_to(workspace) else None
         self.warm_seconds: dict[str, tuple[float, float]] = {}
         self.seen_mtime: int | None = None
+        self.last_fingerprint: tuple = (None, "")
         self._lazies: dict[str, _Lazy] = {}
         self._caches: dict = {}
         self._joined = set(_factories)
@@ -184,7 +190,7 @@ def join_late(compute: bool = False) -> list[str]:
     """Give values registered after the installed state was made their place in it; their names.
 
     Page modules (imported when the Dash app is made, after the workspace is installed) register values too:
-    the warm ones among them are computed now when ``compute`` (a store's warm-up, done before serving),
+    the warm ones among them are computed now when ``compute`` (``warm="sync"``: gunicorn ``--preload``),
     else by the background warm-up, which has not run yet.
     """
     st = _state

@@ -85,12 +85,12 @@ class RowTask:
     lime_limits: dict = dataclasses.field(default_factory=dict)
 
     def __call__(self, start: int, stop: int) -> dict[str, np.ndarray]:
-        from . import services
-        from .services import tabular
+        from .. import services
+        from ..services import tabular
 
         tabular.LIME_LIMITS.update(self.lime_limits)  # a Dask worker's own module: the build's stopping rule
         if services.state().workspace is None:  # a fresh process (a Dask worker): load what the build explains
-            from .services.selection import Selection
+            from ..services.selection import Selection
 
             services.init(Selection(**self.selection).load(), warm=False)
         rows = [int(r) for r in self.rows[start:stop]]
@@ -114,8 +114,8 @@ def _explain_rows(rows: list[int]) -> tuple[list, list, np.ndarray]:
     """
     from store.batch import shap_rows
 
-    from . import services
-    from .services import tabular
+    from .. import services
+    from ..services import tabular
 
     ws, shap = services.workspace(), tabular._shap()
     X = ws.X.iloc[rows]
@@ -133,7 +133,7 @@ def _explain_rows(rows: list[int]) -> tuple[list, list, np.ndarray]:
 
 def _explainer_settings() -> dict:
     """Every setting the stored explanations depend on (the manifest's ``explainers``; part of the chunk key)."""
-    from .services import surrogates, tabular
+    from ..services import surrogates, tabular
 
     persuasive_service = importlib.import_module("app.services.persuasive")
     return {
@@ -246,11 +246,11 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     """
     from store.engine import run_chunks
 
-    from . import services
-    from .server import selection_from_settings
-    from .services import surrogates, tabular
+    from .. import services
+    from ..serve.server import selection_from_settings
+    from ..services import surrogates, tabular
     persuasive_service = importlib.import_module("app.services.persuasive")  # the package exports a function of that name
-    from .startup import defer_torch
+    from ..serve.startup import defer_torch
 
     defer_torch()
     out = Path(out)
