@@ -230,11 +230,8 @@ class ModelAdapter:
 
     @classmethod
     def for_table(cls, model, X: pd.DataFrame, **options) -> ModelAdapter:
-        """The adapter of ``model`` fitted on the raw table ``X`` (its codec: ``TabularCodec(X)``).
-
-        ``options`` as the constructor's (``target``, ``class_names``, ``limits``). For an all-numeric ``X``
-        the encoded rows are ``X`` itself, so explainers take the table as it is.
-        """
+        """The adapter of ``model`` fitted on the raw table ``X`` (codec ``TabularCodec(X)``; an all-numeric ``X``
+        encodes as itself); ``options`` as the constructor's (``target``, ``class_names``, ``limits``)."""
         return cls(model, TabularCodec(X), **options)
 
     def limited(self, limits: CallLimits) -> ModelAdapter:

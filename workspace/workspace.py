@@ -354,21 +354,9 @@ def one_vs_rest(pair: Workspace, target_class: str | None) -> Workspace:
 def adapted_workspace(model, X: pd.DataFrame, y, *, classes: tuple[str, str], target: str, train_idx, test_idx,
                       name: str, source: str, metadata: dict | None = None,
                       transformer_paths: tuple[Path, Path] | None = None) -> Workspace:
-    """A fitted binary classifier with probabilities on an all-numeric table, shaped as a user's files are.
-
-    The model goes behind the same :class:`~explainers.model_adapter.ModelAdapter` and
-    :class:`~explainers.model_adapter.OneVsRest` view as :func:`load_user_workspace` gives (``classes[1]``
-    against ``classes[0]``), so every page takes one shape of workspace. The bundled sample is made here.
-
-    Parameters
-    ----------
-    model : fitted binary classifier with ``predict_proba``, fitted on ``X``'s columns
-    X : DataFrame of shape (n_rows, n_features)
-        Numeric columns (their own encoding).
-    y : array-like of shape (n_rows,)
-        0/1 labels, indices into ``classes``.
-    classes : (str, str)
-        Names people read for ``model.classes_``, in order.
+    """A fitted binary classifier with probabilities on a numeric table ``X``, behind the same
+    :class:`~explainers.model_adapter.ModelAdapter` and :class:`~explainers.model_adapter.OneVsRest` view as
+    :func:`load_user_workspace` gives (``classes[1]`` against ``classes[0]``; ``y`` in 0/1): the bundled sample.
 
     Raises
     ------

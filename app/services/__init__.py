@@ -2,7 +2,8 @@
 
 One module per page family; each builds its explainers once per workspace
 (:func:`~app.services._core.lazy`) and memoizes per-row results
-(:func:`~app.services._core.row_cache`). Callbacks call exactly one function
+(:func:`~app.services._core.row_cache`), both held by the installed :class:`ServiceState`
+(:func:`install`, :func:`init`, :func:`overridden`, :func:`state`). Callbacks call exactly one function
 from here and render what it returns.
 """
 from ._core import (ServiceState, first_request, init, install, is_ready, join_late, lazy, overridden, ready_entry,

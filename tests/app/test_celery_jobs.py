@@ -16,6 +16,15 @@ ROOT = Path(__file__).resolve().parents[2]
 needs_redis = pytest.mark.skipif(not REDIS_URL, reason="CANDOR_TEST_REDIS_URL not set (scripts/test starts a Redis)")
 
 
+
+
+@pytest.fixture
+def from_environment():
+    """No settings installed for the test: :func:`workspace.settings.current` reads the environment as it is set."""
+    from workspace import settings
+
+    with settings.installed(None):
+        yield
 def test_the_redis_url_is_read_in_settings_and_a_bad_one_is_refused_without_its_password():
     from workspace.errors import CandorError
     from workspace.settings import Settings
@@ -79,13 +88,11 @@ def celery_setup():
 
 
 @needs_redis
-def test_settings_choose_celery_on_redis_when_the_url_is_set(monkeypatch, tmp_path):
+def test_settings_choose_celery_on_redis_when_the_url_is_set(from_environment, monkeypatch, tmp_path):
     import dash
 
     from app.serve.server import background_manager
-    from workspace import settings
 
-    monkeypatch.setattr(settings, "_installed", None)
     monkeypatch.setenv("CANDOR_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("CANDOR_REDIS_URL", REDIS_URL)
     manager = background_manager()
@@ -96,11 +103,9 @@ def test_settings_choose_celery_on_redis_when_the_url_is_set(monkeypatch, tmp_pa
 
 
 @needs_redis
-def test_a_celery_worker_runs_the_job_and_the_per_user_limit_refuses_the_next(celery_setup, monkeypatch):
-    from workspace import settings
-
+def test_a_celery_worker_runs_the_job_and_the_per_user_limit_refuses_the_next(from_environment, celery_setup,
+                                                                              monkeypatch):
     module, worker = celery_setup
-    monkeypatch.setattr(settings, "_installed", None)
     monkeypatch.setenv("CANDOR_MAX_JOBS_PER_USER", "1")
     client = module.app.server.test_client()
 
@@ -132,16 +137,14 @@ def test_a_celery_worker_runs_the_job_and_the_per_user_limit_refuses_the_next(ce
 
 
 @needs_redis
-def test_a_pending_task_holds_its_slot_briefly_when_no_worker_answers(monkeypatch, tmp_path):
+def test_a_pending_task_holds_its_slot_briefly_when_no_worker_answers(from_environment, monkeypatch, tmp_path):
     """Attack F10: with Redis up and no worker, two queued exports held a user's slots for 6 h (Celery calls
     a task nobody took PENDING). Without a worker a PENDING task now counts for ``PENDING_GRACE_S``."""
     import time as _time
 
     from app.serve import jobs
     from app.serve.server import background_manager
-    from workspace import settings
 
-    monkeypatch.setattr(settings, "_installed", None)
     monkeypatch.setenv("CANDOR_CACHE_DIR", str(tmp_path))
     manager = background_manager(redis_url=REDIS_URL)
     now = _time.time()
