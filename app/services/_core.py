@@ -125,7 +125,7 @@ class ServiceState:
         """The :class:`_Lazy` of the registered value ``name`` in this state (made on first use)."""
         lz = self._lazies.get(name)
         if lz is None:
-            if self.workspace is None or name not in _factories:
+            if self.workspace is None or name not in self._joined:  # a late value: join_late gives it its place
                 raise RuntimeError("services.init(workspace) has not been called")
             with self._lock:
                 lz = self._lazies.setdefault(name, _Lazy(_factories[name]))

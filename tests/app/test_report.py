@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from explainers.numbers import plain
+from workspace import settings
 
 ROWS = [3, 17]
 
@@ -18,12 +19,11 @@ ROWS = [3, 17]
 @pytest.fixture(scope="module")
 def report(sample_workspace, tmp_path_factory):
     """The sample's report for rows 3 and 17, built in-process (MUSE fitted in a fresh cache)."""
-    from app.cli.check import _settings
     from app.report.content import report_content
     from app.report.render import render_html
 
     cache = tmp_path_factory.mktemp("report-cache")
-    with _settings(cache_dir=cache):
+    with settings.overridden(cache_dir=cache):
         content = report_content(ROWS)
         html = render_html(content)
     return content, html, cache
@@ -132,12 +132,11 @@ def test_export_button_downloads_the_current_rows_report_and_a_viewer_may_start_
     lets a viewer start that job by clicking, and nothing else."""
     from app.serve.callback_roles import required_role
     from app.callbacks.report import export_report
-    from app.cli.check import _settings
     from app.report.button import DOWNLOAD, EXPORT, STATUS
 
     content, html, cache = report
     progress = []
-    with _settings(cache_dir=cache):
+    with settings.overridden(cache_dir=cache):
         download, status = export_report(progress.append, 1, 17)
     assert download["filename"] == "candor-review-Breast-cancer--bundled-sample--row-17.html"
     assert '<section class="row-section" id="row-17">' in download["content"]
@@ -223,10 +222,10 @@ def test_check_output_shows_no_number_in_scientific_notation(report, sample_work
     import io
 
     from app import services
-    from app.cli.check import _pages, _settings
+    from app.cli.check import _pages
 
     out = io.StringIO()
-    with _settings(cache_dir=report[2]):  # the report's cache: its MUSE fit is reused
+    with settings.overridden(cache_dir=report[2]):  # the report's cache: its MUSE fit is reused
         _pages(services, 3, False, out)
     text = out.getvalue()
     assert EXPONENT.search(text) is None, text

@@ -178,7 +178,7 @@ def test_pages_register_warm_values_after_the_workspace_is_installed(serving):
     finally:
         _core._factories.pop("test_late_value", None)
         _core._warm_order.remove("test_late_value")
-        _core._lazies.pop("test_late_value", None)
+        _core.state()._lazies.pop("test_late_value", None)
 
 
 def test_a_missing_row_is_explained_live_and_added_to_the_store(serving, built):
@@ -297,12 +297,12 @@ def test_the_global_panel_does_not_wait_for_the_warm_up_when_a_store_holds_it(se
     from app.services import _core, warmup
 
     monkeypatch.setattr(_core.warm_done, "is_set", lambda: False)  # the warm-up is still running
-    assert not services.is_ready("shap_all")
+    assert not _core.is_ready("shap_all")
     assert warmup.waiting_for("shap_all") is None
-    opened = _core._store
-    monkeypatch.setattr(_core, "_store", None)  # without a store the panel still waits for the warm-up
+    opened = _core.store()
+    monkeypatch.setattr(_core.state(), "store", None)  # without a store the panel still waits for the warm-up
     assert warmup.waiting_for("shap_all").startswith("Waiting for the warm-up to compute global SHAP")
-    monkeypatch.setattr(_core, "_store", opened)
+    monkeypatch.setattr(_core.state(), "store", opened)
     bar, _, _, stop_polling = render_global_when_ready("/descriptive")
     assert stop_polling is True and len(bar["data"][0]["y"]) > 0  # drawn once per process, kept as sent (a dict)
 

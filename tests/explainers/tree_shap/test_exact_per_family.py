@@ -202,7 +202,7 @@ def test_the_bundled_sample_model_all_30_columns(gb_model, bc):
 def test_a_forest_too_large_for_the_exact_path_is_refused_and_sampled(monkeypatch):
     """Over the size guard the exact path refuses before reading paths; SHAP says so and samples instead."""
     import explainers.tree_shap._interventional as inter
-    from explainers import ShapExplainer
+    from explainers import ModelAdapter, ShapExplainer
 
     X, y = _table(load_breast_cancer, 6)
     model = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
