@@ -59,7 +59,7 @@ def explain_links(row):
 def row_links(row):
     """``(links, navbar status data, {"row": row})`` of ``row`` on this page: in its layout, and on each row change
     (:func:`app.callbacks.overview.render_row`)."""
-    from app.callbacks.shell import row_status_data
+    from app.shell.row_status import row_status_data
 
     return explain_links(row), row_status_data(row), {"row": row}
 

@@ -6,7 +6,7 @@ from dash.exceptions import PreventUpdate
 
 from app import figures, ids, services
 from app.callbacks.drawn import drawn_once
-from app.callbacks.shell import row_status_data
+from app.shell.row_status import row_status_data
 from app.components import empty_figure, error_alert, gilpin_badge, method_note
 from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError

@@ -4,7 +4,7 @@ from dash.exceptions import MissingCallbackContextException, PreventUpdate
 
 from app import figures, figures_rows, ids, services
 from app.callbacks.drawn import drawn_once
-from app.callbacks.shell import row_status_data
+from app.shell.row_status import row_status_data
 from app.components import (card, empty_figure, error_alert, fmt, gilpin_badge, method_note, metric, metric_row,
                             waiting_note)
 from app.services import warmup

@@ -1,7 +1,7 @@
 """Persuasive page callbacks: the operator controls drive every panel.
 
 :func:`render_persuasive` reads the row and the operator controls, calls
-:func:`app.services.persuasive` once and renders the statement (verified
+:func:`app.services.persuasive_view` once and renders the statement (verified
 sentences only, with the Gilpin label), the claim-by-claim check, the
 guardrail notes, the "what was dropped" panel, the cost, both bar charts and
 the row's tradeoff. :func:`render_global` marks the current k on the held-out
@@ -14,7 +14,7 @@ from dash.exceptions import MissingCallbackContextException, PreventUpdate
 from app import figures, figures_persuasive, ids, services
 from app.figures_persuasive import COST_ROWS
 from app.callbacks.drawn import drawn_once
-from app.callbacks.shell import row_status_data
+from app.shell.row_status import row_status_data
 from app.components import card, choice_names, empty_figure, error_alert, fmt, gilpin_badge, metric, metric_row
 from workspace.errors import CandorError
 
@@ -49,7 +49,7 @@ def render_persuasive(row, k, rounding="exact", grouping=None, sensitive=None, d
 
 
 def _draw_row(row, k, rounding, grouping, sensitive):
-    view = services.persuasive(row, k, rounding, grouping, list(sensitive))
+    view = services.persuasive_view(row, k, rounding, grouping, list(sensitive))
     s, e = view.simplification, view.simplification.parent
     full = figures.attribution_bar(e, max_display=len(e.values), title=f"Descriptive: every SHAP attribution"
                                    f"<br><sup>Gilpin: {view.descriptive_label.text()}</sup>")

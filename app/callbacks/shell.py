@@ -1,4 +1,4 @@
-"""Navbar callbacks: random row, a one-line status of the chosen row (kept in the URL), the class picker.
+"""Navbar callbacks: random row, the chosen row's status line (built by :mod:`app.shell.row_status`), the class picker.
 
 A row change costs one request (issue 14): "Random row" picks a held-out row in the browser
 (``assets/candor_rows.js``, a click listener that sets the row box), and each row page's own callback sends the navbar's status line with its
@@ -18,21 +18,6 @@ from workspace.errors import CandorError
 clientside_callback(ClientsideFunction("candor", "rowStatus"), Output(ids.ROW_STATUS, "children"),
                     Input(ids.row_status_data(ALL), "data"), Input(ids.ROW_INPUT, "value"),
                     State(ids.ROW_INPUT, "max"))
-
-
-def show_row_status(row) -> str:
-    """The navbar's status line of ``row``, or why there is none (a row outside the table, no number)."""
-    if row is None:  # the number box gives None for anything outside its min/max or not a number
-        return f"enter a whole row number from 0 to {services.row_count() - 1}"
-    try:
-        return services.row_status(row)
-    except CandorError as err:
-        return str(err)
-
-
-def row_status_data(row) -> dict:
-    """What a row page's callback puts in its :func:`app.ids.row_status_data` store for the navbar."""
-    return {"row": row, "text": show_row_status(row)}
 
 
 @callback(Output(ids.NAVBAR, "class_name"), Input(ids.URL, "pathname"))

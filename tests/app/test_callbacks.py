@@ -7,6 +7,7 @@ import pytest
 from app import ids, services
 from app.callbacks import attention, descriptive, overview, persuasive, shell, surrogate
 from app.overview_views import model_card
+from app.shell import row_status
 
 
 def _text(component) -> str:
@@ -87,8 +88,8 @@ def test_descriptive_row_shows_shap_lime_and_their_agreement(sample_workspace):
 def test_bad_row_gives_a_message_not_a_traceback(sample_workspace):
     *_, agreement, _ = descriptive.render_local(100000)
     assert "row 100000 does not exist; rows are numbered 0 to 568" in _text(agreement)
-    assert shell.show_row_status(-1) == "row -1 does not exist; rows are numbered 0 to 568"
-    assert shell.show_row_status(None) == "enter a whole row number from 0 to 568"
+    assert row_status.show_row_status(-1) == "row -1 does not exist; rows are numbered 0 to 568"
+    assert row_status.show_row_status(None) == "enter a whole row number from 0 to 568"
 
 
 def test_surrogate_page_fits_muse_and_shows_its_rules(sample_workspace, tmp_path_factory, monkeypatch):
