@@ -160,7 +160,7 @@ def _pages(services, row: int, is_torch: bool, out) -> None:
               f"{plain(g.ig.params['convergence_delta'])} "
               f"({g.ig.params['n_steps']} steps, baseline = training median); Spearman |IG| vs |SHAP| "
               f"{g.spearman:.2f}; top: {_top(g.ig.feature_names, g.ig.values, ())}", file=out)
-    if (why := services.why_not("surrogate")) is None:
+    if services.why_not("surrogate") is None:
         params = services.muse_params()
         m = _view("Surrogate", lambda: services.muse_view(services.fit_muse(params)))  # the page's default fit
         rs = m.rule_set

@@ -15,7 +15,6 @@ from pathlib import Path
 import dash
 from plotly.utils import PlotlyJSONEncoder
 
-from explainers.numbers import plain
 from workspace import limits
 from workspace.json_cache import JSONOnlyDisk, json_cache
 from . import fork_gate, services

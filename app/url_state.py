@@ -26,7 +26,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from app import ids, services
-from app.components import choice_name, choice_value
+from app.components import choice_name
 from workspace.errors import CandorError
 
 __all__ = ["Param", "PAGES", "ROW_PAGES", "read", "from_url", "note", "writer_js", "store_id"]

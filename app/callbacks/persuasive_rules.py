@@ -1,5 +1,4 @@
 """Persuasive page, rules section: one set of controls drives the shown rules, their cost and the tradeoff."""
-import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, html
 from dash.exceptions import PreventUpdate
 

@@ -44,7 +44,7 @@ __all__ = [
     "model_summary", "persuasive_view", "persuasive_global", "persuasive_max_k", "GlobalCurve", "random_row_pool", "row_count", "row_status", "shap_row", "workspace", "raw_players_offered",
     "MuseView", "default_muse_key", "feature_names", "fit_frontier", "fit_muse", "frontier", "muse_params",
     "muse_view", "class_choices", "select_class", "why_not", "capabilities", "GlobalView", "global_view",
-    "lazy", "ready_entry", "row_cache", "stored_row_number", "stored_views",
+    "lazy", "ready_entry", "row_cache", "stored_row_number", "stored_views", "store", "use_store", "warm_done",
 ]
 
 # Text page (issue 5): the MiniLM sentiment classifier, uploads, the head-analysis job.

@@ -7,7 +7,6 @@ every real row of the bundled sample (one value), and, for the status line, the 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from app import figures, services
 from app.services import row_view, tabular
