@@ -1,6 +1,6 @@
 """Who this request's user is and whether they hold a role: read by the services' own checks and the pages.
 
-:mod:`app.access` identifies the user once per request (``flask.g.candor_user``) and refuses what their role
+:mod:`app.serve.access` identifies the user once per request (``flask.g.candor_user``) and refuses what their role
 does not allow; this module only reads that answer, and imports nothing else of :mod:`app`, so the services
 (``selection.install``, uploads) check roles without importing the request hooks, which import the services
 (issue 24: that made a cycle).

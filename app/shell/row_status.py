@@ -1,5 +1,5 @@
 """The navbar's one-line status of the chosen row, which each row page's callback sends with its panels (in the
-page's :func:`app.ids.row_status_data` store) and a clientside callback shows (``app/callbacks/shell.py``).
+page's :func:`app.shell.ids.row_status_data` store) and a clientside callback shows (``app/callbacks/shell.py``).
 
 Here, not in a callback module, so that views (the Model & data page's opening row) build it without importing
 the callbacks (issue 24: that made a cycle).

@@ -78,7 +78,7 @@ def load_workspace(args):
     if not hasattr(args, "text_model"):
         args.text_model = None
     settings = Settings.from_args(args)
-    from .services.selection import Selection
+    from ..services.selection import Selection
 
     ws = Selection.from_settings(settings).load()
     if settings.store:
