@@ -29,21 +29,31 @@ def module_files(packages=PACKAGES, root: Path = ROOT) -> dict[str, Path]:
     files = {}
     for pkg in packages:
         for p in sorted((root / pkg).rglob("*.py")):
-            files[".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__")] = p
+            files[module_name(p, root)] = p
     return files
 
 
-def _imported(path: Path, module: str) -> list[tuple[str, str | None]]:
-    """``(base, name)`` of every import in ``path`` (``name`` None for ``import base``), relative ones resolved."""
+def module_name(path: Path, root: Path = ROOT) -> str:
+    """``app/services/__init__.py`` -> ``app.services``; ``app/serve/access.py`` -> ``app.serve.access``."""
+    return ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+
+
+def from_base(node: ast.ImportFrom, package: str) -> str:
+    """The module a ``from ... import`` reads, relative ones resolved against ``package`` (the importer's)."""
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".")
+    return ".".join(parts[: len(parts) - (node.level - 1)] + ([node.module] if node.module else []))
+
+
+def imported(path: Path, module: str) -> list[tuple[str, str | None]]:
+    """``(base, name)`` of every import in ``path`` (``name`` None for ``import base``), at any depth of the file,
+    relative ones resolved; ``module`` is the file's dotted name."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[: len(parts) - (node.level - 1)] + ([node.module] if node.module else []))
-            found += [(base, a.name) for a in node.names]
+            found += [(from_base(node, package), a.name) for a in node.names]
         elif isinstance(node, ast.Import):
             found += [(a.name, None) for a in node.names]
     return found
@@ -67,7 +77,7 @@ def import_graph(packages=PACKAGES, root: Path = ROOT) -> dict[str, set[str]]:
     for module, path in files.items():
         own = _ancestors(module)
         deps = set()
-        for base, name in _imported(path, module):
+        for base, name in imported(path, module):
             if base.split(".")[0] not in packages:
                 continue
             target = resolve(f"{base}.{name}" if name and name != "*" else base)

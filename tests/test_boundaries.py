@@ -30,27 +30,14 @@ def test_app_pages_do_not_import_explainer_backends():
 
 
 def _module_imports(path: Path, package: str) -> set[str]:
-    """Modules of ``package`` that ``path`` imports, at any depth of the file (lazy imports count)."""
-    import ast
+    """Modules of ``package`` that ``path`` imports, at any depth of the file (lazy imports count): each
+    ``import a.b``, and for ``from a import b`` both ``a.b`` and ``a``."""
+    from tests.import_graph import imported, module_name
 
-    tree = ast.parse(path.read_text())
-    here = path.relative_to(ROOT).with_suffix("").parts
-    pkg = here[:-1] if here[-1] != "__init__" else here[:-1]
     found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = pkg[: len(pkg) - (node.level - 1)]
-                name = ".".join(base + ((node.module,) if node.module else ()))
-            else:
-                name = node.module or ""
-            names = [f"{name}.{a.name}" for a in node.names] + [name]
-        elif isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        else:
-            continue
-        found.update(n for n in names if n.split(".")[0] == package)
-    return found
+    for base, name in imported(path, module_name(path, ROOT)):
+        found.update((f"{base}.{name}", base) if name else (base,))
+    return {n for n in found if n.split(".")[0] == package}
 
 
 ROOT = Path(__file__).resolve().parent.parent

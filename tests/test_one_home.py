@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.import_graph import PACKAGES, cycles, import_graph, module_files, shortest_cycle
+from tests.import_graph import PACKAGES, cycles, from_base, import_graph, module_files, shortest_cycle
 
 ROOT = Path(__file__).resolve().parent.parent
 LOWER = {"explainers": set(), "workspace": {"explainers"}, "accounts": {"explainers", "workspace"},
@@ -76,9 +76,7 @@ def _facade_shadows(files: dict[str, Path]) -> list[str]:
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             bound = []
             if isinstance(node, ast.ImportFrom):
-                parts = package.split(".")
-                base = (".".join(parts[: len(parts) - (node.level - 1)] + ([node.module] if node.module else []))
-                        if node.level else node.module)
+                base = from_base(node, package)
                 bound = [(a.asname or a.name, f"{base}.{a.name}") for a in node.names]
             elif isinstance(node, ast.Import):
                 bound = [(a.asname, a.name) if a.asname else (a.name.split(".")[0], a.name.split(".")[0])
