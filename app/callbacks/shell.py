@@ -21,21 +21,6 @@ clientside_callback(ClientsideFunction("candor", "rowStatus"), Output(ids.ROW_ST
                     State(ids.ROW_INPUT, "max"))
 
 
-def show_row_status(row) -> str:
-    """The navbar's status line of ``row``, or why there is none (a row outside the table, no number)."""
-    if row is None:  # the number box gives None for anything outside its min/max or not a number
-        return f"enter a whole row number from 0 to {services.row_count() - 1}"
-    try:
-        return services.row_status(row)
-    except CandorError as err:
-        return str(err)
-
-
-def row_status_data(row) -> dict:
-    """What a row page's callback puts in its :func:`app.shell.ids.row_status_data` store for the navbar."""
-    return {"row": row, "text": show_row_status(row)}
-
-
 @callback(Output(ids.NAVBAR, "class_name"), Input(ids.URL, "pathname"))
 def hide_navbar_for_participants(pathname):
     """Study participants (``/study/...``) never see the analyst's navbar, row status or pages."""

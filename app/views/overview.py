@@ -3,6 +3,7 @@ its table callback for the other pages)."""
 from dash import dcc, html
 
 from app import services
+from app.shell.row_status import row_status_data
 from app.views.components import card, fmt, metric, metric_row
 
 
@@ -59,8 +60,6 @@ def explain_links(row):
 def row_links(row):
     """``(links, navbar status data, {"row": row})`` of ``row`` on this page: in its layout, and on each row change
     (:func:`app.callbacks.overview.render_row`)."""
-    from app.callbacks.shell import row_status_data
-
     return explain_links(row), row_status_data(row), {"row": row}
 
 
