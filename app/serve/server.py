@@ -163,7 +163,7 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     ws = workspace or chosen.load()
     from store.read import open_for  # a store (--store, CANDOR_STORE) is checked before anything is served
 
-    services.use_store(open_for(settings, ws) if settings.store else None)
+    services.use_built_store(open_for(settings, ws) if settings.store else None)
     services.init(ws, warm=warm)
     limits.trim_heap()  # the table reader's freed buffers (the warm-up trims after each of its steps)
     from .study_check import check_study_files
