@@ -10,6 +10,7 @@ from dash import ALL, ClientsideFunction, Input, Output, State, callback, client
 from dash.exceptions import PreventUpdate
 
 from app.shell import ids
+from app.shell.pages import ROW_PAGES
 from app import services
 from workspace.errors import CandorError
 
@@ -26,8 +27,6 @@ def hide_navbar_for_participants(pathname):
     """Study participants (``/study/...``) never see the analyst's navbar, row status or pages."""
     return "d-none" if (pathname or "").startswith("/study/") else "mb-3"
 
-
-TABULAR_ROW_PAGES = ("/", "/descriptive", "/persuasive", "/attention")
 
 # The row lives in the URL (``/descriptive?row=42``), so a link shows the same explanation to a
 # colleague: the URL's row sets the picker on load; a new row replaces the URL's query in place
@@ -56,14 +55,14 @@ clientside_callback(
             window.history.replaceState(window.history.state, "", (pathname || "/") + "?" + params.toString());
         }
         return window.dash_clientside.no_update;
-    }""" % json.dumps(list(TABULAR_ROW_PAGES)),
+    }""" % json.dumps(list(ROW_PAGES)),
     Output(ids.ROW_URL_SYNC, "data"), Input(ids.ROW_INPUT, "value"), Input(ids.URL, "pathname"))
 
 
 @callback(Output(ids.ROW_PICKER, "className"), Input(ids.URL, "pathname"))
 def show_row_picker_on_row_pages(pathname):
     """The row picker explains table rows: shown only on the pages that explain one."""
-    return "d-flex align-items-center" if (pathname or "/") in TABULAR_ROW_PAGES else "d-none"
+    return "d-flex align-items-center" if (pathname or "/") in ROW_PAGES else "d-none"
 
 
 @callback(Output(ids.CLASS_SWITCHED, "data"), Output(ids.CLASS_STATUS, "children"),

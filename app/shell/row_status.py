@@ -1,8 +1,7 @@
-"""The navbar's one-line status of the chosen row, which each row page's callback sends with its panels (in the
-page's :func:`app.shell.ids.row_status_data` store) and a clientside callback shows (``app/callbacks/shell.py``).
+"""The navbar's status line of the chosen row: its text, and what a row page's callback sends for it.
 
-Here, not in a callback module, so that views (the Model & data page's opening row) build it without importing
-the callbacks (issue 24: that made a cycle).
+Each row page's callback sends it with its panels (one request per row change, issue 14), in the page's
+:func:`app.shell.ids.row_status_data` store, which a clientside callback of :mod:`app.callbacks.shell` shows.
 """
 from app import services
 from workspace.errors import CandorError
@@ -19,5 +18,5 @@ def show_row_status(row) -> str:
 
 
 def row_status_data(row) -> dict:
-    """What a row page's callback puts in its :func:`app.ids.row_status_data` store for the navbar."""
+    """What a row page's callback puts in its :func:`app.shell.ids.row_status_data` store for the navbar."""
     return {"row": row, "text": show_row_status(row)}
