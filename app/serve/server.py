@@ -7,7 +7,6 @@ parsed from its flags; gunicorn's ``server`` reads ``Settings.from_env()`` (``CA
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 import threading
 import time
@@ -16,7 +15,6 @@ from pathlib import Path
 import dash
 from plotly.utils import PlotlyJSONEncoder
 
-from explainers.numbers import plain
 from workspace import limits
 from workspace.json_cache import JSONOnlyDisk, json_cache
 from . import fork_gate
@@ -113,17 +111,6 @@ def _cache_key() -> str:
     return f"{LAUNCH_UID}-{selection.current().generation}"
 
 
-def selection_from_settings(settings: Settings) -> Selection:
-    """The selection the settings name (``--model``/``CANDOR_MODEL`` ...), or the bundled sample."""
-    if not settings.model:
-        return Selection()
-    torch = settings.torch
-    return Selection(model=str(settings.model), data=str(settings.data), target=settings.target,
-                     target_class=settings.target_class, trust_pickle=settings.trust_pickle,
-                     features=str(settings.features_file) if settings.features_file else None,
-                     torch=dataclasses.asdict(torch) if torch.given() else None)
-
-
 def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = None,
                settings: Settings | None = None) -> dash.Dash:
     """Create the Dash app over ``workspace`` (default: the one ``settings`` name).
@@ -158,17 +145,17 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="openmp")
-    chosen = selection_from_settings(settings) if workspace is None else Selection(generation="explicit")
+    chosen = Selection.from_settings(settings) if workspace is None else Selection(generation="explicit")
     selection.start(chosen, warm=warm)
     ws = workspace or chosen.load()
     from store.read import open_for  # a store (--store, CANDOR_STORE) is checked before anything is served
 
-    services.use_store(open_for(settings, ws) if settings.store else None)
+    services.use_built_store(open_for(settings, ws) if settings.store else None)
     # every model call of this server under CANDOR_MODEL_TIMEOUT_S, a model that raises one line on the page (never
     # a 500): the installed workspace's adapter carries these limits (and every workspace installed after it)
     services.init(ws, warm=warm, call_limits=limits.model_call_limits())
     limits.trim_heap()  # the table reader's freed buffers (the warm-up trims after each of its steps)
-    from ..callbacks.study_check import check_study_files
+    from .study_check import check_study_files
 
     check_study_files()  # a study file whose declared truth the data contradict is refused before serving
     # the study database is opened (and migrated) on first use by study mode (study.runtime.engine),

@@ -5,8 +5,8 @@ Feature modules register what they build once (:func:`lazy`) and what they memoi
 (:func:`row_cache`); both live in the installed :class:`ServiceState`, so installing another
 (:func:`install`, :func:`init` for a new workspace) starts from nothing computed, and putting one back
 (:func:`overridden`, for ``check``, the report and tests) gives back what it had computed. A store built by
-``python -m app build`` (``ServiceState(opened_store=...)``, :func:`use_store`) is what the services look in
-first (:func:`store`): only while the installed workspace is the one it was built for.
+``python -m app build`` (``ServiceState(opened_store=...)``, :func:`use_built_store`) is what the services look in
+first (:func:`built_store`): only while the installed workspace is the one it was built for.
 """
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ class ServiceState:
         What ``workspace`` was loaded from (the files and class every process of the launch explains).
     opened_store : store.read.Store or None, default=None
         The store the server was started with (``--store``, ``CANDOR_STORE``), checked; read only while it
-        :meth:`~store.read.Store.applies_to` the workspace (:attr:`store`).
+        :meth:`~store.read.Store.applies_to` the workspace (:attr:`built_store`).
     call_limits : explainers.model_adapter.CallLimits or None, default=None
         Given to the workspace's adapter (the server's model-call deadline and its one-line errors); None
         leaves the adapter's own.
@@ -83,7 +83,7 @@ class ServiceState:
 
     Attributes
     ----------
-    store : store.read.Store or None
+    built_store : store.read.Store or None
         ``opened_store`` when it was built for ``workspace``, else None.
     warm_seconds : dict of str to (float, float)
         Per warm value computed by this state's warm-up: (wall seconds, CPU seconds of the process: OpenMP
@@ -103,7 +103,7 @@ class ServiceState:
             workspace = workspace.limited(call_limits)
         self.workspace, self.selection, self.opened_store = workspace, selection, opened_store
         self.call_limits, self.warm_switches = call_limits, warm_switches
-        self.store = opened_store if opened_store is not None and workspace is not None and \
+        self.built_store = opened_store if opened_store is not None and workspace is not None and \
             opened_store.applies_to(workspace) else None
         self.warm_seconds: dict[str, tuple[float, float]] = {}
         self.seen_mtime: int | None = None
@@ -244,22 +244,23 @@ def state() -> ServiceState:
     return _state
 
 
-def use_store(opened) -> None:
+def use_built_store(opened) -> None:
     """Serve from ``opened`` (a checked :class:`store.read.Store`, or None): the installed state's workspace,
     nothing computed yet, with that store (a new workspace keeps it, :func:`init`)."""
     install(_state.replaced(opened_store=opened))
 
 
-def store():
-    """The store that holds this workspace's results (look there first), or None."""
-    return _state.store
+def built_store():
+    """The build-then-serve store (``python -m app build``, :mod:`store`) that holds this workspace's results (look
+    there first), or None."""
+    return _state.built_store
 
 
 def store_note() -> str:
     """One line for provenance: which store this workspace's results are read from, or why none is read."""
     st = _state
-    if st.store is not None:
-        return f"read from store {st.store.folder} (rows without a stored result computed live)"
+    if st.built_store is not None:
+        return f"read from store {st.built_store.folder} (rows without a stored result computed live)"
     if st.opened_store is not None and st.workspace is not None:
         return f"computed live: store {st.opened_store.folder} not read ({st.opened_store.mismatch(st.workspace)})"
     return "computed live (no store given)"
@@ -288,7 +289,7 @@ def install(new: ServiceState, *, warm: bool | str = False) -> ServiceState:
     """
     global _state
     previous, _state = _state, new
-    if new.opened_store is not None and new.store is None and new.workspace is not None:
+    if new.opened_store is not None and new.built_store is None and new.workspace is not None:
         # e.g. a class switch: say so, never skip it silently
         log.warning("candor: store %s is not read for this workspace, its results are computed live: %s",
                     new.opened_store.folder, new.opened_store.mismatch(new.workspace))

@@ -78,8 +78,7 @@ def run(quick: bool = False) -> tuple[list[dict], dict]:
     row = int(test[0])
     x = X.iloc[row].to_numpy(dtype=float)
     f = lambda a: model.predict_proba(pd.DataFrame(a, columns=X.columns))[:, 1]  # noqa: E731
-    shap = ex.ShapExplainer(ex.ModelAdapter.for_table(model, X.iloc[train]), background=X.iloc[train],
-                            target_index=1, background_size=n_bg, seed=0)
+    shap = ex.ShapExplainer(ex.ModelAdapter.for_table(model, X.iloc[train]), background=X.iloc[train], target_index=1, background_size=n_bg, seed=0)
     g = shap.explain_many(X.iloc[[row]])
     e = shap.from_row(X.iloc[[row]], g.values[0], g.base_value)
     ctx = xp.make_context(f, train_rows, bg, x, ("0", "1"), num_samples=0)

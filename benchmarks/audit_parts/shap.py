@@ -42,7 +42,7 @@ def _permutation_part(quick: bool) -> tuple[list[dict], dict]:
     import shap
     from sklearn.ensemble import RandomForestClassifier
 
-    from explainers import ShapExplainer
+    from explainers import ModelAdapter, ShapExplainer
     from explainers._permutation import permutation_shap
     from sample_models.common import breast_cancer, split_indices
 

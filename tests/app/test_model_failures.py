@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from app.callbacks import descriptive
+from app.views import descriptive
 from app.cli.check import main as check
 from workspace import limits
 from workspace.workspace import load_user_workspace

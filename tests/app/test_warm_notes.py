@@ -88,7 +88,7 @@ def test_a_class_switch_says_it_computes_that_class_live_not_the_start_up_warm_u
     monkeypatch.setattr(_core, "workspace", lambda: wine)
     monkeypatch.setattr(_core.state().lazy_value("shap_all"), "_done", False)
     monkeypatch.setattr(_core.state(), "opened_store", object())  # opened at start-up, not applied to class_0
-    monkeypatch.setattr(_core.state(), "store", None)
+    monkeypatch.setattr(_core.state(), "built_store", None)
     step = warming.index("shap_all") + 1
     assert warmup.waiting_for("shap_all") == (
         f"Computing global SHAP for class class_0 live (the store holds another class's results): step {step} of "

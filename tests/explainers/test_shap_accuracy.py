@@ -196,8 +196,6 @@ def test_shap_tree_shap_is_wrong_on_weighted_regression_trees_so_candor_uses_its
 def test_a_bootstrap_forest_regressor_is_explained_exactly_by_candors_tree_shap(diabetes):
     from sklearn.ensemble import RandomForestRegressor
 
-    from explainers.model_adapter import OutputView
-
     X, y, _ = diabetes
     forest = RandomForestRegressor(10, min_samples_leaf=5, random_state=0).fit(X, y)
     e = ShapExplainer(ModelAdapter(forest, TabularCodec(X)), background=X, target_index=0,

@@ -18,8 +18,8 @@ def test_linear_shap_with_a_fixed_background_is_exactly_stable(scaled_logistic, 
     train = bc[2]
     bg = Xs.iloc[train[:40]]
     x = Xs.iloc[[int(bc[3][0])]]
-    make = lambda s: ShapExplainer(ModelAdapter.for_table(model, bg), background=bg,
-                                   background_size=100, seed=s).explain(x)  # noqa: E731
+    adapter = ModelAdapter.for_table(model, bg)
+    make = lambda s: ShapExplainer(adapter, background=bg, background_size=100, seed=s).explain(x)  # noqa: E731
     st = rerun_stability(make, range(6), k=5, method="shap")
     closed_form = model.coef_[0] * (x.to_numpy()[0] - bg.to_numpy().mean(axis=0))
     np.testing.assert_allclose(st.values, np.tile(closed_form, (6, 1)), rtol=0, atol=1e-10)

@@ -31,7 +31,6 @@ def built(tmp_path_factory):
     """``(settings with the store, workspace, store folder)``; the services are put back afterwards."""
     from app import services
     from app.cli.build import build
-    from app.services import _core
 
     folder = tmp_path_factory.mktemp("store-build")
     settings = Settings(warm=False, cache_dir=folder / "cache", state_dir=folder / "state")
@@ -40,7 +39,7 @@ def built(tmp_path_factory):
     ws = services.workspace()
     yield Settings(store=folder / "store", warm=False, cache_dir=folder / "cache", state_dir=folder / "state"), ws, \
         folder / "store"
-    services.use_store(None)
+    services.use_built_store(None)
     if previous is not None:
         services.init(previous, warm=False)
 
@@ -52,10 +51,10 @@ def serving(built):
     from store.read import open_for
 
     settings, ws, folder = built
-    services.use_store(open_for(settings, ws))
+    services.use_built_store(open_for(settings, ws))
     services.init(ws, warm=False)
     yield services, ws, folder
-    services.use_store(None)
+    services.use_built_store(None)
     services.init(ws, warm=False)
 
 
@@ -114,7 +113,7 @@ def test_the_warm_up_prepares_each_stored_rows_view_and_a_click_reads_it(serving
     from; a click on such a row reads it (no explanation read, no agreement computed), and it is the view
     computed on demand (oracle: the same services with the prepared views set aside)."""
     services, ws, folder = serving
-    from app.services import _core, row_view
+    from app.services import row_view
 
     rows = np.load(folder / "rows.npy").tolist()
     on_demand = {r: services.local_view(r) for r in rows}  # before the warm-up: computed per call
@@ -144,7 +143,6 @@ def test_the_warm_up_draws_each_stored_rows_panels_and_a_click_sends_them(servin
     from dash._utils import to_json
 
     from app.callbacks import descriptive
-    from app.services import _core
 
     services.join_late()  # the page module may be imported only now, after the fixture installed the workspace
     rows = np.load(folder / "rows.npy").tolist()
@@ -299,10 +297,10 @@ def test_the_global_panel_does_not_wait_for_the_warm_up_when_a_store_holds_it(se
     monkeypatch.setattr(_core.warm_done, "is_set", lambda: False)  # the warm-up is still running
     assert not _core.is_ready("shap_all")
     assert warmup.waiting_for("shap_all") is None
-    opened = _core.store()
-    monkeypatch.setattr(_core.state(), "store", None)  # without a store the panel still waits for the warm-up
+    opened = _core.built_store()
+    monkeypatch.setattr(_core.state(), "built_store", None)  # without a store the panel still waits for the warm-up
     assert warmup.waiting_for("shap_all").startswith("Waiting for the warm-up to compute global SHAP")
-    monkeypatch.setattr(_core.state(), "store", opened)
+    monkeypatch.setattr(_core.state(), "built_store", opened)
     bar, _, _, stop_polling = render_global_when_ready("/descriptive")
     assert stop_polling is True and len(bar["data"][0]["y"]) > 0  # drawn once per process, kept as sent (a dict)
 
@@ -312,11 +310,11 @@ def test_served_global_view_stays_memory_mapped_and_its_importance_is_of_every_r
     worker at 1M rows x 100 features); mean |SHAP| and its standard error equal numpy's over every row."""
     services, _, folder = serving
     g = services.global_importance()
-    mapped = services.store().array("global_values")
+    mapped = services.built_store().array("global_values")
     assert isinstance(mapped, np.memmap) and mapped.mode == "r"
     for served, name in ((g.values, "global_values"), (g.feature_values, "global_feature_values"),
                          (g.standard_error, "global_se")):
-        assert np.shares_memory(served, services.store().array(name)), name
+        assert np.shares_memory(served, services.built_store().array(name)), name
     on_disk = np.load(folder / "global_values.npy", allow_pickle=False)
     np.testing.assert_allclose(g.importance, np.abs(on_disk).mean(axis=0), rtol=1e-12, atol=0)
     se = np.load(folder / "global_se.npy", allow_pickle=False)

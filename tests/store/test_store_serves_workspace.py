@@ -75,11 +75,11 @@ def test_a_class_switch_is_logged_and_provenance_says_whether_a_store_was_read(t
 
     opened = _store(tmp_path)
     with services.overridden(services.ServiceState(_ws(), opened_store=opened)):
-        assert services.store() is opened
+        assert services.built_store() is opened
         assert services.store_note() == f"read from store {tmp_path} (rows without a stored result computed live)"
         with caplog.at_level(logging.WARNING, logger="candor.warmup"):
             services.init(_ws(positive_class="class_0"), warm=False)  # the navbar's class switch installs this
-        assert services.store() is None
+        assert services.built_store() is None
         reason = "it was built for explained class 'class_2', this workspace's is 'class_0'"
         assert [r.getMessage() for r in caplog.records if "store" in r.getMessage()] == [
             f"candor: store {tmp_path} is not read for this workspace, its results are computed live: {reason}"]

@@ -221,7 +221,7 @@ def test_a_hist_gradient_boosting_pipeline_is_explained_in_its_own_float64_input
     classic trees) moved rows across thresholds, and their values then missed the model's prediction."""
     from explainers import ShapExplainer
     from explainers._codec import TabularCodec
-    from explainers.model_adapter import ModelAdapter, OutputView
+    from explainers.model_adapter import ModelAdapter
     from sklearn.preprocessing import StandardScaler
 
     X, y = load_diabetes(return_X_y=True, as_frame=True)
