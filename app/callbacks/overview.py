@@ -1,8 +1,8 @@
 """Model & data page callbacks."""
 from dash import ClientsideFunction, Input, Output, State, callback, clientside_callback
 
-from app import ids
-from app.overview_views import row_links, table_page
+from app.shell import ids
+from app.views.overview import row_links, table_page
 
 
 @callback(Output(ids.DATA_TABLE, "data"), Output(ids.DATA_TABLE, "columns"), Output(ids.DATA_TABLE, "page_count"),
@@ -36,4 +36,3 @@ clientside_callback(
 def render_row(wanted):
     """The row's links and the navbar's status line: one request per row change (issue 14)."""
     return row_links(wanted["row"])
-

@@ -2,7 +2,7 @@
 
 A tabular stimulus is a row of the loaded workspace. The advice is the model's
 label (P(positive) >= 0.5, as in the navbar); the descriptive explanation is
-``services.shap_row``; the persuasive one is ``services.persuasive(row, k)``
+``services.shap_row``; the persuasive one is ``services.persuasive_view(row, k)``
 (top-k simplification with its sentence), ``k`` from the condition's
 ``top_k:K`` operator (default 3). The logged fidelity is the share of
 |attribution| the shown explanation keeps (``mass_retained``: 1.0 for the full
@@ -26,7 +26,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from app import figures, services
+from app.views import figures
+from app import services
 from workspace.errors import CandorError, first_line
 from study import answers as checks
 from study import flow, idempotency, limits, pins, runtime, store
@@ -35,7 +36,7 @@ from study.recruitment import parse_params as recruitment_params
 from study.schema import Study, StudyError
 from study.store import TrialContext
 
-from .study_check import check_study_files, check_truth  # noqa: F401  (here too: the study flow's callers)
+from app.serve.study_check import check_study_files, check_truth  # noqa: F401  (here too: the study flow's callers)
 
 DEFAULT_TOP_K = 3
 UNAVAILABLE = "This study cannot be taken right now. Please contact the researcher who sent you the link."
@@ -129,7 +130,7 @@ def _compute_view(study: Study, item_id: str, condition_id: str, ws) -> dict:
                                                             title="Why the model estimates this").to_json())
         return view
     k = d if cond.explanation == "descriptive" else min(_top_k(cond.operators), d)
-    pv = services.persuasive(row, k)
+    pv = services.persuasive_view(row, k)
     sim = pv.simplification
     ops = ([f"{name}(" + ", ".join(f"{key}={val}" for key, val in params.items()) + ")" for name, params in sim.operators]
            if cond.explanation == "persuasive" else None)

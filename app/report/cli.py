@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from app.model_flags import add_model_arguments
+from app.cli.model_flags import add_model_arguments
 from workspace.errors import CandorError
 
 
@@ -41,14 +41,14 @@ def _parser() -> argparse.ArgumentParser:
 def _workspace(args):
     """The settings the flags name (over the environment, as ``python -m app``), the loaded workspace, its
     files (for their SHA-256) and the checked store (or None)."""
-    from app.server import selection_from_settings
+    from app.services.selection import Selection
     from store.read import open_for
     from workspace.settings import Settings
     from workspace.workspace import SAMPLE_MODEL
 
     args.text_model = None
     settings = Settings.from_args(args)
-    ws = selection_from_settings(settings).load()
+    ws = Selection.from_settings(settings).load()
     files = {"model": settings.model, "data": settings.data} if settings.model else {"model": SAMPLE_MODEL}
     return ws, files, (open_for(settings, ws) if settings.store else None)
 
@@ -65,7 +65,7 @@ def _writable(path: str, flag: str) -> Path:
 def run(args, out) -> None:
     """Load, compute through the services, write the HTML (and the PDF); print one summary line to ``out``."""
     from app import services
-    from app.check import _settings
+    from app.cli.check import _settings
 
     from .content import parse_rows, report_content
     from .render import render_html
@@ -78,14 +78,14 @@ def run(args, out) -> None:
     t0 = time.perf_counter()
     ws, files, store = _workspace(args)
     before = services._core._opened_store
-    services._core.use_store(store)  # a store's results are read, never recomputed; without one, computed here
+    services._core.use_built_store(store)  # a store's results are read, never recomputed; without one, computed here
     try:
         with tempfile.TemporaryDirectory(prefix="candor-report-") as cache, _settings(cache_dir=Path(cache)), \
                 services._core.installed(ws):  # surrogates fitted afresh, never read from another model's cache
             content = report_content(rows, k=args.k, files=files)
             html = render_html(content)
     finally:
-        services._core.use_store(before)
+        services._core.use_built_store(before)
     html_path.write_text(html, encoding="utf-8")
     built = time.perf_counter() - t0
     summary = (f"wrote {html_path} ({html_path.stat().st_size / 1e6:.1f} MB; rows {', '.join(str(s.row) for s in content.rows)}) "

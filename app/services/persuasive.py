@@ -1,6 +1,6 @@
 """Persuasive page services: the operator chain on a row's SHAP explanation, its cost, and the tradeoffs.
 
-One call, :func:`persuasive`, returns everything the page shows for one choice
+One call, :func:`persuasive_view`, returns everything the page shows for one choice
 of operators: the persuasive view (group → top-k → round → verified sentences),
 the guardrail notes, what was dropped, Gilpin labels, and the row's
 fidelity-vs-complexity curve over every k with the same operators (the
@@ -20,7 +20,7 @@ from explainers.numbers import plain
 
 from workspace.errors import CandorError
 from .applicable import require
-from ._core import lazy, row_cache, store, workspace
+from ._core import built_store, lazy, row_cache, workspace
 from .tabular import background, check_row, predict_positive, shap_row
 
 ROUNDING = {"exact": None, "0.01": 0.01, "0.05": 0.05, "0.1": 0.1, "qualitative": "qualitative",
@@ -38,7 +38,7 @@ MAX_K = 40
 """Largest k the Persuasive page offers and measures (the k slider stops there on wide tables)."""
 NEIGHBORHOOD = 500
 CURVE_MEASURES = ("mass_retained", "spearman", "sufficiency", "comprehensiveness", "r2_restricted")
-"""What the row's tradeoff plots for every k (``app.figures_persuasive.ROW_MEASURES``); the rest only for the choice."""
+"""What the row's tradeoff plots for every k (``app.views.figures_persuasive.ROW_MEASURES``); the rest only for the choice."""
 GLOBAL_MEASURES = ("sufficiency", "comprehensiveness", "spearman", "mass_retained")
 """What the page's global view averages over held-out rows, each with its standard error."""
 
@@ -142,7 +142,7 @@ def _choice(row: int, k: int, rounding: str, grouping: bool, sensitive: tuple[st
                        sensitive=sensitive)
 
 
-def persuasive(row, k: int, rounding: str = "exact", grouping: bool = False, sensitive=()) -> PersuasiveView:
+def persuasive_view(row, k: int, rounding: str = "exact", grouping: bool = False, sensitive=()) -> PersuasiveView:
     """The persuasive view of the row's SHAP explanation for one choice of operators.
 
     Parameters
@@ -194,7 +194,7 @@ def global_curve_from_json(d: dict) -> GlobalCurve:
 
 def _make_global() -> GlobalCurve:
     require("persuasive")  # not warmed (minutes of model calls) for nothing
-    stored = store() and store().json("persuasive_global.json")
+    stored = built_store() and built_store().json("persuasive_global.json")
     if stored:
         return global_curve_from_json(stored)
     ws = workspace()

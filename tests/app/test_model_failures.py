@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from app.callbacks import descriptive
-from app.check import main as check
+from app.views import descriptive
+from app.cli.check import main as check
 from explainers import model_adapter
 from workspace import limits
 from workspace.workspace import load_user_workspace

@@ -17,7 +17,8 @@ from sklearn.preprocessing import OneHotEncoder
 from sklearn.tree import DecisionTreeClassifier
 
 import explainers.persuasive as xp
-from app import figures, services
+from app.views import figures
+from app import services
 from app.services import _core
 from app.services import persuasive_rules as rules_service
 from explainers._codec import TabularCodec, conjunction_parts, conjunction_text, predicate_text, value_labels
@@ -190,7 +191,7 @@ def colour_ws(tmp_path_factory):
 
 
 def test_waterfall_reads_colour_equals_blue(colour_ws):
-    from app.callbacks import descriptive
+    from app.views import descriptive
 
     row = int(np.flatnonzero(colour_ws.raw.colour.to_numpy() == "blue")[0])
     assert services.local_view(row).labels[0] == "blue"
@@ -199,7 +200,7 @@ def test_waterfall_reads_colour_equals_blue(colour_ws):
 
 
 def test_surrogate_page_rules_name_the_levels(colour_ws):
-    from app.callbacks import surrogate
+    from app.views import surrogate
 
     fkey = services.surrogates._default_frontier()
     muse, cart = services.muse_view(services.default_muse_key()), services.muse_view(f"{fkey}|cart|5")
@@ -214,7 +215,7 @@ def test_surrogate_page_rules_name_the_levels(colour_ws):
 
 
 def test_persuasive_rules_are_membership_unrounded_and_lossless(colour_ws):
-    from app.callbacks import persuasive_rules
+    from app.views import persuasive_rules
 
     choice = rules_service.default_choice()
     exact = rules_service.rule_view(choice, 30, None, False).simplification
@@ -231,14 +232,14 @@ def test_persuasive_rules_are_membership_unrounded_and_lossless(colour_ws):
 
 def test_persuasive_sentence_names_the_level(colour_ws):
     row = int(np.flatnonzero(colour_ws.raw.colour.to_numpy() == "yellow")[0])
-    view = services.persuasive(row, 1)
+    view = services.persuasive_view(row, 1)
     assert "Strongest factor: colour is yellow, which pushes towards no" in view.simplification.statement
     assert all(c.ok for c in view.simplification.sentences)
 
 
 def test_check_prints_its_largest_rule_in_levels(tmp_path, capsys):
     """``python -m app check`` names the levels in the surrogate's largest rule, never codes."""
-    from app.check import main as check_main
+    from app.cli.check import main as check_main
 
     rng = np.random.default_rng(1)
     frame = pd.DataFrame({"colour": rng.choice(COLOURS, 300), "size": rng.normal(size=300)})

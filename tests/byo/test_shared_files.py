@@ -1,5 +1,4 @@
 """The real files in ../shared/data, end to end through ``python -m app check`` (in-process), with a model fitted here."""
-import numpy as np
 import pandas as pd
 import pytest
 import skops.io as sio
@@ -11,7 +10,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from app.check import main as check
+from app.cli.check import main as check
 
 ADULT = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
          "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country", "income"]

@@ -30,7 +30,7 @@ ROWS = 6
 def built(tmp_path_factory):
     """``(settings with the store, workspace, store folder)``; the services are put back afterwards."""
     from app import services
-    from app.build import build
+    from app.cli.build import build
     from app.services import _core
 
     folder = tmp_path_factory.mktemp("store-build")
@@ -40,7 +40,7 @@ def built(tmp_path_factory):
     ws = services.workspace()
     yield Settings(store=folder / "store", warm=False, cache_dir=folder / "cache", state_dir=folder / "state"), ws, \
         folder / "store"
-    services.use_store(None)
+    services.use_built_store(None)
     if previous is not None:
         services.init(previous, warm=False)
 
@@ -52,10 +52,10 @@ def serving(built):
     from store.read import open_for
 
     settings, ws, folder = built
-    services.use_store(open_for(settings, ws))
+    services.use_built_store(open_for(settings, ws))
     services.init(ws, warm=False)
     yield services, ws, folder
-    services.use_store(None)
+    services.use_built_store(None)
     services.init(ws, warm=False)
 
 
@@ -242,7 +242,7 @@ SERVE = """
 import json, sys
 from pathlib import Path
 from workspace.settings import Settings
-from app.server import create_app
+from app.serve.server import create_app
 from app import services
 folder = Path(sys.argv[1])
 create_app(settings=Settings(store=folder / "store", warm=False, cache_dir=folder / "cache", state_dir=folder / "state"))
@@ -311,11 +311,11 @@ def test_served_global_view_stays_memory_mapped_and_its_importance_is_of_every_r
     worker at 1M rows x 100 features); mean |SHAP| and its standard error equal numpy's over every row."""
     services, _, folder = serving
     g = services.global_importance()
-    mapped = services.store().array("global_values")
+    mapped = services.built_store().array("global_values")
     assert isinstance(mapped, np.memmap) and mapped.mode == "r"
     for served, name in ((g.values, "global_values"), (g.feature_values, "global_feature_values"),
                          (g.standard_error, "global_se")):
-        assert np.shares_memory(served, services.store().array(name)), name
+        assert np.shares_memory(served, services.built_store().array(name)), name
     on_disk = np.load(folder / "global_values.npy", allow_pickle=False)
     np.testing.assert_allclose(g.importance, np.abs(on_disk).mean(axis=0), rtol=1e-12, atol=0)
     se = np.load(folder / "global_se.npy", allow_pickle=False)
@@ -324,7 +324,7 @@ def test_served_global_view_stays_memory_mapped_and_its_importance_is_of_every_r
 
 def test_random_row_picks_among_the_stored_rows_when_the_store_holds_some(serving, built):
     """A store built with ``--rows 6``: "Random row" draws from those 6 rows (shown at once), and says so."""
-    from app import layout
+    from app.shell import layout
 
     services, ws, folder = serving
     stored = sorted(ws.test_idx.tolist()[:ROWS])  # what the build stored: the first held-out rows of the split

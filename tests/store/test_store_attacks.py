@@ -62,7 +62,7 @@ def _parquet(frame: pd.DataFrame, **kw) -> bytes:
 
 # ---- F1: a resumed build never reuses chunks computed under another key -----------------------------------
 def test_a_resumed_build_does_not_reuse_chunks_of_other_settings(built, tmp_path, monkeypatch):  # noqa: F811
-    from app import build as build_mod
+    from app.cli import build as build_mod
     from app.services import tabular
 
     _, ws, folder = built
@@ -93,7 +93,7 @@ def test_a_resumed_build_does_not_reuse_chunks_of_other_settings(built, tmp_path
 
 
 def test_a_build_replaces_out_whole_and_refuses_a_folder_that_is_not_a_store(tmp_path):
-    from app.build import build
+    from app.cli.build import build
 
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "thesis.txt").write_text("not a store")
@@ -313,12 +313,12 @@ def test_a_malformed_added_row_is_recomputed_and_rewritten(built, tmp_path, bad)
     path = copy / "added" / "shap" / f"{row}.json"
     path.parent.mkdir(parents=True)
     path.write_text(text)
-    services.use_store(st)
+    services.use_built_store(st)
     services.init(ws, warm=False)
     try:
         served = services.shap_row(row)
     finally:
-        services.use_store(None)
+        services.use_built_store(None)
         services.init(ws, warm=False)
     live = tabular._live_shap_row(row)
     np.testing.assert_array_equal(served.values, live.values)

@@ -6,7 +6,8 @@ import pytest
 import skops.io as sio
 from sklearn.linear_model import LogisticRegression
 
-from app import figures, services
+from app.views import figures
+from app import services
 from app.services import _core
 from workspace.errors import CandorError
 from workspace.feature_names import FeatureFormat, load_features
@@ -57,7 +58,7 @@ def test_descriptive_bars_persuasive_sentence_and_rules_use_the_names(named):
     labels = [str(t).replace("≈ ", "") for t in bar.data[0].y]
     assert set(labels) == set(SHOWN)  # every bar label is a display name, none is a column name
     row = int(ws.test_idx[0])
-    view = services.persuasive(row, 2, "exact", False, [])
+    view = services.persuasive_view(row, 2, "exact", False, [])
     statement = view.simplification.statement
     assert any(name in statement for name in SHOWN) and not any(c in statement for c in COLUMNS)
     key = services.fit_muse(services.muse_params(None, 4, 2, 2, None))
@@ -110,7 +111,7 @@ def test_size_is_checked_before_reading(tmp_path, monkeypatch):
 
 
 def test_cli_features_file_error_is_one_line_exit_2(named, tmp_path, capsys, bc):
-    from app.check import main as check
+    from app.cli.check import main as check
 
     X, y, train, _ = bc
     sio.dump(LogisticRegression(max_iter=3000).fit(X.iloc[train][COLUMNS], y.iloc[train]), tmp_path / "m.skops")
@@ -141,7 +142,7 @@ def test_descriptions_reach_the_data_table_and_the_report(named):
 def test_the_persuasive_sentence_says_values_in_the_features_file_unit_and_is_still_verified(named):
     ws, X = named
     row = int(ws.test_idx[0])
-    view = services.persuasive(row, 4, "exact", False, [])
+    view = services.persuasive_view(row, 4, "exact", False, [])
     s = view.simplification
     radius = next(c.sentence for c in s.sentences if "Radius (mean) is" in c.sentence.text)
     v = float(X["mean radius"].iloc[row])

@@ -1,0 +1,368 @@
+"""``python -m app build``: compute every tabular view's explanations once and write a store (:mod:`store`).
+
+The store is filled by the services' own functions (one home: no second SHAP path): the global SHAP
+view (``tabular._shap_all``), each held-out row's SHAP and LIME (``tabular._live_shap_row``,
+``_live_lime_row``, run in chunks by :func:`store.engine.run_chunks`, resumable, on Dask with
+``--dask``), the Persuasive page's global curve and the Surrogate page's default MUSE fit and frontier.
+``python -m app --store STORE`` then serves them without recomputing (``app/services/_core.py::store``).
+
+Every input problem prints one line, ``candor: error: ...``, and exits with status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import functools
+import hashlib
+import importlib
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from threadpoolctl import threadpool_limits
+
+from store.codec import global_meta, split_explanation
+from store.format import FORMAT_VERSION, METHODS, NOT_STORED
+from store.hashes import source_hashes
+from store.read import workspace_key
+from store.provenance import library_versions, reproduction
+from store.write import StoreWriter, partial_folder
+from store.write import check_out_folder as _check_out, remove_path as _remove, swap_in as _swap_in
+from workspace.errors import CandorError
+from workspace.settings import Settings
+from .model_flags import add_model_arguments
+
+BUILD_DIR = ".build"
+"""The partial store's folder for the engine's chunks while a build runs (kept on failure, so a rerun with
+the same :func:`chunk_key` resumes; ``key.json`` there names that key, and chunks of another key are deleted)."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m app build",
+                                description="Compute every tabular view's explanations once into a store.")
+    add_model_arguments(p)  # the same loading flags as python -m app
+    p.add_argument("--out", required=True, help="the store's folder (written beside it as .NAME.partial, then "
+                                                "renamed over it: an old store there is replaced whole)")
+    p.add_argument("--rows", type=int, default=None,
+                   help="store at most this many held-out rows (the first of the split); default all of them")
+    p.add_argument("--chunk-rows", type=int, default=256, help="rows per chunk of the per-row work (default 256)")
+    p.add_argument("--skip", default="", help=f"comma-separated parts not to build (served live): {', '.join(PARTS)}")
+    p.add_argument("--dask", default=None,
+                   help="run the per-row work on Dask: 'local', 'local:N', or a scheduler's tls:// address with "
+                        "--dask-tls-cert/-key/-ca (any other address needs --trust-cluster)")
+    p.add_argument("--dask-tls-cert", default=None, help="this client's certificate (PEM) for a tls:// scheduler")
+    p.add_argument("--dask-tls-key", default=None, help="its private key (PEM), unless the certificate file holds it")
+    p.add_argument("--dask-tls-ca", default=None,
+                   help="the CA (PEM) that signed the scheduler's and the workers' certificates")
+    p.add_argument("--trust-cluster", action="store_true",
+                   help="use a scheduler without TLS: it and its workers can run code here and read the model and data")
+    return p
+
+
+@dataclasses.dataclass
+class RowTask:
+    """``task(start, stop)`` for :func:`store.engine.run_chunks`: SHAP and LIME of ``rows[start:stop]``.
+
+    Picklable (a Dask worker gets it): a process with no workspace installed loads ``selection``'s first.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``<method>_values``, ``<method>_se``, ``<method>_feature_values`` (n, d); ``<method>_base``,
+        ``<method>_prediction``, ``prediction`` (n,); ``<method>_meta`` (n,) JSON text (unicode array).
+    """
+
+    rows: np.ndarray
+    selection: dict
+    lime_limits: dict = dataclasses.field(default_factory=dict)
+
+    def __call__(self, start: int, stop: int) -> dict[str, np.ndarray]:
+        from ..services import _core, tabular
+
+        tabular.LIME_LIMITS.update(self.lime_limits)  # a Dask worker's own module: the build's stopping rule
+        if _core._ws is None:  # a fresh process (a Dask worker): load what the build explains
+            from ..services.selection import Selection
+
+            _core.init(Selection(**self.selection).load(), warm=False)
+        rows = [int(r) for r in self.rows[start:stop]]
+        with threadpool_limits(1):  # see build(): OpenMP and BLAS pools spinning on a shared machine
+            shap, lime, prediction = tabular.guarded(f"SHAP and LIME for rows {rows[0]}-{rows[-1]}", _explain_rows, rows)
+        out: dict[str, list] = {"prediction": list(prediction)}
+        for method, found in (("shap", shap), ("lime", lime)):
+            for e in found:
+                numbers, rest = split_explanation(e)
+                for k, v in numbers.items():
+                    out.setdefault(f"{method}_{k}", []).append(v)
+                out.setdefault(f"{method}_meta", []).append(rest)
+        return {k: np.asarray(v) for k, v in out.items()}
+
+
+def _explain_rows(rows: list[int]) -> tuple[list, list, np.ndarray]:
+    """SHAP and LIME of ``rows`` (positions), each what the live row functions give (``tabular._live_shap_row``,
+    ``_live_lime_row``), computed in batches (:mod:`store.batch`); and the rows' explained output.
+
+    The rows' model predictions are checked once around the whole chunk (``tabular.guarded``), not per row.
+    """
+    from store.batch import shap_rows
+
+    from ..services import _core, tabular
+
+    ws, shap = _core.workspace(), tabular._shap()
+    X = ws.X.iloc[rows]
+    at = {label: r for label, r in zip(X.index, rows)}
+    known = {}
+    if _core.is_ready("shap_all") and shap.exact:  # the live path wraps the global view's values of its rows
+        g, where = tabular._shap_all()
+        se = g.standard_error
+        known = {label: (g.values[where[r]], g.base_value, None if se is None else se[where[r]])
+                 for label, r in at.items() if r in where}
+    shap_found = shap_rows(shap, X, known, alone=lambda label: tabular._live_shap_row(at[label]))
+    lime_found = [tabular._lime().explain(X.iloc[[i]]) for i in range(len(rows))]  # model-bound: see store.batch
+    return shap_found, lime_found, np.asarray(ws.output(X), dtype=float)
+
+
+def _explainer_settings() -> dict:
+    """Every setting the stored explanations depend on (the manifest's ``explainers``; part of the chunk key)."""
+    from ..services import surrogates, tabular
+
+    persuasive_service = importlib.import_module("app.services.persuasive")
+    return {
+        "shap": {"background_size": tabular.BACKGROUND_SIZE, "seed": 0, "max_orderings": tabular.LOCAL_MAX_ORDERINGS,
+                 "global_rel_tol": tabular.GLOBAL_REL_TOL, "global_rows": tabular.GLOBAL_ROWS,
+                 # None: no clock budget (a build lifts it); never Infinity, which is not JSON
+                 "agnostic_budget_s": tabular.AGNOSTIC_BUDGET_S if np.isfinite(tabular.AGNOSTIC_BUDGET_S) else None},
+        "lime": {"num_samples": tabular.LIME_SAMPLES, "seed": 0,  # the stopping rule's overrides, if any
+                 "limits": {k: str(v) for k, v in sorted(getattr(tabular, "LIME_LIMITS", {}).items())}},
+        "persuasive": {"global_rows": persuasive_service.GLOBAL_ROWS, "max_k": persuasive_service.MAX_K,
+                       "measures": list(persuasive_service.GLOBAL_MEASURES)},
+        "surrogates": {"budgets": surrogates.DEFAULT_BUDGETS, "lambdas": surrogates.DEFAULT_LAMBDAS,
+                       "frontier_budgets": list(surrogates.FRONTIER_BUDGETS), "seed": 0},
+    }
+
+
+def chunk_key(model_sha: str, data_sha: str, ws, rows: np.ndarray, chunk_rows: int) -> dict:
+    """What the per-row chunks of a build depend on: a chunk saved under another key is never reused.
+
+    Model and data SHA-256, the workspace (target, explained class, rows, columns), the rows stored (their
+    SHA-256), the chunk size, the explainers' settings and the library versions.
+    """
+    return {"model_sha256": model_sha, "data_sha256": data_sha, "workspace": workspace_key(ws),
+            "rows_sha256": hashlib.sha256(np.ascontiguousarray(rows, dtype=np.int64).tobytes()).hexdigest(),
+            "n_rows": int(len(rows)), "chunk_rows": int(chunk_rows), "explainers": _explainer_settings(),
+            "libraries": library_versions()}
+
+
+def _chunk_dir(partial: Path, key: dict, say) -> Path:
+    """``partial/.build``, holding chunks of ``key`` only: chunks saved under another key are deleted first."""
+    from store.write import atomic_write
+
+    build_dir = partial / BUILD_DIR
+    key_file, text = build_dir / "key.json", json.dumps(key, sort_keys=True)
+    try:
+        same = key_file.is_file() and not key_file.is_symlink() and key_file.read_text() == text
+    except (OSError, UnicodeDecodeError):
+        same = False
+    if not same and os.path.lexists(build_dir):
+        say("discarding the chunks of a build with other model, data, rows or settings", 0, 1)
+        _remove(build_dir)
+    atomic_write(key_file, text.encode())
+    return build_dir
+
+
+PARTS = ("persuasive", "surrogates")
+"""Parts a build may skip (``--skip``): the rows and the global SHAP view are always built."""
+
+
+def _without_clock_budgets(fn):
+    """Run ``fn`` (the build) with every budget the live server sets in seconds turned into its count cap, then put
+    them back: LIME stops by its tolerance or sample cap (:func:`app.services.tabular.reproducible_lime`),
+    model-agnostic global SHAP covers its largest row count (``AGNOSTIC_ROWS``) and the Persuasive global curve
+    every candidate row. Live, these depend on how fast the machine is at the time; a build is not waited on page by
+    page, and two builds of one store must agree."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        tabular = importlib.import_module("app.services.tabular")
+        persuasive = importlib.import_module("app.services.persuasive")
+        saved = dict(tabular.LIME_LIMITS), tabular.AGNOSTIC_BUDGET_S, persuasive.GLOBAL_BUDGET_S
+        try:
+            tabular.reproducible_lime()
+            tabular.AGNOSTIC_BUDGET_S = persuasive.GLOBAL_BUDGET_S = float("inf")
+            with threadpool_limits(1):
+                return fn(*args, **kwargs)
+        finally:
+            tabular.LIME_LIMITS.clear()
+            tabular.LIME_LIMITS.update(saved[0])
+            tabular.AGNOSTIC_BUDGET_S, persuasive.GLOBAL_BUDGET_S = saved[1], saved[2]
+    return run
+
+
+@_without_clock_budgets
+def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_rows: int = 256, client=None,
+          progress=None, skip: tuple[str, ...] = ()) -> dict:
+    """Compute and write the store of the workspace ``settings`` name; returns its manifest.
+
+    Parameters
+    ----------
+    settings : Settings
+        The model and data (``--model``, ``--data``, ``--target``, ...; none: the bundled sample).
+    out : Path
+        The store's folder: written as :func:`partial_folder` beside it, then renamed over it (a store
+        there is replaced whole; a folder that is not a store is refused).
+    max_rows : int, optional
+        Store only the first ``max_rows`` held-out rows (``ws.test_idx`` order: the default row and the
+        Persuasive curve's rows come first); others are explained when chosen.
+    chunk_rows : int
+        Rows per chunk for :func:`store.engine.run_chunks`.
+    client : dask.distributed.Client, optional
+        Run the per-row chunks there.
+    progress : callable ``(what, done, total)``, optional
+    skip : tuple of str
+        Parts of :data:`PARTS` not to build (served live, the manifest says so).
+
+    Raises
+    ------
+    CandorError
+        If the files cannot be loaded or an explainer fails (one line).
+    """
+    from store.engine import run_chunks
+
+    from .. import services
+    from ..services import _core, surrogates, tabular
+    from ..services.selection import Selection
+    persuasive_service = importlib.import_module("app.services.persuasive")
+    from ..serve.startup import defer_torch
+
+    defer_torch()
+    out = Path(out)
+    _check_out(out)
+    partial = partial_folder(out)
+    t0 = time.perf_counter()
+    selection = Selection.from_settings(settings)
+    ws = selection.load()
+    model_sha, data_sha = source_hashes(settings, ws)
+    _core.use_built_store(None)  # computed live, never read from another store
+    services.init(ws, warm=False)
+    say = progress or (lambda what, done, total: None)
+    writer = StoreWriter(partial)
+    timings, skipped = {}, {}
+
+    t = time.perf_counter()
+    say("global SHAP", 0, 1)
+    g, where = tabular._shap_all()
+    rows_g = np.array(sorted(where, key=where.get), dtype=np.int64)
+    writer.array("global_values.npy", g.values)
+    writer.array("global_feature_values.npy", np.asarray(g.feature_values, dtype=float))
+    writer.array("global_se.npy", np.zeros_like(g.values) if g.standard_error is None else g.standard_error)
+    writer.array("global_rows.npy", rows_g)
+    timings["global_shap_s"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    # the first held-out rows in the workspace's order (the default row, the Persuasive curve's rows), sorted
+    rows = np.sort(np.asarray(ws.test_idx, dtype=np.int64)[:max_rows])
+    task = RowTask(rows, dataclasses.asdict(selection), dict(tabular.LIME_LIMITS))
+    build_dir = _chunk_dir(partial, chunk_key(model_sha, data_sha, ws, rows, chunk_rows), say)
+    arrays = run_chunks(task, len(rows), chunk_rows=chunk_rows, out_dir=build_dir,
+                        client=client, progress=lambda done, total: say("rows (SHAP, LIME)", done, total))
+    writer.array("rows.npy", rows)
+    if len(rows):
+        writer.array("prediction.npy", arrays["prediction"])
+        for method in METHODS:
+            for part in ("values", "se", "base", "prediction", "feature_values"):
+                writer.array(f"{method}_{part}.npy", arrays[f"{method}_{part}"].astype(float))
+        writer.table("row_meta.parquet", pd.DataFrame({"row": rows, **{m: arrays[f"{m}_meta"].astype(str)
+                                                                       for m in METHODS}}))
+    timings["rows_s"] = time.perf_counter() - t
+    reproduce, positions = reproduction(ws.X, ws.train_idx, tabular._shap(), tabular._lime())
+    for name, array in positions.items():  # SHAP's background and LIME's training rows: anyone can recompute
+        writer.array(name, array)
+
+    for part, name, what, make in (("persuasive", "persuasive_global.json", "the Persuasive page's global curve",
+                              lambda: persuasive_service.global_curve_to_json(persuasive_service.persuasive_global())),
+                             ("surrogates", "muse_default.json", "MUSE at default budgets",
+                              lambda: surrogates._results().get(surrogates.default_muse_key())),
+                             ("surrogates", "frontier_default.json", "the surrogate frontier",
+                              lambda: surrogates._results().get(surrogates._default_frontier()))):
+        if part in skip:
+            skipped[name] = f"not built (--skip {part})"
+            continue
+        t = time.perf_counter()
+        say(what, 0, 1)
+        try:
+            writer.json(name, make())
+        except CandorError as err:  # a page that does not apply to this model (a regressor's surrogate)
+            skipped[name] = str(err)
+        timings[name.replace(".json", "_s")] = time.perf_counter() - t
+
+    shap = tabular._shap()
+    manifest = {
+        "format": "candor-store", "format_version": FORMAT_VERSION,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "model": {"path": str(settings.model or "bundled sample"), "sha256": model_sha},
+        "data": {"path": str(settings.data or "bundled sample (table SHA-256: columns, values, target)"),
+                 "sha256": data_sha},
+        "workspace": workspace_key(ws), "source": ws.source,
+        "facts": {"shap_algorithm": shap.algorithm, "shap_exact": bool(shap.exact),
+                  "shap_sums_children": bool(shap.sums_children)},
+        "global": global_meta(g), "reproduce": reproduce,
+        "explainers": {**(settings_used := _explainer_settings()),
+                       "shap": {**settings_used["shap"], "source": g.source}},
+        "rows": {"stored": int(len(rows)), "held_out": int(len(ws.test_idx)), "chunk_rows": chunk_rows,
+                 "engine": "dask" if client is not None else "single process"},
+        "libraries": library_versions(), "not_stored": list(NOT_STORED), "skipped": skipped,
+        "timings_s": {k: round(v, 3) for k, v in {**timings, "total_s": time.perf_counter() - t0}.items()},
+    }
+    writer.finish(manifest)
+    shutil.rmtree(partial / BUILD_DIR, ignore_errors=True)  # the chunks are in the store's arrays now
+    _swap_in(partial, out)
+    return {**manifest, "files": writer.files}
+
+
+def main(argv: list[str]) -> int:
+    """``python -m app build ...``; returns the exit status (2 on any input problem, one line)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    args.text_model = None
+    if args.rows is not None and args.rows < 0 or args.chunk_rows < 1:
+        parser.exit(2, "candor: error: --rows must be 0 or more and --chunk-rows 1 or more\n")
+    skip = tuple(s.strip() for s in args.skip.split(",") if s.strip())
+    unknown = sorted(set(skip) - set(PARTS))
+    if unknown:
+        parser.exit(2, f"candor: error: --skip {', '.join(unknown)}: parts are {', '.join(PARTS)}\n")
+    try:
+        settings = Settings.from_args(args)
+        if settings.model and settings.trust_pickle:
+            print("candor: warning: --trust-model-code lets the model file run code", file=sys.stderr)
+        client = None
+        if args.dask:
+            from store.cluster import ClusterTrust, client_from_address
+
+            trust = ClusterTrust(args.dask_tls_cert, args.dask_tls_key, args.dask_tls_ca, args.trust_cluster)
+            if args.trust_cluster and not trust.tls_given():
+                print("candor: warning: --trust-cluster lets the Dask scheduler and its workers run code here and "
+                      "read the model and data", file=sys.stderr)
+            client = client_from_address(args.dask, trust=trust)
+        elif args.trust_cluster or args.dask_tls_cert or args.dask_tls_key or args.dask_tls_ca:
+            raise CandorError("--trust-cluster and --dask-tls-* go with --dask")
+
+        def progress(what, done, total):
+            print(f"candor: build: {what} {done}/{total}", file=sys.stderr, flush=True)
+
+        try:
+            manifest = build(settings, Path(args.out), max_rows=args.rows, chunk_rows=args.chunk_rows, client=client,
+                             progress=progress, skip=skip)
+        finally:
+            if client is not None:
+                client.close()
+    except CandorError as err:
+        print(f"candor: error: {err}", file=sys.stderr)
+        return 2
+    size = sum(f["bytes"] for f in manifest["files"].values())
+    print(f"candor: store written to {args.out}: {len(manifest['files'])} files, {size / 2**20:,.2f} MiB, "
+          f"{manifest['rows']['stored']} rows, {manifest['timings_s']['total_s']:.1f} s", file=sys.stderr)
+    return 0

@@ -1,0 +1,166 @@
+"""Every component ID in the app (STYLE B3 rule 6): constants, never inline strings."""
+
+# shell
+ROW_INPUT = "row-input"
+ROW_RANDOM = "row-random"
+ROW_STATUS = "row-status"
+URL = "url"
+NAVBAR = "navbar"
+ROW_PICKER = "row-picker"
+CLASS_SELECT = "class-select"
+CLASS_STATUS = "class-status"
+CLASS_SWITCHED = "class-switched"
+ROW_URL_SYNC = "row-url-sync"
+URL_NOTE = "url-note"  # the one-line note of ignored link parameters (app/shell/url_state.py)
+URL_CLASS_NOTE = "url-class-note"  # a link made for another class than the server's (app/shell/url_state.py)
+URL_CLASS_SWITCH = "url-class-switch"  # its button: switch the class for everyone (users who may)
+URL_CLASS_WANTED = "url-class-wanted"  # the link's class, for that button
+ROW_POOL = "row-pool"                    # store: the held-out row ids "Random row" picks from, in the browser
+
+
+def row_status_data(page: str) -> dict:
+    """Store of a row page: ``{"row", "text"}``, the navbar status its row callback sends with its panels."""
+    return {"type": "row-status-data", "page": page}
+
+# Model & data
+SUMMARY = "overview-summary"
+DATA_TABLE = "overview-table"
+TABLE_COLUMNS = "overview-table-columns"
+TABLE_COLUMNS_NOTE = "overview-table-columns-note"
+EXPLAIN_LINKS = "overview-explain-links"
+OVERVIEW_ROW_SHOWN = "overview-row-shown"      # store: {"row": r}, the row the links and status show
+OVERVIEW_ROW_WANTED = "overview-row-wanted"    # store: {"row": r}, a row they must show instead
+
+# Descriptive
+GLOBAL_BAR = "descriptive-global-bar"
+GLOBAL_BEESWARM = "descriptive-global-beeswarm"
+GLOBAL_NOTE = "descriptive-global-note"
+GLOBAL_WAIT_TICK = "descriptive-global-wait-tick"  # interval asking again until the warm-up has global SHAP
+SHAP_WATERFALL = "descriptive-shap-waterfall"
+LIME_BAR = "descriptive-lime-bar"
+LOCAL_AGREEMENT = "descriptive-agreement"
+LOCAL_NOTES = "descriptive-notes"
+SHAP_PLAYERS = "descriptive-shap-players"
+SHAP_PLAYERS_BOX = "descriptive-shap-players-box"
+STABILITY_RUN = "descriptive-stability-run"
+STABILITY_CANCEL = "descriptive-stability-cancel"
+STABILITY_PROGRESS = "descriptive-stability-progress"
+STABILITY_CARD = "descriptive-stability-card"
+
+# Surrogate
+SURROGATE_SUMMARY = "surrogate-summary"
+SURROGATE_RULES = "surrogate-rules"
+SURROGATE_FRONTIER = "surrogate-frontier"
+SURROGATE_CONFUSION = "surrogate-confusion"
+SURROGATE_FOI = "surrogate-features-of-interest"
+SURROGATE_MAX_RULES = "surrogate-max-rules"
+SURROGATE_MAX_WIDTH = "surrogate-max-width"
+SURROGATE_MAX_NBHD = "surrogate-max-neighborhoods"
+SURROGATE_LAMBDAS = "surrogate-lambdas"
+SURROGATE_FIT = "surrogate-fit"
+SURROGATE_CANCEL = "surrogate-cancel"
+SURROGATE_PROGRESS = "surrogate-progress"
+SURROGATE_PROGRESS_LABEL = "surrogate-progress-label"  # beside the bar: a label inside it was cut off
+SURROGATE_PROGRESS_BOX = "surrogate-progress-box"  # bar and label, shown only while a job runs
+SURROGATE_ERROR = "surrogate-error"
+SURROGATE_KEY = "surrogate-key"
+SURROGATE_FRONTIER_KEY = "surrogate-frontier-key"
+SURROGATE_WAIT = "surrogate-wait"            # what the page waits for while the warm-up runs
+SURROGATE_WAIT_TICK = "surrogate-wait-tick"  # interval polling the warm-up until the default surrogates exist
+SURROGATE_POINT = "surrogate-point"  # store: the link's chosen frontier point, "method|budget"
+
+# Persuasive
+K_SLIDER = "persuasive-k"
+FULL_BAR = "persuasive-full-bar"
+TOPK_BAR = "persuasive-topk-bar"
+STATEMENT = "persuasive-statement"
+COST = "persuasive-cost"
+TRADEOFF = "persuasive-tradeoff"
+
+# Attention
+ATTN_HEATMAP = "attention-heatmap"
+ATTN_IG = "attention-ig"
+ATTN_SHAP = "attention-shap"
+ATTN_AGREEMENT = "attention-agreement"
+ATTN_NOTES = "attention-notes"
+
+# ---- Text (issue 5: text models; owned by app/pages/text.py and app/callbacks/text.py) ----
+TEXT_INPUT = "text-input"
+TEXT_SUBMIT = "text-submit"
+TEXT_CURRENT = "text-current"            # store: {"text": ..., "origin": ...}
+TEXT_DATASET = "text-dataset"            # store: dataset description (hash, file name, columns), never the file
+TEXT_UPLOAD = "text-upload"
+TEXT_UPLOAD_STATUS = "text-upload-status"
+TEXT_BUILTIN = "text-builtin"
+TEXT_COLUMN = "text-column"
+TEXT_LABEL_COLUMN = "text-label-column"
+TEXT_ROW = "text-row"
+TEXT_DATASET_NOTE = "text-dataset-note"
+TEXT_NOTES = "text-notes"
+TEXT_PREDICTION = "text-prediction"
+TEXT_LAYER = "text-layer"
+TEXT_HEADS = "text-heads"
+TEXT_HEAD_VIEW = "text-head-view"
+TEXT_MODEL_VIEW = "text-model-view"
+TEXT_AGGREGATES = "text-aggregates"
+TEXT_METHOD = "text-method"
+TEXT_METRIC = "text-metric"
+TEXT_QUERY = "text-query"
+TEXT_AGREEMENT = "text-agreement"
+TEXT_AGREEMENT_NOTE = "text-agreement-note"
+TEXT_SLOW_RUN = "text-slow-run"
+TEXT_SLOW_CANCEL = "text-slow-cancel"
+TEXT_SLOW_PROGRESS = "text-slow-progress"
+TEXT_SLOW_STATUS = "text-slow-status"
+TEXT_SLOW_DONE = "text-slow-done"        # store: {"text": sha, "methods": [...]} after the job
+TEXT_CONLLU_UPLOAD = "text-conllu-upload"
+TEXT_CONLLU_STATUS = "text-conllu-status"
+TEXT_CONLLU = "text-conllu"              # store: {"id", "name", "n_sentences"} of a CoNLL-U upload
+TEXT_HEADS_SOURCE = "text-heads-source"
+TEXT_HEADS_RUN = "text-heads-run"
+TEXT_HEADS_CANCEL = "text-heads-cancel"
+TEXT_HEADS_PROGRESS = "text-heads-progress"
+TEXT_HEADS_SUMMARY = "text-heads-summary"
+TEXT_ROLES = "text-roles"
+TEXT_IMPORTANCE = "text-importance"
+TEXT_PRUNING = "text-pruning"
+TEXT_LOPARDO_RUN = "text-lopardo-run"        # Lopardo et al. 2024 single-layer attention classifier card
+TEXT_LOPARDO_CANCEL = "text-lopardo-cancel"
+TEXT_LOPARDO_PROGRESS = "text-lopardo-progress"
+TEXT_LOPARDO_STATUS = "text-lopardo-status"
+TEXT_LOPARDO_MODEL = "text-lopardo-model"    # store: {"key", "dataset"} of the trained model (on disk, never weights)
+TEXT_LOPARDO_SUMMARY = "text-lopardo-summary"
+TEXT_LOPARDO_SCORES = "text-lopardo-scores"
+TEXT_LOPARDO_AGREEMENT = "text-lopardo-agreement"
+
+# --- Persuasive, issue 4: operator controls, verification, guardrail, dropped panel, global tradeoff ---
+ROUNDING = "persuasive-rounding"
+GROUPING = "persuasive-grouping"
+SENSITIVE = "persuasive-sensitive"
+VERIFY = "persuasive-verify"
+GUARDRAIL = "persuasive-guardrail"
+DROPPED = "persuasive-dropped"
+GLOBAL_TRADEOFF = "persuasive-global-tradeoff"
+
+# --- Your model (upload), issue 7: model + data files stored server-side ---
+UPLOAD_MODEL = "upload-model"
+UPLOAD_DATA = "upload-data"
+UPLOAD_MODEL_STATUS = "upload-model-status"
+UPLOAD_DATA_STATUS = "upload-data-status"
+UPLOAD_MODEL_TOKEN = "upload-model-token"  # store: the stored file's name in the upload folder, never its bytes
+UPLOAD_DATA_TOKEN = "upload-data-token"
+UPLOAD_TARGET = "upload-target"
+UPLOAD_LOAD = "upload-load"
+UPLOAD_RESULT = "upload-result"
+UPLOAD_SAMPLE = "upload-sample"
+UPLOAD_SAMPLE_RESULT = "upload-sample-result"
+UPLOAD_SWITCHED = "upload-switched"  # store: what the last upload or "back to the sample" installed (redraws the navbar)
+
+# --- Persuasive, rules (issue 4): simplify a frontier surrogate ---
+RULES_SOURCE = "persuasive-rules-source"
+RULES_KEEP = "persuasive-rules-keep"
+RULES_ROUND = "persuasive-rules-round"
+RULES_PLAIN = "persuasive-rules-plain"
+RULES_SHOWN = "persuasive-rules-shown"
+RULES_COST = "persuasive-rules-cost"
+RULES_TRADEOFF = "persuasive-rules-tradeoff"
