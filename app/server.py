@@ -165,7 +165,7 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
         # before the first page, it never competes with that page's requests for the interpreter
     services.init(ws, warm=warm)
     limits.trim_heap()  # the table reader's freed buffers (the warm-up trims after each of its steps)
-    from .callbacks.study_check import check_study_files
+    from .services.study_check import check_study_files
 
     check_study_files()  # a study file whose declared truth the data contradict is refused before serving
     # the study database is opened (and migrated) on first use by study mode (study.runtime.engine),

@@ -3,10 +3,10 @@
 Each simulated participant consents, reads the instructions, answers every trial in its stages
 (own decision, then the model's advice with the condition's explanation, then the final decision
 and confidence), the attention checks and the questionnaires, through
-:func:`app.callbacks.study_service.submit_answer`, the function the participant page's submit
+:func:`app.callbacks.study.submit_answer`, the function the participant page's submit
 callback calls, on the app :func:`app.server.create_app` builds, and into a study database
 migrated as the server migrates it. The advice a participant reacts to is the pinned view the page
-shows (:func:`~app.callbacks.study_service.stimulus_view`). Decisions come from
+shows (:func:`~app.services.study_stimuli.stimulus_view`). Decisions come from
 :class:`study.simulate.RelianceModel`, whose switching differs by condition.
 
 The study's pre-declared exclusion rule (``exclusions.max_failed_attention_checks``) is applied
@@ -51,7 +51,7 @@ def _timing(step, phase, rng) -> dict:
 
 
 def _answer(study_id: str, token: str | None, timing: dict, answers: dict) -> str | None:
-    from .study_service import submit_answer
+    from app.callbacks.study import submit_answer
 
     new_token, error = submit_answer(study_id, token, timing, answers, client="127.0.0.1")
     if error:
@@ -68,7 +68,7 @@ def run_one(study, index: int, seed: int, model: RelianceModel) -> str:
     RuntimeError
         If the server refuses an answer (the simulation never skips a step).
     """
-    from .study_service import stimulus_view
+    from app.services.study_stimuli import stimulus_view
 
     who = model.person(seed * 1_000_003 + index)
     rng = who.rng

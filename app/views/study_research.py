@@ -16,7 +16,7 @@ from study import analysis, export, export_analysis, runtime
 from study.instruments import wording_warnings
 from study.schema import StudyError
 
-from .study_service import pin_status
+from app.services.study_stimuli import pin_status
 
 MEASURES = {
     "agreement": "Agreement (final = model)", "switch_fraction": "Switch fraction (to the model's advice)",
