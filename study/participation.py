@@ -20,7 +20,7 @@ from typing import Callable, Protocol
 from sqlalchemy import Engine
 
 from . import answers as checks
-from . import flow, limits, store
+from . import flow, idempotency, limits, store
 from .models import Participant
 from .recruitment import completion_link
 from .recruitment import parse_params as recruitment_params
@@ -72,6 +72,10 @@ def enrol(engine: Engine, study: Study, token: str | None, answers, *, key: str 
           client: str | None = None, recruitment=None, enrol_limits: limits.EnrolLimits | None = None) -> str:
     """The consent: enrol a participant once, and give the browser its resume token.
 
+    A consent carries an idempotency key made in the browser, like every answer: the resume token is
+    derived from it (:func:`study.idempotency.consent_token`), so a consent re-sent after its reply
+    was lost finds the participant it enrolled and returns the same token; nothing is stored twice.
+
     Parameters
     ----------
     token : str or None
@@ -79,7 +83,7 @@ def enrol(engine: Engine, study: Study, token: str | None, answers, *, key: str 
     answers : dict
         ``consent`` (ticked) and, in a stratified study, ``stratum`` (:func:`study.answers.check_consent`).
     key : str or None
-        The consent's idempotency key (32 hexadecimal digits); not used yet.
+        The consent's idempotency key (32 hexadecimal digits); None enrols with a random token.
     recruitment : dict or None
         The study link's query parameters (Prolific/MTurk ids), :func:`study.recruitment.parse_params`.
 
@@ -97,6 +101,9 @@ def enrol(engine: Engine, study: Study, token: str | None, answers, *, key: str 
     """
     if token and store.participant_by_token(engine, study.id, token) is not None:
         return token
+    replay = idempotency.consent_token(study.id, key) if key else None
+    if replay and store.participant_by_token(engine, study.id, replay) is not None:
+        return replay  # this very consent enrolled already; its reply was lost
     consented, stratum = checks.check_consent(study, answers)
     if not consented:
         raise Refused(NOT_CONSENTED)
@@ -105,7 +112,7 @@ def enrol(engine: Engine, study: Study, token: str | None, answers, *, key: str 
     except ValueError as err:  # written for the participant: which id of the link is wrong
         raise Refused(str(err)) from err
     _participant, new_token = store.enrol(engine, stimuli.prepare(study), stratum=stratum, client=client,
-                                          limits=enrol_limits, recruitment=ids_from_link)
+                                          limits=enrol_limits, recruitment=ids_from_link, token=replay)
     return new_token
 
 

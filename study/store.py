@@ -136,7 +136,8 @@ def _begin(bind: Engine | Connection):
 
 
 def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20, client: str | None = None,
-          limits: _limits.EnrolLimits | None = None, recruitment: dict | None = None) -> tuple[Participant, str]:
+          limits: _limits.EnrolLimits | None = None, recruitment: dict | None = None,
+          token: str | None = None) -> tuple[Participant, str]:
     """Enrol a consenting participant: allocate, order stimuli, issue a resume token.
 
     Parameters
@@ -158,6 +159,10 @@ def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20
     recruitment : dict or None, default=None
         The platform's ids from the study link (:func:`study.recruitment.parse_params`), stored
         with the participant; its participant id may enrol once per study.
+    token : str or None, default=None
+        The resume token to issue (derived from the consent's idempotency key,
+        :func:`study.idempotency.consent_token`); a participant already enrolled with it is
+        returned as it is (a re-sent consent enrols once). None: a random token.
 
     Returns
     -------
@@ -183,11 +188,16 @@ def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20
     ids = [s.id for s in study.stimuli]
     key = _limits.client_key(study, client) if limits is not None else None
     rid = recruitment_id(recruitment or {})
+    given = token
     for _ in range(attempts):
-        token = secrets.token_urlsafe(24)
+        token = given or secrets.token_urlsafe(24)
         try:
             with Session(engine, expire_on_commit=False) as s, s.begin():
                 now = utcnow()
+                if given is not None:
+                    same = s.scalar(select(Participant).where(Participant.resume_token_hash == hash_token(given)))
+                    if same is not None:  # a re-sent consent (a concurrent replay won the insert)
+                        return same, token
                 if rid is not None and s.scalar(select(Participant.id).where(
                         Participant.study_id == study.id, Participant.recruitment_id == rid)) is not None:
                     raise _limits.EnrolmentRefused("You have already taken part in this study (your recruitment "
