@@ -160,9 +160,6 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     from store.read import open_for  # a store (--store, CANDOR_STORE) is checked before anything is served
 
     services.use_store(open_for(settings, ws) if settings.store else None)
-    if warm is True and settings.store:
-        warm = "sync"  # served from a store, the warm-up only reads it (and calls the model once on every row): done
-        # before the first page, it never competes with that page's requests for the interpreter
     services.init(ws, warm=warm)
     limits.trim_heap()  # the table reader's freed buffers (the warm-up trims after each of its steps)
     from .services.study_check import check_study_files
