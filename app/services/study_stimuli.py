@@ -122,7 +122,7 @@ def _compute_view(study: Study, item_id: str, condition_id: str, ws) -> dict:
     if study.model.numeric:  # the full SHAP explanation of a regressor: it keeps all of its |attribution|
         view["context"] = asdict(TrialContext(
             model_prediction=pred, truth=truth, explanation_id=f"row{row}:shap", fidelity_metric="mass_retained",
-            fidelity=1.0, complexity={"n_features": float(d)}))
+            fidelity=1.0, complexity={"n_features": float(d)}, fidelity_measures=_measures({})))
         view["figure"] = json.loads(figures.attribution_bar(expl, max_display=10,
                                                             title="Why the model estimates this").to_json())
         return view
@@ -141,7 +141,7 @@ def _compute_view(study: Study, item_id: str, condition_id: str, ws) -> dict:
         explanation_parent_id=f"row{row}:shap" if ops else None, operators=ops,
         fidelity_metric="mass_retained", fidelity=float(sim.fidelity_after["mass_retained"]),
         complexity={key: float(v) for key, v in sim.complexity_after.items()},
-        fidelity_measures={key: (float(v) if np.isfinite(v) else None) for key, v in sim.fidelity_after.items()}))
+        fidelity_measures=_measures(sim.fidelity_after)))
     if cond.explanation == "descriptive":
         fig = figures.attribution_bar(expl, max_display=10, title="Why the model predicts this")
     else:
@@ -150,6 +150,19 @@ def _compute_view(study: Study, item_id: str, condition_id: str, ws) -> dict:
         view["statement"] = sim.statement
     view["figure"] = json.loads(fig.to_json())
     return view
+
+
+def _measures(fidelity_after: dict) -> dict:
+    """Every fidelity figure of the explanation shown, and ``surrogate_agreement`` always (None: missing).
+
+    ``surrogate_agreement`` is the agreement with the model of the explanation's rule surrogate (a rule
+    simplification's ``agreement``, on the rows it is measured on); an attribution explanation has no rule
+    surrogate, so it is logged as missing (None) rather than left out, and the analysis says why.
+    """
+    out = {key: (float(v) if np.isfinite(v) else None) for key, v in fidelity_after.items() if key != "agreement"}
+    agreement = fidelity_after.get("agreement")
+    out["surrogate_agreement"] = float(agreement) if agreement is not None and np.isfinite(agreement) else None
+    return out
 
 
 _pin_lock = threading.Lock()
