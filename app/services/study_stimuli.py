@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from app import figures
+from app.views import figures
 from app import services
 from .study_check import check_truth
 from workspace.errors import CandorError, first_line

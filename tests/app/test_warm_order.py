@@ -13,7 +13,7 @@ import types
 
 import pytest
 
-import app.server  # noqa: F401  (registers every service module's warm values)
+import app.serve.server  # noqa: F401  (registers every service module's warm values)
 from app.services import _core, surrogates, warmup
 
 

@@ -85,11 +85,11 @@ class RowTask:
     lime_limits: dict = dataclasses.field(default_factory=dict)
 
     def __call__(self, start: int, stop: int) -> dict[str, np.ndarray]:
-        from .services import _core, tabular
+        from ..services import _core, tabular
 
         tabular.LIME_LIMITS.update(self.lime_limits)  # a Dask worker's own module: the build's stopping rule
         if _core._ws is None:  # a fresh process (a Dask worker): load what the build explains
-            from .services.selection import Selection
+            from ..services.selection import Selection
 
             _core.init(Selection(**self.selection).load(), warm=False)
         rows = [int(r) for r in self.rows[start:stop]]
@@ -113,7 +113,7 @@ def _explain_rows(rows: list[int]) -> tuple[list, list, np.ndarray]:
     """
     from store.batch import shap_rows
 
-    from .services import _core, tabular
+    from ..services import _core, tabular
 
     ws, shap = _core.workspace(), tabular._shap()
     X = ws.X.iloc[rows]
@@ -131,7 +131,7 @@ def _explain_rows(rows: list[int]) -> tuple[list, list, np.ndarray]:
 
 def _explainer_settings() -> dict:
     """Every setting the stored explanations depend on (the manifest's ``explainers``; part of the chunk key)."""
-    from .services import surrogates, tabular
+    from ..services import surrogates, tabular
 
     persuasive_service = importlib.import_module("app.services.persuasive")
     return {
@@ -244,11 +244,11 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     """
     from store.engine import run_chunks
 
-    from . import services
-    from .server import selection_from_settings
-    from .services import _core, surrogates, tabular
+    from .. import services
+    from ..serve.server import selection_from_settings
+    from ..services import _core, surrogates, tabular
     persuasive_service = importlib.import_module("app.services.persuasive")  # the package exports a function of that name
-    from .startup import defer_torch
+    from ..serve.startup import defer_torch
 
     defer_torch()
     out = Path(out)

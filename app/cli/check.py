@@ -83,7 +83,7 @@ def run_tabular(args, out) -> None:
 
     from workspace.workspace import load_user_workspace
 
-    from . import services
+    from .. import services
 
     ws = load_user_workspace(args.model, args.data, args.target, trust_pickle=args.trust_pickle,
                              target_class=args.target_class, torch_options=TorchOptions.from_args(args),
@@ -142,7 +142,7 @@ def _pages(services, row: int, is_torch: bool, out) -> None:
     local = _view(f"Descriptive row {row}", lambda: services.local_view(row))  # the page's row view: SHAP and LIME
     e, lime = local.shap, local.lime
     p = e.params
-    from app.figures import gap_text  # the pages' words for a gap below a millionth ("< 0.000001")
+    from app.views.figures import gap_text  # the pages' words for a gap below a millionth ("< 0.000001")
 
     print(f"cost    SHAP {p['algorithm']}: {plain(p['model_rows_per_row'], trim=True)} model rows per explained row, "
           f"~{plain(p['memory_mb'], trim=True)} MiB; background {p['background_size']:,} of "
@@ -207,8 +207,8 @@ def _text_row(args, texts) -> int:
 
 def run_hf_folder(args, out) -> None:
     """A Hugging Face classifier folder: the Text page's own services (attention, prediction, IG) for one text."""
-    from .services import text as text_services
-    from .services import text_loader
+    from ..services import text as text_services
+    from ..services import text_loader
 
     folder = Path(args.model).resolve()
     try:  # the Text page's checks and messages, said of --model
