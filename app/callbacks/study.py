@@ -6,21 +6,15 @@ and ``REFRESH`` bumps -> the current step is rendered again from the database. W
 cannot be reached the page says the answer is being saved and ``RETRY`` re-sends the same ``TIMING``
 (same key: stored once) every 2 s until it is stored; the step screen retries itself likewise.
 """
-import logging
-
 import flask
 from dash import ALL, Input, Output, State, callback, clientside_callback, no_update
 from dash.exceptions import PreventUpdate
 
 from study import ids
-from workspace.errors import CandorError, first_line
 
-# The participant flow (study.participation, app.views.study, app.services.study_stimuli: SQLAlchemy, Alembic, the
-# pins) is imported by the first study request, not with the callbacks: a server that never runs a study never
+# The participant flow (app.services.study_participant over study.participation, app.views.study: SQLAlchemy,
+# Alembic, the pins) is imported by the first study request, not with the callbacks: a server that never runs a study never
 # loads it (issue 23).
-
-UNAVAILABLE = "This study cannot be taken right now. Please contact the researcher who sent you the link."
-_log = logging.getLogger(__name__)
 
 clientside_callback(
     """function(children) { window._candorStudyT0 = performance.now(); return window._candorStudyT0; }""",
@@ -83,76 +77,14 @@ def submit_step(timing, _retry, values, answer_ids, token, study_id, refresh, re
     """Store the answer; while the database cannot be reached, say so and re-send it (same key) every 2 s."""
     if not timing:
         raise PreventUpdate
+    from app.services import study_participant
     from study.answers import SAVING, STALE
 
     answers = {i.get("field") if isinstance(i, dict) else None: v for i, v in zip(answer_ids or [], values or [])}
-    new_token, error = submit_answer(study_id, token, timing, answers, client=flask.request.remote_addr,
+    new_token, error = study_participant.submit_answer(study_id, token, timing, answers, client=flask.request.remote_addr,
                                      recruitment=recruit)
     shown_again = not error or error == STALE  # stored, or a stale page: render the current step
     saving = error == SAVING  # not an error: shown plainly (an error to fix is red)
     return ((new_token if new_token != token else no_update), (refresh or 0) + (1 if shown_again else 0), error,
             not saving, "study-saving mb-2" if saving else "text-danger mb-2")
 
-
-def submit_answer(study_id: str, token: str | None, timing: dict, answers: dict,
-                  client: str | None = None, recruitment: dict | None = None) -> tuple[str | None, str]:
-    """Send one submission to the participant's use case (:func:`study.participation.submit`); one sentence back.
-
-    Parameters
-    ----------
-    study_id : str
-    token : str or None
-        The participant's resume token (None before consent).
-    timing : dict
-        ``step`` (index or ``"consent"``), ``phase``, ``rt_ms`` (``performance.now()``
-        from render to click), ``client_ts`` (ms since the epoch), ``nonce``, ``key`` (the
-        idempotency key made in the browser).
-    answers : dict
-        Field name to value, from the ``study-answer`` inputs on screen.
-    client : str or None, default=None
-        The requester's address, for the enrolment rate limit.
-    recruitment : dict or None, default=None
-        The study link's query parameters (Prolific/MTurk ids), stored at consent.
-
-    Returns
-    -------
-    token : str or None
-        The (possibly new) resume token.
-    error : str
-        A message for the participant (what to fix), or "". Never an exception's text:
-        :data:`study.answers.SAVING` while the database cannot be reached (the page re-sends
-        the same answer, whose idempotency key makes it stored once), :data:`study.answers.STALE`
-        for a step or phase the participant is not on, :data:`study.answers.FAILED` otherwise.
-    """
-    from study import answers as checks
-    from study import flow, idempotency, limits, participation, runtime
-    from study.schema import StudyError
-
-    try:
-        try:
-            study = runtime.get_study(study_id)
-        except (StudyError, ValueError):  # ValueError: a changed file under a registered id
-            return token, UNAVAILABLE
-        if study is None:
-            return token, "This study does not exist."
-        from app.services.study_stimuli import STIMULI
-
-        new_token = participation.submit(runtime.engine(), study, token, timing, answers, stimuli=STIMULI,
-                                         client=client, recruitment=recruitment)
-        return new_token, ""
-    except flow.NoSuchStep:
-        return token, checks.RELOAD
-    except flow.OffStep as err:  # a step or phase the participant is not on: the page shows the right one
-        _log.info("study %s: stale submission refused: %s", study_id, first_line(err))
-        return token, checks.STALE
-    except (participation.Refused, checks.AnswerError, limits.EnrolmentRefused, CandorError) as err:
-        return token, str(err)
-    except ValueError as err:  # an answer the store refuses (checked before, so a page out of date)
-        _log.info("study %s: stale submission refused: %s", study_id, first_line(err))
-        return token, checks.STALE
-    except Exception as exc:  # the participant sees one plain sentence, never a server error or its text
-        if idempotency.unavailable(exc):  # the page re-sends the same answer (same key) until it is stored
-            _log.warning("study %s: database unavailable, the page will resend: %s", study_id, first_line(exc))
-            return token, checks.SAVING
-        _log.exception("study %s: submission failed", study_id)
-        return token, checks.FAILED

@@ -3,7 +3,7 @@
 Each simulated participant consents, reads the instructions, answers every trial in its stages
 (own decision, then the model's advice with the condition's explanation, then the final decision
 and confidence), the attention checks and the questionnaires, through
-:func:`app.callbacks.study.submit_answer`, the function the participant page's submit
+:func:`app.services.study_participant.submit_answer`, the function the participant page's submit
 callback calls, on the app :func:`app.serve.server.create_app` builds, and into a study database
 migrated as the server migrates it. The advice a participant reacts to is the pinned view the page
 shows (:func:`~app.services.study_stimuli.stimulus_view`). Decisions come from
@@ -51,7 +51,7 @@ def _timing(step, phase, rng) -> dict:
 
 
 def _answer(study_id: str, token: str | None, timing: dict, answers: dict) -> str | None:
-    from app.callbacks.study import submit_answer
+    from app.services.study_participant import submit_answer
 
     new_token, error = submit_answer(study_id, token, timing, answers, client="127.0.0.1")
     if error:

@@ -30,7 +30,7 @@ import plotly.graph_objects as go
 
 from app.views import figures
 from app import services
-from .study_check import check_truth
+from app.serve.study_check import check_truth
 from workspace.errors import CandorError, first_line
 from study import pins, runtime
 from study import truth as study_truth

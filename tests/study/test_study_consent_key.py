@@ -22,7 +22,7 @@ PROLIFIC = {"PROLIFIC_PID": "abc123", "STUDY_ID": "s1", "SESSION_ID": "x9"}
 
 
 def _consent(key, token=None, recruitment=None):
-    from app.callbacks.study import submit_answer
+    from app.services.study_participant import submit_answer
 
     t = dict(timing("consent"), key=key)
     return submit_answer(STUDY, token, t, dict(CONSENT), client="127.0.0.1", recruitment=recruitment)

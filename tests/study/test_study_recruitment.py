@@ -20,7 +20,7 @@ PROLIFIC = {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "65a0b1c2d3e
 
 
 def _consent(recruit):
-    from app.callbacks.study import submit_answer
+    from app.services.study_participant import submit_answer
     from tests.study.live_study import timing
 
     return submit_answer(STUDY, None, timing("consent"), {"consent": ["yes"], "stratum": "low"}, recruitment=recruit)
