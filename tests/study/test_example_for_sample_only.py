@@ -4,7 +4,7 @@ the example became listed on a fresh install, every user server with study mode 
 import pytest
 from sklearn.dummy import DummyClassifier
 
-from app.callbacks.study_service import check_study_files, check_truth
+from app.serve.study_check import check_study_files, check_truth
 from study import runtime
 from study.schema import load_study
 from workspace.errors import CandorError
