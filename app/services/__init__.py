@@ -9,7 +9,8 @@ from ._core import (first_request, init, join_late, lazy, ready_entry, row_cache
                     workspace)
 from .applicable import capabilities, why_not
 from .attention import AttentionView, attention_view, has_attention_model
-from . import gradients, persuasive_rules  # noqa: F401  (check's Integrated Gradients; rules section of the Persuasive page)
+# check's Integrated Gradients; the table of methods; the rules section of the Persuasive page
+from . import gradients, methods, persuasive_rules  # noqa: F401
 from .persuasive import GlobalCurve, PersuasiveView, persuasive, persuasive_global, persuasive_max_k
 from .surrogates import (
     MuseView,
