@@ -29,6 +29,7 @@ from .types import (
     Fidelity,
     GlobalImportance,
     ModelSummary,
+    PermutationImportance,
     Predicate,
     Rule,
     Simplification,
@@ -37,6 +38,7 @@ from .types import (
 _LAZY = {
     "LimeExplainer": ".lime_explainer", "weighted_r2": "._lime_fits",
     "ShapExplainer": ".shap_explainer", "is_linear_model": ".model_kinds", "is_tree_model": ".model_kinds",
+    "PermutationImportanceExplainer": ".permutation_importance",
     "comprehensiveness": ".persuasive", "masked_output": ".persuasive", "sufficiency": ".persuasive",
 }
 
@@ -51,7 +53,8 @@ def __getattr__(name: str):
 
 __all__ = [
     "AgreementReport", "AttentionMap", "Explanation", "Fidelity", "GlobalImportance", "LimeExplainer",
-    "ModelSummary", "Predicate", "RankAgreement", "Rule", "ShapExplainer", "Simplification",
+    "ModelSummary", "PermutationImportance", "PermutationImportanceExplainer", "Predicate", "RankAgreement", "Rule",
+    "ShapExplainer", "Simplification",
     "agreement_rate", "comprehensiveness", "conjunction_mask",
     "is_linear_model", "is_tree_model", "compare_ranks", "default_k", "jaccard_at_k", "kendall_tau_b", "masked_output", "predicate_mask",
     "rank_agreement", "rule_text", "sign_agreement", "spearman",

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .types import Explanation
+from .types import PermutationImportance
 
 __all__ = ["MethodFacts", "TABULAR", "by_name"]
 
@@ -76,7 +77,14 @@ LIME = MethodFacts(
      "prediction": "float64 (N,): the model output LIME explained",
      "feature_values": "float64 (N, d): the stored rows as LIME saw them (encoded)"},
     ("processing", "linear proxy model", "local", "local R²"))
-TABULAR: tuple[MethodFacts, ...] = (SHAP, LIME)
+PERMUTATION_IMPORTANCE = MethodFacts(
+    "permutation_importance", "permutation importance", "global", PermutationImportance, "document",
+    {"json": "permutation importance on the held-out rows: mean drop of the score per feature, its standard error "
+             "and every repeat, the scoring, repeats and seed"},
+    ("processing", "feature importance (score drop when a feature is shuffled)", "global",
+     "standard error over repeats"))
+
+TABULAR: tuple[MethodFacts, ...] = (SHAP, LIME, PERMUTATION_IMPORTANCE)
 """Every tabular method, in the order pages, stores and reports list them."""
 
 

@@ -1,4 +1,4 @@
-"""Descriptive page callbacks: global SHAP, then SHAP vs LIME for the chosen row."""
+"""Descriptive page callbacks: global SHAP and the global methods beside it, then SHAP vs LIME for the chosen row."""
 from dash import Input, Output, State, callback, ctx, html, no_update
 from dash.exceptions import MissingCallbackContextException, PreventUpdate
 
@@ -9,6 +9,7 @@ from app.components import (card, empty_figure, error_alert, fmt, gilpin_badge, 
                             waiting_note)
 from app.services import warmup
 from app.stability_views import stability_hint
+from app.views import methods as method_views
 from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError
 
@@ -43,6 +44,29 @@ def _draw_global():
 
 
 _global_drawn = drawn_once(maxsize=1)(_draw_global)
+
+
+@callback(Output(ids.GLOBAL_METHODS, "children"), Output(ids.GLOBAL_METHODS_TICK, "disabled"),
+          Input(ids.URL, "pathname"), Input(ids.GLOBAL_METHODS_TICK, "n_intervals"))
+def render_global_methods(_pathname, _tick=None):
+    """Each global method of the table of methods (permutation importance) beside mean |SHAP|, once the warm-up
+    has computed global SHAP and the method's result (the warm value named after the method); meanwhile what the
+    panel waits for, asked again each second."""
+    for name in ("shap_all", *(m.name for m in services.methods.global_methods())):
+        wait = warmup.waiting_for(name)
+        if wait:
+            return waiting_note(wait), False
+    try:
+        return _methods_drawn(), True  # the same for every viewer: drawn once per process (app.callbacks.drawn)
+    except CandorError as err:
+        return error_alert(str(err)), True
+
+
+def _draw_methods():
+    return [method_views.panel(v) for v in services.methods.global_method_views()]
+
+
+_methods_drawn = drawn_once(maxsize=1)(_draw_methods)
 
 
 @callback(Output(ids.SHAP_PLAYERS_BOX, "style"), Input(ids.URL, "pathname"))

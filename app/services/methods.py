@@ -16,9 +16,10 @@ import numpy as np
 
 import explainers as ex
 from explainers.methods import MethodFacts, by_name
+from explainers.metrics import RankAgreement, compare_ranks, top_k
 from explainers.numbers import gap_text, plain
 
-from . import _core, row_view, tabular
+from . import _core, importance, row_view, tabular
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,8 @@ TABLE: tuple[TabularMethod, ...] = (
                   live_rows=_shap_rows, reproduce=_shap_reproduce, lines=_shap_lines),
     TabularMethod(by_name("lime"), tabular._lime, _always, _lime_settings, row=tabular.lime_row,
                   live_rows=_lime_rows, reproduce=_lime_reproduce, lines=_lime_lines),
+    TabularMethod(by_name("permutation_importance"), importance._explainer, importance.why_not, importance.settings,
+                  result=importance.permutation_importance, lines=importance.lines),
 )
 """Every tabular method, in the order of :data:`explainers.methods.TABULAR` (a test checks they agree)."""
 
@@ -177,3 +180,45 @@ def stored_per_row() -> tuple[TabularMethod, ...]:
 def global_methods() -> tuple[TabularMethod, ...]:
     """The methods with one result for the model (shown beside global SHAP, stored as documents)."""
     return tuple(m for m in TABLE if m.facts.scope == "global")
+
+
+@dataclass(frozen=True)
+class GlobalMethodView:
+    """A global method's result beside global SHAP (the Descriptive page's global panel, the report).
+
+    ``result`` is None when the method does not apply (``why_not`` says why). ``shap_importance`` is mean |SHAP|
+    per feature (the global view's); ``agreement`` compares the two rankings (:func:`explainers.metrics.compare_ranks`,
+    the method's negative importances counted as 0: a feature whose shuffling helps the score is not important);
+    ``disagree`` names the features in one top-k but not the other (SHAP's first).
+    """
+
+    name: str
+    title: str
+    result: object | None
+    why_not: str | None
+    shap_importance: np.ndarray | None = None
+    agreement: RankAgreement | None = None
+    disagree: tuple[str, ...] = ()
+
+
+def global_method_views() -> tuple[GlobalMethodView, ...]:
+    """Every global method of :data:`TABLE` for the installed workspace, each beside mean |SHAP|.
+
+    Raises
+    ------
+    CandorError
+        As the methods' and global SHAP's services raise (a method that does not apply is not an error).
+    """
+    views = []
+    for m in global_methods():
+        why = m.why_not()
+        if why is not None:
+            views.append(GlobalMethodView(m.name, m.title, None, why))
+            continue
+        r, shap = m.result(), np.asarray(tabular.global_importance().importance, dtype=float)
+        ours = np.maximum(np.asarray(r.importances, dtype=float), 0.0)
+        agreement = compare_ranks(shap, ours, methods=("mean |SHAP|", m.title))
+        a, b = set(top_k(shap, agreement.k).tolist()), set(top_k(ours, agreement.k).tolist())
+        disagree = tuple(r.feature_names[j] for j in [*sorted(a - b), *sorted(b - a)])
+        views.append(GlobalMethodView(m.name, m.title, r, None, shap, agreement, disagree))
+    return tuple(views)
