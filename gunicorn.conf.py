@@ -12,7 +12,7 @@ wildcard bind such as ``0.0.0.0``, ``CANDOR_ALLOWED_HOSTS``), with one ``candor:
 import os
 import sys
 
-wsgi_app = "app.server:server"
+wsgi_app = "app.serve.server:server"
 preload_app = True  # workers fork from a master that loaded (and, with CANDOR_WARM=sync, warmed) the app
 # a warm-up *thread* started in the master does not survive the fork: the workers would answer
 # /_candor/ready with 503 for ever. Warm before forking unless the operator turned warming off.
@@ -22,7 +22,7 @@ worker_class = "gthread"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 threads = int(os.environ.get("CANDOR_THREADS", "16"))
 timeout = 120
-# a proxy's X-Forwarded-Proto is believed only through CANDOR_PROXY_HOPS (app/headers.py, werkzeug's ProxyFix), not
+# a proxy's X-Forwarded-Proto is believed only through CANDOR_PROXY_HOPS (app/serve/headers.py, werkzeug's ProxyFix), not
 # by gunicorn for any client on loopback (its default: 127.0.0.1 could set https, or fail a request with "http")
 secure_scheme_headers = {}
 

@@ -1,6 +1,6 @@
 """Accounts of a Candor server: roles, hashed passwords, server-side sessions, login rate limits.
 
-Nothing here imports dash or flask (the Flask hooks live in :mod:`app.access`), so the
+Nothing here imports dash or flask (the Flask hooks live in :mod:`app.serve.access`), so the
 ``python -m app users`` command and the tests use it without a server.
 """
 from .passwords import hash_password, verify_password

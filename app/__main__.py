@@ -1,6 +1,6 @@
 """Command line: ``python -m app`` serves the bundled sample; ``--model/--data/--target`` serve yours;
 ``python -m app build --model M --data D --target T --out STORE`` computes the explanations once into a
-store that ``python -m app --store STORE`` serves (:mod:`app.build`); ``python -m app study validate FILE``
+store that ``python -m app --store STORE`` serves (:mod:`app.cli.build`); ``python -m app study validate FILE``
 checks a study file; ``python -m app users add NAME --role ROLE`` and
 ``python -m app users revoke|unlock NAME`` manage logins (:mod:`accounts`); ``python -m app check --model M --data D
 --target T`` loads your pair and explains one row without serving; ``python -m app report --out FILE``
@@ -17,7 +17,7 @@ import sys
 
 from workspace.errors import CandorError, first_line, raised_at
 from workspace.settings import Settings
-from .model_flags import add_serving_arguments, model_args_error
+from .cli.model_flags import add_serving_arguments, model_args_error
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -75,11 +75,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     if argv[:1] == ["build"]:
-        from .build import main as build_main
+        from .cli.build import main as build_main
 
         return build_main(argv[1:])
     if argv[:1] == ["check"]:
-        from .check import main as check_main
+        from .cli.check import main as check_main
 
         return check_main(argv[1:])
     if argv[:1] == ["report"]:
@@ -93,7 +93,7 @@ def _main(argv: list[str]) -> int:
     if argv[:1] == ["study"]:
         from study.cli import main as study_main
 
-        from .model_flags import load_workspace
+        from .cli.model_flags import load_workspace
 
         # validate, power: the model and data flags of the server, loaded as the server loads them
         return study_main(argv[1:], add_flags=add_serving_arguments, load=load_workspace)
@@ -122,14 +122,14 @@ def _main(argv: list[str]) -> int:
         parser.exit(2, f"candor: error: {err}\n")
     try:
         _check_port_free(args.host, args.port)
-        from .server import create_app
+        from .serve.server import create_app
 
         app = create_app(settings=settings)
     except CandorError as err:
         print(f"candor: error: {err}", file=sys.stderr)
         return 2
     print(f"Candor is serving on http://{args.host}:{args.port}", file=sys.stderr)
-    from .serving import serve
+    from .serve.waitress import serve
 
     serve(app.server, args.host, args.port, settings.threads)
     return 0

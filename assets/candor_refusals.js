@@ -1,8 +1,8 @@
 /* A refused action says so on the page, in one line (issue 27).
  *
- * The server refuses a callback before Dash runs it (app/access.py): 403 for a role the user lacks or a session
+ * The server refuses a callback before Dash runs it (app/serve/access.py): 403 for a role the user lacks or a session
  * that ended, 413 for a body over a limit, 400 or 429 likewise, each with one plain-text line ("candor: ...");
- * 422 is a callback that failed on inputs that passed (app/callback_inputs.py), its line said the same way.
+ * 422 is a callback that failed on inputs that passed (app/serve/callback_inputs.py), its line said the same way.
  * Dash's renderer only logs such an answer in the browser's console, so a viewer's click did nothing visible.
  * This wraps window.fetch once: a refused _dash-update-component request shows its line, prefixed with the
  * name of the control that started it, in a dismissable alert at the top of the page (role="alert"). It never

@@ -15,7 +15,7 @@ Per size:
   ``build_ms`` is the figure plus its JSON, per request; the global view's arrays were also copied once per
   worker (``copy_mb``).
 - **after**: ``service_ms`` is :func:`app.services.row_plots.beeswarm_of` (once per worker: mean |SHAP| of every
-  row, the sample, the colour percentiles among every row), ``build_ms`` :func:`app.figures_rows.beeswarm` plus
+  row, the sample, the colour percentiles among every row), ``build_ms`` :func:`app.views.figures_rows.beeswarm` plus
   its JSON (per request); nothing copied.
 - ``json_kb``: the figure as Dash sends it (``dash._utils.to_json``, numpy arrays as base64).
 - ``draw_ms``: headless Chromium (Debian's, through :mod:`tests.e2e.browser`) with the plotly.js bundle Dash
@@ -49,8 +49,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from app.figures import DIVERGING, _label_lines, _layout, esc, plain, tick_labels  # noqa: E402
-from app import figures_rows  # noqa: E402
+from app.views.figures import DIVERGING, _label_lines, _layout, esc, plain, tick_labels  # noqa: E402
+from app.views import figures_rows  # noqa: E402
 from app.services import row_plots  # noqa: E402
 from explainers import GlobalImportance  # noqa: E402
 from explainers.metrics import top_k  # noqa: E402
@@ -66,7 +66,7 @@ CHUNK = 100_000
 
 
 def _old_beeswarm(g: GlobalImportance, max_display: int = 12, seed: int = 0) -> go.Figure:
-    """The builder of ``app/figures.py::beeswarm`` at b040d2b (before issue 14's change), for comparison."""
+    """The builder of ``app/views/figures.py::beeswarm`` at b040d2b (before issue 14's change), for comparison."""
     order = top_k(np.abs(g.values).mean(axis=0), max_display)[::-1]
     rng = np.random.default_rng(seed)
     fig = go.Figure()

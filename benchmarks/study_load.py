@@ -1,7 +1,7 @@
 """Study mode under load: 50 simulated participants at once through gunicorn, then a crash mid-study.
 
 Run ``python -m benchmarks.study_load`` (sample models built). Loopback only, bounded in count
-and time. Each run starts ``gunicorn app.server:server`` as the Procfile does (``--preload``,
+and time. Each run starts ``gunicorn app.serve.server:server`` as the Procfile does (``--preload``,
 ``CANDOR_WARM=sync``) with several workers on 127.0.0.1, over a throwaway database: a SQLite
 file in a temporary folder, or a fresh database on the PostgreSQL server named by
 ``CANDOR_BENCH_POSTGRES_URL`` (``scripts/start_postgres.sh`` starts one). The study is

@@ -150,27 +150,34 @@ class TabularCodec:
             return out
         data = {}
         for j, (code, dtype) in enumerate(zip(self.columns, self._dtypes)):
-            z = Z[:, j]
-            if code.kind == "numeric":
-                col = pd.Series(z)
-                if ptypes.is_integer_dtype(dtype) or ptypes.is_bool_dtype(dtype):
-                    if isinstance(dtype, np.dtype) and np.isnan(z).any():
-                        col = pd.Series(z)  # a numpy int column cannot hold NaN: keep float
-                    else:
-                        col = col.round().astype(dtype)
-                elif not isinstance(dtype, np.dtype):
-                    col = col.astype(dtype)
-            elif code.kind == "datetime":
-                col = pd.Series(_EPOCH + pd.to_timedelta(z, unit="D"))
-            else:
-                idx = np.clip(np.nan_to_num(np.round(z), nan=0), 0, len(code.levels) - 1).astype(int)
-                vals = [code.levels[i] for i in idx]
-                col = pd.Series([code.na if v == MISSING else v for v in vals], dtype=object)
-                if not isinstance(dtype, np.dtype):  # category, str, nullable boolean: back to that dtype
-                    col = col.astype(dtype)
-            data[j] = col.reset_index(drop=True)
-        out = pd.DataFrame(data)
+            data[j] = self._decoded_column(code, dtype, Z[:, j])
+        out = pd.DataFrame(data, copy=False)
         out.columns = self._raw_columns
+        return out
+
+    def _decoded_column(self, code: ColumnCode, dtype, z: np.ndarray):
+        """One column of :meth:`decode`: a numpy array where the column's dtype is numpy's (no Series, no pandas
+        ``astype``: a one-hot table's 108 integer columns took 80 ms a call that way, most of a row the store
+        lacked, issue 23), else a Series in that dtype."""
+        if code.kind == "numeric":
+            if isinstance(dtype, np.dtype):
+                if dtype.kind in "iub" and not np.isnan(z).any():
+                    return np.round(z).astype(dtype)
+                return z.copy()  # floats stay float64; an integer column holding NaN too
+            col = pd.Series(z)
+            return col.round().astype(dtype) if ptypes.is_integer_dtype(dtype) or ptypes.is_bool_dtype(dtype) \
+                else col.astype(dtype)
+        if code.kind == "datetime":
+            return pd.Series(_EPOCH + pd.to_timedelta(z, unit="D"))
+        idx = np.clip(np.nan_to_num(np.round(z), nan=0), 0, len(code.levels) - 1).astype(int)
+        col = pd.Series(self._level_values(code)[idx], dtype=object, copy=False)
+        return col if isinstance(dtype, np.dtype) else col.astype(dtype)  # category, str, nullable boolean
+
+    @staticmethod
+    def _level_values(code: ColumnCode) -> np.ndarray:
+        """The raw value of each level of ``code`` as an object array (the missing level as the column's NA)."""
+        out = np.empty(len(code.levels), dtype=object)
+        out[:] = [code.na if v == MISSING else v for v in code.levels]
         return out
 
     def labels(self, encoded_row) -> tuple[str, ...]:

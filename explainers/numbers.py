@@ -1,6 +1,6 @@
 """The one formatter of numbers people read (figures, sentences, rules, tables): never scientific notation.
 
-``app.figures.plain`` is this function; :mod:`explainers` renders its own text (rules, persuasive sentences,
+``app.views.figures.plain`` is this function; :mod:`explainers` renders its own text (rules, persuasive sentences,
 LIME bins, value labels) with it too, so "1.33e+03" or "2.268e+05" reach no reader.
 """
 from __future__ import annotations

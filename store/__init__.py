@@ -10,6 +10,6 @@ Modules: :mod:`store.format` (version, what each file holds, limits), :mod:`stor
 :mod:`store.manifest` (reading and checking it), :mod:`store.write` (atomic writes),
 :mod:`store.read` (:func:`~store.read.open_store`, :class:`~store.read.Store`), :mod:`store.codec`
 (result types to and from arrays and JSON), :mod:`store.engine` (per-row work in chunks, resumable,
-single process or Dask). ``python -m app build`` (``app/build.py``) fills a store through the
+single process or Dask). ``python -m app build`` (``app/cli/build.py``) fills a store through the
 services' own functions.
 """

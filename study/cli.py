@@ -112,11 +112,11 @@ def main(argv: list[str] | None = None, *, add_flags=None, load=None) -> int:
         Arguments after ``study`` (``["validate", "FILE"]``); ``sys.argv[1:]`` when None.
     add_flags : callable or None
         Adds the flags that name the model and data to a sub-command's parser; ``python -m app`` passes the
-        server's (:func:`app.model_flags.add_serving_arguments`: ``--model --data --target --classes
+        server's (:func:`app.cli.model_flags.add_serving_arguments`: ``--model --data --target --classes
         --features-file --store`` ...). None: ``--model --data --target``.
     load : callable or None
         Parsed arguments -> the workspace those flags name, as the server loads it
-        (:func:`app.model_flags.load_workspace`); raises CandorError. None: the plain loader.
+        (:func:`app.cli.model_flags.load_workspace`); raises CandorError. None: the plain loader.
 
     Returns
     -------

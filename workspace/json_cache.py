@@ -35,7 +35,7 @@ class JSONOnlyDisk(diskcache.JSONDisk):
     Keys and values are ``json.dumps(..., cls=encoder)`` compressed with zlib and stored as bytes
     (diskcache modes raw or binary, never mode 4, pickle). Subclasses set ``encoder`` (a
     ``json.JSONEncoder``) for values plain JSON cannot hold, e.g. Dash components
-    (``app/server.py``). Reading back gives JSON types: lists for tuples and arrays, string dict keys.
+    (``app/serve/server.py``). Reading back gives JSON types: lists for tuples and arrays, string dict keys.
 
     Raises
     ------

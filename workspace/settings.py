@@ -1,7 +1,7 @@
 """Every setting Candor reads, read once: :class:`Settings` from the environment or the command line.
 
 ``python -m app`` builds :meth:`Settings.from_args` (its flags over the environment) and passes it to
-``create_app(settings=...)``; gunicorn's ``app.server:server`` builds :meth:`Settings.from_env`. The server
+``create_app(settings=...)``; gunicorn's ``app.serve.server:server`` builds :meth:`Settings.from_env`. The server
 :func:`install` s the object it was created with, and modules that read a setting deep in a call
 (limits, the upload folder, the Text page's model folder, the bound hosts) ask :func:`current`. Without
 a server (``python -m app check``, benchmarks, tests) :func:`current` reads the environment at each call.
@@ -91,7 +91,7 @@ class Settings:
     redis_url : str, optional
         ``CANDOR_REDIS_URL`` (``redis://``, ``rediss://`` or ``unix://``): run background jobs on Celery
         workers with this Redis as broker and result store (Dash's ``CeleryManager``; start workers
-        with ``celery -A app.celery_worker:celery worker``); default None, jobs fork from the server (diskcache).
+        with ``celery -A app.serve.celery_worker:celery worker``); default None, jobs fork from the server (diskcache).
     cache_dir : pathlib.Path
         ``CANDOR_CACHE_DIR``: background-job results (``background/``) and cached surrogates
         (``results/``); default ``.cache`` in the checkout.
@@ -115,7 +115,7 @@ model_timeout_s, max_jobs, max_jobs_per_user, max_store_mb, max_cell_mb : float
         ``CANDOR_MAX_CALLBACK_KB``: KiB a callback request's body may have unless the user is an analyst
         (only analysts send files), a whole number from 16 to 1,048,576.
     threads : int, default=16
-        ``CANDOR_THREADS``: request threads of ``python -m app`` (waitress, ``app/serving.py``) and of each
+        ``CANDOR_THREADS``: request threads of ``python -m app`` (waitress, ``app/serve/waitress.py``) and of each
         gunicorn worker (``gunicorn.conf.py``), a positive whole number.
     allowed_hosts : tuple of str
         ``CANDOR_ALLOWED_HOSTS`` (comma-separated): the ``Host`` names served; default empty, meaning
@@ -124,7 +124,7 @@ model_timeout_s, max_jobs, max_jobs_per_user, max_store_mb, max_cell_mb : float
         ``CANDOR_BIND_HOSTS`` (comma-separated), or ``--host``: the addresses the server binds.
     frame_ancestors, proxy_hops : tuple of str, int
         ``CANDOR_FRAME_ANCESTORS`` (origins, space- or comma-separated; default none) may frame the pages;
-        ``CANDOR_PROXY_HOPS`` (0 to 5, default 0) proxies' ``X-Forwarded-*`` are believed (``app/headers.py``).
+        ``CANDOR_PROXY_HOPS`` (0 to 5, default 0) proxies' ``X-Forwarded-*`` are believed (``app/serve/headers.py``).
     researcher_password, login_limit, login_address_limit, login_max_delay_s, login_lockout, secure_cookies, \
 users_file, auth_header, auth_roles, auth_default_role, session_db, session_hours, secret_key : str, optional
         ``CANDOR_RESEARCHER_PASSWORD``, ``CANDOR_LOGIN_LIMIT``, ``CANDOR_LOGIN_ADDRESS_LIMIT``,

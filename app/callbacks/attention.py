@@ -4,10 +4,12 @@ import math
 from dash import Input, Output, callback, html
 from dash.exceptions import PreventUpdate
 
-from app import figures, ids, services
+from app.views import figures
+from app.shell import ids
+from app import services
 from app.callbacks.drawn import drawn_once
 from app.callbacks.shell import row_status_data
-from app.components import empty_figure, error_alert, gilpin_badge, method_note
+from app.views.components import empty_figure, error_alert, gilpin_badge, method_note
 from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError
 

@@ -2,14 +2,16 @@
 from dash import Input, Output, State, callback, ctx, html, no_update
 from dash.exceptions import MissingCallbackContextException, PreventUpdate
 
-from app import figures, figures_rows, ids, services
+from app.views import figures, figures_rows
+from app.shell import ids
+from app import services
 from app.callbacks.drawn import drawn_once
 from app.callbacks.shell import row_status_data
-from app.components import (card, empty_figure, error_alert, fmt, gilpin_badge, method_note, metric, metric_row,
+from app.views.components import (card, empty_figure, error_alert, fmt, gilpin_badge, method_note, metric, metric_row,
                             waiting_note)
 from app.services import warmup
-from app.stability_views import stability_hint
 from app.views import methods as method_views
+from app.views.stability import stability_hint
 from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError
 

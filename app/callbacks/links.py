@@ -1,12 +1,12 @@
 """Links (issue 15): each page's controls written into its URL in the browser; a link's class offered, never applied.
 
-The schema, the reader and the writer's code live in :mod:`app.url_state`; this module only registers
+The schema, the reader and the writer's code live in :mod:`app.shell.url_state`; this module only registers
 the clientside callbacks (no server round trip: ``history.replaceState``, no page reload).
 """
 from dash import Input, Output, State, clientside_callback
 
-from app import ids
-from app.url_state import PAGES, store_id, writer_js
+from app.shell import ids
+from app.shell.url_state import PAGES, store_id, writer_js
 
 
 def _source(p):
@@ -20,7 +20,7 @@ for _path, _params in PAGES.items():
                         State(store_id(_path), "data"))
 
 # ?class=NAME never switches the class: it is the server's, shared by everyone, and opening a link (a GET) changes
-# nothing for anyone else (issue 27). A link made for another class shows app.url_state.class_note; its button,
+# nothing for anyone else (issue 27). A link made for another class shows app.shell.url_state.class_note; its button,
 # offered to users who may switch, sets the picker, whose own callback switches (the server checks the role)
 clientside_callback(
     """function(clicks, wanted) {

@@ -1,8 +1,8 @@
 """Model & data page callbacks."""
 from dash import ClientsideFunction, Input, Output, State, callback, clientside_callback
 
-from app import ids
-from app.overview_views import row_links, table_page
+from app.shell import ids
+from app.views.overview import row_links, table_page
 
 
 @callback(Output(ids.DATA_TABLE, "data"), Output(ids.DATA_TABLE, "columns"), Output(ids.DATA_TABLE, "page_count"),

@@ -11,11 +11,13 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, callback, ctx, html, no_update
 from dash.exceptions import MissingCallbackContextException, PreventUpdate
 
-from app import figures, figures_persuasive, ids, services
-from app.figures_persuasive import COST_ROWS
+from app.views import figures, figures_persuasive
+from app.shell import ids
+from app import services
+from app.views.figures_persuasive import COST_ROWS
 from app.callbacks.drawn import drawn_once
 from app.callbacks.shell import row_status_data
-from app.components import card, choice_names, empty_figure, error_alert, fmt, gilpin_badge, metric, metric_row
+from app.views.components import card, choice_names, empty_figure, error_alert, fmt, gilpin_badge, metric, metric_row
 from workspace.errors import CandorError
 
 _ROW = COST_ROWS

@@ -3,12 +3,12 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, html
 from dash.exceptions import PreventUpdate
 
-from app import ids
+from app.shell import ids
 from app.callbacks.drawn import drawn_once
-from app.components import card, empty_figure, error_alert, fmt, gilpin_badge, metric, metric_row
+from app.views.components import card, empty_figure, error_alert, fmt, gilpin_badge, metric, metric_row
 from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError
-from app.figures_persuasive import operator_text, rule_tradeoff
+from app.views.figures_persuasive import operator_text, rule_tradeoff
 from app.services import persuasive_rules
 
 

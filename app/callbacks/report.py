@@ -1,16 +1,17 @@
 """The navbar's "Export report": a background job (a few seconds) that downloads the current row's review report.
 
 One service call, :func:`app.report.report_content`, then :func:`app.report.render_html`; a viewer may
-export what they can see (``app.callback_roles.VIEWER_JOBS``).
+export what they can see (``app.serve.callback_roles.VIEWER_JOBS``).
 """
 from dash import Input, Output, State, callback, dcc
 from dash.exceptions import PreventUpdate
 
-from app.components import error_alert
+from app.views.components import error_alert
 from app.report.content import report_content
 from app.report.render import render_html
 from app.report.button import DOWNLOAD, EXPORT, PROGRESS, STATUS
-from app import ids, services
+from app.shell import ids
+from app import services
 from workspace.errors import CandorError
 
 

@@ -2,14 +2,15 @@
 
 A row change costs one request (issue 14): "Random row" picks a held-out row in the browser
 (``assets/candor_rows.js``, a click listener that sets the row box), and each row page's own callback sends the navbar's status line with its
-panels (in the page's :func:`app.ids.row_status_data` store), which a clientside callback shows.
+panels (in the page's :func:`app.shell.ids.row_status_data` store), which a clientside callback shows.
 """
 import json
 
 from dash import ALL, ClientsideFunction, Input, Output, State, callback, clientside_callback
 from dash.exceptions import PreventUpdate
 
-from app import ids, services
+from app.shell import ids
+from app import services
 from workspace.errors import CandorError
 
 # "Random row" is a click listener of assets/candor_rows.js: it sets the row box (dash_clientside.set_props), no
@@ -31,7 +32,7 @@ def show_row_status(row) -> str:
 
 
 def row_status_data(row) -> dict:
-    """What a row page's callback puts in its :func:`app.ids.row_status_data` store for the navbar."""
+    """What a row page's callback puts in its :func:`app.shell.ids.row_status_data` store for the navbar."""
     return {"row": row, "text": show_row_status(row)}
 
 
@@ -47,7 +48,7 @@ TABULAR_ROW_PAGES = ("/", "/descriptive", "/persuasive", "/attention")
 # colleague: the URL's row sets the picker on load; a new row replaces the URL's query in place
 # (``history.replaceState``: no navigation, the page is not rendered again). Study pages keep theirs.
 clientside_callback(
-    """function(search, last) {  // a row outside 0..last is left to the page's note (app/url_state.py)
+    """function(search, last) {  // a row outside 0..last is left to the page's note (app/shell/url_state.py)
         const row = new URLSearchParams(search || "").get("row");
         if (row === null || row.trim() === "" || !Number.isInteger(Number(row)) || Number(row) < 0
                 || (Number.isInteger(last) && Number(row) > last)) {

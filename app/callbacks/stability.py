@@ -2,10 +2,10 @@
 from dash import Input, Output, State, callback
 from dash.exceptions import PreventUpdate
 
-from app import ids
-from app.components import error_alert, job_progress
+from app.shell import ids
+from app.views.components import error_alert, job_progress
 from app.services import stability
-from app.stability_views import rerun_phase, stability_card
+from app.views.stability import rerun_phase, stability_card
 from workspace.errors import CandorError
 
 

@@ -10,8 +10,8 @@ import dash_bootstrap_components as dbc
 import pandas as pd
 from dash import dcc, html
 
-from app import figures_study
-from app.components import card, fmt
+from app.views import figures_study
+from app.views.components import card, fmt
 from study import analysis, export, export_analysis, runtime
 from study.instruments import wording_warnings
 from study.schema import StudyError

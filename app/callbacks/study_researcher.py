@@ -8,8 +8,8 @@ from dash import Input, Output, State, callback, ctx, no_update
 from dash.exceptions import PreventUpdate
 
 from accounts.users import RESEARCHER_ACCOUNT
-from app import access
-from app.components import error_alert
+from app.serve import access
+from app.views.components import error_alert
 from study import auth, ids, runtime
 
 # the researcher's views (.study_research_views: the study database, analyses, exports) are imported by the first

@@ -26,7 +26,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from app import figures, services
+from app.views import figures
+from app import services
 from workspace.errors import CandorError, first_line
 from study import answers as checks
 from study import flow, idempotency, limits, pins, runtime, store

@@ -4,7 +4,7 @@ Each simulated participant consents, reads the instructions, answers every trial
 (own decision, then the model's advice with the condition's explanation, then the final decision
 and confidence), the attention checks and the questionnaires, through
 :func:`app.callbacks.study_service.submit_answer`, the function the participant page's submit
-callback calls, on the app :func:`app.server.create_app` builds, and into a study database
+callback calls, on the app :func:`app.serve.server.create_app` builds, and into a study database
 migrated as the server migrates it. The advice a participant reacts to is the pinned view the page
 shows (:func:`~app.callbacks.study_service.stimulus_view`). Decisions come from
 :class:`study.simulate.RelianceModel`, whose switching differs by condition.
@@ -39,7 +39,7 @@ from workspace import settings as _settings
 from workspace.errors import CandorError
 from workspace.settings import Settings, redact_url
 
-from ..model_flags import add_serving_arguments, load_workspace, model_args_error
+from ..cli.model_flags import add_serving_arguments, load_workspace, model_args_error
 
 BUNDLED_EXAMPLE = Path(study_pkg.__file__).resolve().parent / "examples" / "reliance-breast-cancer.yaml"
 HEADLINE = ("switch_fraction", "over_reliance", "under_reliance", "rair", "rsr", "accuracy")
@@ -158,7 +158,7 @@ def simulate(path: str | Path, participants: int, seed: int, *, database: str | 
     model : RelianceModel or None
         The simulated decision-maker (default parameters when None).
     args : argparse.Namespace or None
-        The server's model flags (:func:`app.model_flags.add_serving_arguments`): the app is built over the
+        The server's model flags (:func:`app.cli.model_flags.add_serving_arguments`): the app is built over the
         model and data they name, as the server's; None: the bundled sample.
 
     Returns
@@ -173,7 +173,7 @@ def simulate(path: str | Path, participants: int, seed: int, *, database: str | 
     CandorError
         If the file is invalid or contradicts the data (every error listed), or the server refuses an answer.
     """
-    from app.server import create_app
+    from app.serve.server import create_app
 
     study = load_study(path)
     previous = _settings.current() if _settings._installed is not None else None

@@ -3,11 +3,13 @@ background job (MUSE, then its frontier) with progress and cancel, and the chose
 from dash import Input, Output, State, callback, no_update
 from dash.exceptions import PreventUpdate
 
-from app import figures, ids, services
+from app.views import figures
+from app.shell import ids
+from app import services
 from app.callbacks.drawn import drawn_once
-from app.components import choice_names, empty_figure, error_alert, job_progress, waiting_note
+from app.views.components import choice_names, empty_figure, error_alert, job_progress, waiting_note
 from workspace.errors import CandorError
-from app.surrogate_views import rules_by_neighborhood, surrogate_summary
+from app.views.surrogate import rules_by_neighborhood, surrogate_summary
 
 
 @callback(Output(ids.SURROGATE_KEY, "data"), Output(ids.SURROGATE_WAIT, "children"),
@@ -60,7 +62,7 @@ def compute_frontier(set_progress, _pathname):
     """The default frontier (MUSE, CART leaf by leaf and as a decision set, and flat surrogates at 2, 5, 10, 20
     rules, with Wilson intervals and the trivial surrogate), computed on opening the page unless cached.
 
-    It is shared and cached, so a viewer may start it (``app.callback_roles``); "Fit MUSE" (an analyst's)
+    It is shared and cached, so a viewer may start it (``app.serve.callback_roles``); "Fit MUSE" (an analyst's)
     fits the controls' settings (:func:`fit_surrogates`).
     """
     return services.fit_frontier(services.surrogates.default_frontier_params(),

@@ -11,9 +11,10 @@ import hashlib
 from dash import Input, Output, State, callback, html, no_update
 from dash.exceptions import PreventUpdate
 
-from app import figures_text as ft
-from app import ids, services
-from app.components import (
+from app.views import figures_text as ft
+from app.shell import ids
+from app import services
+from app.views.components import (
     choice_name,
     choice_options,
     choice_value,
@@ -38,7 +39,7 @@ def _text(current) -> str:
 def _spec(dataset, text_col, label_col) -> dict:
     """The dataset description with the chosen columns (columns of another file fall back to the defaults).
 
-    ``text_col`` and ``label_col`` are the column pickers' values (:func:`app.components.choice_value`).
+    ``text_col`` and ``label_col`` are the column pickers' values (:func:`app.views.components.choice_value`).
     """
     text_col, label_col = choice_name(text_col), choice_name(label_col)
     spec = dict(dataset) if isinstance(dataset, dict) else dict(services.BUILTIN) if dataset is None else {}

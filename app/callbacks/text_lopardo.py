@@ -9,11 +9,11 @@ from __future__ import annotations
 from dash import Input, Output, State, callback, html, no_update
 from dash.exceptions import PreventUpdate
 
-from app import figures_lopardo as fl
-from app import ids
+from app.views import figures_lopardo as fl
+from app.shell import ids
 from app.callbacks.text import _spec
-from app.components import empty_figure, error_alert, gilpin_badge, method_note
-from app.figures import gap_text
+from app.views.components import empty_figure, error_alert, gilpin_badge, method_note
+from app.views.figures import gap_text
 from app.services.text_page import text_page
 from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError

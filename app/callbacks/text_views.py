@@ -19,11 +19,11 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, ctx, html, no_update
 from dash.exceptions import MissingCallbackContextException, PreventUpdate
 
-from app import figures_text as ft
-from app import ids
+from app.views import figures_text as ft
+from app.shell import ids
 from app.callbacks.text import _LATER, _spec
 from app.callbacks.text_lopardo import lopardo_panels
-from app.components import empty_figure, error_alert, gilpin_badge, method_note
+from app.views.components import empty_figure, error_alert, gilpin_badge, method_note
 from app.services.text_page import text_page
 from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError
@@ -142,7 +142,7 @@ def _pickers(page, layer_options, head_options, layer=None, heads=None) -> tuple
 
 def picker_fill(info, layer=None, heads=None) -> tuple:
     """Options, values and placeholders of the layer and head pickers for a model's layers x heads: the last
-    layer and heads 0-3 chosen, unless the page's link chose others (``app.url_state`` checked them against the
+    layer and heads 0-3 chosen, unless the page's link chose others (``app.shell.url_state`` checked them against the
     same model). The page's layout fills them so when the model is already loaded (one request on opening)."""
     linked = isinstance(layer, int) and 0 <= layer < info.n_layers
     linked_heads = heads is not None and all(isinstance(h, int) and 0 <= h < info.n_heads for h in heads)

@@ -3,15 +3,15 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, html, no_update
 from dash.exceptions import PreventUpdate
 
-from app import ids
-from app.components import error_alert
+from app.shell import ids
+from app.views.components import error_alert
 from explainers.numbers import plain
 from workspace.errors import CandorError
 from app.services import upload as service
 
 
 def _now_explaining(done: str) -> tuple[dbc.Alert, str]:
-    """Success, and a change to the page's :data:`app.ids.UPLOAD_SWITCHED` store, which redraws the navbar."""
+    """Success, and a change to the page's :data:`app.shell.ids.UPLOAD_SWITCHED` store, which redraws the navbar."""
     return (dbc.Alert([done, " ", html.A("Open Model & data →", href="/", className="alert-link")], color="success"),
             done)
 
@@ -28,7 +28,7 @@ def redraw_navbar(switched):
     """
     if not switched:
         raise PreventUpdate
-    from app.layout import navbar_content  # the shell imports the pages, which import this module
+    from app.shell.layout import navbar_content  # the shell imports the pages, which import this module
 
     return navbar_content(row_picker_shown=False)
 

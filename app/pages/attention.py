@@ -3,9 +3,10 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import html
 
-from app import ids, services
-from app.url_state import from_url
-from app.components import graph, row_status_store
+from app.shell import ids
+from app import services
+from app.shell.url_state import from_url
+from app.views.components import graph, row_status_store
 
 REQUIRES = "attention"
 """The method family this page shows (:func:`app.services.why_not` says whether it applies)."""
@@ -14,7 +15,7 @@ dash.register_page(__name__, path="/attention", name="Attention", title="Candor 
                    requires=REQUIRES)
 
 
-@from_url('/attention')  # the view's state from and to its URL (app/url_state.py)
+@from_url('/attention')  # the view's state from and to its URL (app/shell/url_state.py)
 def layout(**_):
     if (why := services.why_not(REQUIRES)) is not None:
         return html.Div([html.H2("Attention vs attribution"), dbc.Alert(why, color="secondary")])

@@ -4,11 +4,11 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from app import ids
-from app.url_state import from_url
-from app.access import has_role
-from app.components import graph, row_status_store
-from app.stability_views import stability_controls
+from app.shell import ids
+from app.shell.url_state import from_url
+from app.serve.access import has_role
+from app.views.components import graph, row_status_store
+from app.views.stability import stability_controls
 
 dash.register_page(__name__, path="/descriptive", name="Descriptive", title="Candor · Descriptive", order=1)
 
@@ -16,7 +16,7 @@ dash.register_page(__name__, path="/descriptive", name="Descriptive", title="Can
 GLOBAL_WAIT = "global SHAP is being computed: how far, just below"
 
 
-@from_url('/descriptive')  # the view's state from and to its URL (app/url_state.py)
+@from_url('/descriptive')  # the view's state from and to its URL (app/shell/url_state.py)
 def layout(**_):
     return html.Div([
         html.H2("Descriptive: what the model does"), row_status_store("descriptive"),

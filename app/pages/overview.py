@@ -3,10 +3,11 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import dash_table, dcc, html
 
-from app import ids, services
-from app.url_state import from_url
-from app.components import card, row_status_store
-from app.overview_views import model_card, opening_row, row_links, table_page
+from app.shell import ids
+from app import services
+from app.shell.url_state import from_url
+from app.views.components import card, row_status_store
+from app.views.overview import model_card, opening_row, row_links, table_page
 
 dash.register_page(__name__, path="/", name="Model & data", title="Candor · Model & data", order=0)
 
@@ -25,7 +26,7 @@ def layout(**query):
     return tree
 
 
-@from_url('/')  # the view's state from and to its URL (app/url_state.py)
+@from_url('/')  # the view's state from and to its URL (app/shell/url_state.py)
 def _layout(**query):
     table = dash_table.DataTable(
         id=ids.DATA_TABLE, page_action="custom", page_current=0, page_size=PAGE_SIZE, page_count=1,

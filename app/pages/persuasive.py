@@ -3,9 +3,10 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from app import ids, services
-from app.url_state import from_url
-from app.components import choice_options, graph, row_status_store, slider_marks
+from app.shell import ids
+from app import services
+from app.shell.url_state import from_url
+from app.views.components import choice_options, graph, row_status_store, slider_marks
 
 REQUIRES = "persuasive"
 """The method family this page shows (:func:`app.services.why_not` says whether it applies)."""
@@ -19,7 +20,7 @@ ROUNDING_OPTIONS = [{"label": "exact", "value": "exact"}, {"label": "round to 0.
                     {"label": "direction only", "value": "direction"}]
 
 
-@from_url('/persuasive')  # the view's state from and to its URL (app/url_state.py)
+@from_url('/persuasive')  # the view's state from and to its URL (app/shell/url_state.py)
 def layout(**_):
     if (why := services.why_not(REQUIRES)) is not None:
         return html.Div([html.H2("Persuasive"), dbc.Alert(why, color="secondary")])

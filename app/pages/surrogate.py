@@ -3,10 +3,11 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from app import ids, services
-from app.url_state import from_url
-from app.access import has_role
-from app.components import choice_options, graph
+from app.shell import ids
+from app import services
+from app.shell.url_state import from_url
+from app.serve.access import has_role
+from app.views.components import choice_options, graph
 
 REQUIRES = "surrogate"
 """The method family this page shows (:func:`app.services.why_not` says whether it applies)."""
@@ -20,7 +21,7 @@ def _budget(label: str, component_id: str, value: int, hi: int) -> dbc.Col:
                     dbc.Input(id=component_id, type="number", min=1, max=hi, step=1, value=value, size="sm")], md=2)
 
 
-@from_url('/surrogate')  # the view's state from and to its URL (app/url_state.py)
+@from_url('/surrogate')  # the view's state from and to its URL (app/shell/url_state.py)
 def layout(**_):
     if (why := services.why_not(REQUIRES)) is not None:
         return html.Div([html.H2("Surrogate"), dbc.Alert(why, color="secondary")])

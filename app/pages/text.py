@@ -7,11 +7,12 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from app import ids, services
-from app.url_state import from_url
-from app.components import card, empty_figure, graph, method_note
+from app.shell import ids
+from app import services
+from app.shell.url_state import from_url
+from app.views.components import card, empty_figure, graph, method_note
 from app.services import text_loader
-from app.access import has_role
+from app.serve.access import has_role
 from app.callbacks.text import list_texts, show_columns
 from app.callbacks.text_views import picker_fill
 
@@ -169,7 +170,7 @@ def _waiting(component_id: str, height: int):
     return g
 
 
-@from_url('/text')  # the view's state from and to its URL (app/url_state.py)
+@from_url('/text')  # the view's state from and to its URL (app/shell/url_state.py)
 def layout(**_):
     return html.Div([
         html.H2("Text attention vs attribution"),

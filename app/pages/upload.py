@@ -4,9 +4,9 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from workspace import limits
-from app import ids
-from app.access import has_role
-from app.components import card
+from app.shell import ids
+from app.serve.access import has_role
+from app.views.components import card
 from workspace.uploads import max_upload_bytes
 
 dash.register_page(__name__, path="/upload", name="Your model", title="Candor · Your model", order=90)

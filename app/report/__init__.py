@@ -5,5 +5,5 @@
 :func:`~app.report.pdf.print_pdf` prints it with headless Chromium; ``python -m app report``
 (:mod:`app.report.cli`) and the navbar's "Export report" button (:mod:`app.report.button`, callback
 :mod:`app.callbacks.report`) call them. This package imports nothing itself, so that
-:mod:`app.callback_roles` can read the button's ids without loading the services.
+:mod:`app.serve.callback_roles` can read the button's ids without loading the services.
 """

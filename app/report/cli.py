@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from app.model_flags import add_model_arguments
+from app.cli.model_flags import add_model_arguments
 from workspace.errors import CandorError
 
 
@@ -41,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
 def _workspace(args):
     """The settings the flags name (over the environment, as ``python -m app``), the loaded workspace, its
     files (for their SHA-256) and the checked store (or None)."""
-    from app.server import selection_from_settings
+    from app.serve.server import selection_from_settings
     from store.read import open_for
     from workspace.settings import Settings
     from workspace.workspace import SAMPLE_MODEL
@@ -65,7 +65,7 @@ def _writable(path: str, flag: str) -> Path:
 def run(args, out) -> None:
     """Load, compute through the services, write the HTML (and the PDF); print one summary line to ``out``."""
     from app import services
-    from app.check import _settings
+    from app.cli.check import _settings
 
     from .content import parse_rows, report_content
     from .render import render_html

@@ -31,8 +31,8 @@ class Provenance:
 
 
 def versions() -> tuple[tuple[str, str], ...]:
-    """Python and the library versions a store records (:func:`app.build._versions`), plus :data:`DRAWING`."""
-    from app.build import _versions
+    """Python and the library versions a store records (:func:`app.cli.build._versions`), plus :data:`DRAWING`."""
+    from app.cli.build import _versions
 
     found = {k: v for k, v in _versions().items() if v}
     for name in DRAWING:

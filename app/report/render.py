@@ -2,7 +2,7 @@
 
 plotly.js is inlined once (the installed plotly package's own offline bundle,
 :func:`plotly.offline.get_plotlyjs`), the CSS is inline, every figure is the JSON of a figure built by the
-pages' own builders (:mod:`app.figures`, :mod:`app.figures_persuasive`) in a ``<script type="application/json">``
+pages' own builders (:mod:`app.views.figures`, :mod:`app.views.figures_persuasive`) in a ``<script type="application/json">``
 block, drawn by one small script that sets ``data-figures-drawn`` on ``<body>`` when every figure has drawn.
 Nothing is fetched: no ``src``/``href`` to any network. Every user string goes through :func:`html.escape`.
 """

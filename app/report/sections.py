@@ -1,6 +1,6 @@
 """The report's sections as HTML text: model card, global views, one section per row, provenance.
 
-Numbers are formatted as the pages format them (:func:`app.components.fmt`, :func:`app.figures.plain`, the
+Numbers are formatted as the pages format them (:func:`app.views.components.fmt`, :func:`app.views.figures.plain`, the
 Persuasive page's cost table :data:`app.callbacks.persuasive._ROW`); rule text through
 :func:`explainers.rules.rule_text`. Every user string is escaped here.
 """
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from html import escape
 
-from app import figures, figures_persuasive
-from app.figures_persuasive import COST_ROWS
-from app.components import fmt
+from app.views import figures, figures_persuasive
 from app.views import methods as method_views
+from app.views.figures_persuasive import COST_ROWS
+from app.views.components import fmt
 from explainers.persuasive import gilpin_label
 from explainers.rules import rule_text
 

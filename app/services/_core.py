@@ -105,7 +105,7 @@ def join_late(compute: bool = False) -> list[str]:
     """Give values registered after :func:`init` their place in the installed workspace; their names.
 
     Page modules (imported when the Dash app is made, after the workspace is installed) register values too:
-    the warm ones among them are computed now when ``compute`` (a store's warm-up, done before serving),
+    the warm ones among them are computed now when ``compute`` (``warm="sync"``: gunicorn ``--preload``),
     else by the background warm-up, which has not run yet.
     """
     late = [n for n in _factories if n not in _lazies]

@@ -38,7 +38,7 @@ MAX_K = 40
 """Largest k the Persuasive page offers and measures (the k slider stops there on wide tables)."""
 NEIGHBORHOOD = 500
 CURVE_MEASURES = ("mass_retained", "spearman", "sufficiency", "comprehensiveness", "r2_restricted")
-"""What the row's tradeoff plots for every k (``app.figures_persuasive.ROW_MEASURES``); the rest only for the choice."""
+"""What the row's tradeoff plots for every k (``app.views.figures_persuasive.ROW_MEASURES``); the rest only for the choice."""
 GLOBAL_MEASURES = ("sufficiency", "comprehensiveness", "spearman", "mass_retained")
 """What the page's global view averages over held-out rows, each with its standard error."""
 

@@ -161,7 +161,7 @@ def install(selection: Selection, ws: Workspace | None = None) -> Workspace:
         If the selection cannot be loaded, or the request's user lacks the analyst role; nothing changes then.
     """
     global _current, _seen_mtime
-    from ..access import require_role
+    from ..serve.access import require_role
 
     require_role("analyst", "changing the model, the data or the class (for every user)")
     selection = replace(selection, generation=uuid.uuid4().hex,  # as every process will read it back:

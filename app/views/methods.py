@@ -13,8 +13,8 @@ import plotly.graph_objects as go
 from dash import dcc, html
 from plotly.subplots import make_subplots
 
-from app.components import fmt, gilpin_badge, method_note
-from app.figures import CATEGORICAL, GREY, _layout, bars_alt, esc, label_margin, tick_labels
+from app.views.components import fmt, gilpin_badge, method_note
+from app.views.figures import CATEGORICAL, GREY, _layout, bars_alt, esc, label_margin, tick_labels
 from explainers.persuasive import gilpin_label
 
 MAX_DISPLAY = 15

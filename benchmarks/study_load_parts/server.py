@@ -52,7 +52,7 @@ def stop_group(proc: subprocess.Popen | None) -> None:
 
 
 class Server:
-    """``gunicorn app.server:server`` on 127.0.0.1 in its own process group (so SIGKILL reaches all)."""
+    """``gunicorn app.serve.server:server`` on 127.0.0.1 in its own process group (so SIGKILL reaches all)."""
 
     def __init__(self, env: dict, port: int, workers: int, threads: int, log: Path, warm: str = "sync"):
         self.env, self.port, self.workers, self.threads, self.log, self.warm = env, port, workers, threads, log, warm
@@ -62,7 +62,7 @@ class Server:
     def start(self, timeout: float = 240) -> float:
         """Start and wait until ``GET /study/<id>`` answers; return the seconds it took."""
         t0 = time.perf_counter()
-        cmd = [sys.executable, "-m", "gunicorn", "app.server:server", "--preload", "--workers", str(self.workers),
+        cmd = [sys.executable, "-m", "gunicorn", "app.serve.server:server", "--preload", "--workers", str(self.workers),
                "--threads", str(self.threads), "--timeout", "120", "--bind", f"127.0.0.1:{self.port}",
                "--no-control-socket"]
         with open(self.log, "ab") as log:

@@ -9,8 +9,8 @@ import time
 import dash
 from dash import Input, Output, dcc, html
 
-from app import components as _components  # noqa: F401  (the refusal alert's library, loaded before any callback as in the real app)
-from app.server import background_manager
+from app.views import components as _components  # noqa: F401  (the refusal alert's library, loaded before any callback as in the real app)
+from app.serve.server import background_manager
 
 from dash import _callback
 
@@ -32,7 +32,7 @@ def square(n):
     return f"{n * n} computed by pid {os.getpid()}"
 
 
-from app.startup import setup_dash_now  # noqa: E402
+from app.serve.startup import setup_dash_now  # noqa: E402
 
 setup_dash_now(app)  # set up now (this app gets its callback), then give the process its own lists back
 _callback.GLOBAL_CALLBACK_MAP.clear()

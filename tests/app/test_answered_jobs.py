@@ -2,7 +2,7 @@
 
 Every visit to the Surrogate page starts its default frontier as a background job; Dash kept the result
 under the job's key (``cache_by``) but forked a copy of the server to compute it again, at the fork gate
-(:mod:`app.fork_gate`), which first waits for every request in flight. Oracle: the forks Dash's own
+(:mod:`app.serve.fork_gate`), which first waits for every request in flight. Oracle: the forks Dash's own
 ``DiskcacheManager.call_job_fn`` is asked for, and the value the first poll reads.
 """
 from __future__ import annotations
@@ -10,13 +10,13 @@ from __future__ import annotations
 import dash
 import pytest
 
-from app.jobs import REFUSED
+from app.serve.jobs import REFUSED
 
 
 @pytest.fixture
 def manager(tmp_path, monkeypatch):
     from app import services
-    from app.server import background_manager
+    from app.serve.server import background_manager
 
     monkeypatch.setattr(services.warm_done, "wait", lambda timeout=None: True)  # no warm-up in this process
     forks = []

@@ -10,7 +10,7 @@ from benchmarks import slice as bench
 DEPS = """
 import json, sys
 from pathlib import Path
-from app.server import create_app
+from app.serve.server import create_app
 from workspace.settings import Settings
 folder = Path(sys.argv[1])
 app = create_app(settings=Settings(warm=False, cache_dir=folder / "cache", state_dir=folder / "state",

@@ -14,14 +14,14 @@ from tests.store.json_checks import assert_same, cache_rows, pickles_in
 
 @pytest.fixture
 def job_app(tmp_path, monkeypatch):
-    """A one-callback Dash app on ``app.server.background_manager`` (diskcache under ``tmp_path``)."""
+    """A one-callback Dash app on ``app.serve.server.background_manager`` (diskcache under ``tmp_path``)."""
     import dash
     import plotly.graph_objects as go
     from dash import Input, Output, dcc, html
 
     from app import services
-    from app.server import background_manager
-    from app.startup import setup_dash_now
+    from app.serve.server import background_manager
+    from app.serve.startup import setup_dash_now
 
     monkeypatch.setattr(services.warm_done, "wait", lambda timeout=None: True)  # no warm-up in this process
     manager = background_manager(tmp_path)
@@ -47,7 +47,7 @@ def test_a_background_job_through_dash_leaves_json_only_in_the_managers_cache(jo
     """The whole path: the browser's request, Dash's signed handles, a forked job, polling, the answer."""
     from dash._utils import to_json
 
-    from app.jobs import REGISTRY
+    from app.serve.jobs import REGISTRY
 
     app, manager, view, folder = job_app
     handles, answer = _run(app.server.test_client(), 7)

@@ -4,9 +4,10 @@ import json
 import plotly.graph_objects as go
 import pytest
 
-from app import ids, services
+from app.shell import ids
+from app import services
 from app.callbacks import attention, descriptive, overview, persuasive, shell, surrogate
-from app.overview_views import model_card
+from app.views.overview import model_card
 
 
 def _text(component) -> str:
@@ -23,7 +24,7 @@ def test_model_card_groups_thousands(sample_workspace, monkeypatch):
     """'24,420 train + 8,141 held-out', never '24420' (a new user's Adult landing page)."""
     import dataclasses
 
-    from app import overview_views
+    from app.views import overview as overview_views
 
     real = services.model_summary()
     monkeypatch.setattr(overview_views.services, "model_summary",

@@ -82,7 +82,7 @@ def celery_setup():
 def test_settings_choose_celery_on_redis_when_the_url_is_set(monkeypatch, tmp_path):
     import dash
 
-    from app.server import background_manager
+    from app.serve.server import background_manager
     from workspace import settings
 
     monkeypatch.setattr(settings, "_installed", None)
@@ -137,8 +137,8 @@ def test_a_pending_task_holds_its_slot_briefly_when_no_worker_answers(monkeypatc
     a task nobody took PENDING). Without a worker a PENDING task now counts for ``PENDING_GRACE_S``."""
     import time as _time
 
-    from app import jobs
-    from app.server import background_manager
+    from app.serve import jobs
+    from app.serve.server import background_manager
     from workspace import settings
 
     monkeypatch.setattr(settings, "_installed", None)

@@ -9,7 +9,7 @@ from sklearn.ensemble import GradientBoostingClassifier
 
 from app import services
 from app.callbacks import shell
-from app.layout import class_picker
+from app.shell.layout import class_picker
 from app.services import _core, selection
 from app.services.selection import Selection
 from tests.byo.conftest import write_pair

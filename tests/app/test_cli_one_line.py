@@ -14,11 +14,11 @@ from workspace.errors import CandorError
     (CandorError("the table has no rows\nsecond"), 2, "candor: error: the table has no rows"),
 ])
 def test_an_error_no_command_caught_is_one_line(monkeypatch, capsys, error, status, line):
-    import app.check
+    import app.cli.check
 
     def fail(_argv):
         raise error
-    monkeypatch.setattr(app.check, "main", fail)
+    monkeypatch.setattr(app.cli.check, "main", fail)
     assert cli.main(["check", "--model", "m.skops"]) == status
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and line in err and "Traceback" not in err and "second" not in err

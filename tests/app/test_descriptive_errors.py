@@ -13,7 +13,8 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder
 
-from app import figures, services
+from app.views import figures
+from app import services
 from app.callbacks import descriptive
 from explainers import Explanation
 from tests.byo.conftest import write_pair

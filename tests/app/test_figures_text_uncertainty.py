@@ -6,7 +6,7 @@ below their nearest gaps (0.05 and 0.35).
 """
 import numpy as np
 
-from app import figures_text as ft
+from app.views import figures_text as ft
 
 
 def test_text_strips_show_standard_errors_and_flag_only_the_unresolved_word():

@@ -1,4 +1,4 @@
-"""A background job forks only while no other request is in flight (``app.fork_gate``).
+"""A background job forks only while no other request is in flight (``app.serve.fork_gate``).
 
 CI failed on ``tests/e2e/test_job_cancel.py``: a "Fit MUSE" job forked while the page's other
 background callback polled its progress (a diskcache read, SQLite with the interpreter released), and
@@ -19,7 +19,7 @@ from pathlib import Path
 import diskcache
 import pytest
 
-from app.fork_gate import ForkGate, guard_requests
+from app.serve.fork_gate import ForkGate, guard_requests
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -172,8 +172,8 @@ PROBE = """
 import json, sys
 from pathlib import Path
 from workspace.settings import Settings
-from app.server import create_app
-from app import fork_gate
+from app.serve.server import create_app
+from app.serve import fork_gate
 folder = Path(sys.argv[1])
 app = create_app(settings=Settings(warm=False, cache_dir=folder / "cache", state_dir=folder / "state",
                                    text_dir=folder / "text"))
@@ -193,7 +193,7 @@ def test_the_app_holds_the_gate_for_each_request(tmp_path):
 def test_the_job_manager_forks_only_once_the_requests_in_flight_end(monkeypatch):
     import dash
 
-    from app import fork_gate, server
+    from app.serve import fork_gate, server
 
     gate = ForkGate()
     monkeypatch.setattr(fork_gate, "GATE", gate)

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from app import server
+from app.serve import server
 from workspace import limits
 
 

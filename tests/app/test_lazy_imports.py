@@ -25,7 +25,7 @@ CREATE_APP = """
 import json, sys
 from pathlib import Path
 from workspace.settings import Settings
-from app.server import create_app
+from app.serve.server import create_app
 from app.services import _core
 folder = Path(sys.argv[1])
 settings = Settings(model=folder / "model.skops", data=folder / "table.csv", target="target", warm=False,
@@ -44,7 +44,7 @@ import json, sys
 if sys.argv[1] == "torch-first":
     import torch, dask, pytest  # noqa: F401  (the shims then import as scikit-learn intends)
 else:
-    from app.startup import defer_torch
+    from app.serve.startup import defer_torch
     defer_torch()
 from skops.io import _trusted_types
 from workspace.model_safety import allowed_types

@@ -12,7 +12,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from app.callbacks import descriptive
-from app.check import main as check
+from app.cli.check import main as check
 from explainers import model_adapter
 from workspace import limits
 from workspace.workspace import load_user_workspace

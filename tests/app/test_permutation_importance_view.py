@@ -59,7 +59,7 @@ def test_the_global_panel_shows_it_beside_mean_shap_with_their_rank_agreement(sa
 
 
 def test_the_report_has_its_section_and_provenance(sample, tmp_path):
-    from app.check import _settings
+    from app.cli.check import _settings
     from app.report.content import report_content
     from app.report.render import render_html
 

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from app import figures
-from app.figures_persuasive import operator_text, persuasive_items
+from app.views import figures
+from app.views.figures_persuasive import operator_text, persuasive_items
 from explainers import Explanation, LimeExplainer
 from explainers._codec import value_labels
 from explainers.numbers import parse_plain, plain
@@ -88,7 +88,7 @@ def test_diverging_palette_is_colour_blind_safe_and_shared():
     assert figures.DIVERGING[0][1] == figures.NEG and figures.DIVERGING[-1][1] == figures.POS
     for colour in (figures.POS, figures.NEG, figures.GREY):  # 4.5:1 on white, so bars read as text would
         assert (1.05) / (luminance(colour) + 0.05) >= 4.5
-    import app.figures_text as ft
+    import app.views.figures_text as ft
 
     strips = ft.word_strips(["a", "b"], [("IG", np.array([0.5, -0.2]), True)], text_format=".3g", hover_format=".4g")
     assert [tuple(c) for c in strips.data[0].colorscale] == [tuple(c) for c in figures.DIVERGING]
@@ -157,7 +157,7 @@ def test_persuasive_items_keep_every_label():
 @pytest.mark.parametrize("d", range(2, 61))
 def test_k_slider_marks_never_crowd(d):
     """ "25" and "27" overlapped on a 27-feature table: neighbouring marks are at least 3 apart (or all shown)."""
-    from app.components import slider_marks
+    from app.views.components import slider_marks
 
     marks = slider_marks(d)
     assert marks[0] == 1 and marks[-1] == d and marks == sorted(set(marks))

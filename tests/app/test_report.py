@@ -18,7 +18,7 @@ ROWS = [3, 17]
 @pytest.fixture(scope="module")
 def report(sample_workspace, tmp_path_factory):
     """The sample's report for rows 3 and 17, built in-process (MUSE fitted in a fresh cache)."""
-    from app.check import _settings
+    from app.cli.check import _settings
     from app.report.content import report_content
     from app.report.render import render_html
 
@@ -130,9 +130,9 @@ def test_default_rows_are_the_highest_lowest_and_median_held_out_outputs(sample_
 def test_export_button_downloads_the_current_rows_report_and_a_viewer_may_start_it(report):
     """The navbar's callback returns the report of the row in the row box, as an HTML download; its role rule
     lets a viewer start that job by clicking, and nothing else."""
-    from app.callback_roles import required_role
+    from app.serve.callback_roles import required_role
     from app.callbacks.report import export_report
-    from app.check import _settings
+    from app.cli.check import _settings
     from app.report.button import DOWNLOAD, EXPORT, STATUS
 
     content, html, cache = report
@@ -223,7 +223,7 @@ def test_check_output_shows_no_number_in_scientific_notation(report, sample_work
     import io
 
     from app import services
-    from app.check import _pages, _settings
+    from app.cli.check import _pages, _settings
 
     out = io.StringIO()
     with _settings(cache_dir=report[2]):  # the report's cache: its MUSE fit is reused

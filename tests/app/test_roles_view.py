@@ -1,7 +1,7 @@
 """The Text page's roles view: a compact label per head, every relation in the hover, the level said."""
 import numpy as np
 
-from app import figures_text as ft
+from app.views import figures_text as ft
 from explainers.attention import RoleAccumulator
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app import figures, services
+from app.views import figures
+from app import services
 from app.services import row_view, tabular
 from explainers import Explanation
 from explainers._codec import value_labels

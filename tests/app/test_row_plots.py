@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import rankdata
 
-from app import figures_rows
+from app.views import figures_rows
 from app.services import row_plots
 from explainers import GlobalImportance
 

@@ -1,4 +1,4 @@
-"""``python -m app`` serves with waitress (app/serving.py) with ``CANDOR_THREADS`` request threads, checked."""
+"""``python -m app`` serves with waitress (app/serve/waitress.py) with ``CANDOR_THREADS`` request threads, checked."""
 from __future__ import annotations
 
 import pytest

@@ -8,7 +8,7 @@ import shap
 
 from app.callbacks import stability as cb
 from app.services import stability as svc
-from app.stability_views import stability_controls
+from app.views.stability import stability_controls
 from tests.shapley_oracle import brute_force_boosted_shapley
 
 
@@ -102,7 +102,7 @@ def test_a_new_row_resets_the_card_only_after_a_stability_run(sample_workspace):
     from dash import no_update
 
     from app.callbacks import descriptive
-    from app.stability_views import stability_hint
+    from app.views.stability import stability_hint
 
     row = int(sample_workspace.test_idx[0])
     untouched = descriptive.render_row(row, "children", None)

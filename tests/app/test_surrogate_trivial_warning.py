@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from app.surrogate_views import surrogate_summary, trivial_warning
+from app.views.surrogate import surrogate_summary, trivial_warning
 from explainers.muse import agreement_detail, evaluate_rule_set, make_rule_set
 from explainers.types import Predicate
 

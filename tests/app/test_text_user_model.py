@@ -275,10 +275,10 @@ def test_page_shows_the_error_and_other_pages_keep_working(sample_workspace, tmp
 _LAYOUT = """
 import json, dash
 dash.Dash(__name__, use_pages=True, pages_folder="")
-import app.figures  # the plotly template
+import app.views.figures  # the plotly template
 import app.pages.text as page
 from app.services import text_loader
-from app import ids
+from app.shell import ids
 layout = page.layout()
 found = {}
 def walk(c):

@@ -4,7 +4,7 @@ import importlib
 
 import pytest
 
-from app import url_state
+from app.shell import url_state
 
 CASES = {
     "all": ("/persuasive", {"k": "7", "values": "0.1", "grouping": "on", "sensitive": ["mean radius", "worst area"],

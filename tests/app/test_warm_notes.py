@@ -101,7 +101,7 @@ def test_the_global_panels_wait_with_a_blank_figure_not_empty_axes(sample_worksp
     # the empty dcc.Graph drew axes -1..6 and 0..4 while global SHAP was computed
     import dash
 
-    from app import ids
+    from app.shell import ids
 
     monkeypatch.setattr(dash, "register_page", lambda *args, **kwargs: None)
     from app.pages import descriptive

@@ -7,7 +7,7 @@ import contextlib
 from dash._callback_context import context_value
 from dash._utils import AttributeDict
 
-from app import ids
+from app.shell import ids
 from app.callbacks import text_views as tv
 
 OUTPUTS = ("current", "box", "notes", "prediction", "model_view", "layer_options", "layer", "head_options", "heads",

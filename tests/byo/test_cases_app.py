@@ -12,7 +12,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.metrics import roc_auc_score
 from sklearn.preprocessing import OneHotEncoder
 
-from app import figures, figures_rows, services
+from app.views import figures, figures_rows
+from app import services
 from workspace.errors import CandorError
 from workspace.workspace import load_user_workspace
 from app.services import _core

@@ -10,7 +10,7 @@ import pytest
 import skops.io as sio
 from sklearn.linear_model import LogisticRegression
 
-from app.check import main as check
+from app.cli.check import main as check
 from workspace.errors import CandorError
 from workspace.model_files import load_model
 from workspace.workspace import load_pair

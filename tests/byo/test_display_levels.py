@@ -17,7 +17,8 @@ from sklearn.preprocessing import OneHotEncoder
 from sklearn.tree import DecisionTreeClassifier
 
 import explainers.persuasive as xp
-from app import figures, services
+from app.views import figures
+from app import services
 from app.services import _core
 from app.services import persuasive_rules as rules_service
 from explainers._codec import TabularCodec, conjunction_parts, conjunction_text, predicate_text, value_labels
@@ -238,7 +239,7 @@ def test_persuasive_sentence_names_the_level(colour_ws):
 
 def test_check_prints_its_largest_rule_in_levels(tmp_path, capsys):
     """``python -m app check`` names the levels in the surrogate's largest rule, never codes."""
-    from app.check import main as check_main
+    from app.cli.check import main as check_main
 
     rng = np.random.default_rng(1)
     frame = pd.DataFrame({"colour": rng.choice(COLOURS, 300), "size": rng.normal(size=300)})

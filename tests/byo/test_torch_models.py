@@ -19,7 +19,7 @@ import torch
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_wine
 from sklearn.linear_model import LogisticRegression
 
-from app.check import main as check
+from app.cli.check import main as check
 from workspace.errors import CandorError
 from workspace.workspace import load_pair, load_user_workspace
 from workspace.torch_options import TorchOptions

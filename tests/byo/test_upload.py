@@ -11,7 +11,8 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder
 
-from app import ids, services
+from app.shell import ids
+from app import services
 from app.callbacks import upload as cb
 from app.services import _core, selection
 

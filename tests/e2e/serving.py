@@ -56,10 +56,10 @@ def running_app(args: list[str], env: dict, log_path: Path, timeout: float = 120
 
 
 def running_gunicorn(env: dict, log_path: Path, workers: int = 2, timeout: float = 180):
-    """Serve the app as the Procfile does (``gunicorn app.server:server --preload``, several workers).
+    """Serve the app as the Procfile does (``gunicorn app.serve.server:server --preload``, several workers).
 
     Yields the base URL once ``/_candor/ready`` answers 200 (``CANDOR_WARM=sync``: workers fork warm).
     """
-    cmd = [sys.executable, "-m", "gunicorn", "app.server:server", "--preload", "--workers", str(workers),
+    cmd = [sys.executable, "-m", "gunicorn", "app.serve.server:server", "--preload", "--workers", str(workers),
            "--threads", "2", "--bind", "127.0.0.1:{port}", "--timeout", "120"]
     return _serving(cmd, {"CANDOR_WARM": "sync", **env}, log_path, "/_candor/ready", timeout)

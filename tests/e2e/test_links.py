@@ -1,7 +1,7 @@
 """Links (issue 15): every page's state travels in its URL and comes back in a fresh tab; bad parameters are named.
 
 Each page is opened from a link with non-default values for every state parameter of its schema
-(:data:`app.url_state.PAGES`, plus the navbar's row); the controls (read from Dash's own layout
+(:data:`app.shell.url_state.PAGES`, plus the navbar's row); the controls (read from Dash's own layout
 state) must hold them, the URL the browser then shows (written by the clientside writer) must hold
 them, and that URL opened in a fresh tab must give the same controls.
 """
@@ -14,7 +14,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from app.url_state import PAGES, ROW_PAGES
+from app.shell.url_state import PAGES, ROW_PAGES
 from tests.e2e.browser import wait_text
 
 READ = ("try { const n = window.dash_component_api.getLayout(arguments[0]); return n ? n.props[arguments[1]] : null; }"

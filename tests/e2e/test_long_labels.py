@@ -1,6 +1,6 @@
 """Long feature names in real Chromium: every tick label drawn, inside its figure, none over another.
 
-The figures are built by :mod:`app.figures` and :mod:`app.figures_persuasive` with names of 40 to 70
+The figures are built by :mod:`app.views.figures` and :mod:`app.views.figures_persuasive` with names of 40 to 70
 characters and drawn by the plotly.js the app serves, in boxes the size of the page's graphs (no server
 needed). For each figure the test compares each tick label's bounding box with the figure's box and with
 its neighbours', and counts the labels against the bars.
@@ -15,8 +15,8 @@ import numpy as np
 import plotly
 import pytest
 
-from app import figures, figures_rows
-from app.figures_persuasive import persuasive_items
+from app.views import figures, figures_rows
+from app.views.figures_persuasive import persuasive_items
 from app.services.row_plots import beeswarm_of
 from explainers import Explanation
 from explainers.types import GlobalImportance

@@ -126,7 +126,7 @@ def test_the_row_travels_in_the_url(server, browser):
     assert browser.current_url.endswith("/descriptive?row=7")
     _set_row(browser, 7)
     browser.find_element(By.LINK_TEXT, "Persuasive").click()
-    _wait(lambda: urlsplit(browser.current_url).path == "/persuasive"  # the page adds its own state (app/url_state.py)
+    _wait(lambda: urlsplit(browser.current_url).path == "/persuasive"  # the page adds its own state (app/shell/url_state.py)
           and parse_qs(urlsplit(browser.current_url).query).get("row") == ["7"], what="row kept across pages")
     assert browser.find_element(By.ID, "row-input").get_attribute("value") == "7"
     browser.get(server + "/")

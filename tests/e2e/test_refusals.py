@@ -1,6 +1,6 @@
 """In Chromium: a refused action says on the page, in one line, what it needs (issue 27).
 
-The server refuses callbacks before Dash runs them (app/access.py: 403, 413); Dash's renderer only logged
+The server refuses callbacks before Dash runs them (app/serve/access.py: 403, 413); Dash's renderer only logged
 those in the console, so a viewer's click on a stale page, or an upload over a limit, showed nothing.
 ``assets/candor_refusals.js`` shows the server's line. The controls are driven with Dash's own
 ``dash_clientside.set_props``, as a page rendered before a role changed (or a crafted click) would.

@@ -19,7 +19,7 @@ from tests.e2e.browser import FLAGS, find_chromium
 @pytest.fixture(scope="module")
 def report_file(sample_workspace, tmp_path_factory):
     """The sample's report for row 3 (the default rows' computation is covered in tests/app/test_report.py)."""
-    from app.check import _settings
+    from app.cli.check import _settings
     from app.report.content import report_content
     from app.report.render import expected_figures, render_html
 

@@ -129,9 +129,9 @@ def test_the_flag_changes_the_judgment_never_the_weights(rare_table):
 
 
 def test_the_page_s_bar_chart_marks_the_unidentified_bar(rare_table):
-    """app.figures.attribution_bar (the Descriptive page's LIME chart) marks a drawn unidentified feature with † and
+    """app.views.figures.attribution_bar (the Descriptive page's LIME chart) marks a drawn unidentified feature with † and
     says what † means; the identified bars are unmarked."""
-    from app import figures
+    from app.views import figures
 
     X, make = rare_table
     got = make(30).explain(X.iloc[[0]])

@@ -109,7 +109,8 @@ def test_curve_calls_the_model_a_fixed_number_of_times(sample):
 
 
 def test_service_curve_matches_per_k_chain_and_the_chosen_k(sample):
-    from app import figures_persuasive, services
+    from app.views import figures_persuasive
+    from app import services
 
     svc, rows = sample
     plotted = {key for key, *_ in figures_persuasive.ROW_MEASURES}

@@ -104,7 +104,7 @@ def test_global_view_draws_each_mean_with_its_standard_error(sample_workspace, m
     """The Persuasive page's global curve comes from average_curve and shows ± 1 standard error."""
     import importlib
 
-    from app import figures_persuasive
+    from app.views import figures_persuasive
 
     service = importlib.import_module("app.services.persuasive")
     monkeypatch.setattr(service, "GLOBAL_ROWS", 4)

@@ -10,7 +10,7 @@ ORIGIN = "http://localhost"
 
 @pytest.fixture(scope="module")
 def dash_app():
-    from app.server import create_app
+    from app.serve.server import create_app
 
     return create_app(warm=False)
 

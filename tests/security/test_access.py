@@ -217,7 +217,7 @@ def test_a_big_callback_body_is_refused_unread_unless_the_user_is_an_analyst(das
 def test_a_viewer_sees_the_default_frontier_but_cannot_fit_other_settings(dash_app, isolated, monkeypatch):
     """A new user found a viewer's Surrogate page stuck on "computing the frontier" (every background job
     needed an analyst). Opening the page may start the default frontier; "Fit MUSE" still needs an analyst."""
-    from app.callback_roles import required_role
+    from app.serve.callback_roles import required_role
 
     users_file(isolated, monkeypatch, vera=("viewer", "vera-pass-1"))
     key = "surrogate-frontier-key.data"

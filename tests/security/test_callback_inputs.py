@@ -1,9 +1,9 @@
 """No forged callback input gets an HTTP 500 or a traceback (issue 27).
 
 Every server callback the app declares (its ``/_dash-dependencies``) is posted, by a user holding the role it
-needs (:mod:`app.callback_roles`), ``None``, wrong types (text for a number, an object for a list, a list for
+needs (:mod:`app.serve.callback_roles`), ``None``, wrong types (text for a number, an object for a list, a list for
 text), huge and negative numbers and long strings in every input and state, then random mixes (hypothesis,
-a bounded number of examples). FAILED before ``app/callback_inputs.py``: 37 requests answered 500 (the table's
+a bounded number of examples). FAILED before ``app/serve/callback_inputs.py``: 37 requests answered 500 (the table's
 ``page_size="abc"``, the overview row's ``None``, the persuasive row ``10**12``, the study timing, ...), and
 ``page_size=10**9`` sent a viewer the whole table.
 
@@ -17,8 +17,8 @@ import logging
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from app.callback_inputs import problem
-from app.callback_roles import PARTICIPANT, required_role
+from app.serve.callback_inputs import problem
+from app.serve.callback_roles import PARTICIPANT, required_role
 from tests.security.access_support import ORIGIN, dash_app, isolated, login, users_file  # noqa: F401
 
 BAD = [None, "abc", {"a": 1}, [1], 10 ** 12, -5, "x" * 5000, 1.5, True, [[[[[[[[[[1]]]]]]]]]], {"k": "y" * 3000}]
@@ -145,8 +145,8 @@ def test_a_callback_that_fails_on_good_values_says_so_in_one_line(callers, caplo
 
     def fail(*_a, **_k):
         raise err
-    from app import overview_views
-    monkeypatch.setattr(overview_views.services, "data_page", fail)
+    from app.views import overview
+    monkeypatch.setattr(overview.services, "data_page", fail)
     got = _post(callers, dep, [0, 12, 1])
     text = got.get_data(as_text=True)
     assert got.status_code == 422, (got.status_code, text[:200])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from app import headers
+from app.serve import headers
 from tests.security.access_support import ORIGIN, dash_app, isolated, users_file  # noqa: F401
 from workspace.errors import CandorError
 from workspace.settings import Settings

@@ -53,7 +53,7 @@ def test_running_server_refuses_a_rebound_host(tmp_path):
 def test_loopback_names_stay_allowed_beside_the_configured_hosts(monkeypatch):
     """A new user set CANDOR_ALLOWED_HOSTS=candor.example.org as the README shows and every request via
     127.0.0.1 (health checks included) got 400. Loopback names cannot be forged by DNS rebinding."""
-    from app import access
+    from app.serve import access
 
     monkeypatch.setenv("CANDOR_ALLOWED_HOSTS", "candor.example.org")
     for host in ("127.0.0.1:8050", "localhost", "candor.example.org", "[::1]:8050"):

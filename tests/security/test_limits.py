@@ -87,7 +87,7 @@ def _upload(base: str, kind: str, name: str, data: bytes) -> dict:
 
 def test_request_body_over_the_limit_is_refused_before_it_is_read(server):
     """Attack: a 267 MiB request body was read in full before the 50 MiB check (and Dash parsed it as JSON); now
-    the server (waitress, app/serving.py) answers 413 from the Content-Length, before the body is sent, naming the
+    the server (waitress, app/serve/waitress.py) answers 413 from the Content-Length, before the body is sent, naming the
     limit, and caps a chunked body at the limit, and the server's memory does not grow."""
     base, pid = server
     port = int(base.rsplit(":", 1)[1])
@@ -317,7 +317,7 @@ def test_background_jobs_are_limited_per_user_and_in_total(tmp_path, monkeypatch
     from dash._utils import AttributeDict
 
     from app import services
-    from app.server import background_manager
+    from app.serve.server import background_manager
 
     monkeypatch.setenv("CANDOR_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(services.warm_done, "is_set", lambda: True)

@@ -12,7 +12,8 @@ import json
 import flask
 
 from accounts.users import User
-from app import ids, services
+from app.shell import ids
+from app import services
 from app.services import selection
 from tests.app.test_class_picker import wine_files, wine_selected  # noqa: F401
 from tests.security.access_support import dash_app  # noqa: F401

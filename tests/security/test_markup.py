@@ -99,7 +99,7 @@ def assert_escaped(fig, must_show=()):
         assert raw not in blob, f"{raw!r} reaches Plotly as markup: {[t for t in texts if raw in t][:3]}"
     assert not [t for t in texts if t == AMP or t.startswith(AMP + " ")], "the column '&amp;' is drawn as '&'"
     assert not any("evil.example" in t or "&lt;" in t for t in _hovertemplates(tree))
-    # a long name is drawn on several lines (app.figures.tick_label breaks at spaces and after '_')
+    # a long name is drawn on several lines (app.views.figures.tick_label breaks at spaces and after '_')
     drawn = (blob, blob.replace("<br>", " "), blob.replace("<br>", ""))
     for s in must_show:
         assert any(ESCAPED.get(s, s) in b for b in drawn), f"{ESCAPED.get(s, s)!r} not in the figure"
@@ -127,7 +127,8 @@ def hostile_workspace(tmp_path_factory):
 def test_tabular_figures_draw_names_levels_and_classes_as_text(hostile_workspace):
     """Attack: feature names, a categorical level and a class label written as Plotly markup became a live
     ``<a href>`` link, an invisible white label and a line break in the Descriptive and Persuasive figures."""
-    from app import figures, services
+    from app.views import figures
+    from app import services
     from app.callbacks import descriptive, persuasive
 
     assert list(hostile_workspace.X.columns) == FEATURES
@@ -154,7 +155,7 @@ def test_surrogate_figures_and_error_figures_draw_user_text_as_text(hostile_work
     matrix, and an error message naming a column drew that column's markup in the placeholder figure."""
     from app import services
     from app.callbacks import surrogate
-    from app.components import empty_figure
+    from app.views.components import empty_figure
 
     summary, rules, confusion = surrogate.render_surrogate(services.default_muse_key())
     assert_escaped(confusion, must_show=[POSITIVE, "no"])
@@ -165,7 +166,7 @@ def test_surrogate_figures_and_error_figures_draw_user_text_as_text(hostile_work
 def test_text_figures_draw_words_labels_and_relations_as_text():
     """Attack: a typed sentence, an uploaded CSV's labels or a CoNLL-U file's relation names holding markup
     were drawn as links, styles and line breaks in the Text page's figures."""
-    from app import figures_lopardo, figures_text
+    from app.views import figures_lopardo, figures_text
 
     words = ["the", EVIL, WHITE, BREAK, AMP]
     assert_escaped(figures_text.prediction_bar([POSITIVE, EVIL], [0.3, 0.7], f"head from {AMP}"),
@@ -200,7 +201,7 @@ def _options(tree):
 _PAGE_OPTIONS = """
 import json, sys, dash
 dash.Dash(__name__, use_pages=True, pages_folder="")
-import app.figures  # the plotly template
+import app.views.figures  # the plotly template
 from plotly.utils import PlotlyJSONEncoder
 from app import services
 from workspace.workspace import load_user_workspace

@@ -186,7 +186,7 @@ class FileWriter(torch.nn.Module):
 
 def test_torchscript_runs_code_so_it_needs_the_trust_flag(tmp_path, capsys):
     """Attack: a TorchScript archive loaded (and ran, writing a file) with no trust flag at all."""
-    from app.check import main as check
+    from app.cli.check import main as check
 
     marker = tmp_path / "victim.txt"
     marker.write_text("clean")

@@ -16,7 +16,7 @@ from sklearn.ensemble import GradientBoostingClassifier
 
 from app import services
 from app.callbacks import shell
-from app.layout import navbar_content
+from app.shell.layout import navbar_content
 from app.report.provenance import provenance
 from app.services import _core, selection, text_loader
 from app.services.selection import Selection

@@ -1,7 +1,7 @@
 """``python -m app`` (waitress) passes a proxy's headers on to the application (issue 27, found by an attack).
 
 waitress deletes ``Forwarded`` and ``X-Forwarded-*`` by default (``clear_untrusted_proxy_headers``). FAILED
-before ``app/serving.py`` passed them on: a request through a reverse proxy on the same machine looked local, so
+before ``app/serve/waitress.py`` passed them on: a request through a reverse proxy on the same machine looked local, so
 local mode (no users file) served it as the local user holding every role (``/_candor/workspace`` showed the
 worker's PID to a remote client), and ``CANDOR_PROXY_HOPS=1`` changed nothing (no ``Secure`` cookie for a proxy's
 HTTPS, every client counted at the proxy's address). Tested on a real server process, not Flask's test client,

@@ -167,7 +167,7 @@ def test_concurrent_guesses_cannot_outrun_the_login_limit(dash_app, isolated, mo
 def test_login_redirects_only_to_this_server(dash_app, isolated, monkeypatch):
     """Attack (found by a tester): ``next=/\\t/evil.example`` passed the check and browsers drop the tab, so the
     login answered ``Location: //evil.example``. Any white space, control character, scheme or host goes to /."""
-    from app.access import _safe_next
+    from app.serve.access import _safe_next
 
     users_file(isolated, monkeypatch, vera=("viewer", "vera-pass-1"))
     for bad in ("/\t/evil.example/x", "/\n/evil.example", "//evil.example", "/\\evil.example", "https://evil.example",

@@ -97,7 +97,7 @@ def test_a_python_tag_is_refused_by_name_before_anything_is_built(tmp_path):
 
 
 def test_a_link_note_names_ten_parameters_and_counts_the_rest():
-    from app import url_state
+    from app.shell import url_state
 
     problems = [f"p{i}: not a setting of this page" for i in range(60_000)]
     text = url_state.note(problems).children.children
@@ -106,7 +106,7 @@ def test_a_link_note_names_ten_parameters_and_counts_the_rest():
 
 @pytest.mark.parametrize("raw", ["1_0", "١٠", "3.5", " ", "+-1", "9" * 40])
 def test_a_row_or_k_that_python_would_stretch_into_a_number_is_refused(raw):
-    from app import url_state
+    from app.shell import url_state
 
     with pytest.raises(url_state._Bad, match="not a whole number"):
         url_state._int(raw, 0, 10**20, None)

@@ -177,7 +177,7 @@ def test_slow_model_does_not_stall_other_users(tmp_path, slow_model):
 def test_every_app_in_a_process_serves_the_clientside_callbacks():
     """Setting Dash up eagerly moved the clientside callbacks' code into the first app only; a second app
     in the same process served pages whose clientside callbacks all failed ("reading 'apply'")."""
-    from app.server import create_app
+    from app.serve.server import create_app
 
     pages = [create_app(warm=False).server.test_client().get("/").data for _ in range(2)]
     counts = [p.count(b"_dashprivate_clientside_funcs") for p in pages]

@@ -2,7 +2,7 @@
 they were (the server in the same process keeps its start-up budgets)."""
 import importlib
 
-from app import build as build_module
+from app.cli import build as build_module
 
 
 def test_a_build_runs_without_clock_budgets_and_puts_them_back():

@@ -30,7 +30,7 @@ ROWS = 6
 def built(tmp_path_factory):
     """``(settings with the store, workspace, store folder)``; the services are put back afterwards."""
     from app import services
-    from app.build import build
+    from app.cli.build import build
     from app.services import _core
 
     folder = tmp_path_factory.mktemp("store-build")
@@ -242,7 +242,7 @@ SERVE = """
 import json, sys
 from pathlib import Path
 from workspace.settings import Settings
-from app.server import create_app
+from app.serve.server import create_app
 from app import services
 folder = Path(sys.argv[1])
 create_app(settings=Settings(store=folder / "store", warm=False, cache_dir=folder / "cache", state_dir=folder / "state"))
@@ -324,7 +324,7 @@ def test_served_global_view_stays_memory_mapped_and_its_importance_is_of_every_r
 
 def test_random_row_picks_among_the_stored_rows_when_the_store_holds_some(serving, built):
     """A store built with ``--rows 6``: "Random row" draws from those 6 rows (shown at once), and says so."""
-    from app import layout
+    from app.shell import layout
 
     services, ws, folder = serving
     stored = sorted(ws.test_idx.tolist()[:ROWS])  # what the build stored: the first held-out rows of the split

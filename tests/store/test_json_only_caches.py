@@ -153,7 +153,7 @@ def test_every_cache_in_the_source_is_opened_json_only():
                 bad.append(f"{where}: {ast.unparse(node)} (Dash's default cache pickles)")
     assert seen and not bad, "caches that may pickle:\n" + "\n".join(bad)
 
-    from app.jobs import celery_app
+    from app.serve.jobs import celery_app
 
     conf = celery_app("redis://127.0.0.1:1/0").conf  # no connection is made
     assert (conf.task_serializer, conf.result_serializer, list(conf.accept_content)) == ("json", "json", ["json"])

@@ -25,7 +25,7 @@ def built(tmp_path_factory):
     from sklearn.ensemble import RandomForestClassifier
 
     from app import services
-    from app.build import build
+    from app.cli.build import build
     from app.services import _core
     from store.read import open_store
     from store.hashes import source_hashes

@@ -62,7 +62,7 @@ def _parquet(frame: pd.DataFrame, **kw) -> bytes:
 
 # ---- F1: a resumed build never reuses chunks computed under another key -----------------------------------
 def test_a_resumed_build_does_not_reuse_chunks_of_other_settings(built, tmp_path, monkeypatch):  # noqa: F811
-    from app import build as build_mod
+    from app.cli import build as build_mod
     from app.services import tabular
 
     _, ws, folder = built
@@ -93,7 +93,7 @@ def test_a_resumed_build_does_not_reuse_chunks_of_other_settings(built, tmp_path
 
 
 def test_a_build_replaces_out_whole_and_refuses_a_folder_that_is_not_a_store(tmp_path):
-    from app.build import build
+    from app.cli.build import build
 
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "thesis.txt").write_text("not a store")

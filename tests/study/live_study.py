@@ -17,7 +17,7 @@ _APP = []
 def app_once():
     """The Dash app over the sample workspace, created once per test session."""
     if not _APP:
-        from app.server import create_app
+        from app.serve.server import create_app
 
         _APP.append(create_app(warm=False))
     return _APP[0]

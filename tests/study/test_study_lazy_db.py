@@ -57,7 +57,7 @@ def _migrated_once(db: Path) -> list:
 def test_no_study_no_database_file_first_study_request_creates_it(fresh):
     """Starting the app and using it without a study leaves no study database behind; the first request
     of the participant page opens it, migrates it and serves the consent step."""
-    from app.server import create_app
+    from app.serve.server import create_app
 
     dash_app = create_app(warm=False)
     client = dash_app.server.test_client()
@@ -76,7 +76,7 @@ def test_no_study_no_database_file_first_study_request_creates_it(fresh):
 def test_concurrent_first_requests_migrate_once(fresh):
     """Eight participants opening the study page at the same moment on a database nobody opened:
     every request is answered with the consent step, and the migrations ran once."""
-    from app.server import create_app
+    from app.serve.server import create_app
 
     dash_app = create_app(warm=False)
     assert not fresh.exists()
@@ -100,7 +100,7 @@ def test_concurrent_first_requests_migrate_once(fresh):
 def test_researcher_page_opens_the_database_on_first_use(fresh, monkeypatch):
     """A researcher who logs in before any participant came sees the study's (empty) dashboard; the
     dashboard's first request opens and migrates the database."""
-    from app.server import create_app
+    from app.serve.server import create_app
 
     monkeypatch.setenv("CANDOR_RESEARCHER_PASSWORD", "correct horse")
     dash_app = create_app(warm=False)

@@ -84,7 +84,7 @@ def _fixed_log():
 
 
 def test_rair_rsr_baseline_the_plot_the_json_and_the_page_say_why_a_measure_is_undefined():
-    from app import figures_study
+    from app.views import figures_study
     from app.callbacks.study_research_views import _undefined
     from app.callbacks.study_simulate import headline
     from study.schema import parse_study

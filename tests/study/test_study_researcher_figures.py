@@ -16,7 +16,7 @@ from tests.study.test_study_reliance import EXPECTED, _trial_log, _wilson_closed
 
 
 def test_reliance_bars_show_the_hand_computed_values_and_wilson_intervals():
-    from app.figures_study import RELIANCE_SHOWN, reliance_bars
+    from app.views.figures_study import RELIANCE_SHOWN, reliance_bars
 
     fig = reliance_bars(analysis.reliance_by_condition(_trial_log()))
     z = stats.norm.ppf(0.975)

@@ -6,7 +6,8 @@ import pytest
 import skops.io as sio
 from sklearn.linear_model import LogisticRegression
 
-from app import figures, services
+from app.views import figures
+from app import services
 from app.services import _core
 from workspace.errors import CandorError
 from workspace.feature_names import FeatureFormat, load_features
@@ -110,7 +111,7 @@ def test_size_is_checked_before_reading(tmp_path, monkeypatch):
 
 
 def test_cli_features_file_error_is_one_line_exit_2(named, tmp_path, capsys, bc):
-    from app.check import main as check
+    from app.cli.check import main as check
 
     X, y, train, _ = bc
     sio.dump(LogisticRegression(max_iter=3000).fit(X.iloc[train][COLUMNS], y.iloc[train]), tmp_path / "m.skops")

@@ -35,7 +35,7 @@ def test_main_does_not_assign_to_os_environ():
 def test_main_hands_its_flags_to_create_app_as_settings(monkeypatch, tmp_path):
     """--model/--data/--target/--target-class reach create_app(settings=...) and leave the environment untouched."""
     import app.__main__ as cli
-    import app.server
+    import app.serve.server
 
     for name in ("CANDOR_MODEL", "CANDOR_DATA", "CANDOR_TARGET", "CANDOR_CLASS", "CANDOR_TRUST_PICKLE",
                  "CANDOR_BIND_HOSTS", "CANDOR_ALLOWED_HOSTS", "CANDOR_USERS_FILE", "CANDOR_AUTH_HEADER",
@@ -47,7 +47,7 @@ def test_main_hands_its_flags_to_create_app_as_settings(monkeypatch, tmp_path):
         seen.append(settings)
         raise CandorError("stop here")
 
-    monkeypatch.setattr(app.server, "create_app", fake_create_app)
+    monkeypatch.setattr(app.serve.server, "create_app", fake_create_app)
     monkeypatch.setattr(cli, "_check_port_free", lambda host, port: None)
     before = dict(os.environ)
     code = cli.main(["--model", "m.skops", "--data", "d.csv", "--target", "label", "--target-class", "b",

@@ -95,7 +95,7 @@ def test_contents_that_are_not_bytes_leave_nothing_behind(tmp_path):
     """Found by an attack: an upload's ``contents`` forged as a list reached the write, which raised TypeError and
     left a 0-byte ``.part`` file until the hourly sweep. The callback's check now refuses a list (every upload
     box takes one file), and a write that fails in any way deletes its part file."""
-    from app.callback_inputs import problem
+    from app.serve.callback_inputs import problem
 
     assert problem({"id": "upload-data", "property": "contents"}, ["data:text/csv;base64,YQ=="])
     assert problem({"id": "upload-data", "property": "contents"}, "data:text/csv;base64,YQ==") is None

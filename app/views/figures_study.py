@@ -2,7 +2,7 @@
 confidence against the advice's correctness and the explanation's fidelity.
 
 Built from :mod:`study.analysis` frames; user strings (condition ids) go through
-:func:`app.figures.esc` and never into a ``hovertemplate``.
+:func:`app.views.figures.esc` and never into a ``hovertemplate``.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from app.figures import TEMPLATE, esc
+from app.views.figures import TEMPLATE, esc
 
 __all__ = ["reliance_bars", "appropriateness", "calibration_scatter", "confidence_by_correctness", "RELIANCE_SHOWN"]
 

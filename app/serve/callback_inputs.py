@@ -28,7 +28,7 @@ from dash.exceptions import PreventUpdate
 from flask import Response
 from werkzeug.exceptions import HTTPException
 
-from app import ids
+from app.shell import ids
 from app.services.data_table import MAX_PAGE_ROWS
 from workspace.errors import CandorError, first_line, raised_at
 
@@ -204,7 +204,7 @@ def malformed_body(body, callback_map: dict) -> str | None:
 
     Dash's own dispatch reads the body before any callback runs, and raised (HTTP 500, a traceback in the log)
     on a body of the wrong shape: ``inputs`` a string, ``changedPropIds`` null, an item that is not an object,
-    the ``output`` of a clientside callback (in the callback map, with no server function). ``app/access.py``
+    the ``output`` of a clientside callback (in the callback map, with no server function). ``app/serve/access.py``
     refuses such a body with 400 and this reason, before Dash reads it (found by an attack, issue 27)."""
     if not isinstance(body, dict):
         return "the body is not a JSON object"

@@ -78,7 +78,7 @@ def run_tabular(args, out) -> None:
 
     from workspace.workspace import load_user_workspace
 
-    from . import services
+    from .. import services
 
     ws = load_user_workspace(args.model, args.data, args.target, trust_pickle=args.trust_pickle,
                              target_class=args.target_class, torch_options=TorchOptions.from_args(args),
@@ -198,8 +198,8 @@ def _text_row(args, texts) -> int:
 
 def run_hf_folder(args, out) -> None:
     """A Hugging Face classifier folder: the Text page's own services (attention, prediction, IG) for one text."""
-    from .services import text as text_services
-    from .services import text_loader
+    from ..services import text as text_services
+    from ..services import text_loader
 
     folder = Path(args.model).resolve()
     try:  # the Text page's checks and messages, said of --model

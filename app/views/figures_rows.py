@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from app.figures import DIVERGING, _label_lines, _layout, esc, plain, tick_labels
+from app.views.figures import DIVERGING, _label_lines, _layout, esc, plain, tick_labels
 
 JITTER_SEED = 0
 """Seed of the vertical jitter of the beeswarm's dots (presentation only)."""

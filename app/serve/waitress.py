@@ -29,9 +29,9 @@ def serve(server, host: str, port: int, threads: int = 16) -> None:
     A request body over :func:`workspace.limits.max_request_bytes` is refused with 413 by waitress before it is
     read, from its ``Content-Length`` or, chunked, once that many bytes have come (waitress reads a whole body
     before the application sees it, so the limit must be waitress's own); Flask's ``MAX_CONTENT_LENGTH``
-    (:func:`app.server.create_app`) holds the same limit under gunicorn. Proxy headers (``Forwarded``,
+    (:func:`app.serve.server.create_app`) holds the same limit under gunicorn. Proxy headers (``Forwarded``,
     ``X-Forwarded-*``) reach the application as sent, as under gunicorn: which to believe is decided there
-    (``CANDOR_PROXY_HOPS``, ``app/headers.py``), and any of them makes a request not local (``app/access.py``).
+    (``CANDOR_PROXY_HOPS``, ``app/serve/headers.py``), and any of them makes a request not local (``app/serve/access.py``).
 
     Raises
     ------
@@ -44,7 +44,7 @@ def serve(server, host: str, port: int, threads: int = 16) -> None:
                        max_request_body_size=limits.max_request_bytes(), _quiet=True,
                        # waitress deletes Forwarded and X-Forwarded-* by default: a request through a proxy then
                        # looked local (local mode served it with every role) and CANDOR_PROXY_HOPS's ProxyFix never
-                       # saw them; app/headers.py (ProxyFix, only with hops set) and app/access.py decide instead
+                       # saw them; app/serve/headers.py (ProxyFix, only with hops set) and app/serve/access.py decide instead
                        clear_untrusted_proxy_headers=False)
     except KeyboardInterrupt:
         pass

@@ -4,8 +4,8 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import html
 
-from app import ids
-from app.components import card, fmt, method_note, metric, metric_row
+from app.shell import ids
+from app.views.components import card, fmt, method_note, metric, metric_row
 from explainers.numbers import plain
 from explainers.stability import STABLE_OVERLAP
 

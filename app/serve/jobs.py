@@ -63,7 +63,7 @@ def _refusal_outputs(message: str):
     """The callback's outputs for a refused job: an alert in each ``children`` output, the rest unchanged."""
     from dash import callback_context, no_update
 
-    from .components import error_alert
+    from ..views.components import error_alert
 
     outputs = callback_context.outputs_list
     if isinstance(outputs, dict):
@@ -215,7 +215,7 @@ class CeleryLimitedJobs(LimitedJobs):
 def celery_app(redis_url: str):
     """The Celery app of background jobs: ``redis_url`` is both broker and result store.
 
-    Workers run it with ``celery -A app.celery_worker:celery worker`` (``app/celery_worker.py`` builds the same
+    Workers run it with ``celery -A app.serve.celery_worker:celery worker`` (``app/serve/celery_worker.py`` builds the same
     Dash app, so its background callbacks are registered as the same Celery tasks).
     """
     from celery import Celery

@@ -1,4 +1,4 @@
-"""Build the Dash app. ``server`` is the WSGI entry point (``gunicorn app.server:server``).
+"""Build the Dash app. ``server`` is the WSGI entry point (``gunicorn app.serve.server:server``).
 
 The workspace comes from :func:`workspace.workspace.load_sample_workspace` unless the settings
 (:class:`workspace.settings.Settings`) name the user's files: ``python -m app`` passes the ones it
@@ -19,21 +19,25 @@ from plotly.utils import PlotlyJSONEncoder
 from explainers.numbers import plain
 from workspace import limits
 from workspace.json_cache import JSONOnlyDisk, json_cache
-from . import fork_gate, services
+from . import fork_gate
+from .. import services
 from .jobs import REFUSED, REFUSED_JOB, CeleryLimitedJobs, LimitedJobs, celery_app
 from workspace import settings as _settings
 from workspace.settings import Settings
 from workspace.workspace import Workspace
-from .services import selection
-from .services.selection import LAUNCH_UID, Selection
+from ..services import selection
+from ..services.selection import LAUNCH_UID, Selection
 from .startup import defer_torch
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+# Dash names the page modules after the folder of its ``name``'s module: app/ (the pages' parent), so they stay
+# "pages.<page>" (dash.page_registry's keys) now that this module lives in app/serve/; Flask's root is app/ too
+DASH_NAME = "app.__main__"
 _app: dash.Dash | None = None
 
 
 class _QuietForkManager(dash.DiskcacheManager):
-    """Dash's DiskcacheManager, forking a job only while no other request is in flight (:mod:`app.fork_gate`)."""
+    """Dash's DiskcacheManager, forking a job only while no other request is in flight (:mod:`app.serve.fork_gate`)."""
 
     def call_job_fn(self, key, job_fn, args, context):
         with fork_gate.GATE.forking():
@@ -42,14 +46,14 @@ class _QuietForkManager(dash.DiskcacheManager):
 
 class _ForkAfterWarmManager(LimitedJobs, _QuietForkManager):
     """Dash's DiskcacheManager, but a job forks only once the warm-up thread is done, within the job limits, and
-    never when its result is already cached (:meth:`app.jobs.LimitedJobs.answered`).
+    never when its result is already cached (:meth:`app.serve.jobs.LimitedJobs.answered`).
 
-    :class:`app.jobs.LimitedJobs` refuses a job over ``CANDOR_MAX_JOBS`` / ``CANDOR_MAX_JOBS_PER_USER``.
+    :class:`app.serve.jobs.LimitedJobs` refuses a job over ``CANDOR_MAX_JOBS`` / ``CANDOR_MAX_JOBS_PER_USER``.
 
     A background job runs in a forked copy of the server. A lock that another thread holds at the
     moment of the fork (an import in progress, a model loading, SQLite inside a request) stays held
     forever in the copy, and the job hangs; the warm-up thread is what imports and loads at run time,
-    so jobs wait for it, and the fork itself waits for the requests in flight (:mod:`app.fork_gate`).
+    so jobs wait for it, and the fork itself waits for the requests in flight (:mod:`app.serve.fork_gate`).
     """
 
     def answered(self, key) -> bool:
@@ -57,7 +61,7 @@ class _ForkAfterWarmManager(LimitedJobs, _QuietForkManager):
 
         Dash keeps a result under its key when ``cache_by`` is set (:func:`background_manager`) and reads it on
         the first poll, but still forks a job to compute it again: a copy of the whole server process, made at
-        the fork gate (:mod:`app.fork_gate`) once every request in flight has ended (issue 27).
+        the fork gate (:mod:`app.serve.fork_gate`) once every request in flight has ended (issue 27).
         """
         result = self.handle.get(key)
         return result is not None and not (isinstance(result, dict)
@@ -83,7 +87,7 @@ class _DashJSONDisk(JSONOnlyDisk):
 
 
 class _CeleryJobs(CeleryLimitedJobs, dash.CeleryManager):
-    """Dash's CeleryManager within the job limits, counted in Redis (:class:`app.jobs.CeleryLimitedJobs`)."""
+    """Dash's CeleryManager within the job limits, counted in Redis (:class:`app.serve.jobs.CeleryLimitedJobs`)."""
 
 
 def background_manager(cache_dir: Path | None = None, *, redis_url: str | None = None):
@@ -91,12 +95,12 @@ def background_manager(cache_dir: Path | None = None, *, redis_url: str | None =
 
     With ``redis_url`` (default: ``CANDOR_REDIS_URL`` of the current settings) jobs go to Celery
     workers through that Redis (Dash's ``CeleryManager``; start them with
-    ``celery -A app.celery_worker:celery worker``); otherwise each job forks from the server and results are
+    ``celery -A app.serve.celery_worker:celery worker``); otherwise each job forks from the server and results are
     cached on disk under ``<cache_dir>/background`` (``CANDOR_CACHE_DIR``, default ``.cache``) as JSON
     only (:class:`workspace.json_cache.JSONOnlyDisk`, as the Celery path's JSON: a pickled row is never read).
     Either way results are keyed by this launch and by the current selection (model, data, class),
     so neither a restart nor a switch to another model or class ever serves stale results (STYLE B3
-    rule 4), and the job limits of :mod:`app.jobs` apply.
+    rule 4), and the job limits of :mod:`app.serve.jobs` apply.
     """
     redis_url = _settings.current().redis_url if redis_url is None else redis_url
     if redis_url:
@@ -160,27 +164,24 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     from store.read import open_for  # a store (--store, CANDOR_STORE) is checked before anything is served
 
     services.use_store(open_for(settings, ws) if settings.store else None)
-    if warm is True and settings.store:
-        warm = "sync"  # served from a store, the warm-up only reads it (and calls the model once on every row): done
-        # before the first page, it never competes with that page's requests for the interpreter
     services.init(ws, warm=warm)
     limits.trim_heap()  # the table reader's freed buffers (the warm-up trims after each of its steps)
-    from .callbacks.study_check import check_study_files
+    from ..callbacks.study_check import check_study_files
 
     check_study_files()  # a study file whose declared truth the data contradict is refused before serving
     # the study database is opened (and migrated) on first use by study mode (study.runtime.engine),
     # so a launch that never runs a study creates no database file
     app = dash.Dash(
-        __name__, use_pages=True, pages_folder=str(ROOT / "app" / "pages"), assets_folder=str(ROOT / "assets"),
+        DASH_NAME, use_pages=True, pages_folder=str(ROOT / "app" / "pages"), assets_folder=str(ROOT / "assets"),
         title="Candor", update_title=None,
         # pages lay out what applies to the model (a regressor's Persuasive page is one sentence), so
         # a page's components may be absent from every layout: no start-up validation layout
         suppress_callback_exceptions=True, background_callback_manager=background_manager(settings.cache_dir, redis_url=settings.redis_url or ""),
     )
-    from . import callbacks  # noqa: F401  (registers every page's callbacks)
+    from .. import callbacks  # noqa: F401  (registers every page's callbacks)
 
     services.join_late(compute=warm == "sync")  # the pages' own warm values (the Descriptive page's stored rows)
-    from .layout import shell
+    from ..shell.layout import shell
 
     app.layout = shell
     app.index_string = app.index_string.replace("<html>", '<html lang="en">', 1)  # WCAG 3.1.1: the page's language

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from app.figures import GREY, NEG, POS, esc
-from app.figures_text import _layout, word_strips
+from app.views.figures import GREY, NEG, POS, esc
+from app.views.figures_text import _layout, word_strips
 
 _SIGNED = {"LIME", "LIME approx.", "G-avg", "G×I"}
 """Scores with a sign (red toward the explained class, blue against); the others are non-negative."""

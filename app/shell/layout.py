@@ -5,8 +5,10 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from . import access, ids, services
-from .report.button import export_button
+from ..serve import access
+from . import ids
+from .. import services
+from ..report.button import export_button
 
 
 def _nav_links() -> list:

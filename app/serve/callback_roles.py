@@ -1,4 +1,4 @@
-"""Which role each Dash callback needs, checked on the server before the callback runs (:mod:`app.access`).
+"""Which role each Dash callback needs, checked on the server before the callback runs (:mod:`app.serve.access`).
 
 A callback is named by the ids of the components it updates (its outputs). It needs the highest
 role any of its outputs needs in :data:`ROLE_BY_OUTPUT` (default ``viewer``: reading a page), and at
@@ -13,8 +13,8 @@ import json
 
 from accounts.roles import role_rank
 
-from . import ids
-from .report import button as report_button
+from ..shell import ids
+from ..report import button as report_button
 from study import ids as study_ids
 
 PARTICIPANT = "participant"

@@ -1,14 +1,14 @@
 """Text in figures: user strings made literal for Plotly (:func:`esc`), long labels wrapped (:func:`tick_label`),
 the room they take (:func:`text_px`, :func:`label_margin`) and a figure's text alternative (:func:`alt_text`).
 
-:mod:`app.figures` re-exports these; figure modules import them from there.
+:mod:`app.views.figures` re-exports these; figure modules import them from there.
 """
 from __future__ import annotations
 
 import functools
 
 FONT_FAMILY = 'Arial, "Liberation Sans", Helvetica, sans-serif'
-"""The figures' font (:mod:`app.figures`' template): one set of widths on every system (Liberation Sans and
+"""The figures' font (:mod:`app.views.figures`' template): one set of widths on every system (Liberation Sans and
 Helvetica have Arial's), so that :func:`label_margin` can size a figure's margins before it is drawn. Plotly's own ("Open Sans", then Verdana,
 then Arial) is Verdana on Windows and macOS, a fifth wider."""
 def esc(text) -> str:
@@ -139,7 +139,7 @@ def label_margin(labels, font_size: int = 12) -> int:
     """Left margin (px) that holds the widest line of ``labels`` (tick labels as :func:`tick_label` wrote them),
     measured by :func:`text_px`, plus 14 px between the labels and the plot.
 
-    The row figures are drawn with Plotly's ``automargin`` off (:func:`app.figures.waterfall`, :func:`app.figures.attribution_bar`):
+    The row figures are drawn with Plotly's ``automargin`` off (:func:`app.views.figures.waterfall`, :func:`app.views.figures.attribution_bar`):
     automargin measures every label it drew and may draw the figure again, 8-10 ms of each row change in
     Chromium; their margins are this one. Other figures keep automargin, which starts from this margin.
     """

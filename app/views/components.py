@@ -33,9 +33,9 @@ def graph(component_id: str, height: int = 380, placeholder: str | None = None) 
 
 
 def row_status_store(page: str, data: dict | None = None) -> dcc.Store:
-    """The store a row page's callback fills with the navbar's status line (:func:`app.ids.row_status_data`);
+    """The store a row page's callback fills with the navbar's status line (:func:`app.shell.ids.row_status_data`);
     ``data``: what it holds as the page opens, when the page's layout brings it."""
-    from app import ids
+    from app.shell import ids
 
     return dcc.Store(id=ids.row_status_data(page), data=data)
 
@@ -113,7 +113,7 @@ def empty_figure(message: str):
 
     import plotly.graph_objects as go
 
-    from app.figures import esc
+    from app.views.figures import esc
 
     lines = textwrap.wrap(message, 70, break_long_words=False, break_on_hyphens=False) or [message]
     fig = go.Figure()

@@ -1,6 +1,6 @@
 """Persuasive page figures: the shown items, the row's and the global fidelity-vs-complexity tradeoffs.
 
-Imports plotly, never dash. Colours follow :mod:`app.figures` (red towards the
+Imports plotly, never dash. Colours follow :mod:`app.views.figures` (red towards the
 explained class, blue against).
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.figures import CATEGORICAL, NEG, POS, _label_lines, _layout, bars_alt, esc, plain, tick_labels
+from app.views.figures import CATEGORICAL, NEG, POS, _label_lines, _layout, bars_alt, esc, plain, tick_labels
 
 _TALL = dict(l=10, r=10, t=75, b=40)
 ROW_TRADEOFF_HEIGHT, GLOBAL_TRADEOFF_HEIGHT = 520, 420
@@ -21,7 +21,7 @@ ROW_MEASURES = (("sufficiency", "sufficiency (0 is best)", CATEGORICAL[1]),
                 ("spearman", "Spearman ρ with the full ranking", CATEGORICAL[2]),
                 ("mass_retained", "share of |attribution| shown", CATEGORICAL[0]),
                 ("r2_restricted", "local R² of a fit on the shown features", CATEGORICAL[3]))
-"""The row's measures and their Okabe-Ito colours (:data:`app.figures.CATEGORICAL`), shared with the global tradeoff."""
+"""The row's measures and their Okabe-Ito colours (:data:`app.views.figures.CATEGORICAL`), shared with the global tradeoff."""
 COST_ROWS = (("mass_retained", "Share of |attribution| shown", "{:.1%}"), ("sufficiency", "Sufficiency", None),
              ("comprehensiveness", "Comprehensiveness", None), ("aopc_comprehensiveness", "AOPC comprehensiveness", None),
              ("deletion_auc_norm", "Deletion AUC (share of the gap)", None),
@@ -29,7 +29,7 @@ COST_ROWS = (("mass_retained", "Share of |attribution| shown", "{:.1%}"), ("suff
              ("spearman", "Spearman ρ", None), ("top_k_overlap", "Top-k overlap", None),
              ("r2_restricted", "Local R², shown features", None), ("additivity_gap", "Additivity gap", None))
 """What a simplification costs, as the Persuasive page and the report show it: (key of ``fidelity_after``,
-label, format or None for :func:`app.components.fmt`)."""
+label, format or None for :func:`app.views.components.fmt`)."""
 
 
 def operator_text(operators) -> str:
@@ -57,7 +57,7 @@ def operator_text(operators) -> str:
 def persuasive_items(s, title: str) -> go.Figure:
     """One bar per shown item (feature or group), with the number or word the reader is shown.
 
-    ``title`` is Plotly markup written by the caller (user text in it escaped with :func:`app.figures.esc`);
+    ``title`` is Plotly markup written by the caller (user text in it escaped with :func:`app.views.figures.esc`);
     item names are escaped here.
     """
     items = list(s.items)[::-1]

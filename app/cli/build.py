@@ -87,11 +87,11 @@ class RowTask:
     lime_limits: dict = dataclasses.field(default_factory=dict)
 
     def __call__(self, start: int, stop: int) -> dict[str, np.ndarray]:
-        from .services import _core, methods, tabular
+        from ..services import _core, methods, tabular
 
         tabular.LIME_LIMITS.update(self.lime_limits)  # a Dask worker's own module: the build's stopping rule
         if _core._ws is None:  # a fresh process (a Dask worker): load what the build explains
-            from .services.selection import Selection
+            from ..services.selection import Selection
 
             _core.init(Selection(**self.selection).load(), warm=False)
         rows = [int(r) for r in self.rows[start:stop]]
@@ -114,7 +114,7 @@ def _explain_rows(rows: list[int]) -> tuple[dict[str, list], np.ndarray]:
     (``TabularMethod.live_rows``: SHAP's chunk in batches, :mod:`store.batch`), by method name; and the rows'
     explained output. The rows' model predictions are checked once around the whole chunk (``tabular.guarded``).
     """
-    from .services import _core, methods
+    from ..services import _core, methods
 
     found = {m.name: m.live_rows(rows) for m in methods.stored_per_row()}
     return found, np.asarray(_core.workspace().output(_core.workspace().X.iloc[rows]), dtype=float)
@@ -122,7 +122,7 @@ def _explain_rows(rows: list[int]) -> tuple[dict[str, list], np.ndarray]:
 
 def _explainer_settings() -> dict:
     """Every setting the stored explanations depend on (the manifest's ``explainers``; part of the chunk key)."""
-    from .services import methods, surrogates
+    from ..services import methods, surrogates
 
     persuasive_service = importlib.import_module("app.services.persuasive")
     return {
@@ -231,11 +231,11 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     """
     from store.engine import run_chunks
 
-    from . import services
-    from .server import selection_from_settings
-    from .services import _core, methods, surrogates, tabular
+    from .. import services
+    from ..serve.server import selection_from_settings
+    from ..services import _core, methods, surrogates, tabular
     persuasive_service = importlib.import_module("app.services.persuasive")  # the package exports a function of that name
-    from .startup import defer_torch
+    from ..serve.startup import defer_torch
 
     defer_torch()
     out = Path(out)

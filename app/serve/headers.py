@@ -70,7 +70,7 @@ def response_headers(script_hashes: list[str], frame_ancestors: tuple[str, ...] 
 def install(dash_app) -> None:
     """Set :func:`response_headers` on every response of ``dash_app``'s server, and trust the proxy the settings name.
 
-    Call it after every callback is registered and Dash is set up (:func:`app.startup.setup_dash_now`): the
+    Call it after every callback is registered and Dash is set up (:func:`app.serve.startup.setup_dash_now`): the
     clientside callbacks' code is hashed once, here.
     """
     given = settings.current()

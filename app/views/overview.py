@@ -3,7 +3,7 @@ its table callback for the other pages)."""
 from dash import dcc, html
 
 from app import services
-from app.components import card, fmt, metric, metric_row
+from app.views.components import card, fmt, metric, metric_row
 
 
 def model_card():

@@ -11,7 +11,7 @@ rewrites the query string in the browser (:func:`writer_js`, a clientside callba
 
 Two parameters are the navbar's, on every page that shows them: ``row`` (set by the shell's own
 clientside reader, :mod:`app.callbacks.shell`; checked here) and ``class`` (a multiclass model's
-explained class: a link never switches it, :func:`app.layout.class_note` offers the switch).
+explained class: a link never switches it, :func:`app.shell.layout.class_note` offers the switch).
 """
 from __future__ import annotations
 
@@ -25,8 +25,9 @@ from typing import Callable
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from app import ids, services
-from app.components import choice_name, choice_value
+from app.shell import ids
+from app import services
+from app.views.components import choice_name, choice_value
 from workspace.errors import CandorError
 
 __all__ = ["Param", "PAGES", "ROW_PAGES", "read", "from_url", "note", "writer_js", "store_id"]

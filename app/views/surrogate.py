@@ -4,7 +4,7 @@ from __future__ import annotations
 import dash_bootstrap_components as dbc
 from dash import html
 
-from app.components import card, fmt, gilpin_badge, metric, metric_row
+from app.views.components import card, fmt, gilpin_badge, metric, metric_row
 from explainers.persuasive import gilpin_label
 from explainers.rules import rule_text
 

@@ -1,8 +1,8 @@
 """Figures of the Text page: :mod:`explainers.text` results to ``go.Figure``. Imports plotly, never dash.
 
 Layer, head and token are 0-based and in that axis order (STYLE B4). Attention uses a sequential
-scale, signed attributions the red (toward the explained class) / blue scale of :mod:`app.figures`.
-Words, tokens, class labels and dependency relations are user text: escaped with :func:`app.figures.esc`.
+scale, signed attributions the red (toward the explained class) / blue scale of :mod:`app.views.figures`.
+Words, tokens, class labels and dependency relations are user text: escaped with :func:`app.views.figures.esc`.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explainers.numbers import number_text
-from app.figures import (CATEGORICAL, DIVERGING, GREY, ROUGH, ROUGH_NOTE, TEMPLATE, esc, esc_all, plain,
+from app.views.figures import (CATEGORICAL, DIVERGING, GREY, ROUGH, ROUGH_NOTE, TEMPLATE, esc, esc_all, plain,
                          rank_unresolved, standard_errors, wrap_note)
 
 _BASE = dict(template=TEMPLATE, font=dict(size=12))
@@ -117,8 +117,8 @@ def word_strips(words, rows, *, text_format: str, hover_format: str) -> go.Figur
     rows : list of (label, ndarray of shape (n_words,), signed) or (label, values, signed, standard_error)
         ``signed`` strips use a symmetric red-blue scale, the others 0 to max on Viridis. A
         ``standard_error`` (ndarray of shape (n_words,), or None) is shown in the hover as ``± se``,
-        and a word whose error exceeds the gap to its ranked neighbour (:func:`app.figures.rank_unresolved`)
-        gets :data:`app.figures.ROUGH` before its number.
+        and a word whose error exceeds the gap to its ranked neighbour (:func:`app.views.figures.rank_unresolved`)
+        gets :data:`app.views.figures.ROUGH` before its number.
     text_format, hover_format : str
         Python format specs of the numbers printed in cells and in the hover.
     """

@@ -24,7 +24,7 @@ from explainers.metrics import top_k
 from explainers.numbers import gap_text, plain  # the one formatter of numbers people read (re-exported)
 from explainers.types import AgreementReport
 
-from app.figure_labels import (FONT_FAMILY, _label_lines, _lines_of, alt_text, esc, esc_all,  # re-exported
+from app.views.figure_labels import (FONT_FAMILY, _label_lines, _lines_of, alt_text, esc, esc_all,  # re-exported
                                label_margin, text_px, tick_label, tick_labels, unidentified_marks, wrap_note)
 
 POS, NEG, GREY = "#b2182b", "#2166ac", "#767676"

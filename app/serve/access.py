@@ -12,7 +12,7 @@ Every request passes, in order:
    cookie, else, when no users file or proxy header is configured and the request comes from this
    machine (and not through a proxy), the *local user*, who has every role (every role but
    ``researcher`` while ``CANDOR_RESEARCHER_PASSWORD`` asks researchers to log in).
-4. **May they**: Dash callbacks need the role :mod:`app.callback_roles` gives them (403 otherwise);
+4. **May they**: Dash callbacks need the role :mod:`app.serve.callback_roles` gives them (403 otherwise);
    anonymous users reach only the study participant's pages and callbacks and are sent to ``/login``.
 """
 from __future__ import annotations
