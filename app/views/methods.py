@@ -19,6 +19,8 @@ from explainers.persuasive import gilpin_label
 
 MAX_DISPLAY = 15
 """Features drawn (the largest importances); the agreement is over every feature."""
+SCORING_WORDS = {"roc_auc": "ROC AUC", "r2": "R²", "accuracy": "accuracy"}
+"""How the figure names each scoring (:data:`explainers.permutation_importance.SCORINGS`)."""
 
 
 def permutation_importance_figure(v, max_display: int = MAX_DISPLAY) -> go.Figure:
@@ -32,7 +34,8 @@ def permutation_importance_figure(v, max_display: int = MAX_DISPLAY) -> go.Figur
     order = np.argsort(-imp, kind="stable")[:max_display][::-1]
     labels = tick_labels([r.feature_names[j] for j in order])
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=("mean |SHAP|", f"drop of {esc(r.scoring)} when shuffled"))
+                        subplot_titles=("mean |SHAP|", f"drop of {esc(SCORING_WORDS.get(r.scoring, r.scoring))} "
+                                                        "when shuffled"))
     fig.add_trace(go.Bar(x=v.shap_importance[order], y=labels, orientation="h", marker_color=GREY, name="mean |SHAP|",
                          hovertemplate="%{y}: mean |SHAP| %{x:.4f}<extra></extra>"), row=1, col=1)
     fig.add_trace(go.Bar(x=imp[order], y=labels, orientation="h", marker_color=CATEGORICAL[0],
