@@ -177,7 +177,7 @@ def changed_live_studies() -> list[str]:
     """One line per live study (registered in the database) whose file now differs from the one it went live with.
 
     A study goes live when it is first served: its file's SHA-256 is stored (``studies.spec_sha256``). The
-    server refuses to start while a live study's file differs (``app/callbacks/study_check.py``): the
+    server refuses to start while a live study's file differs (``app/serve/study_check.py``): the
     participants already enrolled answered the registered file, and a preregistration names that hash.
     """
     import hashlib

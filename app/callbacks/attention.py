@@ -1,17 +1,11 @@
 """Attention page callbacks."""
-import math
-
-from dash import Input, Output, callback, html
+from dash import Input, Output, callback
 from dash.exceptions import PreventUpdate
 
-from app.views import figures
 from app.shell import ids
-from app import services
-from app.callbacks.drawn import drawn_once
-from app.callbacks.shell import row_status_data
-from app.views.components import empty_figure, error_alert, gilpin_badge, method_note
-from explainers.persuasive import gilpin_label
-from workspace.errors import CandorError
+from app.views.drawn import drawn_once
+from app.shell.row_status import row_status_data
+from app.views.attention import draw_attention, render_attention
 
 
 @callback(Output(ids.ATTN_HEATMAP, "figure"), Output(ids.ATTN_AGREEMENT, "figure"), Output(ids.ATTN_IG, "figure"),
@@ -24,38 +18,6 @@ def render_row(row):
     return (*render_attention(row, _attention_drawn), row_status_data(row))
 
 
-def render_attention(row, draw=None):
-    """The row's heatmaps, agreement, IG and SHAP figures and notes (``draw``: a kept drawing, :func:`render_row`)."""
-    if row is None:
-        raise PreventUpdate
-    try:
-        return (draw or _draw_attention)(row)
-    except CandorError as err:
-        return *(empty_figure(str(err)),) * 4, error_alert(str(err))
-
-
-def _draw_attention(row):
-    v = services.attention_view(row)
-    names = v.attention.tokens[1:]
-    cfg, metrics = v.metadata["config"], v.metadata["heldout_metrics"]
-    notes = html.Div([
-        html.P(f"A transformer over the same {len(names)} features (one token per feature plus CLS; "
-               f"{cfg['n_layers']} layers x {cfg['n_heads']} heads, d = {cfg['d_model']}), trained on CPU on the "
-               f"same training rows: held-out accuracy {metrics['accuracy']:.3f}, ROC AUC {metrics['roc_auc']:.3f}. "
-               f"Its log-odds of {v.ig.target} for this row are {v.ig.prediction:.2f} "
-               f"(P = {1 / (1 + math.exp(-v.ig.prediction)):.3f}); attributions below are in log-odds.", className="mb-1"),
-        gilpin_badge(gilpin_label("attention")), gilpin_badge(gilpin_label(v.ig)), gilpin_badge(gilpin_label(v.shap)),
-        method_note("attention: softmax weights of each head, row of the CLS query, CLS→CLS column left out"),
-        method_note(f"{v.ig.source}; completeness gap {figures.gap_text(abs(v.ig.params['convergence_delta']))}"),
-        method_note(f"{v.shap.source}; additivity gap {v.shap.additivity_gap:.3f} (expected gradients are additive "
-                    "only in expectation, so the gap shrinks with more samples)"),
-        method_note("agreement: Spearman ρ between each head's CLS attention and |IG| over the features"),
-    ])
-    return (figures.attention_heatmaps(v.cls, names), figures.head_agreement(v.agreement),
-            figures.attribution_bar(v.ig, title=f"Integrated Gradients (baseline: training median)"),
-            figures.attribution_bar(v.shap, title="SHAP (GradientExplainer)"), notes)
-
-
-_attention_drawn = drawn_once(maxsize=256)(_draw_attention)
+_attention_drawn = drawn_once(maxsize=256)(draw_attention)
 """A row's drawing, kept per process: the view (IG, GradientExplainer) is kept by the services, but its validated
 heatmaps took 60-100 ms of CPU again on every ask of a row another viewer had asked for (issue 27)."""

@@ -1,18 +1,16 @@
 """Descriptive page callbacks: global SHAP and the global methods beside it, then SHAP vs LIME for the chosen row."""
-from dash import Input, Output, State, callback, ctx, html, no_update
+from dash import Input, Output, State, callback, ctx, no_update
 from dash.exceptions import MissingCallbackContextException, PreventUpdate
 
-from app.views import figures, figures_rows
-from app.shell import ids
 from app import services
-from app.callbacks.drawn import drawn_once
-from app.callbacks.shell import row_status_data
-from app.views.components import (card, empty_figure, error_alert, fmt, gilpin_badge, method_note, metric, metric_row,
-                            waiting_note)
 from app.services import warmup
+from app.shell import ids
+from app.shell.row_status import row_status_data
 from app.views import methods as method_views
+from app.views.components import empty_figure, error_alert, waiting_note
+from app.views.descriptive import draw_global, render_local
+from app.views.drawn import drawn_once
 from app.views.stability import stability_hint
-from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError
 
 
@@ -25,27 +23,12 @@ def render_global_when_ready(_pathname, _tick=None):
     if wait:
         return no_update, no_update, waiting_note(wait), False
     try:
-        return (*_global_drawn(), True)  # the same for every viewer: drawn once per process (app.callbacks.drawn)
+        return (*_global_drawn(), True)  # the same for every viewer: drawn once per process (app.views.drawn)
     except CandorError as err:
         return empty_figure(str(err)), empty_figure(str(err)), error_alert(str(err)), True
 
 
-def render_global(_pathname):
-    """Global SHAP importance and beeswarm, and which rows they cover (all, or a seeded sample and why)."""
-    try:
-        return _draw_global()
-    except CandorError as err:
-        return empty_figure(str(err)), empty_figure(str(err)), error_alert(str(err))
-
-
-def _draw_global():
-    view = services.global_view()  # the beeswarm's rows drawn: all, or a stated sample (services.row_plots)
-    g = view.importance
-    return (figures.importance_bar(g), figures_rows.beeswarm(view.beeswarm),
-            html.Div([gilpin_badge(gilpin_label(g)), method_note(f"Global view: {g.source}")]))
-
-
-_global_drawn = drawn_once(maxsize=1)(_draw_global)
+_global_drawn = drawn_once(maxsize=1)(draw_global)
 
 
 @callback(Output(ids.GLOBAL_METHODS, "children"), Output(ids.GLOBAL_METHODS_TICK, "disabled"),
@@ -59,16 +42,12 @@ def render_global_methods(_pathname, _tick=None):
         if wait:
             return waiting_note(wait), False
     try:
-        return _methods_drawn(), True  # the same for every viewer: drawn once per process (app.callbacks.drawn)
+        return _methods_drawn(), True  # the same for every viewer: drawn once per process (app.views.drawn)
     except CandorError as err:
         return error_alert(str(err)), True
 
 
-def _draw_methods():
-    return [method_views.panel(v) for v in services.methods.global_method_views()]
-
-
-_methods_drawn = drawn_once(maxsize=1)(_draw_methods)
+_methods_drawn = drawn_once(maxsize=1)(method_views.draw_panels)
 
 
 @callback(Output(ids.SHAP_PLAYERS_BOX, "style"), Input(ids.URL, "pathname"))
@@ -125,65 +104,3 @@ def _panels(row, players):
     found = services.ready_entry("descriptive_rendered_rows", number) if players != "raw" and number is not None \
         else None
     return found if found is not None else render_local(row, players)
-
-
-def render_local(row, players="children"):
-    if row is None:
-        raise PreventUpdate
-    try:
-        view = services.local_view(row, k=5, raw_players=players == "raw")
-    except CandorError as err:
-        return empty_figure(str(err)), empty_figure(str(err)), error_alert(str(err)), None
-    s, l, a = view.shap, view.lime, view.agreement
-    lime_title = (f"LIME attributions (local R² {fmt(l.fidelity.value)} in-sample, "
-                  f"{fmt(l.params['heldout_r2'])} held-out)")
-    summary = card(f"Row {int(row)}: do SHAP and LIME agree?", metric_row([
-        metric("Spearman ρ of |attribution|", fmt(a.spearman)),
-        metric(f"Top-{a.k} overlap", fmt(a.top_k_overlap, 2)),
-        metric("Kendall τ-b", fmt(a.kendall_tau_b)),
-        metric("Sign agreement", fmt(a.sign_agreement, 2)),
-        metric("SHAP additivity gap", figures.gap_text(s.additivity_gap), "|base_value + Σφ − f(x)|"),
-        _shap_error_metric(s),
-        metric("LIME local R²", fmt(l.fidelity.value), f"in-sample; held-out {fmt(l.params['heldout_r2'])}"),
-    ]))
-    notes = html.Div([gilpin_badge(gilpin_label(s)), method_note(s.source + _players_note(s)), gilpin_badge(gilpin_label(l)),
-                      method_note(l.source + "; values are ridge coefficients on LIME's binary interpretable "
-                                  f"features, in the units of the output ({l.params['units']})")])
-    widest = view.widest or None  # both figures keep one height whatever the row
-    return (figures.waterfall(s, value_labels=view.labels, widest_labels=widest),
-            figures.attribution_bar(l, title=lime_title, widest_labels=widest), summary, notes)
-
-
-ALGORITHM_WORDS = {"tree": "Tree SHAP", "linear": "LinearExplainer", "exact": "exact Shapley values",
-                   "permutation": "permutation SHAP", "kernel": "KernelExplainer"}
-"""The words the SHAP method line (``source``) uses for each ``params["algorithm"]``: the card names the same one."""
-
-
-def _shap_error_metric(s):
-    """How sure the SHAP values are: exact (SE 0), or the largest standard error and whether sampling converged,
-    naming the algorithm that computed this row in the method line's words (a Tree SHAP row redone by
-    permutation SHAP says permutation SHAP in both)."""
-    algo = s.params.get("algorithm", "")
-    name = ALGORITHM_WORDS.get(algo, algo)
-    se = s.params.get("standard_error") or ()
-    finite = [v for v in se if v == v]
-    if not finite:
-        return metric("SHAP standard error", "n/a", f"{name}: this backend reports none")
-    if max(finite) == 0:
-        return metric("SHAP standard error", "0 (exact)", name)
-    tol = s.params.get("tolerance")
-    state = "converged" if s.params.get("converged") else "budget reached, not converged"
-    n = s.params.get("orderings")
-    return metric("SHAP largest standard error", figures.plain(max(finite)),
-                  f"{name}, {state}" + (f" after {int(n):,} orderings" if n else "")
-                  + (f"; tolerance {figures.plain(tol)}" if tol is not None else ""))
-
-
-def _players_note(s) -> str:
-    """What a raw column's number is, in words."""
-    players = s.params.get("players", "")
-    if players.startswith("transformed features (raw column value"):
-        return "; each raw column shows the sum of its one-hot children's SHAP values, not its Shapley value"
-    if s.params.get("space") == "raw_shapley":
-        return "; Shapley values with the raw columns as players"
-    return ""

@@ -36,4 +36,3 @@ clientside_callback(
 def render_row(wanted):
     """The row's links and the navbar's status line: one request per row change (issue 14)."""
     return row_links(wanted["row"])
-

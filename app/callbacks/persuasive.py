@@ -1,26 +1,19 @@
 """Persuasive page callbacks: the operator controls drive every panel.
 
-:func:`render_persuasive` reads the row and the operator controls, calls
-:func:`app.services.persuasive` once and renders the statement (verified
-sentences only, with the Gilpin label), the claim-by-claim check, the
-guardrail notes, the "what was dropped" panel, the cost, both bar charts and
-the row's tradeoff. :func:`render_global` marks the current k on the held-out
-average curve (computed once per workspace).
+:func:`render_row` reads the row and the operator controls and sends the panels of
+:func:`app.views.persuasive.render_persuasive` (one call of :func:`app.services.persuasive`) with the navbar's
+status line; :func:`render_global` marks the current k on the held-out average curve (computed once per
+workspace).
 """
-import dash_bootstrap_components as dbc
-from dash import Input, Output, callback, ctx, html, no_update
+from dash import Input, Output, callback, ctx, no_update
 from dash.exceptions import MissingCallbackContextException, PreventUpdate
 
-from app.views import figures, figures_persuasive
-from app.shell import ids
 from app import services
-from app.views.figures_persuasive import COST_ROWS
-from app.callbacks.drawn import drawn_once
-from app.callbacks.shell import row_status_data
-from app.views.components import card, choice_names, empty_figure, error_alert, fmt, gilpin_badge, metric, metric_row
-from workspace.errors import CandorError
-
-_ROW = COST_ROWS
+from app.shell import ids
+from app.shell.row_status import row_status_data
+from app.views import figures_persuasive
+from app.views.drawn import drawn_once
+from app.views.persuasive import draw_row, render_persuasive
 
 
 @callback(Output(ids.STATEMENT, "children"), Output(ids.VERIFY, "children"), Output(ids.GUARDRAIL, "children"),
@@ -40,116 +33,17 @@ def render_row(row, k, rounding="exact", grouping=None, sensitive=None):
             row_status_data(row) if new_row else no_update)
 
 
-def render_persuasive(row, k, rounding="exact", grouping=None, sensitive=None, draw=None):
-    """The row's story, its checks and costs and three figures (``draw``: a kept drawing, :func:`render_row`)."""
-    if row is None or k is None:
-        raise PreventUpdate
-    try:
-        return (draw or _draw_row)(row, k, rounding, bool(grouping), tuple(choice_names(sensitive)))
-    except CandorError as err:
-        return (error_alert(str(err)), None, None, None, None, *(empty_figure(str(err)),) * 3)
-
-
-def _draw_row(row, k, rounding, grouping, sensitive):
-    view = services.persuasive(row, k, rounding, grouping, list(sensitive))
-    s, e = view.simplification, view.simplification.parent
-    full = figures.attribution_bar(e, max_display=len(e.values), title=f"Descriptive: every SHAP attribution"
-                                   f"<br><sup>Gilpin: {view.descriptive_label.text()}</sup>")
-    full.update_layout(margin=dict(t=75))
-    shown = figures_persuasive.persuasive_items(s, f"Persuasive: {len(s.items)} item(s) shown"
-                                                   f"<br><sup>Gilpin: {view.persuasive_label.text()}</sup>")
-    if s.statement:  # the figure's text alternative is the verified plain-language summary it illustrates
-        shown.update_layout(meta=dict(alt=figures.alt_text(s.statement)))
-    return (_statement(view), _verification(s), _guardrail(view), _dropped(view), _cost(view), full, shown,
-            figures_persuasive.row_tradeoff(view.curve, s))
-
-
 def render_global(k):
+    """The held-out average tradeoff curve with ``k`` marked (registered below: drawn once per process and k)."""
     if k is None:
         raise PreventUpdate
     return figures_persuasive.global_tradeoff(services.persuasive_global(), int(k))
 
 
-_row_drawn = drawn_once(maxsize=256)(_draw_row)
+_row_drawn = drawn_once(maxsize=256)(draw_row)
 """A row's drawing at given controls, kept per process: 130-166 ms of CPU (the ERASER measures' model calls, the
 validated tradeoff figure) again on every ask of a row another viewer had asked for (issue 27)."""
 
 
-# the same for every viewer at one k: drawn once per process and k (app.callbacks.drawn)
+# the same for every viewer at one k: drawn once per process and k (app.views.drawn)
 callback(Output(ids.GLOBAL_TRADEOFF, "figure"), Input(ids.K_SLIDER, "value"))(drawn_once(maxsize=32)(render_global))
-
-
-def _statement(view):
-    s = view.simplification
-    chain = " → ".join(name for name, _ in s.operators)
-    withheld = sum(not c.ok for c in s.sentences)
-    body = [html.Div([gilpin_badge(view.persuasive_label)], className="mb-2"),
-            html.P(s.statement or "(nothing to say: k = 0)", className="statement")]
-    if withheld:
-        body.append(dbc.Alert(f"{withheld} sentence(s) withheld: a claim did not match the descriptive explanation "
-                              "(see the check below).", color="warning", class_name="py-1"))
-    return card(f"What a reader is told (k = {view.settings['k']})", body,
-                source=f"operators {chain}; each sentence is a template whose every claim (class, numbers, "
-                       "direction, rank, level, 'mainly') is checked against the SHAP attributions before it is shown; "
-                       "'high'/'low' compare with the training median")
-
-
-def _verification(s):
-    rows = []
-    for c in s.sentences:
-        claims = [html.Li(f"{'✓' if ch.ok else '✗'} {ch.claim}: {ch.detail}",
-                          className="claim-ok" if ch.ok else "claim-failed") for ch in c.checks]
-        rows.append(html.Li([html.Span("shown: " if c.ok else "withheld: ", className="fw-semibold"),
-                             c.sentence.text, html.Ul(claims)]))
-    n_claims = sum(len(c.checks) for c in s.sentences)
-    n_ok = sum(ch.ok for c in s.sentences for ch in c.checks)
-    return html.Details([html.Summary(f"Claim-by-claim check: {n_ok} of {n_claims} claims hold, "
-                                      f"{sum(c.ok for c in s.sentences)} of {len(s.sentences)} sentences shown"),
-                         html.Ul(rows, className="verify-list")], className="mb-3 verify-details")
-
-
-def _guardrail(view):
-    if not view.guardrail:
-        watched = ", ".join(view.sensitive) or "none declared"
-        return html.Div(f"Guardrail: the top-ranked feature is shown; sensitive features ({watched}) are not hidden "
-                        f"above {view.settings['max_share']:.0%} of |attribution|.", className="guardrail-ok mb-2")
-    return [dbc.Alert(n.message, color="danger", class_name="py-1 mb-1") for n in view.guardrail]
-
-
-def _dropped(view):
-    if not view.dropped:
-        body = html.P("Nothing: every feature is named.")
-    else:
-        body = html.Table([html.Thead(html.Tr([html.Th("feature"), html.Th("rank"), html.Th("attribution"),
-                                               html.Th("share")])),
-                           html.Tbody([html.Tr([html.Td(d.feature + (" (sensitive)" if d.sensitive else "")),
-                                                html.Td(d.rank), html.Td(f"{d.attribution:+.4f}"),
-                                                html.Td(f"{d.share:.1%}")]) for d in view.dropped])],
-                          className="table table-sm dropped-table")
-    return card(f"What was dropped ({len(view.dropped)} features)", body,
-                source="rank and share of total |attribution| in the descriptive SHAP explanation")
-
-
-def _cost(view):
-    s = view.simplification
-    before, after = s.fidelity_before, s.fidelity_after
-    items = [metric(label, (f.format(after[key]) if f else fmt(after[key])) if key in after else "n/a",
-                    f"all features: {(f.format(before[key]) if f else fmt(before[key])) if key in before else 'n/a'}")
-             for key, label, f in _ROW]
-    items.append(metric("Items / words / chunks", f"{s.complexity_after['n_items']} / {s.complexity_after['n_words']} / "
-                        f"{s.complexity_after['n_chunks']}",
-                        f"{len(s.dropped)} features hidden; all features: {s.complexity_before['n_items']} / "
-                        f"{s.complexity_before['n_words']} / {s.complexity_before['n_chunks']}"))
-    body = [metric_row(items)]
-    if after.get("curve_gap_small"):
-        body.append(dbc.Alert(f"Deletion/insertion say little for this row: the training-median baseline already scores "
-                              f"{fmt(after['curve_gap'])} from the row's output (g(x) − g(baseline)), under a quarter of "
-                              "the output's spread over the background rows or of the range the curves travel, so "
-                              "their normalised areas divide by almost nothing and can leave 0 to 1.",
-                              color="warning", class_name="py-1 mt-2"))
-    return card("What the simplification costs", body,
-                source=f"{s.parent.source}; ERASER sufficiency/comprehensiveness and AOPC (DeYoung et al. 2020) with "
-                       "hidden features set to each background row, AOPC over the ranks the view shows; "
-                       "deletion/insertion AUC (Petsiuk et al. 2018) towards the training median, as a share of "
-                       "g(x) − g(baseline), hidden features in the full explanation's order; local R² on a seeded "
-                       "500-sample neighborhood")

@@ -10,6 +10,7 @@ from dash import ALL, ClientsideFunction, Input, Output, State, callback, client
 from dash.exceptions import PreventUpdate
 
 from app.shell import ids
+from app.shell.pages import ROW_PAGES
 from app import services
 from workspace.errors import CandorError
 
@@ -21,28 +22,11 @@ clientside_callback(ClientsideFunction("candor", "rowStatus"), Output(ids.ROW_ST
                     State(ids.ROW_INPUT, "max"))
 
 
-def show_row_status(row) -> str:
-    """The navbar's status line of ``row``, or why there is none (a row outside the table, no number)."""
-    if row is None:  # the number box gives None for anything outside its min/max or not a number
-        return f"enter a whole row number from 0 to {services.row_count() - 1}"
-    try:
-        return services.row_status(row)
-    except CandorError as err:
-        return str(err)
-
-
-def row_status_data(row) -> dict:
-    """What a row page's callback puts in its :func:`app.shell.ids.row_status_data` store for the navbar."""
-    return {"row": row, "text": show_row_status(row)}
-
-
 @callback(Output(ids.NAVBAR, "class_name"), Input(ids.URL, "pathname"))
 def hide_navbar_for_participants(pathname):
     """Study participants (``/study/...``) never see the analyst's navbar, row status or pages."""
     return "d-none" if (pathname or "").startswith("/study/") else "mb-3"
 
-
-TABULAR_ROW_PAGES = ("/", "/descriptive", "/persuasive", "/attention")
 
 # The row lives in the URL (``/descriptive?row=42``), so a link shows the same explanation to a
 # colleague: the URL's row sets the picker on load; a new row replaces the URL's query in place
@@ -71,14 +55,14 @@ clientside_callback(
             window.history.replaceState(window.history.state, "", (pathname || "/") + "?" + params.toString());
         }
         return window.dash_clientside.no_update;
-    }""" % json.dumps(list(TABULAR_ROW_PAGES)),
+    }""" % json.dumps(list(ROW_PAGES)),
     Output(ids.ROW_URL_SYNC, "data"), Input(ids.ROW_INPUT, "value"), Input(ids.URL, "pathname"))
 
 
 @callback(Output(ids.ROW_PICKER, "className"), Input(ids.URL, "pathname"))
 def show_row_picker_on_row_pages(pathname):
     """The row picker explains table rows: shown only on the pages that explain one."""
-    return "d-flex align-items-center" if (pathname or "/") in TABULAR_ROW_PAGES else "d-none"
+    return "d-flex align-items-center" if (pathname or "/") in ROW_PAGES else "d-none"
 
 
 @callback(Output(ids.CLASS_SWITCHED, "data"), Output(ids.CLASS_STATUS, "children"),

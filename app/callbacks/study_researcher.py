@@ -18,7 +18,7 @@ from study import auth, ids, runtime
 LOGIN_REQUIRED = "Login required: enter the researcher password, or log in as a researcher at /login."
 
 
-def logged_in() -> bool:
+def _logged_in() -> bool:
     """Whether the current request's user holds the researcher role (a researcher session, or the local user)."""
     return flask.has_request_context() and access.has_role("researcher")
 
@@ -49,7 +49,7 @@ def log_out(_n, state):
 
 @callback(Output(ids.STUDY_SELECT, "options"), Input(ids.AUTH_STATE, "data"))
 def list_studies(_state):
-    if not logged_in():
+    if not _logged_in():
         return []
     return [{"label": f"{s} (bundled example, read-only)" if runtime.is_example(s) else s, "value": s}
             for s in runtime.list_studies()]
@@ -57,7 +57,7 @@ def list_studies(_state):
 
 @callback(Output(ids.DASHBOARD, "children"), Input(ids.STUDY_SELECT, "value"), Input(ids.AUTH_STATE, "data"))
 def render_dashboard(study_id, _state):
-    if not logged_in():
+    if not _logged_in():
         return error_alert(LOGIN_REQUIRED)
     from .study_research_views import dashboard
 
@@ -67,7 +67,7 @@ def render_dashboard(study_id, _state):
 @callback(Output(ids.DOWNLOAD, "data"), Input(ids.EXPORT_CSV, "n_clicks"), Input(ids.EXPORT_PARQUET, "n_clicks"),
           State(ids.STUDY_SELECT, "value"), prevent_initial_call=True)
 def export(_csv, _parquet, study_id):
-    if not logged_in() or not study_id:
+    if not _logged_in() or not study_id:
         raise PreventUpdate
     fmt = "parquet" if ctx.triggered_id == ids.EXPORT_PARQUET else "csv"
     from .study_research_views import export_zip

@@ -36,7 +36,7 @@ from study.recruitment import parse_params as recruitment_params
 from study.schema import Study, StudyError
 from study.store import TrialContext
 
-from .study_check import check_study_files, check_truth  # noqa: F401  (here too: the study flow's callers)
+from app.serve.study_check import check_study_files, check_truth  # noqa: F401  (here too: the study flow's callers)
 
 DEFAULT_TOP_K = 3
 UNAVAILABLE = "This study cannot be taken right now. Please contact the researcher who sent you the link."

@@ -3,13 +3,12 @@ background job (MUSE, then its frontier) with progress and cancel, and the chose
 from dash import Input, Output, State, callback, no_update
 from dash.exceptions import PreventUpdate
 
-from app.views import figures
 from app.shell import ids
 from app import services
-from app.callbacks.drawn import drawn_once
-from app.views.components import choice_names, empty_figure, error_alert, job_progress, waiting_note
+from app.views.drawn import drawn_once
+from app.views.components import choice_names, error_alert, job_progress, waiting_note
 from workspace.errors import CandorError
-from app.views.surrogate import rules_by_neighborhood, surrogate_summary
+from app.views.surrogate import draw_frontier, draw_surrogate, render_frontier, render_surrogate
 
 
 @callback(Output(ids.SURROGATE_KEY, "data"), Output(ids.SURROGATE_WAIT, "children"),
@@ -85,21 +84,7 @@ def show_surrogate(key):
     return render_surrogate(key, _surrogate_drawn)
 
 
-def render_surrogate(key, draw=None):
-    if not key:
-        raise PreventUpdate
-    try:
-        return (draw or _draw_surrogate)(key)
-    except CandorError as err:
-        return error_alert(str(err)), None, empty_figure(str(err))
-
-
-def _draw_surrogate(key):
-    view = services.muse_view(key)
-    return surrogate_summary(view), rules_by_neighborhood(view), figures.confusion(view.detail)
-
-
-_surrogate_drawn = drawn_once()(_draw_surrogate)
+_surrogate_drawn = drawn_once()(draw_surrogate)
 
 
 @callback(Output(ids.SURROGATE_FRONTIER, "figure"), Input(ids.SURROGATE_FRONTIER_KEY, "data"),
@@ -109,17 +94,4 @@ def show_frontier(frontier_key, key):
     return render_frontier(frontier_key, key, _frontier_drawn)
 
 
-def render_frontier(frontier_key, key, draw=None):
-    if not frontier_key:
-        return empty_figure("computing the frontier (MUSE, CART and a flat set at 2, 5, 10 and 20 rules) ...")
-    try:
-        return (draw or _draw_frontier)(frontier_key, key)
-    except CandorError as err:
-        return empty_figure(str(err))
-
-
-def _draw_frontier(frontier_key, key):
-    return figures.frontier(services.frontier(frontier_key), selected=key)
-
-
-_frontier_drawn = drawn_once()(_draw_frontier)
+_frontier_drawn = drawn_once()(draw_frontier)

@@ -14,40 +14,16 @@ from dash.exceptions import PreventUpdate
 from app.views import figures_text as ft
 from app.shell import ids
 from app import services
-from app.views.components import (
-    choice_name,
-    choice_options,
-    choice_value,
-    empty_figure,
-    error_alert,
-    gilpin_badge,
-    labelled_options,
-    method_note,
-)
+from app.views.components import empty_figure, error_alert, gilpin_badge, method_note
+from app.views.text import SLOW_METHOD_NAMES, column_pickers, dataset_spec, text_choices
 from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError
-
-_LATER = {"lime": "LIME", "shap": "SHAP", "ig": "Integrated Gradients"}
 
 
 def _text(current) -> str:
     if not current or not current.get("text"):
         raise PreventUpdate
     return current["text"]
-
-
-def _spec(dataset, text_col, label_col) -> dict:
-    """The dataset description with the chosen columns (columns of another file fall back to the defaults).
-
-    ``text_col`` and ``label_col`` are the column pickers' values (:func:`app.views.components.choice_value`).
-    """
-    text_col, label_col = choice_name(text_col), choice_name(label_col)
-    spec = dict(dataset) if isinstance(dataset, dict) else dict(services.BUILTIN) if dataset is None else {}
-    spec.setdefault("id", None)  # a malformed store from the browser: the service says the upload is gone
-    columns = spec.get("columns") if isinstance(spec.get("columns"), list) else []
-    if spec["id"] != "builtin" and text_col in columns:
-        spec.update(text_column=text_col, label_column=label_col if label_col in columns else None)
-    return spec
 
 
 @callback(Output(ids.TEXT_DATASET, "data", allow_duplicate=True), Output(ids.TEXT_UPLOAD_STATUS, "children"),
@@ -76,15 +52,8 @@ def use_builtin(_clicks):
           Output(ids.TEXT_LABEL_COLUMN, "options"), Output(ids.TEXT_LABEL_COLUMN, "value"),
           Output(ids.TEXT_LABEL_COLUMN, "disabled"), Input(ids.TEXT_DATASET, "data"), prevent_initial_call=True)
 def show_columns(dataset):
-    """Column pickers of the dataset (disabled for the built-in examples; the page opens with those filled by
-    this function, so opening costs no request for them)."""
-    spec = _spec(dataset, None, None)
-    columns = spec.get("columns") or [spec.get("text_column"), spec.get("label_column")]
-    builtin = spec["id"] == "builtin"
-    options = choice_options(columns)
-    text_col, label_col = spec.get("text_column"), spec.get("label_column")
-    return (options, None if text_col is None else choice_value(text_col), builtin, options,
-            None if label_col is None else choice_value(label_col), builtin)
+    """Column pickers of the dataset (:func:`app.views.text.column_pickers`)."""
+    return column_pickers(dataset)
 
 
 @callback(Output(ids.TEXT_ROW, "options"), Output(ids.TEXT_ROW, "value"), Output(ids.TEXT_DATASET_NOTE, "children"),
@@ -93,14 +62,11 @@ def show_columns(dataset):
 def list_texts(text_col, label_col, dataset, picked=None):
     """The texts to pick from, and which columns and labels are used; a picked text is cleared (an empty
     picker is left alone: clearing it would send the page's text callback a request for nothing)."""
-    spec = _spec(dataset, text_col, label_col)
     try:
-        ds = services.dataset(spec)
+        options, note = text_choices(text_col, label_col, dataset)
     except CandorError as err:
         return [], None, error_alert(str(err))
-    shown = "" if len(ds.texts) <= 500 else " (the first 500 are listed)"
-    return (labelled_options(services.dataset_options(spec)), None if picked is not None else no_update,
-            f"Dataset: {ds.name}: {ds.note}{shown}")
+    return options, None if picked is not None else no_update, note
 
 
 @callback(Output(ids.TEXT_SLOW_DONE, "data"), Output(ids.TEXT_SLOW_STATUS, "children"),
@@ -120,7 +86,7 @@ def run_slow(set_progress, _clicks, current):
         return no_update, error_alert(str(err))
     except Exception as err:  # noqa: BLE001 - a job failure is shown, not raised into the browser console
         return no_update, error_alert(f"LIME/SHAP/IG job failed: {type(err).__name__}: {err}")
-    done = ", ".join(f"{_LATER[m]} {s:.1f} s" for m, s in out["seconds"].items())
+    done = ", ".join(f"{SLOW_METHOD_NAMES[m]} {s:.1f} s" for m, s in out["seconds"].items())
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
     return {"text": digest, "methods": out["methods"]}, f"Done ({done}; 0.0 s means it was cached)."
 
@@ -158,7 +124,7 @@ def run_heads(set_progress, _clicks, dataset, text_col, label_col, conllu, sourc
     """Background job: head roles, importance and pruning curve over the dataset (cached), with progress and cancel."""
     try:
         view, cached = services.head_analysis(
-            _spec(dataset, text_col, label_col), conllu if source == "conllu" else None,
+            dataset_spec(dataset, text_col, label_col), conllu if source == "conllu" else None,
             progress=lambda d, n: set_progress((round(100 * d / n), f"{d} of {n} batches")))
     except Exception as err:  # noqa: BLE001 - CandorError names the file/column; anything else is shown too
         msg = str(err) if isinstance(err, CandorError) else f"head analysis failed: {type(err).__name__}: {err}"

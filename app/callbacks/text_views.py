@@ -1,5 +1,5 @@
-"""Text page views: one request per user action (issue 14), each callback calling
-:func:`app.services.text_page.text_page` once.
+"""Text page callbacks that draw its views: one request per user action (issue 14), each callback calling
+:func:`app.services.text_page.text_page` once and drawing with :mod:`app.views.text`.
 
 * :func:`show_text`: a new text (typed and "Analyze" or Enter, or picked from the dataset) or the page
   opening: every panel at once, and the layer and head pickers the first time (from the loaded model).
@@ -13,19 +13,13 @@ request (:func:`show_layer`, set off by the pickers). Every later action is one 
 """
 from __future__ import annotations
 
-from pathlib import Path
-
-import dash_bootstrap_components as dbc
-from dash import Input, Output, State, callback, ctx, html, no_update
+from dash import Input, Output, State, callback, ctx, no_update
 from dash.exceptions import MissingCallbackContextException, PreventUpdate
 
-from app.views import figures_text as ft
 from app.shell import ids
-from app.callbacks.text import _LATER, _spec
-from app.callbacks.text_lopardo import lopardo_panels
-from app.views.components import empty_figure, error_alert, gilpin_badge, method_note
 from app.services.text_page import text_page
-from explainers.persuasive import gilpin_label
+from app.views.text import aggregates_view, agreement_view, dataset_spec, head_view, picker_fill, view_panels
+from app.views.text_lopardo import lopardo_panels
 from workspace.errors import CandorError
 
 _VIEW = [Output(ids.TEXT_NOTES, "children"), Output(ids.TEXT_PREDICTION, "figure"),
@@ -69,7 +63,7 @@ def show_text(_clicks, _submits, index, typed, current, dataset, text_col, label
     if trigger == ids.TEXT_ROW:
         if index is None:  # the picker was cleared (another dataset)
             raise PreventUpdate
-        chosen = _spec(dataset, text_col, label_col)
+        chosen = dataset_spec(dataset, text_col, label_col)
         current = {"text": None, "origin": f"text {index} of {chosen.get('name') or 'the dataset'}"}
     elif trigger in (ids.TEXT_SUBMIT, ids.TEXT_INPUT):
         current = {"text": typed if isinstance(typed, str) else "", "origin": "typed"}
@@ -127,8 +121,6 @@ def show_slow_results(_done, current, layer, method, metric, query):
     return aggregates_view(page), *agreement_view(page, method, metric)
 
 
-# ---------------------------------------------------------------- views of a TextPage
-
 def _pickers(page, layer_options, head_options, layer=None, heads=None) -> tuple:
     """:func:`picker_fill` of the loaded model; ``no_update`` when the pickers are already filled for it."""
     info = page.info
@@ -138,84 +130,3 @@ def _pickers(page, layer_options, head_options, layer=None, heads=None) -> tuple
             and isinstance(layer, int)):
         return (no_update,) * 6  # already filled on this visit: keep the user's choice
     return picker_fill(info, layer, heads)
-
-
-def picker_fill(info, layer=None, heads=None) -> tuple:
-    """Options, values and placeholders of the layer and head pickers for a model's layers x heads: the last
-    layer and heads 0-3 chosen, unless the page's link chose others (``app.shell.url_state`` checked them against the
-    same model). The page's layout fills them so when the model is already loaded (one request on opening)."""
-    linked = isinstance(layer, int) and 0 <= layer < info.n_layers
-    linked_heads = heads is not None and all(isinstance(h, int) and 0 <= h < info.n_heads for h in heads)
-    return ([{"label": f"layer {l}", "value": l} for l in range(info.n_layers)], layer if linked else info.n_layers - 1,
-            [{"label": f"head {h}", "value": h} for h in range(info.n_heads)],
-            heads if linked_heads else list(range(min(4, info.n_heads))),
-            "layer", "heads")
-
-
-def view_panels(page, origin: str | None) -> tuple:
-    """Notes (truncation, excluded tokens, merge rule, timings), prediction and model view of the text."""
-    v = page.view
-    if v is None:
-        err = page.errors["view"]
-        return error_alert(err), empty_figure(err), empty_figure(err)
-    a, enc = v.attention, v.attention.encoding
-    return (_notes(origin, v), ft.prediction_bar(a.labels, v.probabilities, v.info.head),
-            ft.model_view(enc.tokens, a.attention.weights))
-
-
-def head_view(page, heads):
-    """Token-to-token attention of the page's layer and the chosen heads (more than 4: their mean)."""
-    if "head" in page.errors:
-        return empty_figure(page.errors["head"])
-    a = page.view.attention
-    w = a.attention.weights
-    heads = [int(h) for h in heads or [] if 0 <= int(h) < w.shape[1]] or [0]
-    return ft.head_view(a.encoding.tokens, w[page.layer], page.layer, heads)
-
-
-def aggregates_view(page):
-    """Per-word attention aggregates aligned with every attribution computed so far."""
-    if "aggregates" in page.errors:
-        return empty_figure(page.errors["aggregates"])
-    return ft.aggregates_view(page.view.attention.encoding.words, page.aggregates,
-                              [ft.attribution_row(e) for e in page.attributions])
-
-
-def agreement_view(page, method: str, metric: str) -> tuple:
-    """Layers x heads agreement of attention with the chosen attribution and metric, and its note."""
-    if "agreement" in page.errors:
-        err = page.errors["agreement"]
-        return empty_figure(err), error_alert(err)
-    if page.agreement is None:
-        msg = f"{_LATER[method]} has not been computed for this text yet: press “Run LIME and SHAP”"
-        return empty_figure(msg), method_note(msg)
-    expl = page.agreement_attribution
-    return ft.agreement_heatmap(page.agreement, metric), html.Div([
-        gilpin_badge(gilpin_label("attention")), gilpin_badge(gilpin_label(expl)),
-        method_note(f"attribution: {ft.attribution_label(expl)}; {expl.source}")])
-
-
-def _notes(origin: str | None, v) -> html.Div:
-    a, enc = v.attention, v.attention.encoding
-    p = float(v.probabilities[a.predicted])
-    trunc = (dbc.Alert(f"Truncated at the model maximum of {enc.max_length} tokens: {enc.truncation_note}",
-                       color="warning", className="mb-1 py-2") if enc.truncated else None)
-    ig = (f"Integrated Gradients: completeness gap {v.ig.params['relative_gap']:.2%} of |g(x) - g(baseline)| at "
-          f"{v.ig.params['n_steps']} steps" if v.ig is not None else
-          f"Integrated Gradients on {enc.n_tokens} tokens takes more than 2 s: run it below with LIME and SHAP")
-    timing = ", ".join(f"{k} {s:.2f} s" for k, s in v.seconds.items())
-    where = f" (from the folder {Path(v.info.folder).name}, loaded in {v.info.load_seconds:.1f} s)" if v.info.folder else ""
-    return html.Div([
-        html.P([html.Strong(f"Predicted {v.predicted_label} (P = {p:.3f})"), f" for {origin or 'the text'}: "
-                f"{enc.n_tokens} tokens, {len(enc.words)} words."], className="mb-1"),
-        html.P([html.Span("Model: ", className="fw-semibold"), v.info.description + where], className="small mb-1"),
-        html.Div([gilpin_badge(gilpin_label("attention"))]
-                 + ([gilpin_badge(gilpin_label(v.ig))] if v.ig is not None else []), className="mb-1"),
-        trunc,
-        method_note(f"{a.source}; max length {enc.max_length} tokens"),
-        method_note(f"{enc.n_special} special tokens ({', '.join(sorted({t for t, s in zip(enc.tokens, enc.special_mask) if s}))})"
-                    f" and {enc.n_padding} padding tokens excluded from every per-word score"),
-        method_note(enc.merge_rule),
-        method_note(ig),
-        method_note(f"computed in {timing}"),
-    ])

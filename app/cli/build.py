@@ -245,7 +245,7 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     selection = selection_from_settings(settings)
     ws = selection.load()
     model_sha, data_sha = source_hashes(settings, ws)
-    _core.use_store(None)  # computed live, never read from another store
+    _core.use_built_store(None)  # computed live, never read from another store
     services.init(ws, warm=False)
     say = progress or (lambda what, done, total: None)
     writer = StoreWriter(partial)

@@ -10,11 +10,11 @@ from dash import dcc, html
 from app.shell import ids
 from app import services
 from app.shell.url_state import from_url
-from app.views.components import card, empty_figure, graph, method_note
+from app.views.components import card, empty_figure, error_alert, graph, method_note
 from app.services import text_loader
 from app.serve.access import has_role
-from app.callbacks.text import list_texts, show_columns
-from app.callbacks.text_views import picker_fill
+from app.views.text import column_pickers, picker_fill, text_choices
+from workspace.errors import CandorError
 
 dash.register_page(__name__, path="/text", name="Text attention", title="Candor · Text attention", order=5)
 
@@ -23,8 +23,11 @@ def _input_card() -> dbc.Card:
     first = services.EXAMPLES[0][0]
     # the built-in examples' pickers and note, as the callbacks fill them when the dataset changes (issue 14:
     # opening the page sends no request for them)
-    col_options, col, col_off, label_options, label, label_off = show_columns(services.BUILTIN)
-    row_options, _, dataset_note = list_texts(col, label, services.BUILTIN)
+    col_options, col, col_off, label_options, label, label_off = column_pickers(services.BUILTIN)
+    try:
+        row_options, dataset_note = text_choices(col, label, services.BUILTIN)
+    except CandorError as err:
+        row_options, dataset_note = [], error_alert(str(err))
     return card("Text", [
         dbc.Textarea(id=ids.TEXT_INPUT, value=first, rows=3, submit_on_enter=True, className="mb-2",
                      placeholder="Type a sentence and press Enter"),

@@ -78,14 +78,14 @@ def run(args, out) -> None:
     t0 = time.perf_counter()
     ws, files, store = _workspace(args)
     before = services._core._opened_store
-    services._core.use_store(store)  # a store's results are read, never recomputed; without one, computed here
+    services._core.use_built_store(store)  # a store's results are read, never recomputed; without one, computed here
     try:
         with tempfile.TemporaryDirectory(prefix="candor-report-") as cache, _settings(cache_dir=Path(cache)), \
                 services._core.installed(ws):  # surrogates fitted afresh, never read from another model's cache
             content = report_content(rows, k=args.k, files=files)
             html = render_html(content)
     finally:
-        services._core.use_store(before)
+        services._core.use_built_store(before)
     html_path.write_text(html, encoding="utf-8")
     built = time.perf_counter() - t0
     summary = (f"wrote {html_path} ({html_path.stat().st_size / 1e6:.1f} MB; rows {', '.join(str(s.row) for s in content.rows)}) "

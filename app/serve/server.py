@@ -163,10 +163,10 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     ws = workspace or chosen.load()
     from store.read import open_for  # a store (--store, CANDOR_STORE) is checked before anything is served
 
-    services.use_store(open_for(settings, ws) if settings.store else None)
+    services.use_built_store(open_for(settings, ws) if settings.store else None)
     services.init(ws, warm=warm)
     limits.trim_heap()  # the table reader's freed buffers (the warm-up trims after each of its steps)
-    from ..callbacks.study_check import check_study_files
+    from .study_check import check_study_files
 
     check_study_files()  # a study file whose declared truth the data contradict is refused before serving
     # the study database is opened (and migrated) on first use by study mode (study.runtime.engine),

@@ -5,8 +5,8 @@ One module per page family; each builds its explainers once per workspace
 (:func:`~app.services._core.row_cache`). Callbacks call exactly one function
 from here and render what it returns.
 """
-from ._core import (first_request, init, join_late, lazy, ready_entry, row_cache, store, use_store, warm_done,
-                    workspace)
+from ._core import (built_store, first_request, init, join_late, lazy, ready_entry, row_cache, use_built_store,
+                    warm_done, workspace)
 from .applicable import capabilities, why_not
 from .attention import AttentionView, attention_view, has_attention_model
 # check's Integrated Gradients; the table of methods; the rules section of the Persuasive page

@@ -2,8 +2,8 @@
 
 Feature modules register what they build once (:func:`lazy`) and what they
 memoize per row (:func:`row_cache`); :func:`init` resets both when a new
-workspace is installed. A store built by ``python -m app build`` (:func:`use_store`) is what the
-services look in first (:func:`store`): only while the installed workspace is the one it was built for.
+workspace is installed. A store built by ``python -m app build`` (:func:`use_built_store`) is what the
+services look in first (:func:`built_store`): only while the installed workspace is the one it was built for.
 """
 from __future__ import annotations
 
@@ -156,14 +156,15 @@ def row_cache(maxsize: int = 256):
     return wrap
 
 
-def use_store(opened) -> None:
+def use_built_store(opened) -> None:
     """Serve from ``opened`` (a checked :class:`store.read.Store`, or None) from the next :func:`init` on."""
     global _opened_store
     _opened_store = opened
 
 
-def store():
-    """The store that holds this workspace's results (look there first), or None."""
+def built_store():
+    """The build-then-serve store (``python -m app build``, :mod:`store`) that holds this workspace's results (look
+    there first), or None."""
     return _store
 
 

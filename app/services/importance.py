@@ -13,7 +13,7 @@ import explainers as ex
 from explainers.numbers import plain
 from workspace.errors import CandorError
 
-from ._core import lazy, store, workspace
+from ._core import built_store, lazy, workspace
 from .tabular import guarded
 
 N_REPEATS = 10
@@ -55,7 +55,7 @@ _explainer = lazy("permutation_explainer", _make)
 
 
 def _compute() -> ex.PermutationImportance:
-    st = store()
+    st = built_store()
     found = st.result("permutation_importance") if st is not None else None
     if found is not None:  # built by python -m app build: no recomputation
         return found

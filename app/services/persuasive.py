@@ -20,7 +20,7 @@ from explainers.numbers import plain
 
 from workspace.errors import CandorError
 from .applicable import require
-from ._core import lazy, row_cache, store, workspace
+from ._core import built_store, lazy, row_cache, workspace
 from .tabular import background, check_row, predict_positive, shap_row
 
 ROUNDING = {"exact": None, "0.01": 0.01, "0.05": 0.05, "0.1": 0.1, "qualitative": "qualitative",
@@ -194,7 +194,7 @@ def global_curve_from_json(d: dict) -> GlobalCurve:
 
 def _make_global() -> GlobalCurve:
     require("persuasive")  # not warmed (minutes of model calls) for nothing
-    stored = store() and store().json("persuasive_global.json")
+    stored = built_store() and built_store().json("persuasive_global.json")
     if stored:
         return global_curve_from_json(stored)
     ws = workspace()

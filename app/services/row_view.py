@@ -16,7 +16,7 @@ import explainers as ex
 from explainers._codec import value_labels
 from explainers.metrics import RankAgreement
 
-from ._core import lazy, ready_entry, store, workspace
+from ._core import built_store, lazy, ready_entry, workspace
 from .row_plots import shown_rows
 from .tabular import (check_row, default_row, display_codec, lime_row, random_row_pool, raw_players_offered, shap_players_row,
                       shap_row)
@@ -70,7 +70,7 @@ STORED_VIEWS_MAX = 500
 
 
 def _stored_views() -> dict[int, LocalView]:
-    st = store()
+    st = built_store()
     if st is None:
         return {}
     rows = np.intersect1d(random_row_pool()["rows"], st.rows)[:STORED_VIEWS_MAX]

@@ -27,7 +27,7 @@ from workspace import settings
 from workspace.errors import CandorError
 from workspace.json_cache import json_cache
 from .applicable import require
-from ._core import is_ready, lazy, store, workspace
+from ._core import built_store, is_ready, lazy, workspace
 from .warmup import eta_text, warm_status
 from .tabular import display_codec, model_labels
 
@@ -301,7 +301,7 @@ def default_frontier_params() -> dict:
 def _default(kind: str, params: dict, fit) -> str:
     """The default fit's key: copied from the store (``<kind>_default.json``) when it has it, else fitted."""
     require("surrogate")
-    stored = store() and store().json(f"{kind}_default.json")
+    stored = built_store() and built_store().json(f"{kind}_default.json")
     if not stored:
         return fit(params)
     key, cache = _key(kind, params), _results()

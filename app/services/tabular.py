@@ -19,7 +19,7 @@ import explainers as ex
 from explainers.numbers import plain
 
 from workspace.errors import CandorError, first_line
-from ._core import is_ready, lazy, row_cache, store, workspace
+from ._core import built_store, is_ready, lazy, row_cache, workspace
 
 BACKGROUND_SIZE = 100
 LIME_SAMPLES = 1000
@@ -177,7 +177,7 @@ def _explain_global(X: pd.DataFrame) -> ex.GlobalImportance:
 
 
 def _compute_all():
-    stored = store() and store().global_importance()
+    stored = built_store() and built_store().global_importance()
     if stored:  # built by python -m app build: no recomputation
         return stored
     ws = workspace()
@@ -265,7 +265,7 @@ def random_row_pool() -> dict:
     """
     rows = np.sort(workspace().test_idx)
     n, stored = len(rows), None
-    st = store()
+    st = built_store()
     if st is not None and 0 < len(st.rows) and len(np.intersect1d(rows, st.rows)) < n:
         rows = np.intersect1d(rows, st.rows)
         stored = len(rows)
@@ -340,7 +340,7 @@ def global_importance() -> ex.GlobalImportance:
 
 def _stored_or_live(method: str, row: int, compute) -> ex.Explanation:
     """The store's explanation of ``row`` if it has one; else ``compute(row)``, then added to the store."""
-    st = store()
+    st = built_store()
     found = st.explanation(method, row) if st is not None else None
     if found is not None:
         return found
@@ -375,8 +375,8 @@ def shap_row(row) -> ex.Explanation:
 def raw_players_offered() -> bool:
     """True when the default SHAP of a raw column is the sum of its one-hot children's SHAP values (a tree
     Pipeline), so that the Descriptive page offers the Shapley value with raw columns as players."""
-    if store() is not None:  # what the build's explainer said: no explainer built to serve a store
-        return bool(store().info("shap_sums_children"))
+    if built_store() is not None:  # what the build's explainer said: no explainer built to serve a store
+        return bool(built_store().info("shap_sums_children"))
     return _shap().sums_children
 
 

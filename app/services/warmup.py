@@ -63,14 +63,14 @@ def waiting_for(name: str) -> str | None:
     st = warm_status()
     if not st.running or _core.is_ready(name):
         return None
-    if name == "shap_all" and _core.store() is not None and _core.store().manifest.get("global"):
+    if name == "shap_all" and _core.built_store() is not None and _core.built_store().manifest.get("global"):
         return None  # a store holds it: reading it now costs milliseconds, a poll would cost a second
     what = STEP_NAMES.get(name, name)
     chosen = _chosen_class()
     if chosen is None:
         return f"Waiting for the warm-up to compute {what}: {st.describe()}; {st.done} of {st.total} steps done."
     live = (" live (the store holds another class's results)"
-            if _core._opened_store is not None and _core.store() is None else "")
+            if _core._opened_store is not None and _core.built_store() is None else "")
     step = f"step {st.step} of {st.total} ({STEP_NAMES.get(st.current, st.current)})" if st.current else \
         f"finishing ({st.done} of {st.total} steps done)"
     return f"Computing {what} for class {chosen}{live}: {step}; {st.done} of {st.total} steps done."

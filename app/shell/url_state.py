@@ -26,21 +26,18 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from app.shell import ids
+from app.shell.pages import ROW_PAGES
 from app import services
 from app.views.components import choice_name, choice_value
 from workspace.errors import CandorError
 
-__all__ = ["Param", "PAGES", "ROW_PAGES", "read", "from_url", "note", "writer_js", "store_id"]
+__all__ = ["Param", "PAGES", "read", "from_url", "note", "writer_js", "store_id"]
 
 TEXT_MAX = 2000
 """Longest text (characters) the Text page's ``text`` parameter carries."""
 NOTE_MAX = 10
 """Ignored parameters named in the note; the rest are counted (a link of 60,000 made a 2 MB page)."""
 _WHOLE = re.compile(r"[+-]?[0-9]{1,15}")
-
-ROW_PAGES = ("/", "/descriptive", "/persuasive", "/attention")
-"""Pages that explain the navbar's row (its ``row`` parameter is theirs)."""
-
 
 @dataclass(frozen=True)
 class Param:

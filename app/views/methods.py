@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from dash import dcc, html
 from plotly.subplots import make_subplots
 
+from app import services
 from app.views.components import fmt, gilpin_badge, method_note
 from app.views.figures import CATEGORICAL, GREY, _layout, bars_alt, esc, label_margin, tick_labels
 from explainers.persuasive import gilpin_label
@@ -77,3 +78,9 @@ def panel(v) -> html.Div:
         return html.Div(method_note(f"{v.title} not shown: {v.why_not}"), className="mb-2")
     return html.Div([dcc.Graph(figure=figure(v), config={"displaylogo": False}), gilpin_badge(gilpin_label(v.name)),
                      method_note(v.result.source), html.P(agreement_text(v), className="small mb-2")])
+
+
+def draw_panels() -> list:
+    """The panel of every global method of the table of methods (:func:`app.services.methods.global_method_views`;
+    raises CandorError as it does)."""
+    return [panel(v) for v in services.methods.global_method_views()]

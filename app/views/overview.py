@@ -3,6 +3,8 @@ its table callback for the other pages)."""
 from dash import dcc, html
 
 from app import services
+from app.shell.pages import ROW_PAGE_TABLE
+from app.shell.row_status import row_status_data
 from app.views.components import card, fmt, metric, metric_row
 
 
@@ -43,24 +45,18 @@ def column_note(columns) -> str:
     return f"Feature columns {shown[0] + 1}–{shown[-1] + 1} of {total:,}"
 
 
-ROW_PAGES = (("Descriptive", "/descriptive", None), ("Persuasive", "/persuasive", "persuasive"))
-"""(name, path, the method family the page requires) of the pages that explain one row."""
-
-
 def explain_links(row):
     """Links that open the chosen row's explanations (the row travels in the URL: ``?row=N``)."""
     if row is None:
         return "Click a row, or choose one in the navbar, to explain it."
-    links = [dcc.Link(f"{name} →", href=f"{path}?row={int(row)}", className="me-3")
-             for name, path, family in ROW_PAGES if services.why_not(family) is None]
+    links = [dcc.Link(f"{page.link} →", href=f"{page.path}?row={int(row)}", className="me-3")
+             for page in ROW_PAGE_TABLE if page.link and services.why_not(page.family) is None]
     return [html.Span(f"Row {int(row)}: ", className="me-2")] + links
 
 
 def row_links(row):
     """``(links, navbar status data, {"row": row})`` of ``row`` on this page: in its layout, and on each row change
     (:func:`app.callbacks.overview.render_row`)."""
-    from app.callbacks.shell import row_status_data
-
     return explain_links(row), row_status_data(row), {"row": row}
 
 

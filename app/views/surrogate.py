@@ -1,12 +1,16 @@
-"""Components of the Surrogate page: the summary metrics and the rules grouped by neighborhood."""
+"""Components of the Surrogate page: the summary metrics, the rules grouped by neighborhood, the frontier."""
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc
 from dash import html
+from dash.exceptions import PreventUpdate
 
-from app.views.components import card, fmt, gilpin_badge, metric, metric_row
+from app import services
+from app.views import figures
+from app.views.components import card, empty_figure, error_alert, fmt, gilpin_badge, metric, metric_row
 from explainers.persuasive import gilpin_label
 from explainers.rules import rule_text
+from workspace.errors import CandorError
 
 
 def _shown(text: str) -> str:
@@ -82,3 +86,34 @@ def rules_by_neighborhood(view) -> dbc.Card:
                                className="neighborhood"))
     blocks.append(html.Div(f"Otherwise (default rule): {rs.default_label}", className="rule-text neighborhood-head"))
     return card("Rules, grouped by neighborhood (support and precision on training rows)", blocks)
+
+
+def render_surrogate(key, draw=None):
+    """The chosen surrogate's summary, rules and confusion figure, or why not (``draw``: a kept drawing)."""
+    if not key:
+        raise PreventUpdate
+    try:
+        return (draw or draw_surrogate)(key)
+    except CandorError as err:
+        return error_alert(str(err)), None, empty_figure(str(err))
+
+
+def draw_surrogate(key):
+    """:func:`render_surrogate`'s panels from :func:`app.services.muse_view` (raises CandorError)."""
+    view = services.muse_view(key)
+    return surrogate_summary(view), rules_by_neighborhood(view), figures.confusion(view.detail)
+
+
+def render_frontier(frontier_key, key, draw=None):
+    """The frontier figure with ``key`` marked, or why not (``draw``: a kept drawing)."""
+    if not frontier_key:
+        return empty_figure("computing the frontier (MUSE, CART and a flat set at 2, 5, 10 and 20 rules) ...")
+    try:
+        return (draw or draw_frontier)(frontier_key, key)
+    except CandorError as err:
+        return empty_figure(str(err))
+
+
+def draw_frontier(frontier_key, key):
+    """:func:`render_frontier`'s figure from :func:`app.services.frontier` (raises CandorError)."""
+    return figures.frontier(services.frontier(frontier_key), selected=key)

@@ -6,7 +6,12 @@ import pytest
 
 from app.shell import ids
 from app import services
-from app.callbacks import attention, descriptive, overview, persuasive, shell, surrogate
+from app.callbacks import overview, shell, surrogate
+from app.shell import row_status
+from app.views import attention as attention_view
+from app.views import descriptive as descriptive_view
+from app.views import persuasive as persuasive_view
+from app.views import surrogate as surrogate_view
 from app.views.overview import model_card
 
 
@@ -73,7 +78,7 @@ def test_table_feature_columns_come_a_page_at_a_time(sample_workspace):
 
 
 def test_descriptive_row_shows_shap_lime_and_their_agreement(sample_workspace):
-    waterfall, lime_bar, agreement, notes = descriptive.render_local(5)
+    waterfall, lime_bar, agreement, notes = descriptive_view.render_local(5)
     assert isinstance(waterfall, go.Figure) and waterfall.data[0].type == "waterfall"
     assert "additivity gap" in waterfall.layout.title.text
     assert "local R²" in lime_bar.layout.title.text
@@ -86,17 +91,17 @@ def test_descriptive_row_shows_shap_lime_and_their_agreement(sample_workspace):
 
 
 def test_bad_row_gives_a_message_not_a_traceback(sample_workspace):
-    *_, agreement, _ = descriptive.render_local(100000)
+    *_, agreement, _ = descriptive_view.render_local(100000)
     assert "row 100000 does not exist; rows are numbered 0 to 568" in _text(agreement)
-    assert shell.show_row_status(-1) == "row -1 does not exist; rows are numbered 0 to 568"
-    assert shell.show_row_status(None) == "enter a whole row number from 0 to 568"
+    assert row_status.show_row_status(-1) == "row -1 does not exist; rows are numbered 0 to 568"
+    assert row_status.show_row_status(None) == "enter a whole row number from 0 to 568"
 
 
 def test_surrogate_page_fits_muse_and_shows_its_rules(sample_workspace, tmp_path_factory, monkeypatch):
     monkeypatch.setenv("CANDOR_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     key, note, stop_polling = surrogate.load_default_surrogate("/surrogate")
     assert note is None and stop_polling  # no warm-up running: the key at once, nothing to wait for
-    summary, rules, confusion = surrogate.render_surrogate(key)
+    summary, rules, confusion = surrogate_view.render_surrogate(key)
     text = _text(summary)
     assert "MUSE surrogate" in text and "on 143 held-out rows" in text and "MUSE two-level decision set" in text
     assert "automatic rule extraction (global proxy)" in text
@@ -130,7 +135,7 @@ def test_surrogate_frontier_points_can_be_shown(sample_workspace, tmp_path_facto
     progress = []
     fkey = surrogate.compute_frontier(progress.append, "/surrogate")
     assert progress[-1] == (100, "default frontier: 12 of 12 surrogates fitted")
-    fig = surrogate.render_frontier(fkey, None)
+    fig = surrogate_view.render_frontier(fkey, None)
     triv = services.frontier(fkey).trivial_agreement
     assert {t.name for t in fig.data} == {"MUSE", "CART", "CART AS DECISION SET", "FLAT",
                                           f"trivial: always benign ({triv:.3f})"} and len(fig.data) == 10
@@ -138,7 +143,7 @@ def test_surrogate_frontier_points_can_be_shown(sample_workspace, tmp_path_facto
     assert {t.name for t in fig.data if t.xaxis == "x3"} == {"MUSE"}
     assert [t.name for t in fig.data if t.xaxis == "x"][-1] == "MUSE"  # drawn last: never under the flat set
     key = surrogate.show_clicked_point({"points": [{"customdata": ["cart", 5, 0.1]}]}, fkey)
-    summary, rules, _ = surrogate.render_surrogate(key)
+    summary, rules, _ = surrogate_view.render_surrogate(key)
     assert "CART surrogate" in _text(summary)
     cart5 = next(p for p in services.frontier(fkey).points if p.method == "cart" and p.budget == 5)
     assert f"{cart5.agreement:.3f}" in _text(summary)
@@ -146,7 +151,7 @@ def test_surrogate_frontier_points_can_be_shown(sample_workspace, tmp_path_facto
 
 @pytest.mark.parametrize("k", [1, 3, 30])
 def test_persuasive_k_drives_every_panel(sample_workspace, k):
-    statement, verify, guard, dropped, cost, full, topk, tradeoff = persuasive.render_persuasive(3, k)
+    statement, verify, guard, dropped, cost, full, topk, tradeoff = persuasive_view.render_persuasive(3, k)
     assert f"(k = {k})" in _text(statement)
     assert len(topk.data[0].y) == k
     assert len(full.data[0].y) == 30
@@ -157,7 +162,7 @@ def test_persuasive_k_drives_every_panel(sample_workspace, k):
 
 
 def test_attention_page_compares_heads_with_ig(sample_workspace):
-    heat, agreement, ig, shp, notes = attention.render_attention(3)
+    heat, agreement, ig, shp, notes = attention_view.render_attention(3)
     assert len(heat.data) == 2 and heat.data[0].z.shape == (4, 30)
     assert agreement.data[0].z.shape == (2, 4)
     assert "Integrated Gradients" in ig.layout.title.text

@@ -16,6 +16,7 @@ from sklearn.preprocessing import OneHotEncoder
 from app.views import figures
 from app import services
 from app.callbacks import descriptive
+from app.views import descriptive as descriptive_view
 from explainers import Explanation
 from tests.byo.conftest import write_pair
 from tests.shapley_oracle import brute_force_shapley
@@ -78,8 +79,8 @@ def test_raw_columns_as_players_are_offered_for_a_one_hot_tree_pipeline(tmp_path
     assert view.shap.params["standard_error"] == (0.0, 0.0, 0.0)
     summed = services.local_view(3).shap
     assert np.abs(summed.values - oracle).max() > 1e-4  # the default is a different number ...
-    _, _, _, notes = descriptive.render_local(3, "children")
+    _, _, _, notes = descriptive_view.render_local(3, "children")
     assert "sum of its one-hot children's SHAP values, not its Shapley value" in json.dumps(notes.to_plotly_json(),
                                                                                           default=str)  # ... named so
-    _, _, _, notes = descriptive.render_local(3, "raw")
+    _, _, _, notes = descriptive_view.render_local(3, "raw")
     assert "Shapley values with the raw columns as players" in json.dumps(notes.to_plotly_json(), default=str)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.callbacks import descriptive, drawn
+from app.callbacks import descriptive
+from app.views import descriptive as descriptive_view
+from app.views import drawn
 from workspace.errors import CandorError
 
 
@@ -16,8 +18,8 @@ def counted(sample_workspace, monkeypatch):
     monkeypatch.setattr(warmup, "waiting_for", lambda name: None)  # global SHAP computed on demand here
     descriptive._global_drawn.cache_clear()
     calls = []
-    real = descriptive.figures.importance_bar
-    monkeypatch.setattr(descriptive.figures, "importance_bar", lambda g: calls.append(g) or real(g))
+    real = descriptive_view.figures.importance_bar
+    monkeypatch.setattr(descriptive_view.figures, "importance_bar", lambda g: calls.append(g) or real(g))
     yield calls
     descriptive._global_drawn.cache_clear()
 
@@ -27,7 +29,7 @@ def test_the_global_view_is_drawn_once_for_every_visit(counted):
     again = descriptive.render_global_when_ready("/descriptive", 3)
     assert len(counted) == 1
     assert again[0] is first[0] and again[-1] is True
-    fresh_bar, fresh_swarm, _ = descriptive.render_global(None)  # the plain function draws afresh
+    fresh_bar, fresh_swarm, _ = descriptive_view.render_global(None)  # the plain function draws afresh
     assert first[0] == fresh_bar.to_plotly_json() and first[1] == fresh_swarm.to_plotly_json()
     assert len(counted) == 2
 
@@ -54,15 +56,16 @@ def test_a_persuasive_row_is_drawn_once_per_row_and_controls(sample_workspace, m
     """Repeat asks of a row (another viewer's, or a row visited again) send the kept drawing; the row's status line
     is not kept (it says whether the row changed); other controls draw again."""
     from app.callbacks import persuasive
+    from app.views import persuasive as persuasive_view
 
     persuasive._row_drawn.cache_clear()
     calls = []
-    real = persuasive.figures_persuasive.row_tradeoff
-    monkeypatch.setattr(persuasive.figures_persuasive, "row_tradeoff", lambda *a: calls.append(a) or real(*a))
+    real = persuasive_view.figures_persuasive.row_tradeoff
+    monkeypatch.setattr(persuasive_view.figures_persuasive, "row_tradeoff", lambda *a: calls.append(a) or real(*a))
     first = persuasive.render_row(3, 3, "exact", [], [])
     again = persuasive.render_row(3, 3, "exact", [], [])
     assert len(calls) == 1 and again[:8] == first[:8] and again[8] == first[8]
-    fresh = persuasive.render_persuasive(3, 3, "exact", [], [])  # the plain function draws afresh
+    fresh = persuasive_view.render_persuasive(3, 3, "exact", [], [])  # the plain function draws afresh
     assert fresh[7].to_plotly_json() == first[7] and len(calls) == 2
     persuasive.render_row(3, 4, "exact", [], [])
     assert len(calls) == 3

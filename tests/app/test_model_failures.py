@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from app.callbacks import descriptive
+from app.views import descriptive
 from app.cli.check import main as check
 from explainers import model_adapter
 from workspace import limits

@@ -4,6 +4,7 @@ import json
 import pytest
 
 from app.callbacks import persuasive
+from app.views import persuasive as persuasive_view
 
 
 def _text(component) -> str:
@@ -12,7 +13,7 @@ def _text(component) -> str:
 
 
 def test_statement_carries_gilpin_label_and_only_verified_sentences(sample_workspace):
-    statement, verify, *_ = persuasive.render_persuasive(3, 3)
+    statement, verify, *_ = persuasive_view.render_persuasive(3, 3)
     text = _text(statement)
     assert "Gilpin: processing · salience (feature attribution) · local · persuasive" in text
     assert "The model predicts malignant" in text and "Strongest factor" in text
@@ -26,17 +27,17 @@ def test_hiding_the_top_feature_or_a_sensitive_one_is_said(sample_workspace):
     e = services.shap_row(3)
     top = e.feature_names[int(e.ranking()[0])]
     second = e.feature_names[int(e.ranking()[1])]
-    *_, guard, dropped, _, _, _, _ = persuasive.render_persuasive(3, 1, "exact", [], [second])
+    *_, guard, dropped, _, _, _, _ = persuasive_view.render_persuasive(3, 1, "exact", [], [second])
     assert f"hidden: sensitive feature {second}" in _text(guard)
     assert f"{second} (sensitive)" in _text(dropped)
     assert top not in _text(dropped)
-    plain = persuasive.render_persuasive(3, 1, "exact", [], [])
+    plain = persuasive_view.render_persuasive(3, 1, "exact", [], [])
     assert "Guardrail: the top-ranked feature is shown" in _text(plain[2])
 
 
 @pytest.mark.parametrize("rounding", ["0.05", "qualitative", "direction"])
 def test_rounding_control_changes_what_is_shown(sample_workspace, rounding):
-    statement, _, _, _, cost, _, shown, _ = persuasive.render_persuasive(3, 3, rounding, [], [])
+    statement, _, _, _, cost, _, shown, _ = persuasive_view.render_persuasive(3, 3, rounding, [], [])
     labels = list(shown.data[0].text)
     if rounding == "0.05":
         assert all(abs(float(t) * 20 - round(float(t) * 20)) < 1e-9 for t in labels)
@@ -48,15 +49,15 @@ def test_rounding_control_changes_what_is_shown(sample_workspace, rounding):
 
 
 def test_grouping_merges_correlated_features_into_named_items(sample_workspace):
-    *_, cost, _, shown, tradeoff = persuasive.render_persuasive(3, 3, "exact", ["on"], [])
+    *_, cost, _, shown, tradeoff = persuasive_view.render_persuasive(3, 3, "exact", ["on"], [])
     assert any("&amp; related" in y for y in shown.data[0].y)  # drawn as "& related" (user text escaped)
     assert len(shown.data[0].y) == 3 and max(tradeoff.data[0].x) < 30
 
 
 def test_bad_inputs_give_messages(sample_workspace):
-    out = persuasive.render_persuasive(3, 3, "exact", [], ["no such feature"])
+    out = persuasive_view.render_persuasive(3, 3, "exact", [], ["no such feature"])
     assert "unknown: no such feature" in _text(out[0])
-    assert "rounding must be one of" in _text(persuasive.render_persuasive(3, 3, "0.3", [], [])[0])
+    assert "rounding must be one of" in _text(persuasive_view.render_persuasive(3, 3, "0.3", [], [])[0])
 
 
 def test_global_tradeoff_marks_the_current_k(sample_workspace):
@@ -75,7 +76,7 @@ def test_cost_flags_deletion_insertion_when_the_baseline_scores_like_the_row(sam
     medians.iloc[0] = np.median(ws.X.iloc[ws.train_idx].to_numpy(dtype=float), axis=0)
     p_x, p_b = ws.model.predict_proba(x)[0, 1], ws.model.predict_proba(medians)[0, 1]
     assert (p_x >= 0.5) == (p_b >= 0.5) and abs(p_x - p_b) < 0.01  # baseline already in the predicted class
-    *_, cost, _, _, _ = persuasive.render_persuasive(20, 3)
+    *_, cost, _, _, _ = persuasive_view.render_persuasive(20, 3)
     assert "Deletion/insertion say little for this row" in _text(cost)
-    *_, cost, _, _, _ = persuasive.render_persuasive(4, 3)
+    *_, cost, _, _, _ = persuasive_view.render_persuasive(4, 3)
     assert "say little" not in _text(cost) and "share of the gap" in _text(cost)

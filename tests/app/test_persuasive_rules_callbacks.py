@@ -4,6 +4,7 @@ import json
 import pytest
 
 from app.callbacks import persuasive_rules as cb
+from app.views import persuasive_rules as rules_view
 from app.services import persuasive_rules
 
 
@@ -12,7 +13,7 @@ def sources(sample_workspace, tmp_path_factory):
     import os
 
     os.environ["CANDOR_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
-    return cb.load_rule_sources("/persuasive")
+    return rules_view.load_rule_sources("/persuasive")
 
 
 def _text(component) -> str:
@@ -32,7 +33,7 @@ def test_keeping_every_rule_costs_nothing_and_fewer_costs_agreement(sources):
     assert full.simplification.fidelity_after["agreement"] == full.simplification.fidelity_before["agreement"]
     assert full.agreement_curve[-1] == full.simplification.fidelity_before["agreement"]
     assert len(full.kept_counts) == n + 1 and full.predicates_curve[0] == 0
-    shown, cost, fig = cb.render_rules(choice, 2, None, [])
+    shown, cost, fig = rules_view.render_rules(choice, 2, None, [])
     assert _text(shown).count("IF ") == 2 and "vs" in _text(cost)
     assert fig.layout.shapes[0].x0 == 2
     one = persuasive_rules.rule_view(choice, 1, 2, True)
@@ -40,7 +41,7 @@ def test_keeping_every_rule_costs_nothing_and_fewer_costs_agreement(sources):
 
 
 def test_unknown_surrogate_is_a_message(sources):
-    shown, _, _ = cb.render_rules("muse|999", 3, None, [])
+    shown, _, _ = rules_view.render_rules("muse|999", 3, None, [])
     assert "no surrogate 'muse|999' in the frontier" in _text(shown)
 
 

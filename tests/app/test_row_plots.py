@@ -76,7 +76,7 @@ def test_order_and_importance_are_mean_abs_shap_of_every_row():
 def test_descriptive_global_panel_serves_the_sampled_view(monkeypatch):
     """The page's callback draws what :func:`services.global_view` chose (one service call), as WebGL."""
     from app import services
-    from app.callbacks import descriptive
+    from app.views import descriptive
 
     g = _global(5_000)
     monkeypatch.setattr(services, "global_view", lambda: row_plots.GlobalView(g, row_plots.beeswarm_of(g)))

@@ -7,6 +7,7 @@ import pytest
 from dash.exceptions import PreventUpdate
 
 from app.callbacks import surrogate
+from app.views import surrogate as surrogate_view
 
 
 @pytest.mark.parametrize("click, key", [(None, "k"), ({"points": [{"x": 1}]}, "k"), ({"points": [{"customdata": ["muse", 5]}]}, None)])
@@ -17,7 +18,7 @@ def test_a_click_without_a_frontier_point_changes_nothing(click, key):
 
 def test_no_chosen_surrogate_changes_nothing():
     with pytest.raises(PreventUpdate):
-        surrogate.render_surrogate(None)
+        surrogate_view.render_surrogate(None)
 
 
 def test_a_frontier_point_names_its_fit():

@@ -191,7 +191,7 @@ def colour_ws(tmp_path_factory):
 
 
 def test_waterfall_reads_colour_equals_blue(colour_ws):
-    from app.callbacks import descriptive
+    from app.views import descriptive
 
     row = int(np.flatnonzero(colour_ws.raw.colour.to_numpy() == "blue")[0])
     assert services.local_view(row).labels[0] == "blue"
@@ -200,7 +200,7 @@ def test_waterfall_reads_colour_equals_blue(colour_ws):
 
 
 def test_surrogate_page_rules_name_the_levels(colour_ws):
-    from app.callbacks import surrogate
+    from app.views import surrogate
 
     fkey = services.surrogates._default_frontier()
     muse, cart = services.muse_view(services.default_muse_key()), services.muse_view(f"{fkey}|cart|5")
@@ -215,7 +215,7 @@ def test_surrogate_page_rules_name_the_levels(colour_ws):
 
 
 def test_persuasive_rules_are_membership_unrounded_and_lossless(colour_ws):
-    from app.callbacks import persuasive_rules
+    from app.views import persuasive_rules
 
     choice = rules_service.default_choice()
     exact = rules_service.rule_view(choice, 30, None, False).simplification

@@ -14,7 +14,8 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from app.shell.url_state import PAGES, ROW_PAGES
+from app.shell.pages import ROW_PAGES
+from app.shell.url_state import PAGES
 from tests.e2e.browser import wait_text
 
 READ = ("try { const n = window.dash_component_api.getLayout(arguments[0]); return n ? n.props[arguments[1]] : null; }"

@@ -129,7 +129,7 @@ def test_tabular_figures_draw_names_levels_and_classes_as_text(hostile_workspace
     ``<a href>`` link, an invisible white label and a line break in the Descriptive and Persuasive figures."""
     from app.views import figures
     from app import services
-    from app.callbacks import descriptive, persuasive
+    from app.views import descriptive, persuasive
 
     assert list(hostile_workspace.X.columns) == FEATURES
     top = services.global_importance().feature_names[int(np.argmax(services.global_importance().importance))]
@@ -154,7 +154,7 @@ def test_surrogate_figures_and_error_figures_draw_user_text_as_text(hostile_work
     """Attack: a class label ``yes<sub>x</sub>`` was drawn as a subscript in the surrogate-vs-model confusion
     matrix, and an error message naming a column drew that column's markup in the placeholder figure."""
     from app import services
-    from app.callbacks import surrogate
+    from app.views import surrogate
     from app.views.components import empty_figure
 
     summary, rules, confusion = surrogate.render_surrogate(services.default_muse_key())
@@ -222,7 +222,7 @@ def test_dropdowns_of_user_strings_hold_no_proto_key(hostile_workspace, tmp_path
 
     from plotly.utils import PlotlyJSONEncoder
 
-    from app.callbacks import persuasive
+    from app.views import persuasive
 
     frame = hostile_frame()
     sio.dump(hostile_model(frame), tmp_path / "m.skops")

@@ -40,7 +40,7 @@ def built(tmp_path_factory):
     ws = services.workspace()
     yield Settings(store=folder / "store", warm=False, cache_dir=folder / "cache", state_dir=folder / "state"), ws, \
         folder / "store"
-    services.use_store(None)
+    services.use_built_store(None)
     if previous is not None:
         services.init(previous, warm=False)
 
@@ -52,10 +52,10 @@ def serving(built):
     from store.read import open_for
 
     settings, ws, folder = built
-    services.use_store(open_for(settings, ws))
+    services.use_built_store(open_for(settings, ws))
     services.init(ws, warm=False)
     yield services, ws, folder
-    services.use_store(None)
+    services.use_built_store(None)
     services.init(ws, warm=False)
 
 
@@ -311,11 +311,11 @@ def test_served_global_view_stays_memory_mapped_and_its_importance_is_of_every_r
     worker at 1M rows x 100 features); mean |SHAP| and its standard error equal numpy's over every row."""
     services, _, folder = serving
     g = services.global_importance()
-    mapped = services.store().array("global_values")
+    mapped = services.built_store().array("global_values")
     assert isinstance(mapped, np.memmap) and mapped.mode == "r"
     for served, name in ((g.values, "global_values"), (g.feature_values, "global_feature_values"),
                          (g.standard_error, "global_se")):
-        assert np.shares_memory(served, services.store().array(name)), name
+        assert np.shares_memory(served, services.built_store().array(name)), name
     on_disk = np.load(folder / "global_values.npy", allow_pickle=False)
     np.testing.assert_allclose(g.importance, np.abs(on_disk).mean(axis=0), rtol=1e-12, atol=0)
     se = np.load(folder / "global_se.npy", allow_pickle=False)
@@ -394,13 +394,13 @@ def test_a_store_without_a_global_methods_document_opens_and_computes_it_live(bu
     _rehashed(copy, "permutation_importance.json", None)
     old = open_for(Settings(store=copy), ws)
     assert old.result("permutation_importance") is None and old.explanation("shap", int(old.rows[0])) is not None
-    services.use_store(old)
+    services.use_built_store(old)
     services.init(ws, warm=False)
     try:
         live = methods.method("permutation_importance").result()
         assert live.to_dict() == json.loads((folder / "permutation_importance.json").read_text())
     finally:
-        services.use_store(None)
+        services.use_built_store(None)
         services.init(ws, warm=False)
 
 

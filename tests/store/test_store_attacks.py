@@ -313,12 +313,12 @@ def test_a_malformed_added_row_is_recomputed_and_rewritten(built, tmp_path, bad)
     path = copy / "added" / "shap" / f"{row}.json"
     path.parent.mkdir(parents=True)
     path.write_text(text)
-    services.use_store(st)
+    services.use_built_store(st)
     services.init(ws, warm=False)
     try:
         served = services.shap_row(row)
     finally:
-        services.use_store(None)
+        services.use_built_store(None)
         services.init(ws, warm=False)
     live = tabular._live_shap_row(row)
     np.testing.assert_array_equal(served.values, live.values)

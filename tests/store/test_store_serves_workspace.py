@@ -75,22 +75,22 @@ def test_a_class_switch_is_logged_and_provenance_says_whether_a_store_was_read(t
 
     previous, opened = _core._ws, _store(tmp_path)
     try:
-        _core.use_store(opened)
+        _core.use_built_store(opened)
         _core.init(_ws(), warm=False)
-        assert _core.store() is opened
+        assert _core.built_store() is opened
         assert _core.store_note() == f"read from store {tmp_path} (rows without a stored result computed live)"
         with caplog.at_level(logging.WARNING, logger="candor.warmup"):
             _core.init(_ws(positive_class="class_0"), warm=False)  # the navbar's class switch installs this
-        assert _core.store() is None
+        assert _core.built_store() is None
         reason = "it was built for explained class 'class_2', this workspace's is 'class_0'"
         assert [r.getMessage() for r in caplog.records if "store" in r.getMessage()] == [
             f"candor: store {tmp_path} is not read for this workspace, its results are computed live: {reason}"]
         assert _core.store_note() == f"computed live: store {tmp_path} not read ({reason})"
-        _core.use_store(None)
+        _core.use_built_store(None)
         _core.init(_ws(), warm=False)
         assert _core.store_note() == "computed live (no store given)"
     finally:
-        _core.use_store(None)
+        _core.use_built_store(None)
         _core._ws = None
         if previous is not None:
             _core.init(previous, warm=False)
@@ -105,14 +105,14 @@ def test_the_report_provenance_names_the_store_it_read(sample_workspace, tmp_pat
     opened = _store(tmp_path)
     opened.manifest["workspace"] = workspace_key(sample_workspace)
     try:
-        _core.use_store(opened)
+        _core.use_built_store(opened)
         with _core.installed(sample_workspace):
             params = dict(provenance({}, [section], None, 3).parameters)
         assert params["results store"] == f"read from store {tmp_path} (rows without a stored result computed live)"
-        _core.use_store(None)
+        _core.use_built_store(None)
         with _core.installed(sample_workspace):
             params = dict(provenance({}, [section], None, 3).parameters)
         assert params["results store"] == "computed live (no store given)"
     finally:
-        _core.use_store(None)
+        _core.use_built_store(None)
         _core.init(sample_workspace, warm=False)

@@ -45,7 +45,7 @@ def test_prereg_of_the_bundled_example_has_the_template_sections_and_its_figures
 
 
 def test_a_live_study_whose_file_changed_is_refused_at_start(db_url, tmp_path, monkeypatch):  # noqa: F811
-    from app.callbacks.study_check import check_study_files
+    from app.serve.study_check import check_study_files
     from app.serve.server import create_app
     from workspace.errors import CandorError
 

@@ -1,0 +1,46 @@
+"""Persuasive page, rules section: the rule sources, the shown rules, what the simplification costs, the tradeoff."""
+from dash import html
+from dash.exceptions import PreventUpdate
+
+from app.services import persuasive_rules
+from app.views.components import card, empty_figure, error_alert, fmt, gilpin_badge, metric, metric_row
+from app.views.figures_persuasive import operator_text, rule_tradeoff
+from explainers.persuasive import gilpin_label
+from workspace.errors import CandorError
+
+
+def load_rule_sources(_pathname, chosen=None):
+    """The frontier's surrogates; the one chosen by the page's link (``?rules=cart|10``) if it is one of them."""
+    options = persuasive_rules.surrogate_choices()
+    return options, chosen if chosen in [o["value"] for o in options] else persuasive_rules.default_choice()
+
+
+def render_rules(choice, keep, round_sig, plain, draw=None):
+    """The shown rules, their cost and the tradeoff at the controls, or why not (``draw``: a kept drawing)."""
+    if not choice or keep is None:
+        raise PreventUpdate
+    try:
+        return (draw or draw_rules)(choice, int(keep), int(round_sig) if round_sig else None, bool(plain))
+    except CandorError as err:
+        return error_alert(str(err)), None, empty_figure(str(err))
+
+
+def draw_rules(choice, keep, round_sig, plain):
+    """:func:`render_rules`' panels from :func:`app.services.persuasive_rules.rule_view` (raises CandorError)."""
+    v = persuasive_rules.rule_view(choice, keep, round_sig, plain)
+    s = v.simplification
+    b, a, cb, ca = s.fidelity_before, s.fidelity_after, s.complexity_before, s.complexity_after
+    shown = card(f"Rules a reader is shown ({len(s.rules)} of {len(s.rules) + len(s.dropped)})", [
+        html.Div(gilpin_badge(gilpin_label(s)), className="mb-2"),
+        html.Ul([html.Li(r.text(), className="rule-text") for r in s.rules] or [html.Li("(no rule)")]),
+        html.Div(f"Otherwise: {s.default_label}", className="rule-text")],
+        source=operator_text(s.operators))
+    cost = card("What the rule simplification costs", metric_row([
+        metric("Agreement with the model", f"{fmt(a['agreement'])} vs {fmt(b['agreement'])}",
+               f"shown vs all rules, {v.n_eval} held-out rows"),
+        metric("Coverage", f"{a['coverage']:.1%} vs {b['coverage']:.1%}", "rows some shown rule fires on"),
+        metric("Predicates", f"{ca['numpreds']} vs {cb['numpreds']}"),
+        metric("Rows whose label changed", str(len(s.changed_rows))),
+    ]), source="Persuasive layer after Herman 2017 (arXiv 1711.07414): O5 keeps the top rules by (coverage, precision) and recomputes the default label; "
+               "O2 rounds thresholds; O8 phrases predicates (lossless phrases here); agreement re-measured after each")
+    return shown, cost, rule_tradeoff(v, len(s.rules))
