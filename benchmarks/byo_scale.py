@@ -53,6 +53,29 @@ def _table(n: int, d: int, seed: int = 0) -> pd.DataFrame:
     return frame
 
 
+def _fit_and_save(rows: int, cols: int) -> tuple[Path, float, float]:
+    """Fit the benchmark's pipeline on :func:`_table` and write it and the table to a new temporary folder:
+    ``(folder, seconds to build and fit, Parquet MiB)``."""
+    import skops.io as sio
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    t0 = time.perf_counter()
+    frame = _table(rows, cols)
+    strings = [c for c in frame.columns if c.startswith("s") and c != "signup"]
+    features = frame.drop(columns=["target", "signup"])
+    prep = ColumnTransformer([("str", OneHotEncoder(handle_unknown="ignore"), strings)], remainder="passthrough")
+    model = Pipeline([("prep", prep), ("hgb", HistGradientBoostingClassifier(max_iter=50, random_state=0))])
+    model.fit(features, frame.target)
+    build_s = time.perf_counter() - t0
+    folder = Path(tempfile.mkdtemp(prefix="candor-scale-"))
+    sio.dump(model, folder / "model.skops")
+    frame.to_parquet(folder / "table.parquet")
+    return folder, build_s, (folder / "table.parquet").stat().st_size / 2**20
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rows", type=int, default=100_000)
@@ -64,28 +87,10 @@ def main(argv=None) -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1, "openmp")  # as the server does
-    import skops.io as sio
-    from sklearn.compose import ColumnTransformer
-    from sklearn.ensemble import HistGradientBoostingClassifier
-    from sklearn.pipeline import Pipeline
-    from sklearn.preprocessing import OneHotEncoder
-
     from app import services
     from workspace.workspace import load_user_workspace
 
-    t0 = time.perf_counter()
-    frame = _table(args.rows, args.cols)
-    strings = [c for c in frame.columns if c.startswith("s") and c != "signup"]
-    features = frame.drop(columns=["target", "signup"])
-    prep = ColumnTransformer([("str", OneHotEncoder(handle_unknown="ignore"), strings)], remainder="passthrough")
-    model = Pipeline([("prep", prep), ("hgb", HistGradientBoostingClassifier(max_iter=50, random_state=0))])
-    model.fit(features, frame.target)
-    build_s = time.perf_counter() - t0
-    folder = Path(tempfile.mkdtemp(prefix="candor-scale-"))
-    sio.dump(model, folder / "model.skops")
-    frame.to_parquet(folder / "table.parquet")
-    size_mb = (folder / "table.parquet").stat().st_size / 2**20
-
+    folder, build_s, size_mb = _fit_and_save(args.rows, args.cols)
     t0 = time.perf_counter()
     ws = load_user_workspace(folder / "model.skops", folder / "table.parquet", "target")
     load_s = time.perf_counter() - t0

@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import time

@@ -228,7 +228,7 @@ def report(clean: RunResult, killed: RunResult | None, args, cut: RunResult | No
         print(f"{r.name:<13}{r.completed_clients:>6}{r.sent:>7}{r.acked:>7}{r.stored:>8}{r.expected_stored:>8}"
               f"{orphans:>8}{len(r.latency):>10}{r.p(50):>9.1f}{r.p(95):>9.1f}{r.p(100):>9.1f}"
               f"{sum(r.failures.values()):>6}{r.wall_s:>8.1f}")
-    print(f"latency by request (clean run), ms: " + ", ".join(
+    print("latency by request (clean run), ms: " + ", ".join(
         f"{k} p50 {clean.p(50, k):.0f} / p95 {clean.p(95, k):.0f} (n={sum(1 for kk, _ in clean.latency if kk == k)})"
         for k in ("page", "layout", "dependencies", "router", "navbar", "row-status", "render", "submit")))
     arms = sorted(clean.db["by_arm"].items())

@@ -6,7 +6,7 @@ table is seeded Gaussian noise with 30 planted groups of 10 correlated columns; 
 Persuasive step on a 10,001 x 10,001 matrix. Measured in one process (peak RSS is its high-water mark):
 
 - ``load_s``: :func:`workspace.workspace.load_user_workspace`;
-- ``persuasive_s``: ``services.persuasive(row, 3)``, the call ``check`` makes (curves, AOPC, restricted R²);
+- ``persuasive_s``: ``services.persuasive_view(row, 3)``, the call ``check`` makes (curves, AOPC, restricted R²);
 - ``grouping_s``, ``groups``: :func:`explainers.persuasive.correlated_groups` on the training rows (the
   Persuasive page's grouping switch);
 - ``peak_rss_mb`` after each step.
@@ -63,7 +63,7 @@ def main(argv=None) -> None:
         figures.update(load_s=round(time.perf_counter() - t, 2), load_peak_rss_mb=round(_peak_mb()))
         services.init(ws, warm=False)
         t = time.perf_counter()
-        services.persuasive(int(ws.test_idx[0]), 3)
+        services.persuasive_view(int(ws.test_idx[0]), 3)
         figures.update(persuasive_s=round(time.perf_counter() - t, 2), persuasive_peak_rss_mb=round(_peak_mb()))
         t = time.perf_counter()
         groups = correlated_groups(ws.X.iloc[ws.train_idx])

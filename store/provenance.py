@@ -11,13 +11,31 @@ are all one needs (tests/store/test_reproduce.py recomputes a stored SHAP row th
 from __future__ import annotations
 
 import inspect
+import sys
+from importlib import metadata
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["REPRODUCE_FILES", "lime_reproduction", "lime_training_positions", "reproduction", "shap_reproduction"]
+__all__ = ["LIBRARIES", "REPRODUCE_FILES", "library_versions", "lime_reproduction", "lime_training_positions",
+           "reproduction", "shap_reproduction"]
 
 REPRODUCE_FILES = ("shap_background_rows.npy", "lime_training_rows.npy")
+
+LIBRARIES = ("numpy", "pandas", "scikit-learn", "shap", "lime", "pyarrow", "scipy")
+"""The libraries whose versions a store records (the manifest's ``libraries``, and its chunks' key)."""
+
+
+def library_versions() -> dict[str, str | None]:
+    """Python's version and each of :data:`LIBRARIES`' installed versions (None when one is not installed): what a
+    build records in its manifest and review reports print beside their figures."""
+    found = {"python": sys.version.split()[0]}
+    for name in LIBRARIES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
+    return found
 
 
 def _positions(table: pd.DataFrame, frame: pd.DataFrame) -> np.ndarray:

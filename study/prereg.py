@@ -75,50 +75,14 @@ def document(study: Study, sha256: str, model_wrong: int, plan: PowerPlan, sourc
     str
         One ``#`` title, then a ``##`` heading per :data:`SECTIONS` entry, in order.
     """
+    return "\n".join([*_information(study, sha256, plan), *_design(study, model_wrong), *_sampling(study, plan),
+                      *_variables(study), *_analysis(study, plan), *_other(source)])
+
+
+def _information(study: Study, sha256: str, plan: PowerPlan) -> list[str]:
+    """The title, the note naming the file's SHA-256, and *Study information* (the hypothesis H1)."""
     c0, c1 = plan.arms
-    n_stim = len(study.stimuli)
-    planned = plan.planned
-    arms = len(study.conditions)
-    if planned is not None:
-        per_arm = planned.n_per_arm
-        n_line = (f"{per_arm} participants per condition ({per_arm * arms} in all, {arms} conditions) after "
-                  f"exclusions: the smallest simulated size whose power reaches {plan.target:.0%} "
-                  f"(power {planned.power:.3f}, 95% Wilson interval [{planned.low:.3f}, {planned.high:.3f}], "
-                  f"{plan.simulations} simulated studies, seed {plan.seed}).")
-    else:
-        best = max(plan.points, key=lambda p: p.n_per_arm)
-        n_line = (f"{TODO}: no simulated size reached {plan.target:.0%} power (at {best.n_per_arm} per condition: "
-                  f"{best.power:.3f}); simulate larger sizes (--participants) or a larger effect.")
-    table = ["| participants per condition | power | 95% Wilson interval |", "| --- | --- | --- |"]
-    table += [f"| {p.n_per_arm} | {p.power:.3f} | [{p.low:.3f}, {p.high:.3f}] |" for p in plan.points]
-    conditions = [f"`{c.id}`: " + {"none": "no advice (the participant decides alone)",
-                                   "prediction": "the model's prediction only",
-                                   "descriptive": "the prediction with the full SHAP explanation of the case",
-                                   "persuasive": "the prediction with a simplified (top-k) explanation and its "
-                                                 "sentence"}[c.explanation]
-                  + (f" (operators: {', '.join(c.operators)})" if c.operators else "")
-                  + ("; the features it leaves out are listed" if c.show_dropped else "")
-                  for c in study.conditions]
-    r = study.randomisation
-    strat = (f", stratified by {r.stratify_by} ({', '.join(r.strata)})" if r.stratify_by else "")
-    checks = study.attention_checks
-    exclusion = (f"Participants who fail more than {study.max_failed_attention_checks} of the {len(checks)} "
-                 "attention check(s) are excluded from every analysis, before any outcome is looked at."
-                 if study.max_failed_attention_checks is not None else
-                 f"{TODO}: the study file declares no exclusion rule (exclusions: max_failed_attention_checks).")
-    measures = ["Agreement with the advice, switch fraction (changed the first answer to the advice), "
-                "over-reliance (final answer follows wrong advice), under-reliance (final answer rejects right "
-                "advice), appropriate reliance, accuracy before and after advice, per trial"
-                if "decision_with_advice" in study.tasks else "Accuracy of the participant's answers per trial",
-                "Confidence in the final answer on the scale "
-                f"{study.confidence_scale[0]:g}-{study.confidence_scale[1]:g}"]
-    if "forward_prediction" in study.tasks:
-        measures.append("Forward prediction: whether the participant predicted the model's answer")
-    measures += [f"Questionnaire `{q.id}` ({q.instrument}, {len(q.items)} items, {q.scale_points}-point scale, "
-                 f"edition {q.instrument_version}): sum and mean per participant" for q in study.questionnaires]
-    measures.append("The fidelity of every explanation shown (share of |attribution| kept, and the other fidelity "
-                    "measures), logged with each trial")
-    lines = [
+    return [
         f"# Preregistration: {study.title}",
         "",
         f"Drafted by `python -m app study prereg` from study file `{study.id}` "
@@ -139,6 +103,24 @@ def document(study: Study, sha256: str, model_wrong: int, plan: PowerPlan, sourc
         "model-wrong trials on which the final answer equals the advice is the smallest effect of interest. "
         f"Rationale: {TODO}.",
         "",
+    ]
+
+
+def _design(study: Study, model_wrong: int) -> list[str]:
+    """*Design plan*: conditions, cases and randomisation."""
+    arms = len(study.conditions)
+    n_stim = len(study.stimuli)
+    conditions = [f"`{c.id}`: " + {"none": "no advice (the participant decides alone)",
+                                   "prediction": "the model's prediction only",
+                                   "descriptive": "the prediction with the full SHAP explanation of the case",
+                                   "persuasive": "the prediction with a simplified (top-k) explanation and its "
+                                                 "sentence"}[c.explanation]
+                  + (f" (operators: {', '.join(c.operators)})" if c.operators else "")
+                  + ("; the features it leaves out are listed" if c.show_dropped else "")
+                  for c in study.conditions]
+    r = study.randomisation
+    strat = (f", stratified by {r.stratify_by} ({', '.join(r.strata)})" if r.stratify_by else "")
+    return [
         "## Design plan",
         "",
         "**Study type.** Experiment: participants are randomly assigned to conditions.",
@@ -158,6 +140,27 @@ def document(study: Study, sha256: str, model_wrong: int, plan: PowerPlan, sourc
         f"first {r.no_wrong_first}"
         + ("; within-subject condition orders follow a Williams design." if study.design == "within" else "."),
         "",
+    ]
+
+
+def _sampling(study: Study, plan: PowerPlan) -> list[str]:
+    """*Sampling plan*: the planned N from the power simulation, its table, the stopping rule."""
+    c0, c1 = plan.arms
+    arms = len(study.conditions)
+    planned = plan.planned
+    if planned is not None:
+        per_arm = planned.n_per_arm
+        n_line = (f"{per_arm} participants per condition ({per_arm * arms} in all, {arms} conditions) after "
+                  f"exclusions: the smallest simulated size whose power reaches {plan.target:.0%} "
+                  f"(power {planned.power:.3f}, 95% Wilson interval [{planned.low:.3f}, {planned.high:.3f}], "
+                  f"{plan.simulations} simulated studies, seed {plan.seed}).")
+    else:
+        best = max(plan.points, key=lambda p: p.n_per_arm)
+        n_line = (f"{TODO}: no simulated size reached {plan.target:.0%} power (at {best.n_per_arm} per condition: "
+                  f"{best.power:.3f}); simulate larger sizes (--participants) or a larger effect.")
+    table = ["| participants per condition | power | 95% Wilson interval |", "| --- | --- | --- |"]
+    table += [f"| {p.n_per_arm} | {p.power:.3f} | [{p.low:.3f}, {p.high:.3f}] |" for p in plan.points]
+    return [
         "## Sampling plan",
         "",
         f"**Existing data.** {TODO} (registration prior to the creation of data is expected).",
@@ -178,6 +181,24 @@ def document(study: Study, sha256: str, model_wrong: int, plan: PowerPlan, sourc
         + (f"(enrolment is closed at {study.max_participants})." if study.max_participants else
            f"the study; {TODO}: set max_participants in the study file to close enrolment."),
         "",
+    ]
+
+
+def _variables(study: Study) -> list[str]:
+    """*Variables*: the manipulated one and the measures."""
+    measures = ["Agreement with the advice, switch fraction (changed the first answer to the advice), "
+                "over-reliance (final answer follows wrong advice), under-reliance (final answer rejects right "
+                "advice), appropriate reliance, accuracy before and after advice, per trial"
+                if "decision_with_advice" in study.tasks else "Accuracy of the participant's answers per trial",
+                "Confidence in the final answer on the scale "
+                f"{study.confidence_scale[0]:g}-{study.confidence_scale[1]:g}"]
+    if "forward_prediction" in study.tasks:
+        measures.append("Forward prediction: whether the participant predicted the model's answer")
+    measures += [f"Questionnaire `{q.id}` ({q.instrument}, {len(q.items)} items, {q.scale_points}-point scale, "
+                 f"edition {q.instrument_version}): sum and mean per participant" for q in study.questionnaires]
+    measures.append("The fidelity of every explanation shown (share of |attribution| kept, and the other fidelity "
+                    "measures), logged with each trial")
+    return [
         "## Variables",
         "",
         "**Manipulated variables.** The explanation shown with the model's advice: "
@@ -189,6 +210,18 @@ def document(study: Study, sha256: str, model_wrong: int, plan: PowerPlan, sourc
         "**Indices.** Questionnaire scores are the sum and mean of their items after reverse-coding "
         "(scale points + 1 - x); for Jian et al. (2000) also the trust (items 6-12) and distrust (items 1-5) means.",
         "",
+    ]
+
+
+def _analysis(study: Study, plan: PowerPlan) -> list[str]:
+    """*Analysis plan*: the model of H1, its inference criterion, exclusions."""
+    c0, c1 = plan.arms
+    checks = study.attention_checks
+    exclusion = (f"Participants who fail more than {study.max_failed_attention_checks} of the {len(checks)} "
+                 "attention check(s) are excluded from every analysis, before any outcome is looked at."
+                 if study.max_failed_attention_checks is not None else
+                 f"{TODO}: the study file declares no exclusion rule (exclusions: max_failed_attention_checks).")
+    return [
         "## Analysis plan",
         "",
         f"**Statistical models.** H1 is tested on the model-wrong trials with a logistic mixed-effects model, "
@@ -211,10 +244,15 @@ def document(study: Study, sha256: str, model_wrong: int, plan: PowerPlan, sourc
         "**Exploratory analyses.** Trust scores against the mean fidelity of the explanations a participant "
         "saw (Pearson r with its Fisher-z interval); confidence when the advice was right against wrong.",
         "",
+    ]
+
+
+def _other(source: str) -> list[str]:
+    """*Other*: what the design was checked against."""
+    return [
         "## Other",
         "",
         f"The design was checked against {source}. The exported data (`analysis.py` in the researcher "
         "page's download) recompute every figure above without Candor.",
         "",
     ]
-    return "\n".join(lines)

@@ -30,7 +30,7 @@ from .instruments import INSTRUMENTS, item_texts
 
 __all__ = [
     "Error", "Study", "ModelRef", "Stimulus", "Condition", "Randomisation",
-    "AttentionCheck", "Item", "Questionnaire", "TASKS", "EXPLANATIONS",
+    "AttentionCheck", "Item", "Questionnaire", "TASKS", "EXPLANATIONS", "ID_RE",
     "load_study", "parse_study", "validate_file", "validate_text", "stimuli_part",
 ]
 

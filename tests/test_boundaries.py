@@ -30,59 +30,29 @@ def test_app_pages_do_not_import_explainer_backends():
 
 
 def _module_imports(path: Path, package: str) -> set[str]:
-    """Modules of ``package`` that ``path`` imports, at any depth of the file (lazy imports count)."""
-    import ast
+    """Modules of ``package`` that ``path`` imports, at any depth of the file (lazy imports count): each
+    ``import a.b``, and for ``from a import b`` both ``a.b`` and ``a``."""
+    from tests.import_graph import imported, module_name
 
-    tree = ast.parse(path.read_text())
-    here = path.relative_to(ROOT).with_suffix("").parts
-    pkg = here[:-1] if here[-1] != "__init__" else here[:-1]
     found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = pkg[: len(pkg) - (node.level - 1)]
-                name = ".".join(base + ((node.module,) if node.module else ()))
-            else:
-                name = node.module or ""
-            names = [f"{name}.{a.name}" for a in node.names] + [name]
-        elif isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        else:
-            continue
-        found.update(n for n in names if n.split(".")[0] == package)
-    return found
+    for base, name in imported(path, module_name(path, ROOT)):
+        found.update((f"{base}.{name}", base) if name else (base,))
+    return {n for n in found if n.split(".")[0] == package}
 
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_explainers_has_no_import_cycle():
-    """No module of explainers/ reaches itself through its imports, lazy ones included (the review found
-    model_adapter <-> shap_explainer); a cycle is reported with its path."""
-    files = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
-             for p in (ROOT / "explainers").rglob("*.py")}
-    graph = {m: {i for i in _module_imports(p, "explainers") if i in files and i != m} for m, p in files.items()}
-    # a package's __init__ re-exports its children, and a child importing its own package's name is not
-    # a cycle between two rooms: edges between a package and its descendants are left out
-    def related(a, b):
-        return a.startswith(b + ".") or b.startswith(a + ".")
+    """No module of explainers/ reaches itself through its imports, lazy ones and a package's ``__init__``
+    importing its children included (the review found model_adapter <-> shap_explainer); a cycle is reported
+    with its path. The graph is :func:`tests.import_graph.import_graph`'s."""
+    from tests.import_graph import cycles, import_graph, shortest_cycle
 
-    graph = {m: {n for n in ns if not related(m, n)} for m, ns in graph.items()}
-    grey, done = set(), set()
-
-    def visit(m, path):
-        grey.add(m)
-        for n in sorted(graph[m]):
-            if n in grey:
-                raise AssertionError("import cycle: " + " -> ".join(path[path.index(n):] + [n]))
-            if n not in done:
-                visit(n, path + [n])
-        grey.discard(m)
-        done.add(m)
-
-    for m in sorted(graph):
-        if m not in done:
-            visit(m, [m])
+    graph = import_graph(("explainers",))
+    assert len(graph) >= 10
+    found = [" -> ".join(shortest_cycle(graph, c)) for c in cycles(graph)]
+    assert found == [], "import cycles: " + "; ".join(found)
 
 
 def test_study_imports_no_web_stack_and_nothing_from_app():

@@ -1,97 +1,108 @@
-"""One concept, one room (issue 12): the import graph has no cycle and respects the layers, and a public
-name defined twice in ``explainers/`` means one concept whose definitions agree on a shared oracle.
+"""One concept, one room (issues 12, 24): the import graph has no cycle and respects the layers, no package
+facade hides one of its modules behind another object of the same name, and a public name defined twice in
+``explainers/`` means one concept whose definitions agree on a shared oracle.
 
 Layers, lowest first: ``explainers/`` (pure computation) < ``workspace/``, ``accounts/``, ``study/``
-(Dash-free domains) < ``app/``. Imports go down only; lazy imports inside functions count.
+(Dash-free domains) < ``app/``. Imports go down only. The graph (``tests/import_graph.py``) is what Python
+runs: lazy imports inside functions count, and so do a package's ``__init__`` importing its children and a
+module importing a package's child running that package's ``__init__`` (issue 24: the layer test once left
+those out and missed ``app.build -> app.server -> app.callbacks -> ... -> app.report.provenance -> app.build``).
 """
 from __future__ import annotations
 
 import ast
 import importlib
-import itertools
 import pkgutil
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.test_boundaries import _module_imports
+from tests.import_graph import PACKAGES, cycles, from_base, import_graph, module_files, shortest_cycle
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("explainers", "workspace", "accounts", "study", "store", "app")
 LOWER = {"explainers": set(), "workspace": {"explainers"}, "accounts": {"explainers", "workspace"},
          "study": {"explainers", "workspace", "accounts"}, "store": {"explainers", "workspace"},
          "app": {"explainers", "workspace", "accounts", "study", "store"}}
 """Packages each package may import (besides itself)."""
 
 
-def _files() -> dict[str, Path]:
-    files = {}
-    for pkg in PACKAGES:
-        for p in (ROOT / pkg).rglob("*.py"):
-            files[".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")] = p
-    return files
-
-
 def _graph() -> dict[str, set[str]]:
-    """Module -> project modules it imports (a name resolves to its longest module prefix); edges between a
-    package and its own descendants are left out (a package's ``__init__`` re-exports its children)."""
-    files = _files()
-
-    def resolve(name):
-        while name and name not in files:
-            name = name.rpartition(".")[0]
-        return name
-
-    graph = {}
-    for m, p in files.items():
-        deps = {resolve(i) for pkg in PACKAGES for i in _module_imports(p, pkg)}
-        graph[m] = {d for d in deps if d and d != m and not (d.startswith(m + ".") or m.startswith(d + "."))}
-    return graph
-
-
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan)."""
-    sys.setrecursionlimit(max(10_000, sys.getrecursionlimit()))
-    index, low, stack, on, found, counter = {}, {}, [], set(), [], itertools.count()
-
-    def visit(v):
-        index[v] = low[v] = next(counter)
-        stack.append(v)
-        on.add(v)
-        for w in graph[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                found.append(sorted(comp))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return found
+    return import_graph(PACKAGES)
 
 
 def test_cycle_finder_finds_a_planted_cycle():
-    """The oracle of the next test: a three-module cycle and a self-contained module."""
-    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-    assert _cycles({"a": {"b"}, "b": set()}) == []
+    """The oracle of the next tests: a three-module cycle and a self-contained module."""
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+    graph = {"a": {"b", "d"}, "b": {"c"}, "c": {"a"}, "d": {"e"}, "e": {"a"}}
+    assert shortest_cycle(graph, ["a", "b", "c", "d", "e"]) == ["a", "b", "c", "a"]
+
+
+def test_graph_keeps_package_to_child_edges_and_lazy_imports(tmp_path):
+    """A planted cycle that runs only through a package's ``__init__`` importing its child and an import inside
+    a function: the graph must see both (the old graph, which dropped package-to-child edges, saw no cycle)."""
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    files = {"pkg/__init__.py": "",
+             "pkg/sub/__init__.py": "from .a import f\n",  # the facade imports its child
+             "pkg/sub/a.py": "def f():\n    from pkg.b import g\n    return g\n",  # a lazy import
+             "pkg/b.py": "from pkg.sub import f\n\ndef g():\n    return f\n",  # a name of the facade
+             "pkg/c.py": "from pkg.sub import a\n"}  # runs pkg/sub/__init__.py first
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    graph = import_graph(("pkg",), root=tmp_path)
+    assert graph == {"pkg": set(), "pkg.sub": {"pkg.sub.a"}, "pkg.sub.a": {"pkg.b"},
+                     "pkg.b": {"pkg.sub"}, "pkg.c": {"pkg.sub.a", "pkg.sub"}}
+    assert cycles(graph) == [["pkg.b", "pkg.sub", "pkg.sub.a"]]
+    assert shortest_cycle(graph, ["pkg.b", "pkg.sub", "pkg.sub.a"]) == ["pkg.b", "pkg.sub", "pkg.sub.a", "pkg.b"]
 
 
 def test_project_import_graph_has_no_cycle():
-    """No module of the project reaches itself through its imports (lazy ones included)."""
-    assert _cycles(_graph()) == []
+    """No module of the project reaches itself through what importing it runs (lazy imports included)."""
+    graph = _graph()
+    found = [" -> ".join(shortest_cycle(graph, c)) + f"  ({len(c)} modules: {', '.join(c)})" for c in cycles(graph)]
+    assert found == [], "import cycles:\n" + "\n".join(found)
+
+
+def _facade_shadows(files: dict[str, Path]) -> list[str]:
+    """``package.name`` bound in a package's ``__init__`` (import, def, class or assignment) to something other
+    than its submodule ``name``: then ``package.name`` and ``import package.name`` mean two objects, and which one
+    ``package.name`` is depends on import order (``mock.patch("package.name.x")`` patches the wrong one)."""
+    found = []
+    for package, path in files.items():
+        if path.name != "__init__.py":
+            continue
+        children = {m.rpartition(".")[2] for m in files if m.rpartition(".")[0] == package}
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            bound = []
+            if isinstance(node, ast.ImportFrom):
+                base = from_base(node, package)
+                bound = [(a.asname or a.name, f"{base}.{a.name}") for a in node.names]
+            elif isinstance(node, ast.Import):
+                bound = [(a.asname, a.name) if a.asname else (a.name.split(".")[0], a.name.split(".")[0])
+                         for a in node.names]
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound = [(node.name, None)]
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                bound = [(n.id, None) for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+            found += [f"{package}.{name} (line {node.lineno})" for name, what in bound
+                      if name in children and what != f"{package}.{name}"]
+    return found
+
+
+def test_facade_shadow_finder_finds_a_planted_shadow(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from . import kept\nfrom .view import view\nfrom .other import x as kept2\n")
+    for name in ("kept", "view", "kept2", "other"):
+        (tmp_path / "pkg" / f"{name}.py").write_text("def view():\n    pass\nx = 1\n")
+    assert _facade_shadows(module_files(("pkg",), root=tmp_path)) == ["pkg.view (line 2)", "pkg.kept2 (line 3)"]
+
+
+def test_no_facade_name_shadows_its_submodule():
+    """A package's ``__init__`` never binds a submodule's name to a function or class (this test found
+    ``app.services.persuasive``, a function, hiding ``app/services/persuasive.py``)."""
+    assert _facade_shadows(module_files(PACKAGES)) == []
 
 
 def test_imports_only_go_down_the_layers():

@@ -1,7 +1,7 @@
 """Persuasive page callbacks: the operator controls drive every panel.
 
 :func:`render_row` reads the row and the operator controls and sends the panels of
-:func:`app.views.persuasive.render_persuasive` (one call of :func:`app.services.persuasive`) with the navbar's
+:func:`app.views.persuasive.render_persuasive` (one call of :func:`app.services.persuasive_view`) with the navbar's
 status line; :func:`render_global` marks the current k on the held-out average curve (computed once per
 workspace).
 """

@@ -1,4 +1,4 @@
-"""Navbar callbacks: random row, a one-line status of the chosen row (kept in the URL), the class picker.
+"""Navbar callbacks: random row, the chosen row's status line (built by :mod:`app.shell.row_status`), the class picker.
 
 A row change costs one request (issue 14): "Random row" picks a held-out row in the browser
 (``assets/candor_rows.js``, a click listener that sets the row box), and each row page's own callback sends the navbar's status line with its

@@ -2,7 +2,7 @@
 
 A tabular stimulus is a row of the loaded workspace. The advice is the model's
 label (P(positive) >= 0.5, as in the navbar); the descriptive explanation is
-``services.shap_row``; the persuasive one is ``services.persuasive(row, k)``
+``services.shap_row``; the persuasive one is ``services.persuasive_view(row, k)``
 (top-k simplification with its sentence), ``k`` from the condition's
 ``top_k:K`` operator (default 3). The logged fidelity is the share of
 |attribution| the shown explanation keeps (``mass_retained``: 1.0 for the full
@@ -130,7 +130,7 @@ def _compute_view(study: Study, item_id: str, condition_id: str, ws) -> dict:
                                                             title="Why the model estimates this").to_json())
         return view
     k = d if cond.explanation == "descriptive" else min(_top_k(cond.operators), d)
-    pv = services.persuasive(row, k)
+    pv = services.persuasive_view(row, k)
     sim = pv.simplification
     ops = ([f"{name}(" + ", ".join(f"{key}={val}" for key, val in params.items()) + ")" for name, params in sim.operators]
            if cond.explanation == "persuasive" else None)

@@ -23,7 +23,6 @@ import os
 import shutil
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -34,13 +33,13 @@ from store.codec import global_meta, split_explanation
 from store.format import DOCUMENTS, FORMAT_VERSION, METHODS, NOT_STORED
 from store.hashes import source_hashes
 from store.read import workspace_key
+from store.provenance import library_versions
 from store.write import StoreWriter, partial_folder
 from store.write import check_out_folder as _check_out, remove_path as _remove, swap_in as _swap_in
 from workspace.errors import CandorError
 from workspace.settings import Settings
 from .model_flags import add_model_arguments
 
-LIBRARIES = ("numpy", "pandas", "scikit-learn", "shap", "lime", "pyarrow", "scipy")
 BUILD_DIR = ".build"
 """The partial store's folder for the engine's chunks while a build runs (kept on failure, so a rerun with
 the same :func:`chunk_key` resumes; ``key.json`` there names that key, and chunks of another key are deleted)."""
@@ -143,7 +142,7 @@ def chunk_key(model_sha: str, data_sha: str, ws, rows: np.ndarray, chunk_rows: i
     return {"model_sha256": model_sha, "data_sha256": data_sha, "workspace": workspace_key(ws),
             "rows_sha256": hashlib.sha256(np.ascontiguousarray(rows, dtype=np.int64).tobytes()).hexdigest(),
             "n_rows": int(len(rows)), "chunk_rows": int(chunk_rows), "explainers": _explainer_settings(),
-            "libraries": _versions()}
+            "libraries": library_versions()}
 
 
 def _chunk_dir(partial: Path, key: dict, say) -> Path:
@@ -163,16 +162,6 @@ def _chunk_dir(partial: Path, key: dict, say) -> Path:
     return build_dir
 
 
-def _versions() -> dict:
-    found = {"python": sys.version.split()[0]}
-    for name in LIBRARIES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = None
-    return found
-
-
 PARTS = (*DOCUMENTS.values(), "persuasive", "surrogates")
 """Parts a build may skip (``--skip``): each global method stored as a document (the table of methods), the
 Persuasive curve and the surrogates; the rows and the global SHAP view are always built."""
@@ -187,7 +176,7 @@ def _without_clock_budgets(fn):
     @functools.wraps(fn)
     def run(*args, **kwargs):
         tabular = importlib.import_module("app.services.tabular")
-        persuasive = importlib.import_module("app.services.persuasive")  # the package's name is a function
+        persuasive = importlib.import_module("app.services.persuasive")
         saved = dict(tabular.LIME_LIMITS), tabular.AGNOSTIC_BUDGET_S, persuasive.GLOBAL_BUDGET_S
         try:
             tabular.reproducible_lime()
@@ -232,9 +221,9 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     from store.engine import run_chunks
 
     from .. import services
-    from ..serve.server import selection_from_settings
     from ..services import _core, methods, surrogates, tabular
-    persuasive_service = importlib.import_module("app.services.persuasive")  # the package exports a function of that name
+    from ..services.selection import Selection
+    persuasive_service = importlib.import_module("app.services.persuasive")
     from ..serve.startup import defer_torch
 
     defer_torch()
@@ -242,7 +231,7 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     _check_out(out)
     partial = partial_folder(out)
     t0 = time.perf_counter()
-    selection = selection_from_settings(settings)
+    selection = Selection.from_settings(settings)
     ws = selection.load()
     model_sha, data_sha = source_hashes(settings, ws)
     _core.use_built_store(None)  # computed live, never read from another store
@@ -321,7 +310,7 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
                        "shap": {**settings_used["shap"], "source": g.source}},
         "rows": {"stored": int(len(rows)), "held_out": int(len(ws.test_idx)), "chunk_rows": chunk_rows,
                  "engine": "dask" if client is not None else "single process"},
-        "libraries": _versions(), "not_stored": list(NOT_STORED), "skipped": skipped,
+        "libraries": library_versions(), "not_stored": list(NOT_STORED), "skipped": skipped,
         "timings_s": {k: round(v, 3) for k, v in {**timings, "total_s": time.perf_counter() - t0}.items()},
     }
     writer.finish(manifest)

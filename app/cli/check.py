@@ -16,7 +16,7 @@ frontier) and, for one row (default: the first held-out row), each page's own ca
   (byte-identical before and after);
 - Surrogate (classifiers): the page's default MUSE fit, ``muse_view(fit_muse(muse_params()))``,
   fitted afresh in a temporary cache: held-out agreement and its largest rule;
-- Persuasive (class probabilities): ``persuasive(row, 3)``, the page's default top-3 story and its cost;
+- Persuasive (class probabilities): ``persuasive_view(row, 3)``, the page's default top-3 story and its cost;
 - for ``--text-column``: LIME text over the words of one text (scikit-learn text pipeline), or attention
   and Integrated Gradients (a Hugging Face classifier folder given as ``--model``, loaded by the Text
   page's loader).
@@ -151,7 +151,7 @@ def _pages(services, row: int, is_torch: bool, out) -> None:
               f"{plain(g.ig.params['convergence_delta'])} "
               f"({g.ig.params['n_steps']} steps, baseline = training median); Spearman |IG| vs |SHAP| "
               f"{g.spearman:.2f}; top: {services.methods.top_features(g.ig.feature_names, g.ig.values)}", file=out)
-    if (why := services.why_not("surrogate")) is None:
+    if services.why_not("surrogate") is None:
         params = services.muse_params()
         m = _view("Surrogate", lambda: services.muse_view(services.fit_muse(params)))  # the page's default fit
         rs = m.rule_set
@@ -167,7 +167,7 @@ def _pages(services, row: int, is_torch: bool, out) -> None:
     else:
         print("rules   not applicable: rule surrogates explain class labels (regression model)", file=out)
     if services.why_not("persuasive") is None:
-        v = _view(f"Persuasive row {row}", lambda: services.persuasive(row, 3))  # the page's default: top-3
+        v = _view(f"Persuasive row {row}", lambda: services.persuasive_view(row, 3))  # the page's default: top-3
         f = v.simplification.fidelity_after
         print(f"persuade row {row}, top-3 of SHAP: share of |attribution| shown {f['mass_retained']:.3f}, "
               f"sufficiency {f['sufficiency']:.3f}, comprehensiveness {f['comprehensiveness']:.3f}; "

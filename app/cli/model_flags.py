@@ -60,7 +60,7 @@ def load_workspace(args):
     """The workspace ``python -m app`` serves for these parsed flags (the bundled sample without ``--model``).
 
     The same path as the server's: :meth:`workspace.settings.Settings.from_args` (flags over the environment),
-    :func:`app.serve.server.selection_from_settings`, its ``load``; a ``--store`` is checked as at start
+    :meth:`app.services.selection.Selection.from_settings`, its ``load``; a ``--store`` is checked as at start
     (:func:`store.read.open_for`). ``study validate``, ``power``, ``prereg`` and ``simulate`` load with it.
 
     Raises
@@ -78,9 +78,9 @@ def load_workspace(args):
     if not hasattr(args, "text_model"):
         args.text_model = None
     settings = Settings.from_args(args)
-    from ..serve.server import selection_from_settings
+    from ..services.selection import Selection
 
-    ws = selection_from_settings(settings).load()
+    ws = Selection.from_settings(settings).load()
     if settings.store:
         from store.read import open_for
 

@@ -41,14 +41,14 @@ def _parser() -> argparse.ArgumentParser:
 def _workspace(args):
     """The settings the flags name (over the environment, as ``python -m app``), the loaded workspace, its
     files (for their SHA-256) and the checked store (or None)."""
-    from app.serve.server import selection_from_settings
+    from app.services.selection import Selection
     from store.read import open_for
     from workspace.settings import Settings
     from workspace.workspace import SAMPLE_MODEL
 
     args.text_model = None
     settings = Settings.from_args(args)
-    ws = selection_from_settings(settings).load()
+    ws = Selection.from_settings(settings).load()
     files = {"model": settings.model, "data": settings.data} if settings.model else {"model": SAMPLE_MODEL}
     return ws, files, (open_for(settings, ws) if settings.store else None)
 

@@ -4,7 +4,7 @@
 "Export report" button: the model card (:func:`app.services.model_summary`), the global views
 (:func:`app.services.global_importance`, each global method of the table of methods beside it, the
 Surrogate page's default MUSE fit, the Persuasive page's held-out curve) and, per chosen row, the Persuasive
-page's view (:func:`app.services.persuasive`: the descriptive SHAP explanation, the simplified story, what was
+page's view (:func:`app.services.persuasive_view`: the descriptive SHAP explanation, the simplified story, what was
 dropped and what it cost). The renderer (:mod:`app.report.render`) turns it into figures with the pages' figure
 builders.
 """
@@ -146,7 +146,7 @@ def report_content(rows: list[int] | None = None, *, k: int = DEFAULT_K, files: 
     surrogate_why = services.why_not("surrogate")
     sections = []
     for r, reason in zip(rows, reasons):
-        view = services.persuasive(r, k) if persuasive_why is None else None
+        view = services.persuasive_view(r, k) if persuasive_why is None else None
         shap = view.simplification.parent if view is not None else services.shap_row(r)
         sections.append(RowSection(r, reason, services.row_status(r), shap, view, persuasive_why))
     surrogate = services.muse_view(services.default_muse_key()) if surrogate_why is None else None

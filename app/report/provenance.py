@@ -10,6 +10,7 @@ from app import services
 from app.services import selection
 from app.services.tabular import fingerprint
 from store.hashes import file_sha256, table_sha256
+from store.provenance import library_versions
 
 DRAWING = ("plotly", "dash", "skops", "torch")
 """Libraries the report names beyond a store's: what drew the figures, read the model."""
@@ -31,10 +32,9 @@ class Provenance:
 
 
 def versions() -> tuple[tuple[str, str], ...]:
-    """Python and the library versions a store records (:func:`app.cli.build._versions`), plus :data:`DRAWING`."""
-    from app.cli.build import _versions
-
-    found = {k: v for k, v in _versions().items() if v}
+    """Python and the library versions a store records (:func:`store.provenance.library_versions`), plus
+    :data:`DRAWING`."""
+    found = {k: v for k, v in library_versions().items() if v}
     for name in DRAWING:
         try:
             found[name] = metadata.version(name)

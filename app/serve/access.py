@@ -32,6 +32,7 @@ from accounts.users import AccountsError, User, Users
 from workspace import settings
 from workspace.errors import CandorError
 from workspace.settings import current
+from .request_user import current_user, has_role, require_role  # noqa: F401  (read here and by pages)
 
 COOKIE = "candor_session"
 LOCAL_USER = "local"
@@ -105,33 +106,6 @@ def _identify() -> User | None:
     if not Users.full_login() and _from_this_machine():
         return User(LOCAL_USER, local_role())
     return None
-
-
-def current_user() -> User | None:
-    """The user of this request (None: anonymous, or outside a request)."""
-    return flask.g.get("candor_user") if flask.has_request_context() else None
-
-
-def has_role(role: str) -> bool:
-    """Whether this request's user holds ``role`` (True outside a request: the command line, tests, jobs)."""
-    if not flask.has_request_context():
-        return True
-    user = current_user()
-    return user is not None and _role_allows(user.role, role)
-
-
-def require_role(role: str, doing: str) -> None:
-    """Refuse ``doing`` unless this request's user holds ``role`` (checks in services, beside the hook's).
-
-    Raises
-    ------
-    CandorError
-        ``"<doing> needs the <role> role; ..."``, naming the user's role.
-    """
-    if not has_role(role):
-        user = current_user()
-        who = f"you are logged in as {user.name} ({user.role})" if user else "you are not logged in"
-        raise CandorError(f"{doing} needs the {role} role; {who}")
 
 
 # ---- login ---------------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ parsed from its flags; gunicorn's ``server`` reads ``Settings.from_env()`` (``CA
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 import threading
 import time
@@ -16,7 +15,6 @@ from pathlib import Path
 import dash
 from plotly.utils import PlotlyJSONEncoder
 
-from explainers.numbers import plain
 from workspace import limits
 from workspace.json_cache import JSONOnlyDisk, json_cache
 from . import fork_gate
@@ -113,17 +111,6 @@ def _cache_key() -> str:
     return f"{LAUNCH_UID}-{selection.current().generation}"
 
 
-def selection_from_settings(settings: Settings) -> Selection:
-    """The selection the settings name (``--model``/``CANDOR_MODEL`` ...), or the bundled sample."""
-    if not settings.model:
-        return Selection()
-    torch = settings.torch
-    return Selection(model=str(settings.model), data=str(settings.data), target=settings.target,
-                     target_class=settings.target_class, trust_pickle=settings.trust_pickle,
-                     features=str(settings.features_file) if settings.features_file else None,
-                     torch=dataclasses.asdict(torch) if torch.given() else None)
-
-
 def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = None,
                settings: Settings | None = None) -> dash.Dash:
     """Create the Dash app over ``workspace`` (default: the one ``settings`` name).
@@ -158,7 +145,7 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="openmp")
-    chosen = selection_from_settings(settings) if workspace is None else Selection(generation="explicit")
+    chosen = Selection.from_settings(settings) if workspace is None else Selection(generation="explicit")
     selection.start(chosen, warm=warm)
     ws = workspace or chosen.load()
     from store.read import open_for  # a store (--store, CANDOR_STORE) is checked before anything is served

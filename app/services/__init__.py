@@ -11,7 +11,7 @@ from .applicable import capabilities, why_not
 from .attention import AttentionView, attention_view, has_attention_model
 # check's Integrated Gradients; the table of methods; the rules section of the Persuasive page
 from . import gradients, methods, persuasive_rules  # noqa: F401
-from .persuasive import GlobalCurve, PersuasiveView, persuasive, persuasive_global, persuasive_max_k
+from .persuasive import GlobalCurve, PersuasiveView, persuasive_global, persuasive_max_k, persuasive_view
 from .surrogates import (
     MuseView,
     default_muse_key,
@@ -42,10 +42,10 @@ from .tabular import (
 __all__ = [
     "AttentionView", "LocalView", "PersuasiveView", "attention_view", "check_row", "column_pages", "data_columns", "table_width", "data_page", "default_row", "feature_descriptions",
     "first_request", "join_late", "global_importance", "has_attention_model", "init", "lime_row", "local_view", "row_values",
-    "model_summary", "persuasive", "persuasive_global", "persuasive_max_k", "GlobalCurve", "random_row_pool", "row_count", "row_status", "shap_row", "workspace", "raw_players_offered",
+    "model_summary", "persuasive_view", "persuasive_global", "persuasive_max_k", "GlobalCurve", "random_row_pool", "row_count", "row_status", "shap_row", "workspace", "raw_players_offered",
     "MuseView", "default_muse_key", "feature_names", "fit_frontier", "fit_muse", "frontier", "muse_params",
     "muse_view", "class_choices", "select_class", "why_not", "capabilities", "GlobalView", "global_view",
-    "lazy", "ready_entry", "row_cache", "stored_row_number", "stored_views",
+    "lazy", "ready_entry", "row_cache", "stored_row_number", "stored_views", "built_store", "use_built_store", "warm_done",
 ]
 
 # Text page (issue 5): the MiniLM sentiment classifier, uploads, the head-analysis job.

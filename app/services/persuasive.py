@@ -1,6 +1,6 @@
 """Persuasive page services: the operator chain on a row's SHAP explanation, its cost, and the tradeoffs.
 
-One call, :func:`persuasive`, returns everything the page shows for one choice
+One call, :func:`persuasive_view`, returns everything the page shows for one choice
 of operators: the persuasive view (group → top-k → round → verified sentences),
 the guardrail notes, what was dropped, Gilpin labels, and the row's
 fidelity-vs-complexity curve over every k with the same operators (the
@@ -142,7 +142,7 @@ def _choice(row: int, k: int, rounding: str, grouping: bool, sensitive: tuple[st
                        sensitive=sensitive)
 
 
-def persuasive(row, k: int, rounding: str = "exact", grouping: bool = False, sensitive=()) -> PersuasiveView:
+def persuasive_view(row, k: int, rounding: str = "exact", grouping: bool = False, sensitive=()) -> PersuasiveView:
     """The persuasive view of the row's SHAP explanation for one choice of operators.
 
     Parameters

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from workspace import settings
 from workspace.errors import CandorError
+from workspace.settings import Settings
 from workspace.workspace import Workspace, load_sample_workspace, load_user_workspace, one_vs_rest
 from workspace.torch_options import TorchOptions
 from ._core import init, workspace
@@ -66,6 +67,18 @@ class Selection:
     features: str | None = None
     uploaded: bool = False
     generation: str = ""
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Selection:
+        """The selection ``settings`` name (``--model``/``CANDOR_MODEL`` ...), or the bundled sample: what
+        ``python -m app`` serves, ``build`` stores and ``check`` and ``report`` read."""
+        if not settings.model:
+            return cls()
+        torch = settings.torch
+        return cls(model=str(settings.model), data=str(settings.data), target=settings.target,
+                   target_class=settings.target_class, trust_pickle=settings.trust_pickle,
+                   features=str(settings.features_file) if settings.features_file else None,
+                   torch=asdict(torch) if torch.given() else None)
 
     def load(self) -> Workspace:
         """Load the workspace this selection names.
@@ -161,7 +174,7 @@ def install(selection: Selection, ws: Workspace | None = None) -> Workspace:
         If the selection cannot be loaded, or the request's user lacks the analyst role; nothing changes then.
     """
     global _current, _seen_mtime
-    from ..serve.access import require_role
+    from ..serve.request_user import require_role
 
     require_role("analyst", "changing the model, the data or the class (for every user)")
     selection = replace(selection, generation=uuid.uuid4().hex,  # as every process will read it back:

@@ -157,7 +157,7 @@ def _agnostic_rows() -> tuple[np.ndarray, str, ex.GlobalImportance]:
 
     Returns the rows (sorted), why a sample (for the page) and the first row's attributions (reused).
     """
-    ws, e = workspace(), _shap()
+    ws, _ = workspace(), _shap()  # the explainer is built before the clock starts
     order = _sample_order()
     t0 = time.perf_counter()
     first = guarded("SHAP for the global view", _explain_global, ws.X.iloc[order[:1]])

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workspace import limits, uploads
-from ..serve.access import require_role
+from ..serve.request_user import require_role
 from workspace.errors import CandorError
 from workspace.model_safety import load_skops
 from workspace.tables import read_table, table_shape

@@ -28,7 +28,7 @@ from dash import dcc, html
 from app.shell import ids
 from app.shell.pages import ROW_PAGES
 from app import services
-from app.views.components import choice_name, choice_value
+from app.views.components import choice_name
 from workspace.errors import CandorError
 
 __all__ = ["Param", "PAGES", "read", "from_url", "note", "writer_js", "store_id"]

@@ -41,5 +41,5 @@ def draw_attention(row):
         method_note("agreement: Spearman ρ between each head's CLS attention and |IG| over the features"),
     ])
     return (figures.attention_heatmaps(v.cls, names), figures.head_agreement(v.agreement),
-            figures.attribution_bar(v.ig, title=f"Integrated Gradients (baseline: training median)"),
+            figures.attribution_bar(v.ig, title="Integrated Gradients (baseline: training median)"),
             figures.attribution_bar(v.shap, title="SHAP (GradientExplainer)"), notes)

@@ -25,7 +25,8 @@ from explainers.numbers import gap_text, plain  # the one formatter of numbers p
 from explainers.types import AgreementReport
 
 from app.views.figure_labels import (FONT_FAMILY, _label_lines, _lines_of, alt_text, esc, esc_all,  # re-exported
-                               label_margin, text_px, tick_label, tick_labels, unidentified_marks, wrap_note)
+                               label_margin, text_px, tick_label, tick_labels, unidentified_marks,  # noqa: F401
+                               wrap_note)
 
 POS, NEG, GREY = "#b2182b", "#2166ac", "#767676"
 DIVERGING = [[0.0, "#2166ac"], [0.25, "#67a9cf"], [0.5, "#f7f7f7"], [0.75, "#ef8a62"], [1.0, "#b2182b"]]

@@ -26,8 +26,8 @@ def render_persuasive(row, k, rounding="exact", grouping=None, sensitive=None, d
 
 
 def draw_row(row, k, rounding, grouping, sensitive):
-    """:func:`render_persuasive`'s panels from :func:`app.services.persuasive` (raises CandorError)."""
-    view = services.persuasive(row, k, rounding, grouping, list(sensitive))
+    """:func:`render_persuasive`'s panels from :func:`app.services.persuasive_view` (raises CandorError)."""
+    view = services.persuasive_view(row, k, rounding, grouping, list(sensitive))
     s, e = view.simplification, view.simplification.parent
     full = figures.attribution_bar(e, max_display=len(e.values), title=f"Descriptive: every SHAP attribution"
                                    f"<br><sup>Gilpin: {view.descriptive_label.text()}</sup>")

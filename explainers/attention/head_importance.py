@@ -173,20 +173,12 @@ def analyze_heads(
     if not inputs:
         raise ValueError("no text given")
     tok = model.tokenizer
-    counts: Counter = Counter()
-    for words in inputs:
-        counts.update(w.lower() for w in (words if split else _split_words(tok, words)))
+    counts = Counter(w.lower() for words in inputs for w in (words if split else _split_words(tok, words)))
     lengths = [len(tok(x, is_split_into_words=split, truncation=True,
                        max_length=model.max_length)["input_ids"]) for x in inputs]
     batches = _batches(lengths, batch_size)
     fractions = list(pruning_fractions) if importance else []
-    bad = set(pruning_orders) - {"importance", "iterative"}
-    if bad:
-        raise ValueError(f"pruning_orders must be 'importance' or 'iterative', got {sorted(bad)}")
-    n_eval = sum(1 for f in fractions if round(f * model.n_layers * model.n_heads) > 0)
-    n_passes = 1 + n_eval * (len(pruning_orders) + len(random_seeds))
-    n_passes += n_eval * ("iterative" in pruning_orders)
-    total, done = n_passes * len(batches), 0
+    total, done = _n_passes(model, fractions, pruning_orders, random_seeds) * len(batches), 0
     L, H = model.n_layers, model.n_heads
     acc = RoleAccumulator(L, H, relations=relations, level="token", **role_kwargs)
     acc_word = RoleAccumulator(L, H, relations=relations, level="word", **role_kwargs) if word_level else None
@@ -219,61 +211,93 @@ def analyze_heads(
         predictions[batch] = pred.numpy()
         att = torch.stack([a.detach() for a in atts], 1).double().numpy()  # (B, L, H, T, T)
         for b, i in enumerate(batch):
-            e = encs[b]
-            n = e.n_tokens
-            tokens = att[b, :, :, :n, :n]
-            if trees is not None:
-                tree = trees[i]
-                cand = [u != "PUNCT" for u in tree.upos[:len(e.words)]]
-                arcs = dict(heads=tree.heads[:len(e.words)], deprels=tree.deprels[:len(e.words)])
-            else:
-                cand = [bool(_WORD.search(x)) for x in e.words]
-                arcs = {}
-            rare = rarest_position(e.words, counts, cand)
-            acc.add(tokens, e.content_mask, rare, word_index=e.word_index, **arcs)
-            if acc_word is not None:
-                acc_word.add(merge_attention(tokens, e.word_index, len(e.words)), rare_index=rare, **arcs)
+            _add_roles(acc, acc_word, att[b], encs[b], trees[i] if trees is not None else None, counts)
         tick()
     roles = acc.finalize()
     word_roles = acc_word.finalize() if acc_word is not None else None
-    imp = None
-    curves = []
+    imp, curves = None, []
     if importance:
         raw = raw_importance / len(inputs)
         imp = HeadImportance(raw=raw, normalized=normalize_per_layer(raw), n_texts=len(inputs),
                              loss="cross-entropy against the model's own predicted label")
-        orders = [(name, pruning_order(imp.normalized) if name == "importance" else None)
-                  for name in pruning_orders]
-        for seed in random_seeds:
-            perm = np.random.default_rng(seed).permutation(L * H)
-            orders.append((f"random(seed={seed})", [(int(k // H), int(k % H)) for k in perm]))
-        for name, order in orders:
-            pruned: list = [] if order is None else list(order)
-            agreement, n_pruned = [], []
-            mask = torch.ones((L, H))
-            for f in sorted(fractions):
-                k = int(round(f * L * H))
-                if order is None and k > len(pruned):  # iterative: re-rank the remaining heads
-                    raw_k = _masked_importance(model, encoded, predictions, mask, check, tick)
-                    ranked = [h for h in pruning_order(normalize_per_layer(raw_k)) if h not in pruned]
-                    pruned += ranked[:k - len(pruned)]
-                mask = torch.ones((L, H))
-                for layer, head in pruned[:k]:
-                    mask[layer, head] = 0.0
-                agreement.append(
-                    1.0 if k == 0 else _agreement(model, encoded, predictions, mask, check, tick))
-                n_pruned.append(k)
-            curves.append(PruningCurve(
-                fraction_pruned=np.array(sorted(fractions), float), n_pruned=np.array(n_pruned),
-                agreement=np.array(agreement), order="importance (one-shot)" if name == "importance"
-                else "importance (iterative)" if name == "iterative" else name,
-                pruned_heads=tuple(f"{a}.{b}" for a, b in pruned[:max(n_pruned, default=0)]),
-                n_texts=len(inputs)))
+        curves = _pruning_curves(model, imp, fractions, pruning_orders, random_seeds, encoded, predictions,
+                                 check, tick)
     src = (f"{model.name}; {len(inputs)} texts; roles at token level ([CLS]/[SEP] excluded)"
            + (" and at word level (pieces merged)" if word_level else "")
            + f", positional shares over eligible queries; relations {', '.join(relations)}")
     return HeadAnalysis(roles=roles, importance=imp, pruning=tuple(curves), n_texts=len(inputs),
                         seconds=time.perf_counter() - t0, source=src, word_roles=word_roles)
+
+
+def _n_passes(model, fractions, pruning_orders, random_seeds) -> int:
+    """Passes over the texts :func:`analyze_heads` makes (for its progress): the first, one per order and pruned
+    fraction, and one more per fraction when importance is recomputed (``iterative``).
+
+    Raises
+    ------
+    ValueError
+        If an order is neither ``importance`` nor ``iterative``.
+    """
+    bad = set(pruning_orders) - {"importance", "iterative"}
+    if bad:
+        raise ValueError(f"pruning_orders must be 'importance' or 'iterative', got {sorted(bad)}")
+    n_eval = sum(1 for f in fractions if round(f * model.n_layers * model.n_heads) > 0)
+    n_passes = 1 + n_eval * (len(pruning_orders) + len(random_seeds))
+    return n_passes + n_eval * ("iterative" in pruning_orders)
+
+
+def _add_roles(acc, acc_word, att: np.ndarray, e, tree: ConlluSentence | None, counts: Counter) -> None:
+    """Add one text's attention ``att`` (layers, heads, padded tokens, padded tokens) to the token-level role
+    accumulator ``acc`` and, when given, to the word-level ``acc_word``; ``e`` is the text's encoding, ``tree``
+    its gold dependency tree (None: plain text, candidates are the words with a letter or digit)."""
+    n = e.n_tokens
+    tokens = att[:, :, :n, :n]
+    if tree is not None:
+        cand = [u != "PUNCT" for u in tree.upos[:len(e.words)]]
+        arcs = dict(heads=tree.heads[:len(e.words)], deprels=tree.deprels[:len(e.words)])
+    else:
+        cand = [bool(_WORD.search(x)) for x in e.words]
+        arcs = {}
+    rare = rarest_position(e.words, counts, cand)
+    acc.add(tokens, e.content_mask, rare, word_index=e.word_index, **arcs)
+    if acc_word is not None:
+        acc_word.add(merge_attention(tokens, e.word_index, len(e.words)), rare_index=rare, **arcs)
+
+
+def _pruning_curves(model, imp, fractions, pruning_orders, random_seeds, encoded, predictions, check,
+                    tick) -> list:
+    """:class:`PruningCurve` per order of :func:`analyze_heads` (``pruning_orders``, then a random order per
+    seed): agreement with the unpruned predictions as ``fractions`` of the heads are masked."""
+    L, H = model.n_layers, model.n_heads
+    curves = []
+    orders = [(name, pruning_order(imp.normalized) if name == "importance" else None)
+              for name in pruning_orders]
+    for seed in random_seeds:
+        perm = np.random.default_rng(seed).permutation(L * H)
+        orders.append((f"random(seed={seed})", [(int(k // H), int(k % H)) for k in perm]))
+    for name, order in orders:
+        pruned: list = [] if order is None else list(order)
+        agreement, n_pruned = [], []
+        mask = torch.ones((L, H))
+        for f in sorted(fractions):
+            k = int(round(f * L * H))
+            if order is None and k > len(pruned):  # iterative: re-rank the remaining heads
+                raw_k = _masked_importance(model, encoded, predictions, mask, check, tick)
+                ranked = [h for h in pruning_order(normalize_per_layer(raw_k)) if h not in pruned]
+                pruned += ranked[:k - len(pruned)]
+            mask = torch.ones((L, H))
+            for layer, head in pruned[:k]:
+                mask[layer, head] = 0.0
+            agreement.append(
+                1.0 if k == 0 else _agreement(model, encoded, predictions, mask, check, tick))
+            n_pruned.append(k)
+        curves.append(PruningCurve(
+            fraction_pruned=np.array(sorted(fractions), float), n_pruned=np.array(n_pruned),
+            agreement=np.array(agreement), order="importance (one-shot)" if name == "importance"
+            else "importance (iterative)" if name == "iterative" else name,
+            pruned_heads=tuple(f"{a}.{b}" for a, b in pruned[:max(n_pruned, default=0)]),
+            n_texts=imp.n_texts))
+    return curves
 
 
 def _split_words(tokenizer, text: str) -> list[str]:

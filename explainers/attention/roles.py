@@ -241,33 +241,44 @@ class RoleAccumulator:
             best_base = np.where(better, s["baseline"], best_base)
             for layer, head in zip(*np.nonzero(better)):
                 best_rel[layer][head] = name
-        labels = []
-        for layer in range(L):
-            row = []
-            for head in range(H):
-                roles = []
-                if modal_share[layer, head] >= p["positional_threshold"]:
-                    r = int(modal_offset[layer, head])
-                    roles.append("self" if r == 0 else f"positional({r:+d})")
-                cleared = [(s["accuracy"][layer, head] - s["baseline"], name) for name, s in syntactic.items()
-                           if s["accuracy"][layer, head] - s["baseline"] >= p["syntactic_margin"] - 1e-12]
-                for _, name in sorted(cleared, key=lambda t: (-t[0], t[1])):
-                    rel, d = name.split(":")
-                    roles.append(f"syntactic({rel},{d})")
-                if self.rare_queries and rare[layer, head] >= p["rare_threshold"]:
-                    roles.append("rare_word")
-                row.append(tuple(roles))
-            labels.append(tuple(row))
+        labels = _labels(modal_share, modal_offset, syntactic, rare if self.rare_queries else None, p)
         prev, nxt = _MAX_OFFSET - 1, _MAX_OFFSET + 1
         return HeadRoles(
             confidence=self.conf_sum / n, modal_offset=modal_offset, modal_share=modal_share,
             share_prev=share[:, :, prev], share_next=share[:, :, nxt],
             rare_share=rare, syntactic_best=tuple(tuple(r) for r in best_rel),
-            syntactic_accuracy=best_acc, syntactic_baseline=best_base, labels=tuple(labels),
+            syntactic_accuracy=best_acc, syntactic_baseline=best_base, labels=labels,
             n_queries=n, params=dict(p), level=self.level, modal_se=modal_se,
             share_prev_se=se_of[-1], share_next_se=se_of[1],
             modal_eligible=self.eligible[pick].astype(int), eligible_prev=int(self.eligible[prev]),
             eligible_next=int(self.eligible[nxt]), syntactic=syntactic, n_sentences=self.n_sentences)
+
+
+def _labels(modal_share: np.ndarray, modal_offset: np.ndarray, syntactic: dict, rare: np.ndarray | None,
+            p: dict) -> tuple:
+    """Role labels of every head (layer, then head): ``self`` or ``positional(+r)`` when its modal offset's
+    share reaches ``positional_threshold``, ``syntactic(rel,dir)`` for each relation clearing the baseline by
+    ``syntactic_margin`` (largest gain first), ``rare_word`` when its share of rarest-word queries (``rare``;
+    None when no query had one) reaches ``rare_threshold``."""
+    labels = []
+    L, H = modal_share.shape
+    for layer in range(L):
+        row = []
+        for head in range(H):
+            roles = []
+            if modal_share[layer, head] >= p["positional_threshold"]:
+                r = int(modal_offset[layer, head])
+                roles.append("self" if r == 0 else f"positional({r:+d})")
+            cleared = [(s["accuracy"][layer, head] - s["baseline"], name) for name, s in syntactic.items()
+                       if s["accuracy"][layer, head] - s["baseline"] >= p["syntactic_margin"] - 1e-12]
+            for _, name in sorted(cleared, key=lambda t: (-t[0], t[1])):
+                rel, d = name.split(":")
+                roles.append(f"syntactic({rel},{d})")
+            if rare is not None and rare[layer, head] >= p["rare_threshold"]:
+                roles.append("rare_word")
+            row.append(tuple(roles))
+        labels.append(tuple(row))
+    return tuple(labels)
 
 
 def head_roles(sentences: Sequence[np.ndarray], valid: Sequence[np.ndarray] | None = None,

@@ -155,122 +155,158 @@ def local_search(cov: np.ndarray, wrong: np.ndarray, npreds: np.ndarray, q_id: n
         Empty selection (objective of the empty set) when there are no candidates.
     """
     n, N = cov.shape
-    covf = cov.astype(np.float32)
     w = np.ones(N, np.float64) if weights is None else np.asarray(weights, dtype=np.float64)
-    wf = w.astype(np.float32)[:, None]
-    size = covf.astype(np.float64) @ w
-    wrong = np.asarray(wrong, dtype=np.float64)
-    npreds = np.asarray(npreds, dtype=np.float64)
-    A = np.asarray(A, dtype=np.float64)
-    a_qs = A[q_id, s_id]
-    lam = [float(v) for v in lambdas]
-    max_nd = max_neighborhoods if max_neighborhoods is not None else n + 1
+    pb = _Problem(cov, w, wrong, npreds, q_id, s_id, A, lambdas, scales, max_rules,
+                  max_neighborhoods if max_neighborhoods is not None else n + 1,
+                  float("inf") if max_predicates is None else float(max_predicates), max_exchange)
+    starts = pb.best_starts(starts, max_starts)
     used = np.zeros(n, dtype=bool)
     results, total_moves, capped = [], 0, False
-    max_np = float("inf") if max_predicates is None else float(max_predicates)
-
-    def fo_of(dcount, scount):
-        return float((dcount > 0).astype(np.float64) @ A @ scount)
-
-    def add_fields(st, dcount, scount, avail):
-        present = dcount > 0
-        u, v = present.astype(np.float64) @ A, A @ scount
-        dfo = u[s_id] + (~present[q_id]) * (v[q_id] + a_qs)
-        ok = avail & (present[q_id] | (int(present.sum()) < max_nd))
-        return dfo, ok
-
-    starts = [list(dict.fromkeys(int(i) for i in st0)) for st0 in (starts or ())]
-    starts = [st0 for st0 in starts if _feasible(st0, npreds, q_id, max_rules, max_nd, max_np)]
-    if len(starts) > max_starts:  # the best few by objective
-        def f_of(sel):
-            c = cov[sel].sum(axis=0).astype(np.int64)
-            dc, sc_ = np.bincount(q_id[sel], minlength=A.shape[0]), np.bincount(s_id[sel], minlength=A.shape[1])
-            return _objective(lam, scales, float(npreds[sel].sum()), fo_of(dc, sc_), float(w @ (c * (c - 1) // 2)),
-                              float(w @ (c > 0)), float(wrong[sel].sum()))
-        starts = sorted(starts, key=f_of, reverse=True)[:max_starts]
     n_cold = n_rounds if (n_rounds == 0 and starts) else max(1, n_rounds)
     for r in range(n_cold + len(starts)):
         start = starts[r - n_cold] if r >= n_cold else []
         avail0 = ~used if not start else np.ones(n, bool)
         if not avail0.any():
             continue
-        tau = max(delta / float(avail0.sum()) ** 4, 1e-9)
-        st = _State(N, A.shape[0], A.shape[1])
-        for d in start:
-            st.move(d, 1, cov, q_id, s_id, npreds, wrong)
-        st.refresh(w)
-        fo = fo_of(st.dcount, st.scount)
-        F = _objective(lam, scales, st.npreds, fo, st.ro, st.cover, st.dis)
-        moves = 0
-        while moves < max_moves:
-            in_sel = np.zeros(n, bool)
-            in_sel[st.sel] = True
-            avail = avail0 & ~in_sel
-            V = np.stack([(st.c == 0), st.c, (st.c == 1)], axis=1).astype(np.float32) * wf
-            G = (covf @ V).astype(np.float64)
-            best_val, best_move = F * (1.0 + tau) + 1e-12, None
-            if len(st.sel) < max_rules:
-                dfo, ok = add_fields(st, st.dcount, st.scount, avail)
-                ok &= st.npreds + npreds <= max_np
-                Fa = _objective(lam, scales, st.npreds + npreds, fo + dfo, st.ro + G[:, 1],
-                                st.cover + G[:, 0], st.dis + wrong)
-                Fa = np.where(ok, Fa, -np.inf)
-                j = int(np.argmax(Fa))
-                if Fa[j] > best_val:
-                    best_val, best_move = Fa[j], (None, j)
-            removed = []
-            for e in st.sel:
-                dc, sc_ = st.dcount.copy(), st.scount.copy()
-                dc[q_id[e]] -= 1
-                sc_[s_id[e]] -= 1
-                fo_e = fo_of(dc, sc_)
-                agg = (st.npreds - npreds[e], fo_e, st.ro - (G[e, 1] - size[e]),
-                       st.cover - G[e, 2], st.dis - wrong[e])
-                removed.append((e, dc, sc_, agg))
-                Fd = _objective(lam, scales, *agg)
-                if Fd > best_val:
-                    best_val, best_move = Fd, (e, None)
-            if best_move is None and st.sel:
-                cols = []
-                for e in st.sel:
-                    ce = st.c - cov[e]
-                    cols += [(ce == 0), ce]
-                G2 = (covf @ (np.stack(cols, axis=1).astype(np.float32) * wf)).astype(np.float64)
-                for k, (e, dc, sc_, agg) in enumerate(removed):
-                    dfo, ok = add_fields(st, dc, sc_, avail)
-                    ok &= agg[0] + npreds <= max_np
-                    Fx = _objective(lam, scales, agg[0] + npreds, agg[1] + dfo, agg[2] + G2[:, 2 * k + 1],
-                                    agg[3] + G2[:, 2 * k], agg[4] + wrong)
-                    Fx = np.where(ok, Fx, -np.inf)
-                    j = int(np.argmax(Fx))
-                    if Fx[j] > best_val:
-                        best_val, best_move = Fx[j], (e, j)
-            if best_move is None and len(st.sel) >= 2 and max_exchange >= 2:
-                best_val, best_move = _big_exchange(st, best_val, avail, max_exchange, max_np, lam, scales, covf,
-                                                    cov, wrong, npreds, q_id, s_id, fo_of, add_fields, w, wf)
-            if best_move is None:
-                break
-            es, d = best_move
-            for e in (() if es is None else (es,) if np.isscalar(es) else es):
-                st.move(e, -1, cov, q_id, s_id, npreds, wrong)
-            if d is not None:
-                st.move(d, 1, cov, q_id, s_id, npreds, wrong)
-            st.refresh(w)
-            fo = fo_of(st.dcount, st.scount)
-            F = _objective(lam, scales, st.npreds, fo, st.ro, st.cover, st.dis)
-            moves += 1
+        F, sel, moves = pb.climb(start, avail0, delta, max_moves)
         total_moves += moves
         capped |= moves >= max_moves
-        results.append((F, tuple(st.sel)))
+        results.append((F, sel))
         if not start:
-            used[list(st.sel)] = True
+            used[list(sel)] = True
     if not results:  # no candidate at all (e.g. every triple predicts the default label)
-        F0 = _objective(lam, scales, 0.0, 0.0, 0.0, 0.0, 0.0)
+        F0 = _objective(pb.lam, scales, 0.0, 0.0, 0.0, 0.0, 0.0)
         return SearchResult((), float(F0), 0, False, ())
     objs = tuple(float(r[0]) for r in results)
     best = int(np.argmax(objs))
     return SearchResult(results[best][1], objs[best], total_moves, capped, objs)
 
+
+class _Problem:
+    """The candidates, budgets and objective of one :func:`local_search` (arrays as it converts them), and one
+    round of hill climbing over them."""
+
+    def __init__(self, cov, w, wrong, npreds, q_id, s_id, A, lambdas, scales, max_rules, max_nd, max_np,
+                 max_exchange):
+        self.cov, self.w, self.q_id, self.s_id, self.scales = cov, w, q_id, s_id, scales
+        self.covf = cov.astype(np.float32)
+        self.wf = w.astype(np.float32)[:, None]
+        self.size = self.covf.astype(np.float64) @ w
+        self.wrong = np.asarray(wrong, dtype=np.float64)
+        self.npreds = np.asarray(npreds, dtype=np.float64)
+        self.A = np.asarray(A, dtype=np.float64)
+        self.a_qs = self.A[q_id, s_id]
+        self.lam = [float(v) for v in lambdas]
+        self.max_rules, self.max_nd, self.max_np, self.max_exchange = max_rules, max_nd, max_np, max_exchange
+
+    def fo_of(self, dcount, scount):
+        return float((dcount > 0).astype(np.float64) @ self.A @ scount)
+
+    def add_fields(self, st, dcount, scount, avail):
+        present = dcount > 0
+        u, v = present.astype(np.float64) @ self.A, self.A @ scount
+        dfo = u[self.s_id] + (~present[self.q_id]) * (v[self.q_id] + self.a_qs)
+        ok = avail & (present[self.q_id] | (int(present.sum()) < self.max_nd))
+        return dfo, ok
+
+    def best_starts(self, starts, max_starts: int) -> list:
+        """The feasible ``starts`` (duplicates in each dropped), the ``max_starts`` best by objective if more."""
+        starts = [list(dict.fromkeys(int(i) for i in st0)) for st0 in (starts or ())]
+        starts = [st0 for st0 in starts
+                  if _feasible(st0, self.npreds, self.q_id, self.max_rules, self.max_nd, self.max_np)]
+        if len(starts) > max_starts:  # the best few by objective
+            A, q_id, s_id, w = self.A, self.q_id, self.s_id, self.w
+
+            def f_of(sel):
+                c = self.cov[sel].sum(axis=0).astype(np.int64)
+                dc, sc_ = np.bincount(q_id[sel], minlength=A.shape[0]), np.bincount(s_id[sel], minlength=A.shape[1])
+                return _objective(self.lam, self.scales, float(self.npreds[sel].sum()), self.fo_of(dc, sc_),
+                                  float(w @ (c * (c - 1) // 2)), float(w @ (c > 0)), float(self.wrong[sel].sum()))
+            starts = sorted(starts, key=f_of, reverse=True)[:max_starts]
+        return starts
+
+    def climb(self, start, avail0, delta: float, max_moves: int) -> tuple[float, tuple, int]:
+        """One round from ``start``: best improving moves among ``avail0`` until none improves by the factor
+        ``1 + max(delta / n**4, 1e-9)`` or ``max_moves``; ``(objective, selection, moves)``."""
+        tau = max(delta / float(avail0.sum()) ** 4, 1e-9)
+        st = _State(self.cov.shape[1], self.A.shape[0], self.A.shape[1])
+        F = self._apply(st, (), start)
+        moves = 0
+        while moves < max_moves:
+            in_sel = np.zeros(self.cov.shape[0], bool)
+            in_sel[st.sel] = True
+            best_move = self.best_move(st, F, tau, avail0 & ~in_sel)
+            if best_move is None:
+                break
+            es, d = best_move
+            F = self._apply(st, () if es is None else (es,) if np.isscalar(es) else es, () if d is None else (d,))
+            moves += 1
+        return F, tuple(st.sel), moves
+
+    def _apply(self, st, removed, added) -> float:
+        """Move ``removed`` out of and ``added`` into the selection ``st``; the objective after."""
+        for e in removed:
+            st.move(e, -1, self.cov, self.q_id, self.s_id, self.npreds, self.wrong)
+        for d in added:
+            st.move(d, 1, self.cov, self.q_id, self.s_id, self.npreds, self.wrong)
+        st.refresh(self.w)
+        self.fo = self.fo_of(st.dcount, st.scount)
+        return _objective(self.lam, self.scales, st.npreds, self.fo, st.ro, st.cover, st.dis)
+
+    def best_move(self, st, F: float, tau: float, avail):
+        """The best improving move ``(removed, added)`` (None: nothing to remove or add), or None if none improves:
+        an add or a delete, else a one-for-one exchange, else an exchange of up to ``max_exchange``."""
+        lam, scales, npreds, wrong, fo = self.lam, self.scales, self.npreds, self.wrong, self.fo
+        V = np.stack([(st.c == 0), st.c, (st.c == 1)], axis=1).astype(np.float32) * self.wf
+        G = (self.covf @ V).astype(np.float64)
+        best_val, best_move = F * (1.0 + tau) + 1e-12, None
+        if len(st.sel) < self.max_rules:
+            dfo, ok = self.add_fields(st, st.dcount, st.scount, avail)
+            ok &= st.npreds + npreds <= self.max_np
+            Fa = _objective(lam, scales, st.npreds + npreds, fo + dfo, st.ro + G[:, 1],
+                            st.cover + G[:, 0], st.dis + wrong)
+            Fa = np.where(ok, Fa, -np.inf)
+            j = int(np.argmax(Fa))
+            if Fa[j] > best_val:
+                best_val, best_move = Fa[j], (None, j)
+        removed = []
+        for e in st.sel:
+            dc, sc_ = st.dcount.copy(), st.scount.copy()
+            dc[self.q_id[e]] -= 1
+            sc_[self.s_id[e]] -= 1
+            fo_e = self.fo_of(dc, sc_)
+            agg = (st.npreds - npreds[e], fo_e, st.ro - (G[e, 1] - self.size[e]),
+                   st.cover - G[e, 2], st.dis - wrong[e])
+            removed.append((e, dc, sc_, agg))
+            Fd = _objective(lam, scales, *agg)
+            if Fd > best_val:
+                best_val, best_move = Fd, (e, None)
+        if best_move is None and st.sel:
+            best_val, best_move = self._best_swap(st, removed, best_val, avail)
+        if best_move is None and len(st.sel) >= 2 and self.max_exchange >= 2:
+            best_val, best_move = _big_exchange(st, best_val, avail, self.max_exchange, self.max_np, lam, scales,
+                                                self.covf, self.cov, wrong, npreds, self.q_id, self.s_id,
+                                                self.fo_of, self.add_fields, self.w, self.wf)
+        return best_move
+
+    def _best_swap(self, st, removed, best_val, avail):
+        """The best one-for-one exchange beating ``best_val``: ``(value, (e, j))``, or ``(best_val, None)``."""
+        best_move = None
+        cols = []
+        for e in st.sel:
+            ce = st.c - self.cov[e]
+            cols += [(ce == 0), ce]
+        G2 = (self.covf @ (np.stack(cols, axis=1).astype(np.float32) * self.wf)).astype(np.float64)
+        for k, (e, dc, sc_, agg) in enumerate(removed):
+            dfo, ok = self.add_fields(st, dc, sc_, avail)
+            ok &= agg[0] + self.npreds <= self.max_np
+            Fx = _objective(self.lam, self.scales, agg[0] + self.npreds, agg[1] + dfo, agg[2] + G2[:, 2 * k + 1],
+                            agg[3] + G2[:, 2 * k], agg[4] + self.wrong)
+            Fx = np.where(ok, Fx, -np.inf)
+            j = int(np.argmax(Fx))
+            if Fx[j] > best_val:
+                best_val, best_move = Fx[j], (e, j)
+        return best_val, best_move
 
 def _feasible(sel, npreds, q_id, max_rules, max_nd, max_np) -> bool:
     return (0 < len(sel) <= max_rules and len({int(q_id[i]) for i in sel}) <= max_nd

@@ -216,6 +216,14 @@ def tree_paths(X: pd.DataFrame, y: np.ndarray, *, interest: set[str] | None, max
                 if len(s) <= max_width:
                     found.setdefault((q, s), None)
             found.setdefault((q, ()), None)
+    starts = _starting_sets(Z, y, enc, interest, max_width, max_rules, seed, found)
+    return list(found), starts
+
+
+def _starting_sets(Z, y, enc, interest, max_width: int, max_rules: int, seed: int, found: dict) -> list[list[Path]]:
+    """Per CART tree with 2, 3, ... ``2 * max_rules + 1`` leaves (prefixes of one best-first tree), its leaves not
+    of the default label as pairs (:func:`tree_paths`' ``starts``); each pair is also added to ``found``. A tree
+    with a leaf that cannot be written as a pair gives no starting set."""
     starts = []
     big = _fit(Z, y, 2 * max_rules + 1, 2 * max_width, 1, False, seed)
     paths_of, t = _node_paths(big, enc, by_node=True), big.tree_
@@ -241,4 +249,4 @@ def tree_paths(X: pd.DataFrame, y: np.ndarray, *, interest: set[str] | None, max
             found.setdefault(cut[0], None)
         if pairs:
             starts.append(pairs)
-    return list(found), starts
+    return starts

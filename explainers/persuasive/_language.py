@@ -20,7 +20,7 @@ import numpy as np
 from .._column_code import date_text
 from ..numbers import parse_plain, plain
 from ..types import Explanation, Simplification
-from ._attribution import Context, Item, _start, _step, strength
+from ._attribution import Context, _start, _step, strength
 
 __all__ = ["Sentence", "ClaimCheck", "SentenceCheck", "compose", "verify_sentence", "summarize", "KINDS"]
 

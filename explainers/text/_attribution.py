@@ -160,7 +160,7 @@ def integrated_gradients(
     attr, steps, delta, gap = until_complete(attribute, g_x - g_b, n_steps,
                                              n_steps if detach_attention else max_steps)
     if gap > 0.01 and not detach_attention:
-        warnings.warn(f"IG completeness gap {gap:.2%} > 1% at {steps} steps", RuntimeWarning)
+        warnings.warn(f"IG completeness gap {gap:.2%} > 1% at {steps} steps", RuntimeWarning, stacklevel=2)
     token_values = attr[0].sum(-1).detach().double().numpy()
     return _explanation(
         "integrated_gradients", model, enc, token_values, g_b, g_x, target, output,

@@ -278,7 +278,7 @@ def load_minilm_sentiment(
     _freeze(enc)
     protos = []
     with torch.no_grad():
-        for label, texts in descriptions.items():
+        for texts in descriptions.values():
             batch = tok(list(texts), padding=True, return_tensors="pt")
             out = enc(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
             emb = nn.functional.normalize(_mean_pool(out.last_hidden_state, batch["attention_mask"]), dim=-1)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._forest import SUPPORTED, Forest, forest_of
+from ._forest import SUPPORTED, forest_of
 from ._interventional import _Scatter, interventional_values, leaf_game
 
 __all__ = ["TreeShap", "SUPPORTED", "supports", "model_input"]

@@ -13,6 +13,7 @@ from app.views import descriptive as descriptive_view
 from app.views import persuasive as persuasive_view
 from app.views import surrogate as surrogate_view
 from app.views.overview import model_card
+from app.shell import row_status
 
 
 def _text(component) -> str:

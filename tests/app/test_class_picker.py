@@ -2,7 +2,6 @@
 import json
 
 import numpy as np
-import pandas as pd
 import pytest
 from sklearn.datasets import load_wine
 from sklearn.ensemble import GradientBoostingClassifier

@@ -7,7 +7,6 @@ import json
 import re
 import numpy as np
 import pandas as pd
-import pytest
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.pipeline import Pipeline

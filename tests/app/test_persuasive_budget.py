@@ -12,7 +12,7 @@ import types
 
 import numpy as np
 
-persuasive = importlib.import_module("app.services.persuasive")  # the package exports a function of that name
+persuasive = importlib.import_module("app.services.persuasive")
 
 
 def test_the_global_curve_stops_at_its_budget_and_states_the_sample(sample_workspace, monkeypatch):

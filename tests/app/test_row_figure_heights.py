@@ -7,7 +7,6 @@ every real row of the bundled sample (one value), and, for the status line, the 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from app.views import figures
 from app import services

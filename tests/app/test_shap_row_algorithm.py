@@ -8,7 +8,6 @@ stood in for by shifting one value of Candor's, so the redone path is still name
 """
 import re
 
-import numpy as np
 import pytest
 from sklearn.datasets import load_wine
 from sklearn.ensemble import RandomForestClassifier

@@ -4,7 +4,6 @@ from itertools import combinations
 
 import numpy as np
 import pytest
-import shap
 
 from app.callbacks import stability as cb
 from app.services import stability as svc

@@ -232,7 +232,7 @@ def test_persuasive_rules_are_membership_unrounded_and_lossless(colour_ws):
 
 def test_persuasive_sentence_names_the_level(colour_ws):
     row = int(np.flatnonzero(colour_ws.raw.colour.to_numpy() == "yellow")[0])
-    view = services.persuasive(row, 1)
+    view = services.persuasive_view(row, 1)
     assert "Strongest factor: colour is yellow, which pushes towards no" in view.simplification.statement
     assert all(c.ok for c in view.simplification.sentences)
 

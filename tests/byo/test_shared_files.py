@@ -1,5 +1,4 @@
 """The real files in ../shared/data, end to end through ``python -m app check`` (in-process), with a model fitted here."""
-import numpy as np
 import pandas as pd
 import pytest
 import skops.io as sio

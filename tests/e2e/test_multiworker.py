@@ -1,7 +1,6 @@
 """Gunicorn with two workers (as the Procfile runs it): a class chosen in the browser reaches every worker."""
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pytest

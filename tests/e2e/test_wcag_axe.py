@@ -108,7 +108,7 @@ def test_no_axe_violations_login_and_study(server, browser, axe_source):
     _assert_clean(browser, axe_source, "the study's consent screen")
     browser.execute_script("arguments[0].click();",
                            browser.find_element(By.CSS_SELECTOR, "#study-body input[type=checkbox]"))
-    for screen in ("Instructions", "Case 1"):
+    for _screen in ("Instructions", "Case 1"):
         before = browser.find_element(By.ID, "study-body").text
         for group in browser.find_elements(By.CSS_SELECTOR, "#study-body .study-radio"):
             browser.execute_script("arguments[0].click();", group.find_elements(By.CSS_SELECTOR, "input")[0])

@@ -116,7 +116,7 @@ def test_service_curve_matches_per_k_chain_and_the_chosen_k(sample):
     plotted = {key for key, *_ in figures_persuasive.ROW_MEASURES}
     assert plotted <= set(svc.CURVE_MEASURES)
     for r, rounding in ((rows[0], "exact"), (rows[-1], "0.1")):
-        view = services.persuasive(r, 4, rounding)
+        view = services.persuasive_view(r, 4, rounding)
         e, ctx = services.shap_row(r), svc._context(r, False)
         slow = _per_k(e, ctx, svc._parse(rounding), None, ())
         _assert_curve_matches(view.curve, slow, svc.CURVE_MEASURES)

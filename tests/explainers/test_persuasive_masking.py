@@ -92,7 +92,7 @@ def test_make_context_is_the_services_context(sample_workspace):
     """The dashboard builds its row context with make_context: reference = training medians."""
     import importlib
 
-    service = importlib.import_module("app.services.persuasive")  # the package re-exports a function of that name
+    service = importlib.import_module("app.services.persuasive")
 
     ctx = service._context(int(sample_workspace.test_idx[0]), True)
     train = sample_workspace.X.iloc[sample_workspace.train_idx].to_numpy(float)

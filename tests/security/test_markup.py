@@ -12,7 +12,6 @@ Chromium.
 """
 from __future__ import annotations
 
-import re
 import sys
 import time
 from pathlib import Path

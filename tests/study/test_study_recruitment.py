@@ -13,7 +13,7 @@ from study.models import Participant
 from study.recruitment import completion_link, parse_params
 from study.schema import validate_text
 from tests.study.conftest import db_url  # noqa: F401  (fixture)
-from tests.study.live_study import STUDY, serve_study, submit
+from tests.study.live_study import STUDY, serve_study
 
 PROLIFIC = {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "65a0b1c2d3e4f5a6b7c8d9e0",
             "SESSION_ID": "abc123XYZ", "t": "ignored"}

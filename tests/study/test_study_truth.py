@@ -120,7 +120,7 @@ def test_enrolment_orders_by_the_data_not_the_file(db_url, tmp_path, monkeypatch
     serve_study(db_url, tmp_path, monkeypatch, text=text)
     wrong = {f"r{r}" for r in (12, 45, 89, 90, 101, 135) if oracle[r][0] != oracle[r][1]}
     assert wrong == {"r89", "r135"}
-    for i in range(6):
+    for _ in range(6):
         token, err = submit(None, "consent", None, {"consent": ["yes"], "stratum": "low"})
         assert err == ""
         p = store.participant_by_token(runtime.engine(), "trust-pilot", token)

@@ -6,7 +6,6 @@ first decision."""
 from __future__ import annotations
 
 import pandas as pd
-import pytest
 
 from study import analysis, export, flow, runtime
 from tests.study.conftest import db_url  # noqa: F401  (fixture)

@@ -58,7 +58,7 @@ def test_descriptive_bars_persuasive_sentence_and_rules_use_the_names(named):
     labels = [str(t).replace("≈ ", "") for t in bar.data[0].y]
     assert set(labels) == set(SHOWN)  # every bar label is a display name, none is a column name
     row = int(ws.test_idx[0])
-    view = services.persuasive(row, 2, "exact", False, [])
+    view = services.persuasive_view(row, 2, "exact", False, [])
     statement = view.simplification.statement
     assert any(name in statement for name in SHOWN) and not any(c in statement for c in COLUMNS)
     key = services.fit_muse(services.muse_params(None, 4, 2, 2, None))
@@ -142,7 +142,7 @@ def test_descriptions_reach_the_data_table_and_the_report(named):
 def test_the_persuasive_sentence_says_values_in_the_features_file_unit_and_is_still_verified(named):
     ws, X = named
     row = int(ws.test_idx[0])
-    view = services.persuasive(row, 4, "exact", False, [])
+    view = services.persuasive_view(row, 4, "exact", False, [])
     s = view.simplification
     radius = next(c.sentence for c in s.sentences if "Radius (mean) is" in c.sentence.text)
     v = float(X["mean radius"].iloc[row])
