@@ -190,6 +190,48 @@ def _without_clock_budgets(fn):
     return run
 
 
+def _write_reproduce(writer: StoreWriter) -> dict:
+    """Each method's ``reproduce`` entry (the table of methods), its row files written: SHAP's background and LIME's
+    training rows, so that anyone can recompute a stored value."""
+    from ..services import methods
+
+    reproduce = {}
+    for m in methods.TABLE:
+        if m.reproduce is not None:
+            reproduce[m.name], positions = m.reproduce()
+            for name, array in positions.items():
+                writer.array(name, array)
+    return reproduce
+
+
+def _write_parts(writer: StoreWriter, skip: tuple[str, ...], say, timings: dict, skipped: dict) -> None:
+    """Write the JSON parts: each global method's document (the table of methods), the Persuasive page's global
+    curve and the Surrogate page's default fits; a part in ``skip``, or that does not apply, goes in ``skipped``."""
+    from ..services import methods, surrogates
+
+    persuasive_service = importlib.import_module("app.services.persuasive")
+    documents = [(m.name, f"{m.name}.json", m.title, lambda m=m: m.result().to_dict())
+                 for m in methods.global_methods() if m.facts.stored == "document"]
+    for part, name, what, make in (*documents,
+                                   ("persuasive", "persuasive_global.json", "the Persuasive page's global curve",
+                                    lambda: persuasive_service.global_curve_to_json(
+                                        persuasive_service.persuasive_global())),
+                                   ("surrogates", "muse_default.json", "MUSE at default budgets",
+                                    lambda: surrogates._results().get(surrogates.default_muse_key())),
+                                   ("surrogates", "frontier_default.json", "the surrogate frontier",
+                                    lambda: surrogates._results().get(surrogates._default_frontier()))):
+        if part in skip:
+            skipped[name] = f"not built (--skip {part})"
+            continue
+        t = time.perf_counter()
+        say(what, 0, 1)
+        try:
+            writer.json(name, make())
+        except CandorError as err:  # a page that does not apply to this model (a regressor's surrogate)
+            skipped[name] = str(err)
+        timings[name.replace(".json", "_s")] = time.perf_counter() - t
+
+
 @_without_clock_budgets
 def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_rows: int = 256, client=None,
           progress=None, skip: tuple[str, ...] = ()) -> dict:
@@ -221,9 +263,8 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     from store.engine import run_chunks
 
     from .. import services
-    from ..services import _core, methods, surrogates, tabular
+    from ..services import _core, methods, tabular
     from ..services.selection import Selection
-    persuasive_service = importlib.import_module("app.services.persuasive")
     from ..serve.startup import defer_torch
 
     defer_torch()
@@ -267,33 +308,8 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
         writer.table("row_meta.parquet", pd.DataFrame({"row": rows, **{m: arrays[f"{m}_meta"].astype(str)
                                                                        for m in METHODS}}))
     timings["rows_s"] = time.perf_counter() - t
-    reproduce = {}
-    for m in methods.TABLE:  # SHAP's background and LIME's training rows: anyone can recompute
-        if m.reproduce is not None:
-            reproduce[m.name], positions = m.reproduce()
-            for name, array in positions.items():
-                writer.array(name, array)
-
-    documents = [(m.name, f"{m.name}.json", m.title, lambda m=m: m.result().to_dict())  # global methods (the table)
-                 for m in methods.global_methods() if m.facts.stored == "document"]
-    for part, name, what, make in (*documents,
-                                   ("persuasive", "persuasive_global.json", "the Persuasive page's global curve",
-                                    lambda: persuasive_service.global_curve_to_json(
-                                        persuasive_service.persuasive_global())),
-                                   ("surrogates", "muse_default.json", "MUSE at default budgets",
-                                    lambda: surrogates._results().get(surrogates.default_muse_key())),
-                                   ("surrogates", "frontier_default.json", "the surrogate frontier",
-                                    lambda: surrogates._results().get(surrogates._default_frontier()))):
-        if part in skip:
-            skipped[name] = f"not built (--skip {part})"
-            continue
-        t = time.perf_counter()
-        say(what, 0, 1)
-        try:
-            writer.json(name, make())
-        except CandorError as err:  # a page that does not apply to this model (a regressor's surrogate)
-            skipped[name] = str(err)
-        timings[name.replace(".json", "_s")] = time.perf_counter() - t
+    reproduce = _write_reproduce(writer)
+    _write_parts(writer, skip, say, timings, skipped)
 
     shap = tabular._shap()
     manifest = {
