@@ -87,7 +87,7 @@ def _main(argv: list[str]) -> int:
 
         return report_main(argv[1:])
     if argv[:2] == ["study", "simulate"]:  # through the server's own participant flow, so it lives in app/
-        from .callbacks.study_simulate import main as simulate_main
+        from .cli.study_simulate import main as simulate_main
 
         return simulate_main(argv[2:])
     if argv[:1] == ["study"]:

@@ -141,10 +141,14 @@ def _run(part: str, args, tmp: Path, headline: dict) -> str:
 
         r = permutation(1, quick=True) if quick else permutation(6)
         headline["permutation_ms_per_row"] = {k: v["cpu_ms_median"] for k, v in r.items()}
+        headline["permutation_ms_per_row_max"] = {k: v["cpu_ms_max"] for k, v in r.items()}
+        headline["permutation_model_rows_per_row"] = {k: v["model_rows_median"] for k, v in r.items()}
         return "Permutation SHAP (CPU ms a row, 100 background rows), Adult Pipelines\n" + "\n".join(
             f"  {k}: {v['columns']} raw columns ({v['transformed']} transformed), {v['rows']} rows: median "
-            f"{v['cpu_ms_median']:.0f}, max {v['cpu_ms_max']:.0f}; orderings {v['orderings']}; "
-            f"converged {v['converged']}/{v['rows']}" for k, v in r.items())
+            f"{v['cpu_ms_median']:.0f}, max {v['cpu_ms_max']:.0f}; model rows a row median "
+            f"{v['model_rows_median']:,}, max {v['model_rows_max']:,}; orderings {v['orderings']}; "
+            f"converged {v['converged']}/{v['rows']}; largest SE / tolerance {v['max_se_over_tolerance']}"
+            for k, v in r.items())
     from benchmarks.build_store import serve_once
 
     r = serve_once([], tmp, args.timeout)

@@ -10,16 +10,28 @@ however many orderings are taken. The value function is the interventional one:
 features not yet added take the values of each background row (independent
 masker), averaged over the background.
 
-Orderings are added in rounds of antithetic pairs. The pairs are independent
-draws, so the standard error of each feature's mean is the spread of the pair
-estimates over the square root of their number (the central limit theorem, as
-in Štrumbelj & Kononenko's own error bounds). Each row draws its orderings from
-its own stream, so the errors of a table's rows are independent too. All the
+The Shapley value of the interventional game is the mean over background rows
+``r`` of the values of each row's own game ``v_r(S) = f(x_S, r_{-S})``, whose
+only players are the features ``D_r`` where ``r`` differs from ``x``. Each
+background row walks its *own* orderings: one ordering shared by all rows made
+the rows' contributions move together (on an Adult k-NN the mean over 100 rows
+varied 13 to 80 times more than with independent orderings, for the same model
+rows). A row whose ``2^|D_r|`` coalitions cost at most :data:`ENUMERATE_FACTOR`
+times the distinct rows its walks are expected to meet is enumerated instead
+(Shapley's formula on its own game: exact, no variance), as soon as that holds.
+
+Orderings are added in rounds of antithetic pairs. A pair gives every walked
+background row one ordering and its reverse; the pair's estimate is the mean
+over background rows of those walks and of the enumerated rows' exact values.
+The pairs are independent draws, so the standard error of each feature's mean
+is the spread of the pair estimates over the square root of their number (the
+central limit theorem, as in Štrumbelj & Kononenko's own error bounds); it is 0
+once every row is enumerated. Each explained row draws its orderings from its
+own stream, so the errors of a table's rows are independent too. All the
 coalitions of a round go to the model in batches spanning many orderings and
-background rows, and a model row the walk meets again (a background row equal to
-``x`` on the features being added; a coalition met in an earlier ordering) is
-evaluated once (:class:`_CoalitionValues`): the values are those of the full
-walk, for a fraction of the model's work. Sampling stops when the largest
+background rows, and a model row met again (a background row equal to ``x`` on
+the features being added; a coalition met in an earlier ordering) is evaluated
+once (:mod:`explainers._permutation_game`). Sampling stops when the largest
 standard error is at most the tolerance ``max(rel_tol * |f(x) - base|, abs_tol)``
 (output units), or when the budget (``max_orderings``, optionally
 ``time_budget_s``) is used up; the result says which.
@@ -34,7 +46,8 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
+
+from ._permutation_game import _KEY_BITS, KEYED_MAX_SHARE, _CoalitionValues, play_round, walk_rows  # noqa: F401
 
 __all__ = ["permutation_shap", "permutation_shap_rows", "SampledShapley", "REL_TOL", "ABS_TOL_SCALE",
            "MIN_ORDERINGS", "MAX_ORDERINGS"]
@@ -47,6 +60,9 @@ MIN_ORDERINGS = 16
 """Orderings (8 antithetic pairs) before the spread of the pairs is trusted as a standard error."""
 MAX_ORDERINGS = 512
 """Default budget of orderings per row."""
+ENUMERATE_FACTOR = 2.0
+"""A background row is enumerated once its ``2^|D_r|`` coalitions are at most this many times the distinct rows its
+walks are expected to meet (:func:`walk_rows`) by the end of the round."""
 
 
 @dataclass(frozen=True)
@@ -61,9 +77,11 @@ class SampledShapley:
         Mean of ``f`` over the background.
     standard_error : ndarray of shape (n_features, n_outputs)
         Standard error of each value (spread of the antithetic pairs / sqrt(pairs)), output units;
-        NaN (unknown, not zero) when fewer than two pairs were walked.
+        NaN (unknown, not zero) when fewer than two pairs were walked, 0 when every background row was
+        enumerated (the values are then exact).
     orderings : int
-        Orderings walked: twice the number of antithetic pairs, or 1 for a budget of one ordering.
+        Orderings each background row walked or could have walked before it was enumerated: twice the number
+        of antithetic pairs, or 1 for a budget of one ordering.
     converged : bool
         True when every standard error is at most ``tolerance``.
     tolerance : ndarray of shape (n_outputs,)
@@ -80,89 +98,44 @@ class SampledShapley:
     stopped_by: str
 
 
-_KEY_BITS = 62
-"""A coalition's key (its features' bits, times the background size, plus the background row) fits in int64."""
-KEYED_MAX_SHARE = 0.5
-"""Rows are keyed when at most this share of the walk's rows can be distinct (hashing a key costs about as
-much as a cheap model's row: a 30-tree GradientBoosting on 30 columns took 1.5x longer keyed at 35 % repeats)."""
+class _Game:
+    """The rounds of one row: each background row walked with its own orderings, or enumerated once cheap enough.
 
-
-class _CoalitionValues:
-    """``v(S)`` of the coalitions of a walk: the mean of ``f`` over the background with ``S`` taken from ``x``.
-
-    A background row ``r`` equal to ``x`` on feature ``j`` gives the same model row with or without ``j``
-    in ``S``: the row of ``(S, r)`` is the row of ``(S | E_r, r)``, ``E_r = {j : bg[r, j] == x[j]}``. The
-    rows of a round are keyed by ``(S | E_r, r)`` and each distinct one is evaluated once, in batches of
-    at most ``max_rows`` rows over many orderings and background rows, and remembered for later rounds
-    (one-hot or categorical tables repeat most rows: Adult's 14 columns share half their values with a
-    typical background row). The values are those of evaluating every row; only the model's work shrinks.
-    Background row ``r`` can give at most ``min(2^|D_r|, orderings * (|D_r| - 1) + 2)`` distinct rows
-    (``D_r`` the features where it differs from ``x``); when their sum exceeds :data:`KEYED_MAX_SHARE` of
-    the walk's rows at the budget (continuous columns, where keying costs more than the model calls it
-    saves), or the table is too wide for an int64 key (``n_features + log2(n_background) > 62``), every
-    row of the walk is evaluated, still in batches.
+    Background row ``r``'s game has ``|D_r|`` players; its walk meets at most ``orderings * (|D_r| - 1) + 2``
+    distinct model rows and its enumeration exactly ``2^|D_r|``. Before each round, every row whose enumeration
+    costs no more than its walk would after the round is enumerated (:func:`explainers._permutation_game.play_round`),
+    and its exact values replace its walks in every pair: the pairs stay independent draws of the same
+    estimator, and the rows' share of the variance is gone.
     """
 
-    def __init__(self, f, x, bg, max_rows, k, orderings):
-        self.f, self.x, self.bg, self.max_rows, self.k = f, x, bg, max(1, int(max_rows)), k
-        m, d = bg.shape
-        differ = (bg != x).sum(axis=1)
-        distinct = np.minimum(np.exp2(differ), orderings * np.maximum(differ - 1, 0) + 2).sum()
-        self.keyed = d + max(m - 1, 1).bit_length() <= _KEY_BITS and \
-            distinct <= KEYED_MAX_SHARE * orderings * (d - 1) * m
-        self.bits = np.left_shift(np.int64(1), np.arange(d, dtype=np.int64))
-        self.same = (bg == x).astype(np.int64) @ self.bits  # E_r as bits, one per background row
-        self.known, self.values = pd.Index(np.empty(0, np.int64)), np.empty((0, k))
+    def __init__(self, v, rng, f_bg, fx, factor):
+        self.v, self.rng, self.f_bg, self.fx, self.factor = v, rng, f_bg, fx, factor
+        m, d = v.bg.shape
+        self.walked = np.arange(m)
+        self.exact = np.zeros((d, fx.size))  # sum over the enumerated rows of their Shapley values
+        self.walks = np.zeros((0, m, d, fx.size))  # antithetic pair means, per background row
+        self.orderings = 0
 
-    def _eval(self, rows):
-        return np.asarray(self.f(rows), dtype=float).reshape(len(rows), -1)
+    def play(self, want: int, antithetic: bool = True) -> None:
+        """Add ``want`` antithetic pairs (or one lone ordering) for every walked row."""
+        m, d = self.v.bg.shape
+        self.orderings += (2 if antithetic else 1) * want
+        differ = self.v.differ[self.walked]
+        cheap = np.exp2(differ) <= walk_rows(differ, self.orderings) * self.factor
+        enumerate_, self.walked = self.walked[cheap], self.walked[~cheap]
+        fwd = self.rng.permuted(np.broadcast_to(np.arange(d), (want, len(self.walked), d)), axis=2)
+        perms = np.concatenate([fwd, fwd[:, :, ::-1]]) if antithetic else fwd
+        contrib, phi = play_round(self.v, perms, self.walked, enumerate_, self.f_bg, self.fx)
+        self.exact += phi.sum(axis=0)
+        self.walks[:, enumerate_] = 0.0
+        pair = (contrib[:want] + contrib[want:]) / 2 if antithetic else contrib
+        new = np.zeros((want, m, d, self.fx.size))
+        new[:, self.walked] = pair
+        self.walks = np.concatenate([self.walks, new])
 
-    def _eval_at(self, masks, flat):
-        """``f`` of the rows ``(masks[i // m], bg[i % m])`` for ``i`` in ``flat``, ``max_rows`` at a time."""
-        m = len(self.bg)
-        parts = [np.empty((0, self.k))]
-        for a in range(0, len(flat), self.max_rows):
-            block = flat[a:a + self.max_rows]
-            parts.append(self._eval(np.where(masks[block // m], self.x, self.bg[block % m])))
-        return np.concatenate(parts)
-
-    def __call__(self, masks: np.ndarray) -> np.ndarray:
-        """``v`` of each coalition (rows of the boolean ``masks``), shape (n_coalitions, n_outputs)."""
-        m, d = self.bg.shape
-        if not self.keyed:
-            step = max(1, self.max_rows // m)
-            return np.concatenate([self._eval(np.where(masks[a:a + step, None, :], self.x, self.bg).reshape(-1, d))
-                                   .reshape(len(masks[a:a + step]), m, -1).mean(axis=1)
-                                   for a in range(0, len(masks), step)])
-        keys = (((masks.astype(np.int64) @ self.bits)[:, None] | self.same[None, :]) * m + np.arange(m)).ravel()
-        codes, uniq = pd.factorize(keys)  # hashing, O(rows): sorting the keys cost as much as a cheap model
-        at = np.empty(len(uniq), dtype=np.int64)
-        at[codes] = np.arange(len(keys))  # one place each key occurs: its row is (masks[at // m], bg[at % m])
-        where = self.known.get_indexer(uniq)
-        fresh = where < 0
-        if fresh.any():
-            where[fresh] = len(self.known) + np.arange(int(fresh.sum()))
-            self.values = np.concatenate([self.values, self._eval_at(masks, at[fresh])])
-            self.known = self.known.append(pd.Index(uniq[fresh]))
-        return self.values[where][codes].reshape(len(masks), m, -1).mean(axis=1)
-
-
-def _contributions(v, perms, base, fx):
-    """Each ordering's marginal contribution of every feature, shape (n_orderings, n_features, n_outputs).
-
-    All coalitions of all ``perms`` go to ``v`` (:class:`_CoalitionValues`) at once, so the model is called
-    on batches spanning many orderings and background rows.
-    """
-    n_ord, d = perms.shape
-    ranks = np.empty_like(perms)
-    np.put_along_axis(ranks, perms, np.arange(d)[None, :].repeat(n_ord, 0), axis=1)
-    # intermediate coalitions 1..d-1 of every ordering (the empty and full ones are the same for all)
-    masks = (ranks[:, None, :] < np.arange(1, d)[None, :, None]).reshape(n_ord * (d - 1), d)
-    k = base.size
-    out = np.concatenate([np.broadcast_to(base, (n_ord, 1, k)), v(masks).reshape(n_ord, d - 1, k),
-                          np.broadcast_to(fx, (n_ord, 1, k))], axis=1)
-    steps = np.diff(out, axis=1)  # by position in the ordering
-    return np.take_along_axis(steps, ranks[:, :, None], axis=1)  # by feature
+    def estimates(self) -> np.ndarray:
+        """Each pair's estimate of the values: enumerated rows exact, walked rows by that pair; (pairs, d, k)."""
+        return (self.exact[None] + self.walks.sum(axis=1)) / len(self.v.bg)
 
 
 def _row_stream(seed: int, x: np.ndarray) -> np.random.Generator:
@@ -187,7 +160,8 @@ def _standard_error(pairs):
 def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, rel_tol: float = REL_TOL,
                      abs_tol: float | None = None, min_orderings: int = MIN_ORDERINGS,
                      max_orderings: int = MAX_ORDERINGS, time_budget_s: float | None = None, seed: int = 0,
-                     max_rows: int = 20_000, judge: tuple[int, ...] | None = None) -> SampledShapley:
+                     max_rows: int = 20_000, judge: tuple[int, ...] | None = None,
+                     enumerate_rows: bool = True) -> SampledShapley:
     """Shapley values of one row by antithetic permutation sampling, until the standard errors are small.
 
     Parameters
@@ -206,7 +180,8 @@ def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, rel_tol: float
     max_orderings : int, default=512
         Budget of orderings; sampling stops there, unconverged (``converged=False``). Pairs are never
         split, so an odd budget walks one ordering fewer (41 -> 40); a budget of 1 (or less) walks one
-        ordering, and a budget below two pairs (1-3) reports NaN standard errors.
+        ordering, and a budget below two pairs (1-3) reports NaN standard errors (0 if every background
+        row was enumerated).
     time_budget_s : float, optional
         Also stop after the round that passes this many seconds (the result then depends on the
         machine's speed; None keeps it a function of ``seed`` and ``x`` alone).
@@ -217,6 +192,9 @@ def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, rel_tol: float
         Largest batch ``f`` is called on (coalitions x background rows); the values do not depend on it.
     judge : tuple of int, optional
         Outputs whose standard errors decide convergence (default all).
+    enumerate_rows : bool, default=True
+        Enumerate a background row's game once that is cheaper than walking it (False: every row is walked,
+        as the text path does, whose budget is stated in model evaluations).
 
     Returns
     -------
@@ -231,9 +209,10 @@ def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, rel_tol: float
     Notes
     -----
     Each ordering costs at most ``(n_features - 1) * n_background`` rows of ``f``, fewer when rows
-    repeat (on Adult's 14 columns, 100 background rows, 512 orderings: about 35,000 rows instead of
-    665,600). Rounds after the first add the orderings the current spread predicts are needed
-    (standard error ~ 1/sqrt(pairs)), at least 4 and at most as many as already walked.
+    repeat; an enumerated background row costs ``2^|D_r| - 2`` once (on Adult's 14 columns, 100 background
+    rows, 16 orderings: about 9,500 distinct rows instead of 20,800). Rounds after the first add the
+    orderings the current spread predicts are needed (standard error ~ 1/sqrt(pairs)), at least 4 and at
+    most as many as already walked.
     """
     x = np.asarray(x, dtype=float).ravel()
     bg = np.asarray(background, dtype=float)
@@ -241,7 +220,9 @@ def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, rel_tol: float
         raise ValueError(f"background of shape {bg.shape} does not match a row of {x.size} features")
     d = x.size
     rng = _row_stream(seed, x)
+    clock = time.process_time()
     f_bg = np.asarray(f(bg), dtype=float).reshape(len(bg), -1)
+    row_cost = (time.process_time() - clock) / len(bg)  # decides only how rows are found again, never the values
     base = f_bg.mean(axis=0)
     fx = np.asarray(f(x[None, :]), dtype=float).reshape(1, -1)[0]
     floor = ABS_TOL_SCALE * f_bg.std(axis=0) if abs_tol is None else np.full(base.shape, float(abs_tol))
@@ -252,21 +233,23 @@ def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, rel_tol: float
         z = np.zeros((1, k))
         return SampledShapley((fx - base)[None, :], base, z, 1, True, tol, "tolerance")
     budget = max(1, int(max_orderings))
-    v = _CoalitionValues(f, x, bg, max_rows, k, budget)
+    game = _Game(_CoalitionValues(f, x, bg, max_rows, k, budget, row_cost), rng, f_bg, fx,
+                 ENUMERATE_FACTOR if enumerate_rows else 0.0)
     cap = budget // 2  # antithetic pairs the budget holds; an odd budget leaves its last ordering unwalked
     if cap == 0:  # a budget of one ordering: its walk is an unbiased estimate, with no spread to measure
-        contrib = _contributions(v, rng.permutation(d)[None, :], base, fx)
-        return SampledShapley(contrib[0], base, np.full((d, k), np.nan), 1, False, tol, "max_orderings")
-    pairs = np.zeros((0, d, k))
+        game.play(1, antithetic=False)
+        values = game.estimates().mean(axis=0)
+        se = np.zeros((d, k)) if game.walked.size == 0 else np.full((d, k), np.nan)
+        return SampledShapley(values, base, se, 1, game.walked.size == 0, tol,
+                              "tolerance" if game.walked.size == 0 else "max_orderings")
     start, stopped = time.monotonic(), "max_orderings"
     want = min(cap, max(2, (max(4, min_orderings) + 1) // 2))
     while True:
-        fwd = np.stack([rng.permutation(d) for _ in range(want)])
-        contrib = _contributions(v, np.concatenate([fwd, fwd[:, ::-1]]), base, fx)
-        pairs = np.concatenate([pairs, (contrib[:want] + contrib[want:]) / 2])
+        game.play(want)
+        pairs = game.estimates()
         n = len(pairs)
-        se = _standard_error(pairs)
-        ratio = float((se[:, judge] / tol[judge]).max()) if n >= 2 else np.inf
+        se = np.zeros((d, k)) if game.walked.size == 0 else _standard_error(pairs)
+        ratio = float((se[:, judge] / tol[judge]).max()) if n >= 2 or game.walked.size == 0 else np.inf
         if ratio <= 1.0:
             stopped = "tolerance"
             break
@@ -278,7 +261,7 @@ def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, rel_tol: float
         need = int(np.ceil(n * min(ratio, 1e6) ** 2)) - n if np.isfinite(ratio) else n
         want = int(min(max(need, 4), n, cap - n))  # >= 1: n < cap
     values = pairs.mean(axis=0)
-    return SampledShapley(values, base, se, 2 * len(pairs), stopped == "tolerance", tol, stopped)
+    return SampledShapley(values, base, se, 2 * n, stopped == "tolerance", tol, stopped)
 
 
 def permutation_shap_rows(f, rows: np.ndarray, background: np.ndarray, *, rel_tol: float = REL_TOL,

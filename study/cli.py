@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None, *, add_flags=None, load=None) -> int:
         args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors
         return int(exc.code or 0)
-    if args.command == "simulate":  # python -m app dispatches it to app/callbacks/study_simulate.py
+    if args.command == "simulate":  # python -m app dispatches it to app/cli/study_simulate.py
         print("candor: error: run it as python -m app study simulate")
         return 2
     workspace = _once(lambda: load(args))

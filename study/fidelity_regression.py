@@ -5,7 +5,9 @@ trial logs the fidelity of the explanation it showed: ``fidelity`` (the share of
 explanation's |attribution| the shown one keeps, ``mass_retained``) and, for a simplification,
 ``fidelity_measures``, every figure of ``Simplification.fidelity_after`` (sufficiency and
 comprehensiveness after DeYoung et al. 2020, ERASER; rank agreement; ``r2_restricted``, the local
-surrogate's fit on the kept features; see docs/methods.md, "Persuasive layer").
+surrogate's fit on the kept features; see docs/methods.md, "Persuasive layer") and
+``surrogate_agreement``, the agreement with the model of the explanation's rule surrogate, logged
+as missing (null) for an explanation without one.
 
 Two levels, each an ordinary least-squares line ``outcome ~ 1 + fidelity`` per fidelity figure,
 over the advised arms (a no-advice arm shows no explanation, so it has no fidelity):
@@ -35,14 +37,18 @@ import pandas as pd
 from .analysis import decision_table, per_participant, questionnaire_scores
 
 __all__ = ["fidelity_figures", "participant_table", "trial_table", "fidelity_regression", "by_condition", "COLUMNS",
-           "FIGURES"]
+           "FIGURES", "MISSING"]
 
 COLUMNS = ["level", "outcome", "predictor", "slope", "se", "ci_low", "ci_high", "p", "intercept", "r2", "n",
            "n_participants", "note"]
 PARTICIPANT_OUTCOMES = ("trust", "rair", "rsr", "over_reliance")
 #: The figures regressed on by default: the share of |attribution| shown, ERASER sufficiency and
-#: comprehensiveness, and the local surrogate's R² on the kept features (``r2_restricted``).
-FIGURES = ("fidelity", "sufficiency", "comprehensiveness", "r2_restricted")
+#: comprehensiveness, the local surrogate's R² on the kept features (``r2_restricted``), and the
+#: agreement with the model of the explanation's rule surrogate (``surrogate_agreement``; logged as
+#: missing for an explanation without one, e.g. every attribution explanation).
+FIGURES = ("fidelity", "sufficiency", "comprehensiveness", "r2_restricted", "surrogate_agreement")
+#: Why a figure can be missing on every trial, said in the regression's note.
+MISSING = {"surrogate_agreement": "no explanation shown has a rule surrogate"}
 TRIAL_OUTCOMES = {"rair": ("rair_hit", "rair_base"), "rsr": ("rsr_hit", "rsr_base"),
                   "over_reliance": ("agree", "model_wrong")}
 
@@ -126,12 +132,17 @@ def _ols(y: np.ndarray, x: np.ndarray, groups: np.ndarray | None) -> dict:
 
 
 def _row(level, outcome, predictor, y, x, who, clustered) -> dict:
-    ok = np.isfinite(y) & np.isfinite(x)
+    logged = np.isfinite(x)
+    ok = np.isfinite(y) & logged
+    n_rows = len(x)
     y, x, who = y[ok], x[ok], who[ok]
     base = dict(level=level, outcome=outcome, predictor=predictor, n=int(ok.sum()),
                 n_participants=int(len(set(who))), note="")
     nan = dict(slope=math.nan, se=math.nan, ci_low=math.nan, ci_high=math.nan, p=math.nan, intercept=math.nan,
                r2=math.nan)
+    if n_rows and not logged.any():  # logged as missing on every trial: say why
+        why = MISSING.get(predictor, "not logged with these trials")
+        return base | nan | {"note": f"{predictor} is missing on all {n_rows} rows: {why}"}
     if len(y) < 3 or (clustered and len(set(who)) < 2):
         return base | nan | {"note": "too few observations"}
     if np.ptp(x) <= 1e-9 * max(1.0, float(np.abs(x).max())):  # constant up to rounding: no slope to estimate

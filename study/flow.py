@@ -9,9 +9,10 @@ the phases already in the trial log are not asked again: forward prediction,
 then the initial answer, then the model's advice and the final answer
 (Yin et al. 2019).
 
-A submission names the step it answers. A step already completed is
-acknowledged and ignored (a double click or a resent request); a step ahead of
-the participant is refused.
+A submission names the step it answers; :func:`locate` checks it once. A step already
+completed is acknowledged and ignored (a double click or a resent request); a step ahead of
+the participant, or a phase that is not the step's, is refused (:class:`OffStep`). The
+participant's use cases that call it are :mod:`study.participation`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from .answers import MAX_RT_MS
 from .models import Participant, TrialLog
 from .schema import Study
 
-__all__ = ["Step", "steps", "trial_phases", "step_phases", "logged_phases", "current", "submit", "Submitted"]
+__all__ = ["Step", "steps", "trial_phases", "step_phases", "logged_phases", "current", "locate", "Located", "record",
+           "submit", "Submitted", "OffStep", "NoSuchStep"]
 
 
 @dataclass(frozen=True)
@@ -124,11 +126,59 @@ class Submitted:
     progress: int
 
 
+class OffStep(ValueError):
+    """A submission for a step or phase the participant is not on (a stale page): nothing is stored."""
+
+
+class NoSuchStep(OffStep):
+    """A submission naming a step or phase the participant's flow does not have (not a stale page)."""
+
+
+@dataclass(frozen=True)
+class Located:
+    """A submission's step, checked once against the participant (:func:`locate`).
+
+    ``done`` is True for a step the participant completed already (acknowledged, nothing stored).
+    """
+
+    steps: tuple[Step, ...]
+    index: int
+    step: Step
+    phase: str | None
+    done: bool
+
+
+def locate(study: Study, participant: Participant, step_index: int, phase: str | None = None) -> Located:
+    """The one check of a submission's step and phase against the participant's progress.
+
+    Raises
+    ------
+    NoSuchStep
+        If ``step_index`` is past the step list, or ``phase`` is not one of the trial step's phases
+        (for other steps ``phase`` is ignored).
+    OffStep
+        If ``step_index`` is ahead of the participant.
+    """
+    all_steps = tuple(steps(study, participant))
+    if not 0 <= step_index < len(all_steps):
+        raise NoSuchStep(f"step {step_index} is outside the participant's {len(all_steps)} steps")
+    step = all_steps[step_index]
+    if step.kind == "trial":
+        phases = step_phases(study, participant, step)
+        if phase not in phases:
+            raise NoSuchStep(f"phase must be one of {phases}, got {phase!r}")
+    else:
+        phase = None
+    if step_index > participant.progress:
+        raise OffStep(f"step {step_index} is not the participant's current step ({participant.progress})")
+    return Located(all_steps, step_index, step, phase, step_index < participant.progress or step.kind == "done")
+
+
 def submit(engine: Engine, study: Study, participant: Participant, step_index: int, *, phase: str | None = None,
            response=None, context: store.TrialContext | None = None, rt_ms: float | None = None,
            confidence: float | None = None, client_timestamp: datetime | None = None,
            key: str | None = None) -> Submitted:
-    """Record the answer to step ``step_index`` and advance when the step is complete.
+    """Check the step (:func:`locate`) and record the answer (:func:`record`).
 
     Parameters
     ----------
@@ -136,6 +186,30 @@ def submit(engine: Engine, study: Study, participant: Participant, step_index: i
         The step the browser was showing.
     phase : str or None
         For trial steps, the phase answered.
+    response, context, rt_ms, confidence, client_timestamp, key
+        As :func:`record`.
+
+    Raises
+    ------
+    OffStep
+        If ``step_index`` is ahead of the participant or ``phase`` is not the step's.
+    ValueError
+        If the answer is invalid (nothing is stored then).
+    """
+    at = locate(study, participant, step_index, phase)
+    return record(engine, study, participant, at, response=response, context=context, rt_ms=rt_ms,
+                  confidence=confidence, client_timestamp=client_timestamp, key=key)
+
+
+def record(engine: Engine, study: Study, participant: Participant, at: Located, *, response=None,
+           context: store.TrialContext | None = None, rt_ms: float | None = None, confidence: float | None = None,
+           client_timestamp: datetime | None = None, key: str | None = None) -> Submitted:
+    """Record the answer to the located step ``at`` and advance when the step is complete.
+
+    Parameters
+    ----------
+    at : Located
+        The step, checked by :func:`locate` (not checked again here).
     response : str, or dict of str to int for questionnaires
         The answer.
     context : TrialContext or None
@@ -147,27 +221,25 @@ def submit(engine: Engine, study: Study, participant: Participant, step_index: i
 
     Raises
     ------
+    OffStep
+        If another trial phase must be answered first.
     ValueError
-        If ``step_index`` is ahead of the participant, or the answer is invalid
-        (nothing is stored then).
+        If the answer is invalid (nothing is stored then).
 
     Notes
     -----
     The answer and the progress update are one database transaction, so a crash
-    between them leaves neither. A repeat of a logged phase is ignored; if it
-    finds every phase of the trial logged but the step not counted, it counts it.
+    between them leaves neither. The progress is read again inside it: another tab or a
+    resent request may have completed the step meanwhile (acknowledged, nothing stored). A
+    repeat of a logged phase is ignored; if it finds every phase of the trial logged but the
+    step not counted, it counts it.
     """
     if rt_ms is not None and not (isinstance(rt_ms, (int, float)) and math.isfinite(rt_ms)
                                   and 0 <= rt_ms <= MAX_RT_MS):
         raise ValueError(f"rt_ms must be a finite number of milliseconds in 0..{MAX_RT_MS:g}, got {rt_ms!r}")
-    all_steps = steps(study, participant)
-    if step_index < participant.progress:
+    if at.done:
         return Submitted(False, True, participant.progress)
-    if step_index != participant.progress or step_index >= len(all_steps):
-        raise ValueError(f"step {step_index} is not the participant's current step ({participant.progress})")
-    step = all_steps[step_index]
-    if step.kind == "done":
-        return Submitted(False, True, participant.progress)
+    step_index, step, phase, all_steps = at.index, at.step, at.phase, at.steps
     # The answer and the step counter are written in ONE transaction: a crash between them
     # stores neither, and the participant answers the step again.
     with engine.begin() as conn:
@@ -179,15 +251,13 @@ def submit(engine: Engine, study: Study, participant: Participant, step_index: i
         stored, ignored, complete = False, False, True
         if step.kind == "trial":
             phases = step_phases(study, participant, step)
-            if phase not in phases:
-                raise ValueError(f"phase must be one of {phases}, got {phase!r}")
             done = logged_phases(conn, participant.id, step.trial_index)
             missing = [p for p in phases if p not in done]
             if phase in done:
                 ignored = True  # a repeat; if every phase is logged, count the step (an interrupted submit)
                 complete = not missing
             elif phase != missing[0]:
-                raise ValueError(f"phase {missing[0]!r} comes before {phase!r}")
+                raise OffStep(f"phase {missing[0]!r} comes before {phase!r}")
             else:
                 stored = store.record_trial(conn, study, participant, trial_index=step.trial_index, phase=phase,
                                             response=response, context=context or store.TrialContext(),

@@ -16,7 +16,13 @@ Where each wording was checked (``Instrument.wording_source``; also ``docs/study
 - ``hoffman2018_satisfaction`` and ``hoffman2018_trust``: **not verified against the paper.** The
   copies of Hoffman et al. (2018, arXiv 1812.04608) and (2023, Front. Comput. Sci.
   5:1096257) reachable here gave their abstracts only, not the scale tables (searched again
-  2026-12-05: the stored Frontiers page gives its opening only). The texts below are the
+  2026-12-05, and on 2026-12-06 with a dozen queries of the project's reference library: its
+  copy of https://frontiersin.org/articles/10.3389/fcomp.2023.1096257/full holds the article's
+  opening only: title, authors, affiliations, the date (06 February 2023), the abstract and the
+  first words of the Introduction. Missing from it: every item of the Explanation Satisfaction
+  Scale and of the Trust Scale, their response format (points and anchors), which items are
+  reverse-scored and how scale scores are computed; the CC BY 4.0 licence line is not in the
+  stored opening either). So the 2023 items are not shipped. The texts below are the
   "[tool]" templates of the 2018 report as quoted, identically, by several independent public
   study implementations. The 2023 edition of the Explanation Satisfaction Scale is not these 8
   items: the authors' own XAITK page (xaitk.org/capabilities/satisfaction-scale, Hoffman, Klein,

@@ -146,7 +146,7 @@ class StudyPin(Base):
     """The workspace a study was pinned to when first served (one row per study).
 
     ``fingerprint`` is the SHA-256 of the model's classes, the stimulus rows and
-    the model's output on them (:func:`app.callbacks.study_service.workspace_fingerprint`).
+    the model's output on them (:func:`app.services.study_stimuli.workspace_fingerprint`).
     """
 
     __tablename__ = "study_pins"

@@ -1,7 +1,7 @@
 """A study's pinned stimuli: what every (stimulus, condition) shows, fixed when first served.
 
 The advice, the logged explanation context and the figure of each stimulus are
-computed once from the workspace (by :mod:`app.callbacks.study_service`) and
+computed once from the workspace (by :mod:`app.services.study_stimuli`) and
 stored with the workspace's fingerprint. Participants are then served from the
 database, so a later upload, model or class switch cannot change the advice
 shown to (and logged for) the rest of the study. The first writer wins: workers

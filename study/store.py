@@ -136,7 +136,8 @@ def _begin(bind: Engine | Connection):
 
 
 def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20, client: str | None = None,
-          limits: _limits.EnrolLimits | None = None, recruitment: dict | None = None) -> tuple[Participant, str]:
+          limits: _limits.EnrolLimits | None = None, recruitment: dict | None = None,
+          token: str | None = None) -> tuple[Participant, str]:
     """Enrol a consenting participant: allocate, order stimuli, issue a resume token.
 
     Parameters
@@ -146,18 +147,18 @@ def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20
     study : Study
         A registered study.
     stratum : str, default=""
-        The participant's stratum; required (one of ``study.randomisation.strata``)
-        when the study is stratified.
+        The participant's stratum; one of ``study.randomisation.strata`` in a stratified study.
     attempts : int, default=20
         Retries when a concurrent enrolment took the same allocation slot.
     client : str or None, default=None
         The requester's address; with ``limits``, enrolments per minute from it are limited.
     limits : EnrolLimits or None, default=None
-        Rates per client and per study (:mod:`study.limits`); the study's
-        ``max_participants`` applies always.
+        Rates per client and per study (:mod:`study.limits`); ``max_participants`` applies always.
     recruitment : dict or None, default=None
         The platform's ids from the study link (:func:`study.recruitment.parse_params`), stored
         with the participant; its participant id may enrol once per study.
+    token : str or None, default=None
+        The token to issue (None: random); a participant enrolled with it is returned (a re-sent consent).
 
     Returns
     -------
@@ -183,11 +184,14 @@ def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20
     ids = [s.id for s in study.stimuli]
     key = _limits.client_key(study, client) if limits is not None else None
     rid = recruitment_id(recruitment or {})
+    replay = select(Participant).where(Participant.resume_token_hash == hash_token(token)) if token else None
     for _ in range(attempts):
-        token = secrets.token_urlsafe(24)
+        tok = token or secrets.token_urlsafe(24)
         try:
             with Session(engine, expire_on_commit=False) as s, s.begin():
                 now = utcnow()
+                if replay is not None and (same := s.scalar(replay)) is not None:
+                    return same, token  # a re-sent consent (a concurrent replay won the insert)
                 if rid is not None and s.scalar(select(Participant.id).where(
                         Participant.study_id == study.id, Participant.recruitment_id == rid)) is not None:
                     raise _limits.EnrolmentRefused("You have already taken part in this study (your recruitment "
@@ -207,7 +211,7 @@ def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20
                     cond_order = [a.arm]
                     blocks = [stimulus_order(ids, a.seed, wrong_ids=wrong, no_wrong_first=r.no_wrong_first)]
                 p = Participant(
-                    id="p_" + secrets.token_hex(8), study_id=study.id, resume_token_hash=hash_token(token),
+                    id="p_" + secrets.token_hex(8), study_id=study.id, resume_token_hash=hash_token(tok),
                     session_id=secrets.token_hex(8), consent_version=study.consent_version, stratum=stratum,
                     condition=">".join(cond_order), condition_order=cond_order, assignment_seed=a.seed,
                     alloc_position=a.position, alloc_block_index=a.block_index, alloc_block_size=a.block_size,
@@ -215,7 +219,7 @@ def enrol(engine: Engine, study: Study, *, stratum: str = "", attempts: int = 20
                     recruitment=dict(recruitment) if recruitment else None, recruitment_id=rid,
                 )
                 s.add(p)
-            return p, token
+            return p, tok
         except IntegrityError:
             continue
     raise RuntimeError(f"could not enrol after {attempts} attempts (allocation slot contention)")

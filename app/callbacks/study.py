@@ -12,8 +12,9 @@ from dash.exceptions import PreventUpdate
 
 from study import ids
 
-# The participant flow (.study_service, .study_views: SQLAlchemy, Alembic, the pins) is imported by the first
-# study request, not with the callbacks: a server that never runs a study never loads it (issue 23).
+# The participant flow (app.services.study_participant over study.participation, app.views.study: SQLAlchemy,
+# Alembic, the pins) is imported by the first study request, not with the callbacks: a server that never runs a study never
+# loads it (issue 23).
 
 clientside_callback(
     """function(children) { window._candorStudyT0 = performance.now(); return window._candorStudyT0; }""",
@@ -51,7 +52,7 @@ clientside_callback(
 )
 
 
-clientside_callback(  # the completion page's automatic return to the recruitment platform (study_views.render)
+clientside_callback(  # the completion page's automatic return to the recruitment platform (views/study.py render)
     """function(n, url) { if (n && url) { window.location.assign(url); } return dash_clientside.no_update; }""",
     Output(ids.REDIRECT_DONE, "data"), Input(ids.REDIRECT_TIMER, "n_intervals"), State(ids.REDIRECT_URL, "data"),
     prevent_initial_call=True,
@@ -61,7 +62,7 @@ clientside_callback(  # the completion page's automatic return to the recruitmen
 @callback(Output(ids.BODY, "children"), Input(ids.TOKEN, "data"), Input(ids.REFRESH, "data"),
           Input(ids.render_retry(ALL), "n_intervals"), State(ids.STUDY_ID, "data"))
 def render_step(token, _refresh, _retry, study_id):
-    from .study_views import render
+    from app.views.study import render
 
     return render(study_id, token)
 
@@ -76,14 +77,14 @@ def submit_step(timing, _retry, values, answer_ids, token, study_id, refresh, re
     """Store the answer; while the database cannot be reached, say so and re-send it (same key) every 2 s."""
     if not timing:
         raise PreventUpdate
+    from app.services import study_participant
     from study.answers import SAVING, STALE
 
-    from .study_service import submit_answer
-
     answers = {i.get("field") if isinstance(i, dict) else None: v for i, v in zip(answer_ids or [], values or [])}
-    new_token, error = submit_answer(study_id, token, timing, answers, client=flask.request.remote_addr,
+    new_token, error = study_participant.submit_answer(study_id, token, timing, answers, client=flask.request.remote_addr,
                                      recruitment=recruit)
     shown_again = not error or error == STALE  # stored, or a stale page: render the current step
     saving = error == SAVING  # not an error: shown plainly (an error to fix is red)
     return ((new_token if new_token != token else no_update), (refresh or 0) + (1 if shown_again else 0), error,
             not saving, "study-saving mb-2" if saving else "text-danger mb-2")
+

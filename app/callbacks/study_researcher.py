@@ -12,7 +12,7 @@ from app.serve import access
 from app.views.components import error_alert
 from study import auth, ids, runtime
 
-# the researcher's views (.study_research_views: the study database, analyses, exports) are imported by the first
+# the researcher's views (app.views.study_research: the study database, analyses, exports) are imported by the first
 # researcher request, not with the callbacks: a server that never runs a study never loads them (issue 23)
 
 LOGIN_REQUIRED = "Login required: enter the researcher password, or log in as a researcher at /login."
@@ -59,7 +59,7 @@ def list_studies(_state):
 def render_dashboard(study_id, _state):
     if not _logged_in():
         return error_alert(LOGIN_REQUIRED)
-    from .study_research_views import dashboard
+    from app.views.study_research import dashboard
 
     return dashboard(study_id) if study_id else ""
 
@@ -70,6 +70,6 @@ def export(_csv, _parquet, study_id):
     if not _logged_in() or not study_id:
         raise PreventUpdate
     fmt = "parquet" if ctx.triggered_id == ids.EXPORT_PARQUET else "csv"
-    from .study_research_views import export_zip
+    from app.views.study_research import export_zip
 
     return export_zip(study_id, fmt)

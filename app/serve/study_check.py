@@ -1,6 +1,6 @@
 """What ``create_app`` checks of the study files before serving, without the study database (issue 23).
 
-Kept apart from :mod:`app.callbacks.study_service` (the participant flow: SQLAlchemy, Alembic, the pins), so that
+Kept apart from :mod:`app.services.study_stimuli` (the pinned stimuli: SQLAlchemy, Alembic), so that
 a launch that never runs a study imports neither: :func:`check_study_files` reads only the study files and the
 workspace.
 """

@@ -129,5 +129,5 @@ def _view(row, k: int, raw_players: bool) -> LocalView:
 def row_values(row) -> tuple[str, ...]:
     """The values of table row ``row`` as the analyst pages write them (the Local page's row values): category
     levels instead of their codes, dates, and the features file's units and formats (:func:`value_labels` through
-    :func:`display_codec`). The study's stimuli show these (``app/callbacks/study_service.py``)."""
+    :func:`display_codec`). The study's stimuli show these (``app/services/study_stimuli.py``)."""
     return value_labels(workspace().X.iloc[check_row(row)].to_numpy(dtype=float), display_codec())

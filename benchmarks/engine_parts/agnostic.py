@@ -7,7 +7,8 @@
   string columns one-hot encoded) fitted on the same 8,000 rows, explained through
   ``explainers.ShapExplainer(ModelAdapter(pipe, TabularCodec(raw table)), algorithm="permutation")`` with the app's
   100 background rows and its per-row ordering cap (``app.services.tabular.LOCAL_MAX_ORDERINGS``) on held-out rows;
-  CPU time of this process (``time.process_time``), after one warm-up row.
+  CPU time of this process (``time.process_time``), after one warm-up row; the rows the model predicts a row
+  (counted around ``ModelAdapter.outputs``) and the largest standard error over the tolerance (1 or less: converged).
 """
 from __future__ import annotations
 
@@ -71,17 +72,30 @@ def permutation(rows: int, quick: bool = False) -> dict:
         e = ShapExplainer(ModelAdapter(pipe, codec), background=Z.iloc[train], background_size=BACKGROUND_SIZE,
                           algorithm="permutation", max_orderings=LOCAL_MAX_ORDERINGS, seed=0)
         e.explain(Z.iloc[[int(held_out[-1])]])  # warm: first-call costs
-        ms, orderings, converged = [], [], 0
+        seen = {"rows": 0}
+        model_outputs = e.adapter.outputs
+
+        def counted(rows, outputs=model_outputs):
+            seen["rows"] += len(rows)
+            return outputs(rows)
+
+        e.adapter.outputs = counted  # counts the rows the model predicts; the values are the model's own
+        ms, orderings, converged, model_rows, se_ratio = [], [], 0, [], []
         for r in held_out[:rows]:
+            seen["rows"] = 0
             t0 = time.process_time()
             x = e.explain(Z.iloc[[int(r)]])
             ms.append(1000 * (time.process_time() - t0))
+            model_rows.append(seen["rows"])
             orderings.append(int(np.ravel(x.params.get("orderings", 0))[0]))
             converged += bool(np.ravel(x.params.get("converged", False))[0])
+            se_ratio.append(round(float(np.max(x.params["standard_error"]) / x.params["tolerance"]), 2))
         out[name] = {"columns": df.shape[1], "transformed": width, "background": e.params["background_size"],
                      "rows": rows, "cpu_ms_median": float(np.median(ms)), "cpu_ms_max": float(np.max(ms)),
-                     "orderings": orderings, "converged": converged}
+                     "model_rows_median": int(np.median(model_rows)), "model_rows_max": int(np.max(model_rows)),
+                     "orderings": orderings, "converged": converged, "max_se_over_tolerance": se_ratio}
         print(f"permutation SHAP {name}: {df.shape[1]} raw columns ({width} transformed), CPU ms a row median "
-              f"{np.median(ms):.0f}, max {np.max(ms):.0f}; orderings {orderings}; converged {converged}/{rows}",
-              flush=True)
+              f"{np.median(ms):.0f}, max {np.max(ms):.0f}; model rows a row median {np.median(model_rows):,.0f}, "
+              f"max {np.max(model_rows):,}; orderings {orderings}; converged {converged}/{rows}; largest SE / "
+              f"tolerance {se_ratio}", flush=True)
     return out

@@ -17,7 +17,7 @@ SUBMIT_OUTPUT = ("..study-token.data...study-refresh.data...study-error.children
                  "...study-error.className..")
 #: The sentence the page shows while the database cannot be reached (the page re-sends the answer): study.answers.SAVING
 SAVING_PREFIX = "Saving your answer"
-RETRY_S = 2.0  # the page's re-send and re-render interval (app/pages/study.py, study_views.render)
+RETRY_S = 2.0  # the page's re-send and re-render interval (app/pages/study.py, app/views/study.py render)
 ROUTER_OUTPUT = ".._pages_content.children..._pages_store.data.."
 
 

@@ -95,7 +95,7 @@ def shap_text(model: TextClassifier, text: str, target: int | None = None,
     d = len(enc.words)
     max_orderings = max(16, int(max_evals) // max(d - 1, 1))
     res = permutation_shap(f, np.ones(d), np.zeros((1, d)), rel_tol=rel_tol, max_orderings=max_orderings,
-                           time_budget_s=time_budget_s, seed=seed)
+                           time_budget_s=time_budget_s, seed=seed, enumerate_rows=False)
     word_values, se = res.values[:, 0], res.standard_error[:, 0]
     token_values = np.zeros(enc.n_tokens)
     for j in range(d):

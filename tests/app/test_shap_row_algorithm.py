@@ -12,7 +12,7 @@ import pytest
 from sklearn.datasets import load_wine
 from sklearn.ensemble import RandomForestClassifier
 
-from app.callbacks.descriptive import ALGORITHM_WORDS, _shap_error_metric
+from app.views.descriptive import ALGORITHM_WORDS, _shap_error_metric
 from explainers.shap_explainer import ShapExplainer
 
 

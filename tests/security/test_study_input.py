@@ -122,7 +122,7 @@ def test_likert_answer_must_be_on_its_scale_and_fields_known(served, bad):
                                                 ("rt_ms", 1e12), ("client_ts", float("inf")), ("client_ts", -1e20)])
 def test_timings_must_be_finite_and_sane(served, timing_field, value):
     """Attack: response times or client timestamps of inf, NaN, negative or absurd size."""
-    from app.callbacks.study_service import submit_answer
+    from app.services.study_participant import submit_answer
     from tests.study.live_study import STUDY, timing
 
     token = enrol_via_page()

@@ -91,7 +91,7 @@ def test_pinned_stimuli_survive_a_model_switch(served):
     every later participant was shown, and logged with, the new model's advice. Now the study's
     stimuli are pinned when it is first served: after the switch participants see and are logged
     with the pinned advice and explanation, and the researcher page says the live model differs."""
-    from app.callbacks.study_service import stimulus_view
+    from app.services.study_stimuli import stimulus_view
 
     first = enrol_via_page("low")
     plan = [(item, cond) for s in served.stimuli for item, cond in [(s.id, c.id) for c in served.conditions]]
@@ -115,7 +115,7 @@ def test_pinned_stimuli_survive_a_model_switch(served):
         with runtime.engine().connect() as conn:
             logged = conn.scalar(select(TrialLog.model_prediction).where(TrialLog.participant_id == p.id))
         assert logged == before[(item, p.condition_order[0])].context.model_prediction
-    from app.callbacks.study_service import pin_status
+    from app.services.study_stimuli import pin_status
 
     warning = pin_status(served)
     assert warning and "live model differs" in warning and "pinned" in warning

@@ -1,5 +1,5 @@
 """Helpers for tests that drive the participant flow through the server's boundary function
-(:func:`app.callbacks.study_service.submit_answer`) over the sample workspace, without a browser."""
+(:func:`app.services.study_participant.submit_answer`) over the sample workspace, without a browser."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def timing(step, phase=None, rt_ms=1234.5):
 
 def submit(token, step, phase=None, answers=None, **kw):
     """Call the boundary function as the submit callback does; return ``(token, error)``."""
-    from app.callbacks.study_service import submit_answer
+    from app.services.study_participant import submit_answer
 
     return submit_answer(STUDY, token, timing(step, phase, **kw), answers or {})
 

@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 from sklearn.dummy import DummyClassifier
 
-from app.callbacks.study_service import check_study_files, check_truth
+from app.serve.study_check import check_study_files, check_truth
 from study import runtime
 from study.schema import load_study
 from workspace.errors import CandorError

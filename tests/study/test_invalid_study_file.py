@@ -9,8 +9,8 @@ from study import runtime
 def test_an_invalid_study_file_is_explained_to_the_researcher_not_to_participants(tmp_path, monkeypatch):
     """A new user found /study-admin blank (an unhandled StudyError) for a broken file in the list, and
     participants told how many errors the researcher's file had."""
-    from app.callbacks.study_research_views import dashboard
-    from app.callbacks.study_views import render
+    from app.views.study_research import dashboard
+    from app.views.study import render
 
     studies = tmp_path / "studies"
     studies.mkdir()

@@ -77,7 +77,7 @@ def _cells(component) -> list[str]:
 
 
 def test_categorical_model_shows_levels_and_units_on_the_participant_page(db_url, tmp_path, monkeypatch):  # noqa: F811
-    from app.callbacks.study_views import render
+    from app.views.study import render
     from workspace.workspace import load_user_workspace
 
     model, data, frame = titanic_pair(tmp_path)

@@ -30,8 +30,8 @@ def test_show_dropped_only_for_persuasive(example_text):
 
 def test_dropped_features_are_shown_and_logged(db_url, tmp_path, monkeypatch):  # noqa: F811
     from app import services
-    from app.callbacks.study_service import stimulus_view
-    from app.callbacks.study_views import render
+    from app.services.study_stimuli import stimulus_view
+    from app.views.study import render
 
     study = serve_study(db_url, tmp_path, monkeypatch, text=_study_text())
     view = stimulus_view(study, "r12", "persuasive")

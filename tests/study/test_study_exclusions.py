@@ -42,8 +42,8 @@ def test_rule_is_validated(example_text):
 
 
 def test_researcher_page_applies_and_shows_the_rule(db_url, tmp_path, monkeypatch):  # noqa: F811
-    from app.callbacks.study_research_views import dashboard
-    from app.callbacks.study_simulate import run_one
+    from app.views.study_research import dashboard
+    from app.cli.study_simulate import run_one
     from study.simulate import RelianceModel
 
     text = (DATA / "small_study.yaml").read_text() + "exclusions:\n  max_failed_attention_checks: 0\n"

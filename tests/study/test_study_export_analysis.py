@@ -21,8 +21,8 @@ from tests.study.live_study import DATA, STUDY, serve_study
 
 @pytest.mark.parametrize("fmt,arm", [("csv", "prediction"), ("parquet", "prediction"), ("csv", "none")])
 def test_export_script_reproduces_the_product(db_url, tmp_path, monkeypatch, fmt, arm):  # noqa: F811
-    from app.callbacks.study_research_views import export_zip
-    from app.callbacks.study_simulate import run_one
+    from app.views.study_research import export_zip
+    from app.cli.study_simulate import run_one
     from study.simulate import RelianceModel
 
     text = (DATA / "small_study.yaml").read_text().replace("explanation: prediction}", f"explanation: {arm}}}") \

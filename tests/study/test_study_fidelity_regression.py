@@ -15,8 +15,11 @@ from study import fidelity_regression as fr
 CLASSES = ("a", "b")
 
 
-def _study_log(seed: int = 3):
-    """8 advised participants (two arms) x 10 trials, plus a no-advice participant; fidelity varies by trial."""
+def _study_log(seed: int = 3, surrogate: bool = False):
+    """8 advised participants (two arms) x 10 trials, plus a no-advice participant; fidelity varies by trial.
+
+    ``surrogate_agreement`` is logged as missing (None: an attribution explanation), or, with ``surrogate``,
+    varies by trial as for explanations with a rule surrogate."""
     rng = np.random.default_rng(seed)
     trials, answers = [], []
     for p in range(9):
@@ -27,7 +30,8 @@ def _study_log(seed: int = 3):
             first, final = (rng.choice(CLASSES) for _ in range(2))
             fid = None if cond == "alone" else (1.0 if cond == "desc" else float(rng.uniform(0.3, 0.9)))
             meas = None if fid is None else {"mass_retained": fid, "sufficiency": float(rng.uniform(0, 0.3)),
-                                             "r2_restricted": None if t == 5 else float(rng.uniform(0.2, 0.9))}
+                                             "r2_restricted": None if t == 5 else float(rng.uniform(0.2, 0.9)),
+                                             "surrogate_agreement": float(rng.uniform(0.6, 1.0)) if surrogate else None}
             base = dict(participant_id=f"p{p}", condition=cond, trial_index=t, item_id=f"i{t}", truth=truth,
                         model_prediction=None if cond == "alone" else model, model_correct=None, fidelity=fid,
                         fidelity_measures=meas, confidence=50.0, correct=None)
@@ -110,3 +114,43 @@ def test_a_figure_that_does_not_vary_gives_no_slope_and_says_why():
     assert math.isnan(row["slope"]) and row["note"] == "fidelity does not vary over these 8 rows"
     by = fr.by_condition(trials, answers, questionnaire_id="trust").set_index("condition")
     assert list(by.index) == ["desc", "pers"] and (by["n_participants"] == 4).all()
+
+
+def test_surrogate_agreement_slopes_equal_an_independent_least_squares():
+    trials, answers = _study_log(seed=5, surrogate=True)
+    got = fr.fidelity_regression(trials, answers, questionnaire_id="trust").set_index(["level", "outcome", "predictor"])
+    fin = trials[trials["phase"] == "final"].set_index(["participant_id", "trial_index"])
+    ini = trials[trials["phase"] == "initial"].set_index(["participant_id", "trial_index"])["response"]
+    adv = fin[fin["condition"] != "alone"].copy()
+    adv["initial"] = ini
+    adv["sa"] = [m["surrogate_agreement"] for m in adv["fidelity_measures"]]
+    who = adv.index.get_level_values("participant_id").to_numpy()
+    first_right, model_right = adv["initial"] == adv["truth"], adv["model_prediction"] == adv["truth"]
+    cases = {"rair": (~first_right & model_right, adv["response"] == adv["model_prediction"]),
+             "rsr": (first_right & ~model_right, adv["response"] == adv["initial"]),
+             "over_reliance": (~model_right, adv["response"] == adv["model_prediction"])}
+    for out, (base, hit) in cases.items():
+        keep = base.to_numpy()
+        beta, se = _clustered(hit.to_numpy(float)[keep], adv["sa"].to_numpy(float)[keep], who[keep])
+        row = got.loc[("trial", out, "surrogate_agreement")]
+        assert (row["slope"], row["intercept"], row["se"], row["n"]) == (
+            pytest.approx(beta[1], abs=1e-10), pytest.approx(beta[0], abs=1e-10), pytest.approx(se, abs=1e-10),
+            keep.sum()), out
+    trust = answers.groupby("participant_id")["response"].mean()
+    m = adv.groupby(level="participant_id")["sa"].mean()
+    beta, se = _classical(trust[m.index].to_numpy(float), m.to_numpy(float))
+    row = got.loc[("participant", "trust", "surrogate_agreement")]
+    assert (row["slope"], row["se"], row["n"]) == (pytest.approx(beta[1], abs=1e-10), pytest.approx(se, abs=1e-10), 8)
+    means = fr.by_condition(trials, answers, questionnaire_id="trust").set_index("condition")["surrogate_agreement"]
+    assert means["pers"] == pytest.approx(adv[adv["condition"] == "pers"].groupby(level=0)["sa"].mean().mean())
+
+
+def test_a_surrogate_agreement_logged_as_missing_is_stated_as_missing():
+    """What every attribution explanation logs today: the regression names the figure and says why it has no slope."""
+    trials, answers = _study_log()
+    got = fr.fidelity_regression(trials, answers, questionnaire_id="trust").set_index(["level", "outcome", "predictor"])
+    row = got.loc[("trial", "over_reliance", "surrogate_agreement")]
+    assert math.isnan(row["slope"]) and row["n"] == 0
+    assert row["note"] == "surrogate_agreement is missing on all 32 rows: no explanation shown has a rule surrogate"
+    assert got.loc[("participant", "trust", "surrogate_agreement")]["note"].startswith(
+        "surrogate_agreement is missing on all 8 rows")

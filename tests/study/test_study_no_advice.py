@@ -49,7 +49,7 @@ def test_reliance_is_undefined_and_accuracy_is_compared_on_a_fixed_table():
 
 
 def test_no_advice_trial_asks_one_decision_shows_no_model_and_logs_no_advice(db_url, tmp_path, monkeypatch):  # noqa: F811
-    from app.callbacks.study_views import render
+    from app.views.study import render
 
     text = (DATA / "small_study.yaml").read_text().replace("{id: none, explanation: prediction}",
                                                            "{id: none, explanation: none}")
@@ -85,8 +85,8 @@ def _fixed_log():
 
 def test_rair_rsr_baseline_the_plot_the_json_and_the_page_say_why_a_measure_is_undefined():
     from app.views import figures_study
-    from app.callbacks.study_research_views import _undefined
-    from app.callbacks.study_simulate import headline
+    from app.views.study_research import _undefined
+    from app.cli.study_simulate import headline
     from study.schema import parse_study
 
     table = analysis.reliance_by_condition(_fixed_log())

@@ -48,7 +48,7 @@ def regression_workspace(tmp_path):
 
 def test_numeric_trial_stores_numbers_and_weight_of_advice_is_the_hand_value(db_url, tmp_path, monkeypatch,  # noqa: F811
                                                                            regression_workspace):
-    from app.callbacks.study_views import render
+    from app.views.study import render
     from tests.study.test_study_two_stage import _text_of
 
     ws = regression_workspace
@@ -85,7 +85,7 @@ def test_numeric_trial_stores_numbers_and_weight_of_advice_is_the_hand_value(db_
     s = analysis.summary_by_condition(log, pd.DataFrame(), numeric=True)
     assert set(s["measure"]) == {"weight_of_advice", "confidence"}
     # simulated participants answer numeric trials through the same flow
-    from app.callbacks.study_simulate import run_one
+    from app.cli.study_simulate import run_one
     from study.simulate import RelianceModel
 
     study = runtime.get_study(STUDY)

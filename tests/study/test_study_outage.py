@@ -31,7 +31,7 @@ HAS_PG = bool(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl")) and (os.geteuid() !
 
 
 def _submit(token, step, phase, answers_=None, key=None):
-    from app.callbacks.study_service import submit_answer
+    from app.services.study_participant import submit_answer
 
     t = timing(step, phase)
     t["key"] = key or uuid.uuid4().hex
@@ -77,7 +77,7 @@ def _pg(action: str, folder: Path) -> None:
 
 
 def test_postgres_stopped_mid_study_every_acknowledged_answer_stored_once(pg_server, tmp_path, monkeypatch):
-    from app.callbacks.study_views import render
+    from app.views.study import render
 
     url, folder = pg_server
     serve_study(url, tmp_path, monkeypatch)
@@ -99,7 +99,7 @@ def test_postgres_stopped_mid_study_every_acknowledged_answer_stored_once(pg_ser
         screen = _text(render(STUDY, tokens[0]))
         assert "tries again by itself" in screen and "Error" not in screen
         # a new participant's consent during the outage: the same sentence, no enrolment text
-        from app.callbacks.study_service import submit_answer
+        from app.services.study_participant import submit_answer
         assert submit_answer(STUDY, None, timing("consent"), {"consent": ["yes"], "stratum": "low"}) == \
             (None, answers.SAVING)
     finally:
@@ -131,7 +131,7 @@ def test_a_replayed_key_is_stored_once_on_every_backend(db_url, tmp_path, monkey
     assert _submit(tok, 1, "forward", {"response": "malignant"}, key=key)[0] == (tok, "")
     assert _counts([key])[:2] == (1, 1) and _counts([key])[2] == 1
     bad = dict(timing(1, "initial"), key="not-a-key")
-    from app.callbacks.study_service import submit_answer
+    from app.services.study_participant import submit_answer
     assert submit_answer(STUDY, tok, bad, {"response": "benign"}) == (tok, answers.RELOAD)
 
 
@@ -149,13 +149,13 @@ def test_the_page_resends_while_saving_and_stops_once_stored(monkeypatch):
     """The submit callback keeps the re-send timer on while the answer is "being saved" (the same timing, so the
     same key, goes again) and turns it off once stored; a stale page is rendered again, an answer to fix is not."""
     from app.callbacks import study as page
-    from app.callbacks import study_service
+    from app.services import study_participant
     from tests.study.live_study import app_once
 
     replies = iter([("tok", answers.SAVING), ("tok", answers.SAVING), ("tok", ""), ("tok", answers.STALE),
                     ("tok", "Please choose an answer.")])
     sent = []
-    monkeypatch.setattr(study_service, "submit_answer", lambda sid, tok, t, a, **kw: (sent.append(t), next(replies))[1])
+    monkeypatch.setattr(study_participant, "submit_answer", lambda sid, tok, t, a, **kw: (sent.append(t), next(replies))[1])
     t = dict(timing(1, "initial"), key=uuid.uuid4().hex)
     with app_once().server.test_request_context("/"):
         outs = [page.submit_step(t, n, ["benign"], [{"field": "response"}], "tok", STUDY, 3, {}) for n in (None, 1, 2)]

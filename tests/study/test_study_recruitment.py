@@ -20,7 +20,7 @@ PROLIFIC = {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "65a0b1c2d3e
 
 
 def _consent(recruit):
-    from app.callbacks.study_service import submit_answer
+    from app.services.study_participant import submit_answer
     from tests.study.live_study import timing
 
     return submit_answer(STUDY, None, timing("consent"), {"consent": ["yes"], "stratum": "low"}, recruitment=recruit)
@@ -60,8 +60,8 @@ def test_malformed_ids_are_refused_and_nothing_is_stored(db_url, tmp_path, monke
 
 
 def test_completion_page_links_back_with_the_code(db_url, tmp_path, monkeypatch):  # noqa: F811
-    from app.callbacks.study_simulate import run_one
-    from app.callbacks.study_views import render
+    from app.cli.study_simulate import run_one
+    from app.views.study import render
     from study.simulate import RelianceModel
     from tests.study.live_study import DATA
 
@@ -95,8 +95,8 @@ def test_completion_url_must_be_http(example_text, url):
 
 
 def test_debrief_is_shown_with_the_completion_code(db_url, tmp_path, monkeypatch):  # noqa: F811
-    from app.callbacks.study_simulate import run_one
-    from app.callbacks.study_views import render
+    from app.cli.study_simulate import run_one
+    from app.views.study import render
     from study.simulate import RelianceModel
     from tests.study.live_study import DATA
 

@@ -42,7 +42,7 @@ def _graphs(component):
 
 
 def test_dashboard_plots_reliance_correctness_and_calibration(db_url, tmp_path, monkeypatch):  # noqa: F811
-    from app.callbacks.study_research_views import dashboard
+    from app.views.study_research import dashboard
 
     study = serve_study(db_url, tmp_path, monkeypatch)
     for i in range(6):

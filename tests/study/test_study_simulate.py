@@ -28,7 +28,7 @@ def run(tmp_path_factory):
     import contextlib
     import io
 
-    from app.callbacks.study_simulate import BUNDLED_EXAMPLE, main
+    from app.cli.study_simulate import BUNDLED_EXAMPLE, main
 
     url = f"sqlite:///{tmp_path_factory.mktemp('sim') / 'sim.sqlite3'}"
     out = io.StringIO()
@@ -43,7 +43,7 @@ def run(tmp_path_factory):
 
 
 def test_bundled_example_validates_without_warning(capsys):
-    from app.callbacks.study_simulate import BUNDLED_EXAMPLE
+    from app.cli.study_simulate import BUNDLED_EXAMPLE
 
     assert study_cli(["validate", str(BUNDLED_EXAMPLE)]) == 0
     out = capsys.readouterr().out

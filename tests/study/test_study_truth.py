@@ -94,7 +94,7 @@ def test_shipped_examples_validate_without_warning(capsys):
 
 
 def test_server_refuses_a_study_whose_truth_differs(db_url, tmp_path, monkeypatch, example_text, oracle):  # noqa: F811
-    from app.callbacks.study_service import check_study_files
+    from app.serve.study_check import check_study_files
     from workspace.errors import CandorError
 
     bad = example_text.replace("{id: r45, row: 45, truth: malignant,", "{id: r45, row: 45, truth: benign,")

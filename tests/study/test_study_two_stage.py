@@ -25,7 +25,7 @@ def _text_of(component) -> str:
 
 
 def test_reload_between_stages_keeps_the_first_decision(db_url, tmp_path, monkeypatch):  # noqa: F811
-    from app.callbacks.study_views import render
+    from app.views.study import render
 
     serve_study(db_url, tmp_path, monkeypatch)
     token = enrol_via_page("low")

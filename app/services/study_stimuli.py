@@ -1,4 +1,7 @@
-"""Study stimuli from :mod:`app.services`: the same explanations and numbers the analyst sees.
+"""Study stimuli from the services: the same explanations and numbers the analyst sees.
+
+The participant's use cases (:mod:`study.participation`) live in ``study/``, below ``app/``; what a
+trial shows comes from here, passed to them as :data:`STIMULI` (their :class:`study.participation.Stimuli`).
 
 A tabular stimulus is a row of the loaded workspace. The advice is the model's
 label (P(positive) >= 0.5, as in the navbar); the descriptive explanation is
@@ -19,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import threading
 from dataclasses import asdict, dataclass
 
@@ -28,19 +30,14 @@ import plotly.graph_objects as go
 
 from app.views import figures
 from app import services
+from app.serve.study_check import check_truth
 from workspace.errors import CandorError, first_line
-from study import answers as checks
-from study import flow, idempotency, limits, pins, runtime, store
+from study import pins, runtime
 from study import truth as study_truth
-from study.recruitment import parse_params as recruitment_params
-from study.schema import Study, StudyError
+from study.schema import Study
 from study.store import TrialContext
 
-from app.serve.study_check import check_study_files, check_truth  # noqa: F401  (here too: the study flow's callers)
-
 DEFAULT_TOP_K = 3
-UNAVAILABLE = "This study cannot be taken right now. Please contact the researcher who sent you the link."
-_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -125,7 +122,7 @@ def _compute_view(study: Study, item_id: str, condition_id: str, ws) -> dict:
     if study.model.numeric:  # the full SHAP explanation of a regressor: it keeps all of its |attribution|
         view["context"] = asdict(TrialContext(
             model_prediction=pred, truth=truth, explanation_id=f"row{row}:shap", fidelity_metric="mass_retained",
-            fidelity=1.0, complexity={"n_features": float(d)}))
+            fidelity=1.0, complexity={"n_features": float(d)}, fidelity_measures=_measures({})))
         view["figure"] = json.loads(figures.attribution_bar(expl, max_display=10,
                                                             title="Why the model estimates this").to_json())
         return view
@@ -144,7 +141,7 @@ def _compute_view(study: Study, item_id: str, condition_id: str, ws) -> dict:
         explanation_parent_id=f"row{row}:shap" if ops else None, operators=ops,
         fidelity_metric="mass_retained", fidelity=float(sim.fidelity_after["mass_retained"]),
         complexity={key: float(v) for key, v in sim.complexity_after.items()},
-        fidelity_measures={key: (float(v) if np.isfinite(v) else None) for key, v in sim.fidelity_after.items()}))
+        fidelity_measures=_measures(sim.fidelity_after)))
     if cond.explanation == "descriptive":
         fig = figures.attribution_bar(expl, max_display=10, title="Why the model predicts this")
     else:
@@ -153,6 +150,19 @@ def _compute_view(study: Study, item_id: str, condition_id: str, ws) -> dict:
         view["statement"] = sim.statement
     view["figure"] = json.loads(fig.to_json())
     return view
+
+
+def _measures(fidelity_after: dict) -> dict:
+    """Every fidelity figure of the explanation shown, and ``surrogate_agreement`` always (None: missing).
+
+    ``surrogate_agreement`` is the agreement with the model of the explanation's rule surrogate (a rule
+    simplification's ``agreement``, on the rows it is measured on); an attribution explanation has no rule
+    surrogate, so it is logged as missing (None) rather than left out, and the analysis says why.
+    """
+    out = {key: (float(v) if np.isfinite(v) else None) for key, v in fidelity_after.items() if key != "agreement"}
+    agreement = fidelity_after.get("agreement")
+    out["surrogate_agreement"] = float(agreement) if agreement is not None and np.isfinite(agreement) else None
+    return out
 
 
 _pin_lock = threading.Lock()
@@ -235,91 +245,16 @@ def stimulus_view(study: Study, item_id: str, condition_id: str) -> StimulusView
                         tuple((str(f), float(s)) for f, s in view.get("dropped") or ()))
 
 
-def submit_answer(study_id: str, token: str | None, timing: dict, answers: dict,
-                  client: str | None = None, recruitment: dict | None = None) -> tuple[str | None, str]:
-    """Check and record one submission from the browser; nothing is stored when it is refused.
+class _Stimuli:
+    """:class:`study.participation.Stimuli` over the live workspace's pinned views."""
 
-    Parameters
-    ----------
-    study_id : str
-    token : str or None
-        The participant's resume token (None before consent).
-    timing : dict
-        ``step`` (index or ``"consent"``), ``phase``, ``rt_ms`` (``performance.now()``
-        from render to click), ``client_ts`` (ms since the epoch), ``nonce``.
-    answers : dict
-        Field name to value, from the ``study-answer`` inputs on screen; checked
-        by :mod:`study.answers` against the step shown.
-    client : str or None, default=None
-        The requester's address, for the enrolment rate limit.
-    recruitment : dict or None, default=None
-        The study link's query parameters (Prolific/MTurk ids), checked by
-        :func:`study.recruitment.parse_params` and stored at consent; ignored afterwards.
+    def prepare(self, study: Study) -> Study:
+        pin_study(study)
+        return resolved(study)
 
-    Returns
-    -------
-    token : str or None
-        The (possibly new) resume token.
-    error : str
-        A message for the participant (what to fix), or "". Never an exception's text:
-        :data:`study.answers.SAVING` while the database cannot be reached (the page re-sends
-        the same answer, whose idempotency key makes it stored once), :data:`study.answers.STALE`
-        for a step or phase the participant is not on, :data:`study.answers.FAILED` otherwise.
-    """
-    try:
-        return _submit(study_id, token, timing, answers, client, recruitment)
-    except Exception as exc:  # the participant sees one plain sentence, never a server error or its text
-        if idempotency.unavailable(exc):  # the page re-sends the same answer (same key) until it is stored
-            _log.warning("study %s: database unavailable, the page will resend: %s", study_id, first_line(exc))
-            return token, checks.SAVING
-        _log.exception("study %s: submission failed", study_id)
-        return token, checks.FAILED
+    def context(self, study: Study, item_id: str, condition_id: str) -> TrialContext:
+        return stimulus_view(study, item_id, condition_id).context
 
 
-def _submit(study_id, token, timing, answers, client, recruitment) -> tuple[str | None, str]:
-    try:
-        study = runtime.get_study(study_id)
-    except (StudyError, ValueError):  # ValueError: a changed file under a registered id (store.register_study)
-        return token, UNAVAILABLE
-    if study is None:
-        return token, "This study does not exist."
-    eng = runtime.engine()
-    try:
-        t = checks.check_timing(timing)
-        if t.step == "consent":
-            if store.participant_by_token(eng, study.id, token) is not None:
-                return token, ""
-            consented, stratum = checks.check_consent(study, answers)
-            if not consented:
-                return token, "Please tick the consent box to take part."
-            try:
-                ids_from_link = recruitment_params(recruitment if isinstance(recruitment, dict) else None)
-            except ValueError as err:  # written for the participant: which id of the link is wrong
-                return token, str(err)
-            pin_study(study)
-            _participant, new_token = store.enrol(eng, resolved(study), stratum=stratum, client=client,
-                                                  limits=limits.limits_from_env(), recruitment=ids_from_link)
-            return new_token, ""
-        p = store.participant_by_token(eng, study.id, token)
-        if p is None:
-            return token, "This link is not valid for this study."
-        all_steps = flow.steps(study, p)
-        if not t.step < len(all_steps):
-            return token, checks.RELOAD
-        step = all_steps[t.step]
-        phase = t.phase if step.kind == "trial" else None
-        if step.kind == "trial" and phase not in flow.step_phases(study, p, step):
-            return token, checks.RELOAD
-        a = checks.check_answers(study, step, phase, answers)
-        context = None
-        if step.kind == "trial":
-            item = store.trial_plan(p)[step.trial_index][2]
-            context = stimulus_view(study, item, p.condition_order[step.block_index]).context
-        flow.submit(eng, study, p, t.step, phase=phase, response=a.response, context=context, rt_ms=t.rt_ms,
-                    confidence=a.confidence, client_timestamp=t.client_timestamp, key=t.key)
-    except (checks.AnswerError, limits.EnrolmentRefused, CandorError) as err:
-        return token, str(err)
-    except ValueError as err:  # a step or phase the participant is not on: the page shows the right one
-        _log.info("study %s: stale submission refused: %s", study_id, first_line(err))
-        return token, checks.STALE
-    return token, ""
+#: What the participant's use cases read of the explanations (:mod:`study.participation`).
+STIMULI = _Stimuli()

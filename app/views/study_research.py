@@ -16,7 +16,7 @@ from study import analysis, export, export_analysis, runtime
 from study.instruments import wording_warnings
 from study.schema import StudyError
 
-from .study_service import pin_status
+from app.services.study_stimuli import pin_status
 
 MEASURES = {
     "agreement": "Agreement (final = model)", "switch_fraction": "Switch fraction (to the model's advice)",
@@ -193,7 +193,9 @@ def _fidelity_cards(trials: pd.DataFrame, answers: pd.DataFrame, tq) -> list:
                  source="Advised arms only. Means of participants' trust (" + (tq[1] if qid else "no trust "
                         "questionnaire") + "), RAIR, RSR and over-reliance beside the mean of each fidelity figure "
                         "logged with the trials (share of |attribution| shown, ERASER sufficiency and "
-                        "comprehensiveness, the local surrogate's R² on the kept features); then OLS slopes of each "
+                        "comprehensiveness, the local surrogate's R² on the kept features, the agreement with the model of "
+                        "the explanation's rule surrogate, missing for attribution explanations, which have none); "
+                        "then OLS slopes of each "
                         "on each figure: per participant (classical SE) and per trial (linear probability, SE "
                         "clustered by participant). Persuasive explanations that raise trust but not RAIR and RSR "
                         "show as a trust slope without a reliance slope (study/fidelity_regression.py).")]

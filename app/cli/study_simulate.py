@@ -3,10 +3,10 @@
 Each simulated participant consents, reads the instructions, answers every trial in its stages
 (own decision, then the model's advice with the condition's explanation, then the final decision
 and confidence), the attention checks and the questionnaires, through
-:func:`app.callbacks.study_service.submit_answer`, the function the participant page's submit
+:func:`app.services.study_participant.submit_answer`, the function the participant page's submit
 callback calls, on the app :func:`app.serve.server.create_app` builds, and into a study database
 migrated as the server migrates it. The advice a participant reacts to is the pinned view the page
-shows (:func:`~app.callbacks.study_service.stimulus_view`). Decisions come from
+shows (:func:`~app.services.study_stimuli.stimulus_view`). Decisions come from
 :class:`study.simulate.RelianceModel`, whose switching differs by condition.
 
 The study's pre-declared exclusion rule (``exclusions.max_failed_attention_checks``) is applied
@@ -39,7 +39,7 @@ from workspace import settings as _settings
 from workspace.errors import CandorError
 from workspace.settings import Settings, redact_url
 
-from ..cli.model_flags import add_serving_arguments, load_workspace, model_args_error
+from .model_flags import add_serving_arguments, load_workspace, model_args_error
 
 BUNDLED_EXAMPLE = Path(study_pkg.__file__).resolve().parent / "examples" / "reliance-breast-cancer.yaml"
 HEADLINE = ("switch_fraction", "over_reliance", "under_reliance", "rair", "rsr", "accuracy")
@@ -51,7 +51,7 @@ def _timing(step, phase, rng) -> dict:
 
 
 def _answer(study_id: str, token: str | None, timing: dict, answers: dict) -> str | None:
-    from .study_service import submit_answer
+    from app.services.study_participant import submit_answer
 
     new_token, error = submit_answer(study_id, token, timing, answers, client="127.0.0.1")
     if error:
@@ -68,7 +68,7 @@ def run_one(study, index: int, seed: int, model: RelianceModel) -> str:
     RuntimeError
         If the server refuses an answer (the simulation never skips a step).
     """
-    from .study_service import stimulus_view
+    from app.services.study_stimuli import stimulus_view
 
     who = model.person(seed * 1_000_003 + index)
     rng = who.rng

@@ -1,4 +1,4 @@
-"""Components of the participant flow, one builder per step kind.
+"""The participant page's screens, one builder per step kind (moved from ``app/callbacks/study_views.py``).
 
 Everything the browser needs to answer is in pattern-matching IDs from
 :mod:`study.ids`; the server recomputes the step, the item and the advice
@@ -13,11 +13,10 @@ from dash import dcc, html
 
 from explainers.numbers import plain
 from workspace.errors import CandorError, first_line
-from study import flow, idempotency, ids, runtime, store
-from study.recruitment import completion_link
+from study import flow, idempotency, ids, participation, runtime, store
 from study.schema import Study, StudyError
 
-from .study_service import stimulus_view
+from app.services.study_stimuli import stimulus_view
 
 _log = logging.getLogger(__name__)
 
@@ -155,10 +154,10 @@ def _render(study_id: str | None, token: str | None) -> html.Div:
                                             "who sent you the link.")
     if study is None:
         return message("Study not found", "Check the link you were given.")
-    p = store.participant_by_token(runtime.engine(), study.id, token) if token else None
-    if p is None:
+    where = participation.current(runtime.engine(), study, token)
+    if where is None:
         return consent(study)
-    i, step, phase = flow.current(runtime.engine(), study, p)
+    p, i, step, phase = where
     try:
         if step.kind == "instructions":
             return html.Div([html.H5("Instructions"), html.P(study.instructions), _button(i, "instructions")])
@@ -170,13 +169,13 @@ def _render(study_id: str | None, token: str | None) -> html.Div:
             return questionnaire(study, i, step)
     except CandorError as err:
         return message("This case cannot be shown", str(err))
-    code = store.complete(runtime.engine(), p.id)
-    link = completion_link(study.completion_url, code)
+    end = participation.finish(runtime.engine(), study, p)
+    code, link = end.code, end.link
     back = [html.P("Return to the site that sent you here to record your participation:"),
             dbc.Button("Finish and return", href=link, id="study-completion-link", color="primary",
                        external_link=True)] if link else []
-    if link and study.redirect_seconds is not None:  # Prolific-style: go back by itself after the debrief
-        s = study.redirect_seconds
+    if end.redirect_seconds is not None:  # Prolific-style: go back by itself after the debrief
+        s = end.redirect_seconds
         back += [html.P(f"You will be returned there automatically in {s} second{'s' if s != 1 else ''}.",
                         id="study-redirect-note", className="method-note"),
                  dcc.Store(id=ids.REDIRECT_URL, data=link), dcc.Store(id=ids.REDIRECT_DONE),
