@@ -29,6 +29,7 @@ from .types import (
     Fidelity,
     GlobalImportance,
     ModelSummary,
+    PermutationImportance,
     Predicate,
     Rule,
     Simplification,
@@ -38,6 +39,7 @@ _LAZY = {
     "LimeExplainer": ".lime_explainer", "weighted_r2": "._lime_fits",
     "ShapExplainer": ".shap_explainer", "ModelAdapter": ".model_adapter", "OutputView": ".model_adapter",
     "CallLimits": ".model_adapter", "is_linear_model": ".model_kinds", "is_tree_model": ".model_kinds",
+    "PermutationImportanceExplainer": ".permutation_importance",
     "comprehensiveness": ".persuasive", "masked_output": ".persuasive", "sufficiency": ".persuasive",
 }
 
@@ -52,7 +54,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "AgreementReport", "AttentionMap", "CallLimits", "Explanation", "Fidelity", "GlobalImportance", "LimeExplainer",
-    "ModelAdapter", "ModelSummary", "OutputView",
+    "ModelAdapter", "ModelSummary", "OutputView", "PermutationImportance", "PermutationImportanceExplainer",
     "Predicate", "RankAgreement", "Rule", "ShapExplainer", "Simplification",
     "agreement_rate", "comprehensiveness", "conjunction_mask",
     "is_linear_model", "is_tree_model", "compare_ranks", "default_k", "jaccard_at_k", "kendall_tau_b", "masked_output", "predicate_mask",

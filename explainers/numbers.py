@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["plain", "parse_plain", "number_text"]
+__all__ = ["gap_text", "plain", "parse_plain", "number_text"]
 
 
 def plain(value, digits: int = 3, *, signed: bool = False, grouping: bool = True, trim: bool = False) -> str:
@@ -46,6 +46,11 @@ def plain(value, digits: int = 3, *, signed: bool = False, grouping: bool = True
     if text.lstrip("-").strip("0.,") == "":
         return "0"
     return ("+" if signed and v > 0 else "") + text
+
+
+def gap_text(gap: float) -> str:
+    """An additivity gap for display: ``"< 0.000001"`` when below a millionth, else :func:`plain`."""
+    return "< 0.000001" if gap < 1e-6 else plain(gap)
 
 
 def number_text(value, spec: str = ".4g") -> str:

@@ -12,6 +12,7 @@ import json
 
 import numpy as np
 
+from explainers.methods import by_name
 from explainers.muse import AgreementDetail, Frontier, FrontierPoint, RuleSetQuantities, TwoLevelRuleSet
 from explainers.types import Explanation, Fidelity, GlobalImportance, Predicate, Rule
 
@@ -87,6 +88,18 @@ def global_from_parts(meta: dict, values, feature_values, se) -> GlobalImportanc
     return GlobalImportance(tuple(meta["feature_names"]), values, np.asarray(feature_values), meta["base_value"],
                             meta["output_space"], meta["target"], meta["source"],
                             standard_error=np.asarray(se) if meta.get("has_se") else None)
+
+
+def method_result_from_dict(method: str, d: dict):
+    """A global method's stored result (``<method>.json``) from its ``to_dict()``, by its result type's own
+    ``from_dict`` (the table of methods, :data:`explainers.methods.TABULAR`).
+
+    Raises
+    ------
+    KeyError, TypeError, ValueError
+        For an unknown method, or if ``d`` is not such a result.
+    """
+    return by_name(method).result.from_dict(d)
 
 
 def _predicate(d: dict) -> Predicate:

@@ -16,6 +16,7 @@ Version 1 layout (``N`` stored rows, ``d`` features, ``G`` rows of the global SH
     muse_default.json, frontier_default.json   the Surrogate page's default fits, rules as JSON
     shap_background_rows.npy      (B,) int64: the positions in the table of SHAP's background rows
     lime_training_rows.npy        (T,) int64: the positions of the rows LIME's sampling statistics come from
+    permutation_importance.json   a global method's result (``<method>.json``: its ``to_dict()``)
     added/<method>/<row>.json     rows a live server explained on demand and added (not in the manifest)
 
 The manifest's ``reproduce`` section (:mod:`store.provenance`) says per method what each value is of (output
@@ -23,8 +24,16 @@ space, units, explained class, algorithm, seeds) and names the two row files, so
 the table can recompute every stored value. Both are additions to version 1, not a new version: a reader of
 version 1 needs neither, and a version-1 store built before them (issue 23) opens as before, without them
 (:meth:`store.read.Store.reproduction` then returns None).
+
+Which methods are stored, and how, is the table of methods (:data:`explainers.methods.TABULAR`): a method stored
+``"rows"`` has the five per-row arrays and a ``row_meta.parquet`` column (:data:`METHODS`, SHAP and LIME); one
+stored ``"document"`` has one JSON file (:data:`DOCUMENTS`, permutation importance). A document is optional, as
+the Persuasive and Surrogate files are: a version-1 store built before a method existed opens as before, and that
+method is computed live.
 """
 from __future__ import annotations
+
+from explainers.methods import TABULAR
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -32,24 +41,19 @@ MAX_MANIFEST_BYTES = 4 * 2**20
 """A manifest larger than this is refused before it is read."""
 MAX_ADDED_ROW_BYTES = 4 * 2**20
 """One row added on demand (``added/<method>/<row>.json``) larger than this is ignored, unread."""
-METHODS = ("shap", "lime")
+METHODS = tuple(m.name for m in TABULAR if m.stored == "rows")
+"""Methods stored per row, in the table's order: ("shap", "lime")."""
+DOCUMENTS = {f"{m.name}.json": m.name for m in TABULAR if m.stored == "document"}
+"""Methods stored as one JSON document, by file name: {"permutation_importance.json": "permutation_importance"}."""
 ALLOWED_SUFFIXES = (".npy", ".parquet", ".json")
 """Every file a manifest may name: arrays, tables, JSON. Anything else (a pickle, an .npz) is refused."""
 
 HOLDS = {
     "rows.npy": "int64 (N,): positions in the table of the stored rows (the held-out rows)",
     "prediction.npy": "float64 (N,): the model's explained output for each stored row",
-    "shap_feature_values.npy": "float64 (N, d): the stored rows as SHAP saw them (encoded)",
-    "lime_feature_values.npy": "float64 (N, d): the stored rows as LIME saw them (encoded)",
-    "shap_values.npy": "float64 (N, d): per-row SHAP values",
-    "shap_se.npy": "float64 (N, d): their standard errors (0 for exact backends)",
-    "shap_base.npy": "float64 (N,): SHAP base value of each row",
-    "shap_prediction.npy": "float64 (N,): the model output each SHAP explanation adds up to",
-    "lime_values.npy": "float64 (N, d): per-row LIME weights",
-    "lime_se.npy": "float64 (N, d): their standard errors over LIME's seeded fits",
-    "lime_base.npy": "float64 (N,): LIME intercept of each row",
-    "lime_prediction.npy": "float64 (N,): the model output LIME explained",
-    "row_meta.parquet": "columns row, shap, lime: the rest of each row's explanation (source, params, fidelity) as JSON",
+    **{name: holds for m in TABULAR for name, holds in m.files().items()},  # each method's files
+    "row_meta.parquet": f"columns row, {', '.join(METHODS)}: the rest of each row's explanation (source, params, "
+                        "fidelity) as JSON",
     "global_values.npy": "float64 (G, d): SHAP values of the global view's rows",
     "global_feature_values.npy": "float64 (G, d): those rows (beeswarm colours)",
     "global_se.npy": "float64 (G, d): their standard errors",

@@ -17,7 +17,8 @@ from importlib import metadata
 import numpy as np
 import pandas as pd
 
-__all__ = ["LIBRARIES", "REPRODUCE_FILES", "library_versions", "lime_training_positions", "reproduction"]
+__all__ = ["LIBRARIES", "REPRODUCE_FILES", "library_versions", "lime_reproduction", "lime_training_positions",
+           "reproduction", "shap_reproduction"]
 
 REPRODUCE_FILES = ("shap_background_rows.npy", "lime_training_rows.npy")
 
@@ -55,16 +56,39 @@ def lime_training_positions(train_positions: np.ndarray, max_rows: int, seed: in
     return train[np.sort(np.random.default_rng(seed).choice(len(train), max_rows, replace=False))]
 
 
-def reproduction(table: pd.DataFrame, train_positions, shap, lime) -> tuple[dict, dict[str, np.ndarray]]:
-    """The manifest's ``reproduce`` section and the arrays it names, for explainers ``shap`` and ``lime``.
+def shap_reproduction(table: pd.DataFrame, shap) -> tuple[dict, dict[str, np.ndarray]]:
+    """SHAP's ``reproduce`` section and its background rows' positions in ``table`` (``ws.X``).
 
     Parameters
     ----------
     table : DataFrame
-        The workspace's table (``ws.X``), whose positions the arrays hold.
-    train_positions : array of int
-        The training rows both explainers were given (``ws.train_idx``).
+        The workspace's table, whose positions the array holds.
     shap : ShapExplainer
+
+    Returns
+    -------
+    (dict, dict of str to ndarray)
+    """
+    bg = _positions(table, shap.background)
+    section = {"output_space": shap.output_space, "units": shap.units, "target": shap.target_name,
+               "algorithm": shap.algorithm, "exact": bool(shap.exact), "seed": shap.seed,
+               "background_rows": "shap_background_rows.npy", "n_background": int(len(bg)),
+               "how": "values are the Shapley values of the explained output at the row, interventional: a "
+                      "coalition's value is the mean output over the background rows with the coalition's "
+                      "columns set to the row's (table.iloc[background_rows]); base = mean output over them"
+                      + ("; a boosted classifier is explained in log-odds (its decision function), "
+                         "params['probability'] gives the probability beside" if shap.output_space == "log_odds"
+                         else "")}
+    return section, {"shap_background_rows.npy": bg}
+
+
+def lime_reproduction(train_positions, lime) -> tuple[dict, dict[str, np.ndarray]]:
+    """LIME's ``reproduce`` section and the positions of the rows its sampling statistics come from.
+
+    Parameters
+    ----------
+    train_positions : array of int
+        The training rows the explainer was given (``ws.train_idx``).
     lime : LimeExplainer
 
     Returns
@@ -72,25 +96,25 @@ def reproduction(table: pd.DataFrame, train_positions, shap, lime) -> tuple[dict
     (dict, dict of str to ndarray)
     """
     max_rows = inspect.signature(type(lime)).parameters["max_training_rows"].default
-    bg = _positions(table, shap.background)
     lime_rows = lime_training_positions(train_positions, max_rows, lime.seed)
-    section = {
-        "shap": {"output_space": shap.output_space, "units": shap.units, "target": shap.target_name,
-                 "algorithm": shap.algorithm, "exact": bool(shap.exact), "seed": shap.seed,
-                 "background_rows": "shap_background_rows.npy", "n_background": int(len(bg)),
-                 "how": "values are the Shapley values of the explained output at the row, interventional: a "
-                        "coalition's value is the mean output over the background rows with the coalition's "
-                        "columns set to the row's (table.iloc[background_rows]); base = mean output over them"
-                        + ("; a boosted classifier is explained in log-odds (its decision function), "
-                           "params['probability'] gives the probability beside" if shap.output_space == "log_odds"
-                           else "")},
-        "lime": {"output_space": lime.output_space, "units": lime.units,
-                 "target": lime.class_names[lime.target_index], "mode": lime.mode, "seed": lime.seed,
-                 "num_samples": lime.num_samples, "repeats": lime.repeats, "kernel_width": lime.kernel_width,
-                 "training_rows": "lime_training_rows.npy", "n_training": int(len(lime_rows)),
-                 "how": "LIME's sampling statistics (quartile bins, level frequencies) come from "
-                        "table.iloc[training_rows]: every training row, or the sorted seeded sample "
-                        f"numpy.random.default_rng({lime.seed}).choice(n, {max_rows}, replace=False) of them; "
-                        "each row's params give its seeds and neighbourhood size"},
-    }
-    return section, {"shap_background_rows.npy": bg, "lime_training_rows.npy": lime_rows}
+    section = {"output_space": lime.output_space, "units": lime.units,
+               "target": lime.class_names[lime.target_index], "mode": lime.mode, "seed": lime.seed,
+               "num_samples": lime.num_samples, "repeats": lime.repeats, "kernel_width": lime.kernel_width,
+               "training_rows": "lime_training_rows.npy", "n_training": int(len(lime_rows)),
+               "how": "LIME's sampling statistics (quartile bins, level frequencies) come from "
+                      "table.iloc[training_rows]: every training row, or the sorted seeded sample "
+                      f"numpy.random.default_rng({lime.seed}).choice(n, {max_rows}, replace=False) of them; "
+                      "each row's params give its seeds and neighbourhood size"}
+    return section, {"lime_training_rows.npy": lime_rows}
+
+
+def reproduction(table: pd.DataFrame, train_positions, shap, lime) -> tuple[dict, dict[str, np.ndarray]]:
+    """The manifest's ``reproduce`` section and the arrays it names, for explainers ``shap`` and ``lime``
+    (:func:`shap_reproduction` and :func:`lime_reproduction` together; the build asks each method's entry).
+
+    Returns
+    -------
+    (dict, dict of str to ndarray)
+    """
+    (s, s_rows), (l, l_rows) = shap_reproduction(table, shap), lime_reproduction(train_positions, lime)
+    return {"shap": s, "lime": l}, {**s_rows, **l_rows}

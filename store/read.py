@@ -23,7 +23,7 @@ from workspace.safe_files import read_bounded
 from . import codec
 from .format import MAX_ADDED_ROW_BYTES
 from .manifest import check_files, check_hashes, read_manifest
-from .structure import check_arrays, check_row_meta, parse_json
+from .structure import check_arrays, check_documents, check_row_meta, parse_json
 from .write import atomic_write, json_bytes
 
 log = logging.getLogger(__name__)
@@ -52,12 +52,16 @@ class Store:
         Per method, each stored row's parsed ``row_meta.parquet`` entry.
     documents : dict of str to dict
         The JSON files, parsed from the bytes hashed at open.
+    results : dict of str to object, optional
+        The global methods' stored results by method name, decoded and checked at open
+        (:func:`store.structure.check_documents`).
     """
 
     def __init__(self, folder: Path, manifest: dict, rows: np.ndarray, arrays: dict, meta: dict,
-                 documents: dict) -> None:
+                 documents: dict, results: dict | None = None) -> None:
         self.folder, self.manifest = Path(folder), manifest
         self.rows, self._arrays, self._meta, self._documents = rows, arrays, meta, documents
+        self._results = dict(results or {})
         self.columns = list(manifest["workspace"]["columns"])
         self._read_only_warned = False
 
@@ -101,7 +105,8 @@ class Store:
         return i if i < len(self.rows) and int(self.rows[i]) == row else None
 
     def explanation(self, method: str, row: int):
-        """The stored :class:`~explainers.Explanation` of ``row`` by ``method`` ("shap", "lime"), or None."""
+        """The stored :class:`~explainers.Explanation` of ``row`` by ``method`` (one of
+        :data:`store.format.METHODS`), or None."""
         i = self._index(row)
         if i is not None and method in self._meta:
             a = self._arrays
@@ -204,6 +209,11 @@ class Store:
                     return None
         return section
 
+    def result(self, method: str):
+        """A global method's stored result (``<method>.json``, :data:`store.format.DOCUMENTS`), or None if this
+        store does not hold it (built before the method existed, or without it): computed live then."""
+        return self._results.get(method)
+
     def json(self, name: str):
         """The stored JSON file ``name``, parsed at open from the bytes hashed then, or None if not stored."""
         return self._documents.get(name)
@@ -243,7 +253,8 @@ def open_store(folder: str | Path, *, model_sha256: str, data_sha256: str, max_b
     meta = check_row_meta(folder, loaded["row_meta.parquet"], rows, manifest["workspace"]["columns"], max_bytes) \
         if len(rows) else {}
     documents = {name: parse_json(folder, name, data) for name, data in loaded.items() if name.endswith(".json")}
-    return Store(folder, manifest, rows, arrays, meta, documents)
+    results = check_documents(folder, documents, manifest["workspace"]["columns"])
+    return Store(folder, manifest, rows, arrays, meta, documents, results)
 
 
 def open_for(settings, ws) -> Store:

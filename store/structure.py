@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from workspace.errors import CandorError
-from .format import MAX_ADDED_ROW_BYTES, METHODS
+from .format import DOCUMENTS, MAX_ADDED_ROW_BYTES, METHODS
 from .provenance import REPRODUCE_FILES
 
 FLOAT, INT = np.dtype("<f8"), np.dtype("<i8")
@@ -166,6 +166,31 @@ def meta_bytes(n_rows: int, max_bytes: int) -> int:
     """What ``row_meta.parquet`` of ``n_rows`` rows may unpack to: ``ENTRY_BYTES`` per entry and 1 MiB, within
     ``max_bytes`` (the store's limit)."""
     return min(max_bytes, 2**20 + n_rows * len(METHODS) * ENTRY_BYTES)
+
+
+def check_documents(folder: Path, documents: dict, columns: list) -> dict:
+    """Each stored method document (:data:`store.format.DOCUMENTS`) decoded, by method name.
+
+    Raises
+    ------
+    CandorError
+        If one is not its method's result of this table's columns (one line naming the file).
+    """
+    from . import codec
+
+    out = {}
+    for name, method in DOCUMENTS.items():
+        if name not in documents:
+            continue  # a store built before the method existed, or with it skipped: computed live
+        try:
+            result = codec.method_result_from_dict(method, documents[name])
+            ok = list(result.feature_names) == list(columns)
+        except Exception:  # noqa: BLE001  KeyError, TypeError, ValueError from a malformed document
+            ok = False
+        if not ok:
+            raise CandorError(f"store {folder}: {name} is not a {method.replace('_', ' ')} of this table's columns")
+        out[method] = result
+    return out
 
 
 def parse_json(folder: Path, name: str, data: bytes) -> dict:

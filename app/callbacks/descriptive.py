@@ -1,4 +1,4 @@
-"""Descriptive page callbacks: global SHAP, then SHAP vs LIME for the chosen row."""
+"""Descriptive page callbacks: global SHAP and the global methods beside it, then SHAP vs LIME for the chosen row."""
 from dash import Input, Output, State, callback, ctx, no_update
 from dash.exceptions import MissingCallbackContextException, PreventUpdate
 
@@ -6,6 +6,7 @@ from app import services
 from app.services import warmup
 from app.shell import ids
 from app.shell.row_status import row_status_data
+from app.views import methods as method_views
 from app.views.components import empty_figure, error_alert, waiting_note
 from app.views.descriptive import draw_global, render_local
 from app.views.drawn import drawn_once
@@ -28,6 +29,25 @@ def render_global_when_ready(_pathname, _tick=None):
 
 
 _global_drawn = drawn_once(maxsize=1)(draw_global)
+
+
+@callback(Output(ids.GLOBAL_METHODS, "children"), Output(ids.GLOBAL_METHODS_TICK, "disabled"),
+          Input(ids.URL, "pathname"), Input(ids.GLOBAL_METHODS_TICK, "n_intervals"))
+def render_global_methods(_pathname, _tick=None):
+    """Each global method of the table of methods (permutation importance) beside mean |SHAP|, once the warm-up
+    has computed global SHAP and the method's result (the warm value named after the method); meanwhile what the
+    panel waits for, asked again each second."""
+    for name in ("shap_all", *(m.name for m in services.methods.global_methods())):
+        wait = warmup.waiting_for(name)
+        if wait:
+            return waiting_note(wait), False
+    try:
+        return _methods_drawn(), True  # the same for every viewer: drawn once per process (app.views.drawn)
+    except CandorError as err:
+        return error_alert(str(err)), True
+
+
+_methods_drawn = drawn_once(maxsize=1)(method_views.draw_panels)
 
 
 @callback(Output(ids.SHAP_PLAYERS_BOX, "style"), Input(ids.URL, "pathname"))

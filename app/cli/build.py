@@ -1,10 +1,12 @@
 """``python -m app build``: compute every tabular view's explanations once and write a store (:mod:`store`).
 
 The store is filled by the services' own functions (one home: no second SHAP path): the global SHAP
-view (``tabular._shap_all``), each held-out row's SHAP and LIME (``tabular._live_shap_row``,
-``_live_lime_row``, run in chunks by :func:`store.engine.run_chunks`, resumable, on Dask with
-``--dask``), the Persuasive page's global curve and the Surrogate page's default MUSE fit and frontier.
-``python -m app --store STORE`` then serves them without recomputing (``app.services.store``).
+view (``tabular._shap_all``); each held-out row's result of every method the table of methods stores per row
+(``app/services/methods.py::TABLE``: SHAP and LIME, each entry's ``live_rows``, run in chunks by
+:func:`store.engine.run_chunks`, resumable, on Dask with ``--dask``); each global method's result (its entry's
+``result``), the Persuasive page's global curve and the Surrogate page's default MUSE fit and frontier. Each
+method's settings and what recomputing it needs come from its entry too.
+``python -m app --store STORE`` then serves them without recomputing (``app.services.built_store``).
 
 Every input problem prints one line, ``candor: error: ...``, and exits with status 2.
 """
@@ -28,10 +30,10 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from store.codec import global_meta, split_explanation
-from store.format import FORMAT_VERSION, METHODS, NOT_STORED
+from store.format import DOCUMENTS, FORMAT_VERSION, METHODS, NOT_STORED
 from store.hashes import source_hashes
 from store.read import workspace_key
-from store.provenance import library_versions, reproduction
+from store.provenance import library_versions
 from store.write import StoreWriter, partial_folder
 from store.write import check_out_folder as _check_out, remove_path as _remove, swap_in as _swap_in
 from workspace.errors import CandorError
@@ -67,7 +69,8 @@ def _parser() -> argparse.ArgumentParser:
 
 @dataclasses.dataclass
 class RowTask:
-    """``task(start, stop)`` for :func:`store.engine.run_chunks`: SHAP and LIME of ``rows[start:stop]``.
+    """``task(start, stop)`` for :func:`store.engine.run_chunks`: every per-row stored method (the table of
+    methods: SHAP and LIME) of ``rows[start:stop]``.
 
     Picklable (a Dask worker gets it): a process with no workspace installed loads ``selection``'s first.
 
@@ -84,7 +87,7 @@ class RowTask:
 
     def __call__(self, start: int, stop: int) -> dict[str, np.ndarray]:
         from .. import services
-        from ..services import tabular
+        from ..services import methods, tabular
 
         tabular.LIME_LIMITS.update(self.lime_limits)  # a Dask worker's own module: the build's stopping rule
         if services.state().workspace is None:  # a fresh process (a Dask worker): load what the build explains
@@ -92,55 +95,40 @@ class RowTask:
 
             services.init(Selection(**self.selection).load(), warm=False)
         rows = [int(r) for r in self.rows[start:stop]]
+        stored = methods.stored_per_row()
         with threadpool_limits(1):  # see build(): OpenMP and BLAS pools spinning on a shared machine
-            shap, lime, prediction = tabular.guarded(f"SHAP and LIME for rows {rows[0]}-{rows[-1]}", _explain_rows, rows)
+            what = f"{' and '.join(m.title for m in stored)} for rows {rows[0]}-{rows[-1]}"
+            found, prediction = tabular.guarded(what, _explain_rows, rows)
         out: dict[str, list] = {"prediction": list(prediction)}
-        for method, found in (("shap", shap), ("lime", lime)):
-            for e in found:
+        for method in stored:
+            for e in found[method.name]:
                 numbers, rest = split_explanation(e)
                 for k, v in numbers.items():
-                    out.setdefault(f"{method}_{k}", []).append(v)
-                out.setdefault(f"{method}_meta", []).append(rest)
+                    out.setdefault(f"{method.name}_{k}", []).append(v)
+                out.setdefault(f"{method.name}_meta", []).append(rest)
         return {k: np.asarray(v) for k, v in out.items()}
 
 
-def _explain_rows(rows: list[int]) -> tuple[list, list, np.ndarray]:
-    """SHAP and LIME of ``rows`` (positions), each what the live row functions give (``tabular._live_shap_row``,
-    ``_live_lime_row``), computed in batches (:mod:`store.batch`); and the rows' explained output.
-
-    The rows' model predictions are checked once around the whole chunk (``tabular.guarded``), not per row.
+def _explain_rows(rows: list[int]) -> tuple[dict[str, list], np.ndarray]:
+    """Each per-row stored method's results of ``rows`` (positions), what its live row function gives
+    (``TabularMethod.live_rows``: SHAP's chunk in batches, :mod:`store.batch`), by method name; and the rows'
+    explained output. The rows' model predictions are checked once around the whole chunk (``tabular.guarded``).
     """
-    from store.batch import shap_rows
-
     from .. import services
-    from ..services import tabular
+    from ..services import methods
 
-    ws, shap = services.workspace(), tabular._shap()
-    X = ws.X.iloc[rows]
-    at = {label: r for label, r in zip(X.index, rows)}
-    known = {}
-    if services.is_ready("shap_all") and shap.exact:  # the live path wraps the global view's values of its rows
-        g, where = tabular._shap_all()
-        se = g.standard_error
-        known = {label: (g.values[where[r]], g.base_value, None if se is None else se[where[r]])
-                 for label, r in at.items() if r in where}
-    shap_found = shap_rows(shap, X, known, alone=lambda label: tabular._live_shap_row(at[label]))
-    lime_found = [tabular._lime().explain(X.iloc[[i]]) for i in range(len(rows))]  # model-bound: see store.batch
-    return shap_found, lime_found, np.asarray(ws.output(X), dtype=float)
+    found = {m.name: m.live_rows(rows) for m in methods.stored_per_row()}
+    ws = services.workspace()
+    return found, np.asarray(ws.output(ws.X.iloc[rows]), dtype=float)
 
 
 def _explainer_settings() -> dict:
     """Every setting the stored explanations depend on (the manifest's ``explainers``; part of the chunk key)."""
-    from ..services import surrogates, tabular
+    from ..services import methods, surrogates
 
     persuasive_service = importlib.import_module("app.services.persuasive")
     return {
-        "shap": {"background_size": tabular.BACKGROUND_SIZE, "seed": 0, "max_orderings": tabular.LOCAL_MAX_ORDERINGS,
-                 "global_rel_tol": tabular.GLOBAL_REL_TOL, "global_rows": tabular.GLOBAL_ROWS,
-                 # None: no clock budget (a build lifts it); never Infinity, which is not JSON
-                 "agnostic_budget_s": tabular.AGNOSTIC_BUDGET_S if np.isfinite(tabular.AGNOSTIC_BUDGET_S) else None},
-        "lime": {"num_samples": tabular.LIME_SAMPLES, "seed": 0,  # the stopping rule's overrides, if any
-                 "limits": {k: str(v) for k, v in sorted(getattr(tabular, "LIME_LIMITS", {}).items())}},
+        **{m.name: m.settings() for m in methods.TABLE},
         "persuasive": {"global_rows": persuasive_service.GLOBAL_ROWS, "max_k": persuasive_service.MAX_K,
                        "measures": list(persuasive_service.GLOBAL_MEASURES)},
         "surrogates": {"budgets": surrogates.DEFAULT_BUDGETS, "lambdas": surrogates.DEFAULT_LAMBDAS,
@@ -177,8 +165,9 @@ def _chunk_dir(partial: Path, key: dict, say) -> Path:
     return build_dir
 
 
-PARTS = ("persuasive", "surrogates")
-"""Parts a build may skip (``--skip``): the rows and the global SHAP view are always built."""
+PARTS = (*DOCUMENTS.values(), "persuasive", "surrogates")
+"""Parts a build may skip (``--skip``): each global method stored as a document (the table of methods), the
+Persuasive curve and the surrogates; the rows and the global SHAP view are always built."""
 
 
 def _without_clock_budgets(fn):
@@ -202,6 +191,48 @@ def _without_clock_budgets(fn):
             tabular.LIME_LIMITS.update(saved[0])
             tabular.AGNOSTIC_BUDGET_S, persuasive.GLOBAL_BUDGET_S = saved[1], saved[2]
     return run
+
+
+def _write_reproduce(writer: StoreWriter) -> dict:
+    """Each method's ``reproduce`` entry (the table of methods), its row files written: SHAP's background and LIME's
+    training rows, so that anyone can recompute a stored value."""
+    from ..services import methods
+
+    reproduce = {}
+    for m in methods.TABLE:
+        if m.reproduce is not None:
+            reproduce[m.name], positions = m.reproduce()
+            for name, array in positions.items():
+                writer.array(name, array)
+    return reproduce
+
+
+def _write_parts(writer: StoreWriter, skip: tuple[str, ...], say, timings: dict, skipped: dict) -> None:
+    """Write the JSON parts: each global method's document (the table of methods), the Persuasive page's global
+    curve and the Surrogate page's default fits; a part in ``skip``, or that does not apply, goes in ``skipped``."""
+    from ..services import methods, surrogates
+
+    persuasive_service = importlib.import_module("app.services.persuasive")
+    documents = [(m.name, f"{m.name}.json", m.title, lambda m=m: m.result().to_dict())
+                 for m in methods.global_methods() if m.facts.stored == "document"]
+    for part, name, what, make in (*documents,
+                                   ("persuasive", "persuasive_global.json", "the Persuasive page's global curve",
+                                    lambda: persuasive_service.global_curve_to_json(
+                                        persuasive_service.persuasive_global())),
+                                   ("surrogates", "muse_default.json", "MUSE at default budgets",
+                                    lambda: surrogates._results().get(surrogates.default_muse_key())),
+                                   ("surrogates", "frontier_default.json", "the surrogate frontier",
+                                    lambda: surrogates._results().get(surrogates._default_frontier()))):
+        if part in skip:
+            skipped[name] = f"not built (--skip {part})"
+            continue
+        t = time.perf_counter()
+        say(what, 0, 1)
+        try:
+            writer.json(name, make())
+        except CandorError as err:  # a page that does not apply to this model (a regressor's surrogate)
+            skipped[name] = str(err)
+        timings[name.replace(".json", "_s")] = time.perf_counter() - t
 
 
 @_without_clock_budgets
@@ -235,9 +266,8 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     from store.engine import run_chunks
 
     from .. import services
-    from ..services import surrogates, tabular
+    from ..services import methods, tabular
     from ..services.selection import Selection
-    persuasive_service = importlib.import_module("app.services.persuasive")
     from ..serve.startup import defer_torch
 
     defer_torch()
@@ -267,9 +297,10 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     # the first held-out rows in the workspace's order (the default row, the Persuasive curve's rows), sorted
     rows = np.sort(np.asarray(ws.test_idx, dtype=np.int64)[:max_rows])
     task = RowTask(rows, dataclasses.asdict(selection), dict(tabular.LIME_LIMITS))
+    rows_what = f"rows ({', '.join(m.title for m in methods.stored_per_row())})"
     build_dir = _chunk_dir(partial, chunk_key(model_sha, data_sha, ws, rows, chunk_rows), say)
     arrays = run_chunks(task, len(rows), chunk_rows=chunk_rows, out_dir=build_dir,
-                        client=client, progress=lambda done, total: say("rows (SHAP, LIME)", done, total))
+                        client=client, progress=lambda done, total: say(rows_what, done, total))
     writer.array("rows.npy", rows)
     if len(rows):
         writer.array("prediction.npy", arrays["prediction"])
@@ -279,26 +310,8 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
         writer.table("row_meta.parquet", pd.DataFrame({"row": rows, **{m: arrays[f"{m}_meta"].astype(str)
                                                                        for m in METHODS}}))
     timings["rows_s"] = time.perf_counter() - t
-    reproduce, positions = reproduction(ws.X, ws.train_idx, tabular._shap(), tabular._lime())
-    for name, array in positions.items():  # SHAP's background and LIME's training rows: anyone can recompute
-        writer.array(name, array)
-
-    for part, name, what, make in (("persuasive", "persuasive_global.json", "the Persuasive page's global curve",
-                              lambda: persuasive_service.global_curve_to_json(persuasive_service.persuasive_global())),
-                             ("surrogates", "muse_default.json", "MUSE at default budgets",
-                              lambda: surrogates._results().get(surrogates.default_muse_key())),
-                             ("surrogates", "frontier_default.json", "the surrogate frontier",
-                              lambda: surrogates._results().get(surrogates._default_frontier()))):
-        if part in skip:
-            skipped[name] = f"not built (--skip {part})"
-            continue
-        t = time.perf_counter()
-        say(what, 0, 1)
-        try:
-            writer.json(name, make())
-        except CandorError as err:  # a page that does not apply to this model (a regressor's surrogate)
-            skipped[name] = str(err)
-        timings[name.replace(".json", "_s")] = time.perf_counter() - t
+    reproduce = _write_reproduce(writer)
+    _write_parts(writer, skip, say, timings, skipped)
 
     shap = tabular._shap()
     manifest = {

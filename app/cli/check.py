@@ -8,8 +8,9 @@ call is guarded the same way the pages' are.
 The loaded workspace is installed in :mod:`app.services` (nothing warmed: no all-rows SHAP, no
 frontier) and, for one row (default: the first held-out row), each page's own call prints:
 
-- Descriptive, ``local_view(row)``: SHAP (its cost, additivity gap) and LIME (local R²) of the
-  explained output, and their rank agreement;
+- every method of the table of methods (``app/services/methods.py::TABLE``), its entry's ``lines``: the
+  Descriptive page's ``local_view(row)``: SHAP (its cost, additivity gap) and LIME (local R²) of the
+  explained output, and their rank agreement; a global method's result (or why it does not apply);
 - for a PyTorch model, ``gradients.gradient_view(row)``: Integrated Gradients of the same output with
   their completeness gap and rank agreement with SHAP, and a fingerprint of the parameters
   (byte-identical before and after);
@@ -54,12 +55,6 @@ def _parser() -> argparse.ArgumentParser:
                         "Candor's reviewed list; only for files you trust")
     add_torch_arguments(p)
     return p
-
-
-def _top(names, values, labels, k: int = 3) -> str:
-    order = np.argsort(-np.abs(values), kind="stable")[:k]
-    return ", ".join(f"{names[j]}={labels[j] if labels else ''} {plain(values[j], signed=True, trim=True)}"
-                     .replace("= ", " ") for j in order)
 
 
 def _view(name: str, fn):
@@ -127,27 +122,23 @@ def run_tabular(args, out) -> None:
 
 def _pages(services, row: int, is_torch: bool, out) -> None:
     """The Descriptive, (PyTorch: gradients), Surrogate and Persuasive pages' service calls for ``row``."""
-    local = _view(f"Descriptive row {row}", lambda: services.local_view(row))  # the page's row view: SHAP and LIME
-    e, lime = local.shap, local.lime
-    p = e.params
-    from app.views.figures import gap_text  # the pages' words for a gap below a millionth ("< 0.000001")
-
-    print(f"cost    SHAP {p['algorithm']}: {plain(p['model_rows_per_row'], trim=True)} model rows per explained row, "
-          f"~{plain(p['memory_mb'], trim=True)} MiB; background {p['background_size']:,} of "
-          f"{p['background_rows_given']:,} rows", file=out)
-    print(f"shap    row {row}, {e.target!r} ({p['units']}): prediction {plain(e.prediction, 4, trim=True)}, "
-          f"additivity gap {gap_text(e.additivity_gap)}; "
-          f"top: {_top(e.feature_names, e.values, p.get('feature_labels'))}", file=out)
-    print(f"lime    row {row}: local R2 {lime.fidelity.value:.3f} in-sample, {lime.params['heldout_r2']:.3f} held-out; "
-          f"top: {_top(lime.feature_names, lime.values, ())}; agreement with SHAP: Spearman "
-          f"{local.agreement.spearman:.2f}", file=out)
+    for m in services.methods.TABLE:  # every tabular method, through the pages' own calls (its entry's lines)
+        if m.lines is None:
+            continue
+        why = m.why_not()
+        if why is not None:
+            print(f"{m.name[:7]:<8}not applicable: {why}", file=out)
+            continue
+        where = f"Descriptive row {row}" if m.facts.scope == "local" else m.title
+        for line in _view(where, lambda m=m: m.lines(row)):
+            print(line, file=out)
     if is_torch:
         g = _view(f"Integrated Gradients row {row}", lambda: services.gradients.gradient_view(row))
         print(f"ig      row {row}, {g.ig.target!r} ({g.units}): f(x) - f(baseline) = "
               f"{plain(g.ig.prediction - g.ig.base_value, 4, signed=True, trim=True)}, completeness gap "
               f"{plain(g.ig.params['convergence_delta'])} "
               f"({g.ig.params['n_steps']} steps, baseline = training median); Spearman |IG| vs |SHAP| "
-              f"{g.spearman:.2f}; top: {_top(g.ig.feature_names, g.ig.values, ())}", file=out)
+              f"{g.spearman:.2f}; top: {services.methods.top_features(g.ig.feature_names, g.ig.values)}", file=out)
     if services.why_not("surrogate") is None:
         params = services.muse_params()
         m = _view("Surrogate", lambda: services.muse_view(services.fit_muse(params)))  # the page's default fit

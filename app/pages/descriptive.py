@@ -1,4 +1,5 @@
-"""Descriptive: global SHAP importance, and SHAP next to LIME for the chosen row."""
+"""Descriptive: global SHAP importance and the other global methods beside it, and SHAP next to LIME for the
+chosen row."""
 import dash
 import dash_bootstrap_components as dbc
 from dash import dcc, html
@@ -24,6 +25,8 @@ def layout(**_):
                  dbc.Col(graph(ids.GLOBAL_BEESWARM, 420, placeholder=GLOBAL_WAIT), md=7)]),
         html.Div(id=ids.GLOBAL_NOTE, className="mb-2"),
         dcc.Interval(id=ids.GLOBAL_WAIT_TICK, interval=1000, disabled=False),
+        html.Div(id=ids.GLOBAL_METHODS, className="mb-2"),  # permutation importance beside mean |SHAP|, ...
+        dcc.Interval(id=ids.GLOBAL_METHODS_TICK, interval=1000, disabled=False),
         html.Div(id=ids.LOCAL_AGREEMENT),
         html.Div(dbc.RadioItems(id=ids.SHAP_PLAYERS, inline=True, value="children", options=[
             {"label": "sum of one-hot children's SHAP values (fast)", "value": "children"},

@@ -2,10 +2,11 @@
 
 :func:`report_content` is the one service call behind ``python -m app report`` and the dashboard's
 "Export report" button: the model card (:func:`app.services.model_summary`), the global views
-(:func:`app.services.global_importance`, the Surrogate page's default MUSE fit, the Persuasive page's
-held-out curve) and, per chosen row, the Persuasive page's view (:func:`app.services.persuasive_view`: the
-descriptive SHAP explanation, the simplified story, what was dropped and what it cost). The renderer
-(:mod:`app.report.render`) turns it into figures with the pages' figure builders.
+(:func:`app.services.global_importance`, each global method of the table of methods beside it, the
+Surrogate page's default MUSE fit, the Persuasive page's held-out curve) and, per chosen row, the Persuasive
+page's view (:func:`app.services.persuasive_view`: the descriptive SHAP explanation, the simplified story, what was
+dropped and what it cost). The renderer (:mod:`app.report.render`) turns it into figures with the pages' figure
+builders.
 """
 from __future__ import annotations
 
@@ -61,6 +62,9 @@ class ReportContent:
     notes: tuple[str, ...] = field(default_factory=tuple)
     descriptions: tuple[tuple[str, str], ...] = field(default_factory=tuple)
     """(display name, description) of each feature the features file describes."""
+    methods: tuple = field(default_factory=tuple)
+    """Each global method of the table of methods beside mean |SHAP| (:func:`app.services.methods.global_method_views`:
+    permutation importance), or why it does not apply."""
 
 
 def parse_rows(text: str | None) -> list[int] | None:
@@ -148,9 +152,11 @@ def report_content(rows: list[int] | None = None, *, k: int = DEFAULT_K, files: 
     surrogate = services.muse_view(services.default_muse_key()) if surrogate_why is None else None
     curve = services.persuasive_global() if persuasive_why is None else None
     k_used = sections[0].persuasive.settings["k"] if sections[0].persuasive is not None else k
+    methods = services.methods.global_method_views()
     return ReportContent(
         name=ws.name, summary=services.model_summary(), n_rows=len(ws.X), n_features=ws.X.shape[1],
         output_label=ws.output_label, importance=services.global_importance(), surrogate=surrogate,
         surrogate_why=surrogate_why, global_curve=curve, persuasive_why=persuasive_why, rows=tuple(sections),
-        rows_rule=rule, k=k_used, provenance=provenance(files, sections, surrogate, k_used), notes=tuple(ws.notes),
-        descriptions=tuple((name, text) for _, name, text in services.feature_descriptions()))
+        rows_rule=rule, k=k_used, provenance=provenance(files, sections, surrogate, k_used, methods),
+        notes=tuple(ws.notes), descriptions=tuple((name, text) for _, name, text in services.feature_descriptions()),
+        methods=methods)

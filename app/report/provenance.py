@@ -54,8 +54,9 @@ def known_files(files: dict | None) -> dict:
     return {"model": Path(sel.model), "data": Path(sel.data)} if sel.model else {"model": SAMPLE_MODEL}
 
 
-def provenance(files: dict | None, sections, surrogate, k: int) -> Provenance:
-    """The provenance of a report built from ``sections`` (:class:`app.report.content.RowSection`)."""
+def provenance(files: dict | None, sections, surrogate, k: int, methods=()) -> Provenance:
+    """The provenance of a report built from ``sections`` (:class:`app.report.content.RowSection`) and the global
+    methods' views ``methods`` (:class:`app.services.methods.GlobalMethodView`)."""
     ws = services.workspace()
     known = []
     for role, path in known_files(files).items():
@@ -71,6 +72,7 @@ def provenance(files: dict | None, sections, surrogate, k: int) -> Provenance:
                                            f"{'on' if view.settings['grouping'] else 'off'}; guardrail: top "
                                            f"{view.settings['top_guard']} shown, sensitive share at most "
                                            f"{view.settings['max_share']:.0%}"))
+    params += [(v.title, v.result.source) for v in methods if v.result is not None]
     if surrogate is not None:
         params.append(("rule surrogate", surrogate.source))
     params.append(("held-out split", ws.source))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from html import escape
 
 from app.views import figures, figures_persuasive
+from app.views import methods as method_views
 from app.views.figures_persuasive import COST_ROWS
 from app.views.components import fmt
 from explainers.persuasive import gilpin_label
@@ -72,11 +73,21 @@ def _surrogate(c, figs) -> str:
             + figs.add(figures.confusion(d)) + f"<p class=\"note\">{escape(v.source)}</p>")
 
 
+def _method(v, figs) -> str:
+    """A global method of the table of methods beside mean |SHAP| (the Descriptive page's panel), or why not."""
+    if v.result is None:
+        return f"<h3>{escape(v.title.capitalize())}</h3><p class=\"note\">Not applicable: {escape(v.why_not or '')}</p>"
+    return (f"<h3>{escape(v.title.capitalize())} beside mean |SHAP|</h3>" + figs.add(method_views.figure(v))
+            + f"<p>{escape(method_views.agreement_text(v))}</p><p class=\"note\">{escape(v.result.source)}</p>")
+
+
 def global_views(c, figs) -> str:
     bars = figures.importance_bar(c.importance, max_display=15)  # tall enough that every label shows
     bars.update_layout(height=26 * min(15, len(c.importance.feature_names)) + 110)
     out = ["<h2 id=\"global\">Global views</h2>", figs.add(bars),
-           f"<p class=\"note\">{escape(c.importance.source)}</p>", _surrogate(c, figs)]
+           f"<p class=\"note\">{escape(c.importance.source)}</p>",
+           *(_method(v, figs) for v in getattr(c, "methods", ())),
+           _surrogate(c, figs)]
     if c.global_curve is not None:
         out += ["<h3>The persuasive story over all held-out rows</h3>",
                 figs.add(figures_persuasive.global_tradeoff(c.global_curve, c.k)

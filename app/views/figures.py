@@ -21,7 +21,7 @@ from plotly.subplots import make_subplots
 
 from explainers import Explanation, GlobalImportance
 from explainers.metrics import top_k
-from explainers.numbers import plain  # the one formatter of numbers people read (re-exported)
+from explainers.numbers import gap_text, plain  # the one formatter of numbers people read (re-exported)
 from explainers.types import AgreementReport
 
 from app.views.figure_labels import (FONT_FAMILY, _label_lines, _lines_of, alt_text, esc, esc_all,  # re-exported
@@ -94,11 +94,6 @@ def bars_alt(names, values, what: str, n: int = 3) -> str:
     v = np.asarray(values, dtype=float)
     order = [int(j) for j in np.argsort(-np.abs(np.nan_to_num(v)), kind="stable")[:n]]
     return f"{what}, largest: " + ", ".join(f"{names[j]} {plain(v[j], signed=True, trim=True)}" for j in order)
-
-
-def gap_text(gap: float) -> str:
-    """An additivity gap for display: ``"< 0.000001"`` when below a millionth, else :func:`plain`."""
-    return "< 0.000001" if gap < 1e-6 else plain(gap)
 
 
 ROUGH = "≈ "

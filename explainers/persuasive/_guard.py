@@ -15,6 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..methods import TABULAR
 from ..types import Explanation, GlobalImportance, Simplification
 from ._rules import RuleSimplification
 
@@ -129,12 +130,10 @@ class GilpinLabel:
 
 
 _METHODS = {
-    "shap": ("processing", "salience (feature attribution)", "local", "additivity gap; deletion/insertion AUC"),
     "shap_global": ("processing", "salience (feature attribution), averaged over rows", "global",
                     "additivity gap of each row"),
     "gradient": ("processing", "salience mapping", "local", "comp/suff, deletion AUC"),
     "gradient_x_input": ("processing", "salience mapping", "local", "comp/suff, deletion AUC"),
-    "lime": ("processing", "linear proxy model", "local", "local R²"),
     "integrated_gradients": ("processing", "salience mapping", "local", "comp/suff, deletion AUC"),
     "cart": ("processing", "decision-tree proxy", "global", "agreement rate"),
     "cart_dl": ("processing", "decision-tree proxy", "global", "agreement rate"),
@@ -144,6 +143,7 @@ _METHODS = {
                   "rank correlation with gradients and leave-one-out"),
     "head_roles": ("representation", "role of individual units (heads)", "global",
                    "accuracy lost when the head is pruned (Michel et al. 2019)"),
+    **{m.name: m.gilpin for m in TABULAR},  # the tabular methods' own entries (explainers/methods.py)
 }
 
 

@@ -8,11 +8,13 @@ that the app layer can render them and ``to_dict`` can put them in a
 output over the *background*, *fidelity* for agreement with the black box.
 
 Each type lives in a module named for what it describes (``_attribution``, ``_rule``, ``_simplification``,
-``_attention``, ``_model_summary``); how they hold arrays is ``_arrays``, their JSON-ready values ``_json``.
+``_attention``, ``_model_summary``, ``_importance``); how they hold arrays is ``_arrays``, their JSON-ready values
+``_json``.
 This package is their public home: import them from ``explainers.types``.
 """
 from ._attention import AgreementReport, AttentionMap
 from ._attribution import Explanation, Fidelity, GlobalImportance, OutputSpace  # noqa: F401  (OutputSpace: a type alias)
+from ._importance import PermutationImportance
 from ._model_summary import ModelSummary
 from ._rule import Predicate, Rule
 from ._simplification import Simplification
@@ -27,4 +29,5 @@ __all__ = [
     "AgreementReport",
     "ModelSummary",
     "GlobalImportance",
+    "PermutationImportance",
 ]

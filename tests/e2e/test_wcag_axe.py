@@ -82,7 +82,7 @@ def _assert_clean(driver, axe_source: str, where: str) -> None:
 
 
 PAGES = [("/", 0, ("overview-summary", "Held-out accuracy")),
-         ("/descriptive", 4, ("descriptive-agreement", "Row")),
+         ("/descriptive", 5, ("descriptive-agreement", "Row")),  # 5: permutation importance beside mean |SHAP|
          ("/persuasive", 3, ("persuasive-statement", "(k = 3)")),
          ("/surrogate", 0, ("surrogate-summary", "Agreement with the model")),
          ("/attention", 4, ("attention-notes", "Integrated Gradients")),
