@@ -10,10 +10,10 @@ import pytest
 
 @pytest.fixture
 def sample(sample_workspace):
-    from app.services import _core
+    from app import services
 
-    with _core.installed(sample_workspace) as ws:
-        yield ws
+    with services.overridden(services.ServiceState(sample_workspace)):
+        yield sample_workspace
 
 
 def test_the_service_equals_scikit_learn_on_the_held_out_rows(sample):
@@ -26,7 +26,7 @@ def test_the_service_equals_scikit_learn_on_the_held_out_rows(sample):
     r = entry.result()
     ws = sample
     X, y = ws.X.iloc[ws.test_idx], ws.y[ws.test_idx]
-    oracle = permutation_importance(ws.model, X, y, scoring="roc_auc", n_repeats=10, random_state=0)
+    oracle = permutation_importance(ws.adapter.model, X, y, scoring="roc_auc", n_repeats=10, random_state=0)
     np.testing.assert_allclose(r.repeats, oracle.importances, atol=1e-12)
     np.testing.assert_allclose(r.importances, oracle.importances_mean, atol=1e-12)
     np.testing.assert_allclose(r.standard_error, oracle.importances.std(axis=1, ddof=1) / np.sqrt(10), atol=1e-12)
@@ -59,11 +59,11 @@ def test_the_global_panel_shows_it_beside_mean_shap_with_their_rank_agreement(sa
 
 
 def test_the_report_has_its_section_and_provenance(sample, tmp_path):
-    from app.cli.check import _settings
     from app.report.content import report_content
     from app.report.render import render_html
+    from workspace import settings
 
-    with _settings(cache_dir=tmp_path):
+    with settings.overridden(cache_dir=tmp_path):
         content = report_content([int(sample.test_idx[0])])
         html = render_html(content)
     assert "Permutation importance beside mean |SHAP|" in html and "Rank agreement with mean |SHAP|" in html

@@ -41,7 +41,7 @@ def test_permutation_importance_is_stored_and_served_without_recomputing(serving
     stored = json.loads((folder / "permutation_importance.json").read_text())
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["explainers"]["permutation_importance"] == {"n_repeats": 10, "seed": 0, "rows": "held-out"}
-    oracle = permutation_importance(ws.model, ws.X.iloc[ws.test_idx], ws.y[ws.test_idx], scoring="roc_auc",
+    oracle = permutation_importance(ws.adapter.model, ws.X.iloc[ws.test_idx], ws.y[ws.test_idx], scoring="roc_auc",
                                     n_repeats=10, random_state=0)
     np.testing.assert_allclose(stored["importances"], oracle.importances_mean, atol=1e-12)
 
