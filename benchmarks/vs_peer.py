@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--modes", default="store,live", help="Candor's modes: store (python -m app build first), live")
     p.add_argument("--store-rows", default=None,
                    help="held-out rows the store holds (default all): N for every dataset, or per dataset, "
-                        "e.g. adult=120 (LIME to its tolerance costs about 5 s of CPU a row on Adult's 108 columns)")
+                        "e.g. adult=120 (a build costs about 70 CPU ms a row on Adult's 108 columns, most of it LIME's model calls: a sample keeps a run short)")
     p.add_argument("--work", type=Path, default=None,
                    help="keep the tables, models and stores in this folder and reuse them on the next run "
                         "(the store's build time is the one measured when it was built); default a temporary folder")

@@ -19,12 +19,12 @@ from tests.e2e.browser import FLAGS, find_chromium
 @pytest.fixture(scope="module")
 def report_file(sample_workspace, tmp_path_factory):
     """The sample's report for row 3 (the default rows' computation is covered in tests/app/test_report.py)."""
-    from app.cli.check import _settings
     from app.report.content import report_content
     from app.report.render import expected_figures, render_html
+    from workspace import settings
 
     folder = tmp_path_factory.mktemp("report")
-    with _settings(cache_dir=folder / "cache"):
+    with settings.overridden(cache_dir=folder / "cache"):
         content = report_content([3])
         path = folder / "review.html"
         path.write_text(render_html(content), encoding="utf-8")
@@ -64,8 +64,9 @@ def _requests(driver) -> list[str]:
 def test_report_opens_offline_draws_every_figure_and_requests_nothing(report_file, offline_browser):
     path, expected = report_file
     driver = offline_browser
-    # global SHAP, the surrogate's confusion, the held-out curve; row 3: descriptive bars, the story, its tradeoff
-    assert expected == 3 + 3
+    # global SHAP, permutation importance, the surrogate's confusion, the held-out curve; row 3: descriptive bars,
+    # the story, its tradeoff
+    assert expected == 4 + 3
     driver.get_log("performance")  # the blank start page's own chrome:// requests: not the report's
     driver.get(path.as_uri())
     deadline = time.time() + 60

@@ -3,7 +3,6 @@ altered by a model switch, and a '%' in DATABASE_URL does not stop study mode.""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -69,13 +68,18 @@ def test_a_participant_already_stranded_is_moved_on(engine, study):  # noqa: F81
     assert again.ignored and not again.stored and again.progress == 2
 
 
-def _other_model(ws):
-    """A different model with the same classes (an "uploaded" one): it learned the opposite labels."""
+def _other_workspace(ws):
+    """The same table with a different model and the same classes (an "uploaded" one): it learned the opposite
+    labels, and is wrapped as every workspace's model is (:func:`workspace.workspace.adapted_workspace`)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    return make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(ws.X, 1 - np.asarray(ws.y))
+    from workspace.workspace import adapted_workspace
+
+    other = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(ws.X, 1 - np.asarray(ws.y))
+    return adapted_workspace(other, ws.X, ws.y, classes=tuple(ws.adapter.class_names), target=ws.target,
+                             train_idx=ws.train_idx, test_idx=ws.test_idx, name="uploaded.skops", source=ws.source)
 
 
 @pytest.fixture
@@ -97,7 +101,7 @@ def test_pinned_stimuli_survive_a_model_switch(served):
     plan = [(item, cond) for s in served.stimuli for item, cond in [(s.id, c.id) for c in served.conditions]]
     before = {key: stimulus_view(served, *key) for key in plan}
     ws = services.workspace()
-    services.init(dataclasses.replace(ws, model=_other_model(ws), name="uploaded.skops"), warm=False)
+    services.init(_other_workspace(ws), warm=False)
     assert np.all(services.workspace().output(ws.X.iloc[[12, 45, 77]]) != ws.output(ws.X.iloc[[12, 45, 77]]))
     for key in plan:
         after = stimulus_view(served, *key)
