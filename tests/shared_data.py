@@ -18,3 +18,21 @@ def shared_data_dir() -> Path | None:
         if c and Path(c).is_dir():
             return Path(c)
     return None
+
+
+ADULT_COLUMNS = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
+                 "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country",
+                 "income"]
+"""``adult.data``'s columns (the file has no header; UCI's ``adult.names``)."""
+
+
+def adult_data():
+    """UCI Adult's ``adult.data`` as a DataFrame (32,561 x 15, "?" read as missing); skips the test without it."""
+    import pandas as pd
+    import pytest
+
+    folder = shared_data_dir()
+    if folder is None or not (folder / "adult" / "adult.data").exists():
+        pytest.skip("needs shared/data/adult/adult.data")
+    return pd.read_csv(folder / "adult" / "adult.data", header=None, names=ADULT_COLUMNS, skipinitialspace=True,
+                       na_values="?").dropna(how="all")

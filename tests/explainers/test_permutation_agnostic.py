@@ -9,7 +9,6 @@ one-hot encoded in a Pipeline). Oracle: interventional Shapley values of the raw
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 from sklearn.compose import ColumnTransformer
 from sklearn.neighbors import KNeighborsClassifier
@@ -21,10 +20,8 @@ from explainers._codec import TabularCodec
 from explainers._permutation import permutation_shap
 from explainers.model_adapter import ModelAdapter
 from tests.shapley_oracle import brute_force_shapley
-from tests.shared_data import shared_data_dir
+from tests.shared_data import adult_data
 
-COLS = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-        "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country", "income"]
 NUM = ["age", "fnlwgt", "education-num", "hours-per-week", "capital-gain"]
 CAT = ["workclass", "marital-status", "occupation", "sex"]
 ROWS = (2600, 2650, 2700, 2750)
@@ -33,11 +30,7 @@ SEEDS = 40
 
 @pytest.fixture(scope="module")
 def adult9():
-    folder = shared_data_dir()
-    if folder is None or not (folder / "adult" / "adult.data").exists():
-        pytest.skip("needs shared/data/adult/adult.data")
-    df = pd.read_csv(folder / "adult" / "adult.data", header=None, names=COLS, skipinitialspace=True,
-                     na_values="?").dropna(how="all").sample(3000, random_state=1).reset_index(drop=True)
+    df = adult_data().sample(3000, random_state=1).reset_index(drop=True)
     frame = df[NUM + CAT].copy()
     for c in CAT:
         frame[c] = frame[c].fillna("missing")

@@ -9,7 +9,6 @@ the Pipeline's own ``predict_proba`` on raw DataFrames), and the same walk with 
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 from sklearn.compose import ColumnTransformer
 from sklearn.neural_network import MLPClassifier
@@ -21,22 +20,15 @@ from explainers import _permutation, _permutation_game
 from explainers._codec import TabularCodec
 from explainers.model_adapter import ModelAdapter
 from tests.shapley_oracle import brute_force_shapley
-from tests.shared_data import shared_data_dir
+from tests.shared_data import adult_data
 
-COLS = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-        "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country", "income"]
 NUM = ["age", "education-num", "hours-per-week", "capital-gain"]
 CAT = ["workclass", "marital-status", "occupation", "sex"]
 
 
 @pytest.fixture(scope="module")
 def adult_mlp():
-    folder = shared_data_dir()
-    if folder is None or not (folder / "adult" / "adult.data").exists():
-        pytest.skip("needs shared/data/adult/adult.data")
-    df = pd.read_csv(folder / "adult" / "adult.data", header=None, names=COLS, skipinitialspace=True,
-                     na_values="?").dropna(how="all")
-    df = df.sample(3000, random_state=0).reset_index(drop=True)
+    df = adult_data().sample(3000, random_state=0).reset_index(drop=True)
     frame = df[NUM + CAT].copy()
     for c in CAT:
         frame[c] = frame[c].fillna("missing")
