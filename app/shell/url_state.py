@@ -133,6 +133,7 @@ PAGES: dict[str, tuple[Param, ...]] = {
         Param("method", ids.TEXT_METHOD, kind="choice"), Param("metric", ids.TEXT_METRIC, kind="choice"),
         Param("query", ids.TEXT_QUERY, kind="choice"),
     ),
+    "/cohorts": (Param("cohort", ids.COHORT_FILTER, kind="text"), Param("sensitive", ids.COHORT_SENSITIVE, kind="names")),
 }
 """Each page's state parameters (path -> schema); the navbar's ``row`` and ``class`` are added by :func:`params`."""
 

@@ -1,0 +1,34 @@
+"""The Cohorts page in Chromium on the bundled sample: a typed filter cohort, its URL surviving a reload, axe."""
+from __future__ import annotations
+
+import time
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from tests.e2e.browser import wait_for_figures, wait_text
+from tests.e2e.test_wcag_axe import _assert_clean, axe_source  # noqa: F401 (the fixture)
+
+pytestmark = pytest.mark.e2e
+
+
+def test_a_filter_cohort_survives_a_reload_and_the_page_passes_axe(server, browser, axe_source):  # noqa: F811
+    browser.get(server + "/cohorts")
+    wait_text(browser, "cohort-note", "All held-out rows · 143 of 143", timeout=150)
+    box = browser.find_element(By.ID, "cohort-filter")
+    box.send_keys("mean radius > 15; worst texture <= 30")
+    box.send_keys(Keys.ENTER)  # the box is debounced: Enter (or leaving it) applies the filter
+    shown = wait_text(browser, "cohort-note", "Your cohort: mean radius > 15; worst texture <= 30", timeout=60)
+    deadline = time.time() + 20
+    while "cohort" not in parse_qs(urlsplit(browser.current_url).query) and time.time() < deadline:
+        time.sleep(0.2)
+    assert parse_qs(urlsplit(browser.current_url).query)["cohort"] == ["mean radius > 15; worst texture <= 30"]
+    browser.get(browser.current_url)  # a reload from the URL keeps the cohort
+    assert wait_text(browser, "cohort-note", "Your cohort", timeout=60) == shown
+    assert browser.find_element(By.ID, "cohort-filter").get_attribute("value") == "mean radius > 15; worst texture <= 30"
+    wait_text(browser, "cohort-table", "Accuracy", timeout=60)
+    wait_for_figures(browser, timeout=60, minimum=2)
+    assert "Leaf 1" in browser.find_element(By.ID, "cohort-leaves").text
+    _assert_clean(browser, axe_source, "/cohorts")
