@@ -65,6 +65,10 @@ class ReportContent:
     methods: tuple = field(default_factory=tuple)
     """Each global method of the table of methods beside mean |SHAP| (:func:`app.services.methods.global_method_views`:
     permutation importance), or why it does not apply."""
+    cohorts: object | None = None
+    """The Cohorts page's view of every held-out row (:func:`app.services.cohorts_view`: the error tree's leaves and
+    where the story misleads most), None with ``cohorts_why`` when cohorts do not apply."""
+    cohorts_why: str | None = None
 
 
 def parse_rows(text: str | None) -> list[int] | None:
@@ -153,10 +157,11 @@ def report_content(rows: list[int] | None = None, *, k: int = DEFAULT_K, files: 
     curve = services.persuasive_global() if persuasive_why is None else None
     k_used = sections[0].persuasive.settings["k"] if sections[0].persuasive is not None else k
     methods = services.methods.global_method_views()
+    cohorts_why = services.why_not("cohorts")
     return ReportContent(
         name=ws.name, summary=services.model_summary(), n_rows=len(ws.X), n_features=ws.X.shape[1],
         output_label=ws.output_label, importance=services.global_importance(), surrogate=surrogate,
         surrogate_why=surrogate_why, global_curve=curve, persuasive_why=persuasive_why, rows=tuple(sections),
         rows_rule=rule, k=k_used, provenance=provenance(files, sections, surrogate, k_used, methods),
         notes=tuple(ws.notes), descriptions=tuple((name, text) for _, name, text in services.feature_descriptions()),
-        methods=methods)
+        methods=methods, cohorts=services.cohorts_view() if cohorts_why is None else None, cohorts_why=cohorts_why)

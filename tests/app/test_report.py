@@ -68,8 +68,8 @@ def test_report_is_one_file_that_fetches_nothing(report):
     assert re.search(r"@import|url\(\s*['\"]?https?:", html) is None  # no CSS import or font from a network
     figs = _figures(html)
     # global SHAP, permutation importance beside it (the table's global methods), the surrogate's confusion matrix,
-    # the held-out curve, then 3 per row (full, story, tradeoff)
-    assert len(figs) == 4 + 3 * len(ROWS) == int(re.search(r'data-figures-expected="(\d+)"', html).group(1))
+    # the held-out curve, the Cohorts page's error tree and ranking, then 3 per row (full, story, tradeoff)
+    assert len(figs) == 6 + 3 * len(ROWS) == int(re.search(r'data-figures-expected="(\d+)"', html).group(1))
     assert "Rows chosen by the person who exported: 3, 17." in html
 
 
@@ -232,3 +232,13 @@ def test_check_output_shows_no_number_in_scientific_notation(report, sample_work
     assert EXPONENT.search(text) is None, text
     gap = services.local_view(3).shap.additivity_gap
     assert ("additivity gap < 0.000001;" in text) == (gap < 1e-6) and "shap    row 3" in text
+
+
+def test_report_cohorts_section_is_the_pages(report):
+    """The report's Cohorts section draws the page's error tree (each leaf's error rate) and its ranking table."""
+    content, html, _ = report
+    v = content.cohorts
+    assert "Cohorts: where the model errs and where the story misleads most" in html and v.cohort.n_rows == 143
+    tree = next(f for f in _figures(html).values() if f["layout"]["title"]["text"].startswith("Error rate per"))
+    assert _array(tree["data"][0]["x"]) == pytest.approx([leaf.error_rate for leaf in v.tree.leaves][::-1])
+    assert all(f"<td>{c.name}</td><td>{c.n_rows:,}</td>" in html for c in v.ranked)

@@ -5,11 +5,12 @@ import time
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from tests.e2e.browser import wait_for_figures, wait_text
-from tests.e2e.test_wcag_axe import _assert_clean, axe_source  # noqa: F401 (the fixture)
+from tests.e2e.test_wcag_axe import _assert_clean, _tab_to, axe_source  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.e2e
 
@@ -32,3 +33,11 @@ def test_a_filter_cohort_survives_a_reload_and_the_page_passes_axe(server, brows
     wait_for_figures(browser, timeout=60, minimum=2)
     assert "Leaf 1" in browser.find_element(By.ID, "cohort-leaves").text
     _assert_clean(browser, axe_source, "/cohorts")
+    # keyboard: Tab reaches the leaf picker, Enter opens it, arrows and Enter pick the first leaf, which becomes
+    # the cohort (its text in the box and in the URL)
+    browser.find_element(By.TAG_NAME, "body").click()
+    picker = _tab_to(browser, lambda el: el.get_attribute("id") == "cohort-leaf")
+    picker.send_keys(Keys.ENTER)
+    ActionChains(browser).send_keys(Keys.ARROW_DOWN).send_keys(Keys.ENTER).perform()
+    wait_text(browser, "cohort-note", "Your cohort: mean texture", timeout=60)
+    assert parse_qs(urlsplit(browser.current_url).query)["cohort"][0].startswith("mean texture")

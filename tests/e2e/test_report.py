@@ -66,7 +66,7 @@ def test_report_opens_offline_draws_every_figure_and_requests_nothing(report_fil
     driver = offline_browser
     # global SHAP, permutation importance, the surrogate's confusion, the held-out curve; row 3: descriptive bars,
     # the story, its tradeoff
-    assert expected == 4 + 3
+    assert expected == 6 + 3  # the global views (4), the Cohorts page's two, one row's three
     driver.get_log("performance")  # the blank start page's own chrome:// requests: not the report's
     driver.get(path.as_uri())
     deadline = time.time() + 60
