@@ -5,7 +5,10 @@ selection rate ``P(ŷ = 1)``, the true positive rate ``P(ŷ = 1 | y = 1)`` and t
 ``P(ŷ = 1 | y = 0)`` come from fairlearn's ``MetricFrame`` (Bird et al. 2020), each with its Wilson (1927)
 interval; the largest gap between groups (``difference``) and the smallest ratio (``ratio``) come from the
 same frame, with a seeded percentile bootstrap interval over rows, resampled within each group so every
-group keeps its size.
+group keeps its size (drawn as each group's four (y, ŷ) cell counts, the exact law of a row resample: 500
+resamples of Adult's 8,141 held-out rows in milliseconds). The largest-minus-smallest gap is biased upward
+by resampling, so where groups do not differ its interval can lie wholly above the estimate: an interval
+reaching near 0 means no resolved gap.
 
 References
 ----------
@@ -68,13 +71,12 @@ class FairnessReport:
 
 
 def _counts(y: np.ndarray, p: np.ndarray, g: np.ndarray, n_groups: int) -> np.ndarray:
-    """Per group: [selected, rows, true positives, positives, false positives, negatives]."""
-    out = np.zeros((n_groups, 6))
-    for j in range(n_groups):
-        m = g == j
-        yj, pj = y[m], p[m]
-        out[j] = [pj.sum(), m.sum(), (pj & yj).sum(), yj.sum(), (pj & ~yj).sum(), (~yj).sum()]
-    return out
+    """Per group: [selected, rows, true positives, positives, false positives, negatives] (``y``, ``p`` bool)."""
+    def count(w=None):
+        return np.bincount(g, weights=w, minlength=n_groups)[:n_groups]
+    rows, pos = count(), count(y.astype(float))
+    return np.stack([count(p.astype(float)), rows, count((p & y).astype(float)), pos,
+                     count((p & ~y).astype(float)), rows - pos], axis=1)
 
 
 def _gaps(c: np.ndarray) -> np.ndarray:
@@ -129,13 +131,16 @@ def fairness_report(y_true, y_pred, sensitive, *, feature: str, n_boot: int = N_
     for i, name in enumerate(RATES):
         rates[name] = tuple(GroupRate(grp, int(c[j, 2 * i]), int(c[j, 2 * i + 1]), float(frame.by_group[name][grp]),
                                       *wilson(int(c[j, 2 * i]), int(c[j, 2 * i + 1]))[1:]) for j, grp in enumerate(groups))
+    # resampling a group's rows with replacement only moves its four (y, ŷ) cell counts: draw those counts
+    # (multinomial with the group's cell shares, the exact law of a row resample) for every resample at once
     rng = np.random.default_rng(seed)
-    members = [np.flatnonzero(g == j) for j in range(len(groups))]
-    boots = np.empty((n_boot, 3, 2))
-    yb, pb = y.astype(bool), p.astype(bool)
-    for b in range(n_boot):
-        rows = np.concatenate([m[rng.integers(0, len(m), len(m))] for m in members])
-        boots[b] = _gaps(_counts(yb[rows], pb[rows], g[rows], len(groups)))
+    boot_counts = np.zeros((n_boot, len(groups), 6))
+    for j in range(len(groups)):
+        n_j = int(c[j, 1])
+        cells = np.array([c[j, 2], c[j, 3] - c[j, 2], c[j, 4], c[j, 5] - c[j, 4]]) / n_j  # TP, FN, FP, TN
+        tp, fn, fp, tn = rng.multinomial(n_j, cells, size=n_boot).T
+        boot_counts[:, j] = np.stack([tp + fp, np.full(n_boot, n_j), tp, tp + fn, fp, fp + tn], axis=1)
+    boots = np.stack([_gaps(b) for b in boot_counts]) if n_boot else np.empty((0, 3, 2))
     with np.errstate(invalid="ignore"), warnings.catch_warnings():  # a group without positives: NaN, said as n/a
         warnings.simplefilter("ignore", RuntimeWarning)
         qs = np.nanpercentile(boots, [2.5, 97.5], axis=0) if n_boot else np.full((2, 3, 2), np.nan)

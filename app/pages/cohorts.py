@@ -7,7 +7,8 @@ from dash import dcc, html
 from app import services
 from app.shell import ids
 from app.shell.url_state import from_url
-from app.views.components import choice_options, graph
+from app.views.components import choice_options, gilpin_badge, graph
+from explainers.persuasive import gilpin_label
 
 REQUIRES = "cohorts"
 """The method family this page shows (:func:`app.services.why_not` says whether it applies)."""
@@ -38,6 +39,7 @@ def layout(**_):
                "and the Persuasive page's story are there. The error tree finds where the model is wrong.",
                className="small"),
         controls, html.Div(id=ids.COHORT_NOTE, role="status"), html.Div(id=ids.COHORT_TABLE),
+        html.Div(["Error tree: ", gilpin_badge(gilpin_label("error_tree"))], className="small mb-1"),
         dbc.Row([dbc.Col(graph(ids.COHORT_TREE, 380), md=6), dbc.Col(graph(ids.COHORT_MISLEADS, 380), md=6)]),
         html.H3("Error-tree leaves and the cohorts ranked", className="h5 mt-3"), html.Div(id=ids.COHORT_LEAVES),
         html.H3("Fairness", className="h5 mt-3"), html.Div(id=ids.COHORT_FAIRNESS),

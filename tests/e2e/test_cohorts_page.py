@@ -38,6 +38,9 @@ def test_a_filter_cohort_survives_a_reload_and_the_page_passes_axe(server, brows
     browser.find_element(By.TAG_NAME, "body").click()
     picker = _tab_to(browser, lambda el: el.get_attribute("id") == "cohort-leaf")
     picker.send_keys(Keys.ENTER)
+    deadline = time.time() + 10
+    while not browser.find_elements(By.CSS_SELECTOR, "[role='option']") and time.time() < deadline:
+        time.sleep(0.1)
     ActionChains(browser).send_keys(Keys.ARROW_DOWN).send_keys(Keys.ENTER).perform()
     wait_text(browser, "cohort-note", "Your cohort: mean texture", timeout=60)
     assert parse_qs(urlsplit(browser.current_url).query)["cohort"][0].startswith("mean texture")
