@@ -224,11 +224,6 @@ def _mask(text: str) -> np.ndarray:
         raise CandorError(f"cohort filter: {err}") from None
 
 
-def cohort_size(filters: str = "") -> int:
-    """Held-out rows in the cohort ``filters`` (no figures computed; :func:`cohorts_view`'s errors)."""
-    return int(_mask(str(filters or "").strip()).sum())
-
-
 def fairness_views(filters: str = "", sensitive=()) -> tuple[FairnessView, ...]:
     """Only the fairness part of :func:`cohorts_view` (no surrogate, no error tree): the report's section and
     tests on tables whose surrogate takes long to fit."""

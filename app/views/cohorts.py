@@ -60,10 +60,10 @@ def error_tree_figure(view) -> go.Figure:
     fig.add_vline(x=view.tree.error_rate, line_dash="dot", line_color=GREY)
     alt = "Error tree leaves by error rate: " + ", ".join(
         f"leaf {i + 1} {plain(leaf.error_rate, 3, trim=True)} of {leaf.n_rows} rows" for i, leaf in enumerate(leaves[:4]))
-    return _layout(fig, f"Error rate per error-tree leaf (95 % Wilson interval; dotted: all "
-                        f"{view.tree.n_rows:,} held-out rows, {plain(view.tree.error_rate, 3, trim=True)})", alt=alt,
+    return _layout(fig, f"Error rate per error-tree leaf, 95 % Wilson interval<br>dotted: all "
+                        f"{view.tree.n_rows:,} held-out rows, {plain(view.tree.error_rate, 3, trim=True)}", alt=alt,
                    showlegend=False, height=max(260, 34 * len(leaves) + 120), xaxis_range=[0, 1],
-                   margin=dict(l=label_margin(labels), t=70))
+                   margin=dict(l=label_margin(labels), t=90))
 
 
 def misleads_figure(view, measure: str = "sufficiency") -> go.Figure:
@@ -80,10 +80,10 @@ def misleads_figure(view, measure: str = "sufficiency") -> go.Figure:
                            hovertemplate="%{y}: sufficiency %{x:.3f}<extra></extra>"))
     alt = "Where the story misleads most, by sufficiency: " + ", ".join(
         f"{c.name} {plain(c.story[measure][0], 3, trim=True)}" for c in ranked[:3])
-    return _layout(fig, f"Where the simplified story misleads most: mean sufficiency of the top-{view.story_k} story "
-                        "(prediction lost keeping only its features; 95 % bootstrap interval)", alt=alt,
+    return _layout(fig, f"Where the simplified story misleads most<br>mean sufficiency of the top-{view.story_k} story "
+                        "(prediction lost keeping only its features), 95 % bootstrap interval", alt=alt,
                    showlegend=False, height=max(260, 34 * len(ranked) + 120),
-                   margin=dict(l=label_margin(labels), t=70))
+                   margin=dict(l=label_margin(labels), t=90))
 
 
 def fairness_figure(f) -> go.Figure:
