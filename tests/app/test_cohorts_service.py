@@ -131,3 +131,21 @@ def test_fairness_on_adult_equals_a_hand_count_and_fairlearn(adult_workspace, mo
         assert 0 <= v.hidden <= v.measured == int(inside[:30].sum())
     sex = views[0].report
     assert sex.groups == ("Female", "Male") and sex.difference["selection_rate"][1] > 0  # Adult's known gap
+
+
+def test_the_hidden_count_is_the_persuasive_guardrails(adult_workspace, monkeypatch):
+    """How often the story hides sex or race on the cohort's measured rows = the rows whose Persuasive view (k = 3,
+    the feature declared sensitive) carries the guardrail's "sensitive_hidden" note."""
+    ws, df = adult_workspace
+    monkeypatch.setattr(cohort_service, "STORY_ROWS", 30)
+    views = services.fairness_views("age >= 30", ["sex", "race"])
+    measured = cohort_service._story().n_measured
+    rows = [int(r) for r, inside in zip(ws.test_idx[:measured], df.iloc[ws.test_idx[:measured]]["age"] >= 30)
+            if inside]
+    for view in views:
+        notes = [services.persuasive_view(r, 3, sensitive=[view.feature]).guardrail for r in rows]
+        assert view.measured == len(rows) > 10
+        assert view.hidden == sum(any(n.kind == "sensitive_hidden" and n.feature == view.feature for n in ns)
+                                  for ns in notes), view.feature
+    assert [v.hidden for v in views] == [3, 1]  # this seed's rows: sex hidden on 3 of 21, race on 1 (race is hidden
+    # on more rows, but carries over 5 % of |attribution| on one: dropping the share rule fails this test)
