@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from dash import html
+from dash import dcc, html, no_update
 
-from app.views.components import card, choice_value, fmt, method_note
+from app import services
+from app.views.components import card, choice_names, choice_value, error_alert, fmt, method_note
 from app.views.figures import CATEGORICAL, GREY, NEG, POS, _layout, esc, label_margin, plain, tick_labels
 from explainers.fairness import RATES
+from workspace.errors import CandorError
 
 RATE_WORDS = {"selection_rate": "selection rate", "true_positive_rate": "true positive rate",
               "false_positive_rate": "false positive rate"}
@@ -155,12 +157,6 @@ def notes(view) -> list:
 def render_cohorts(filters, sensitive):
     """The Cohorts page's panels (:func:`app.services.cohorts_view`): note, figures table, error-tree figure,
     the ranking figure, the leaves table, fairness cards, method lines, leaf options; a refusal is one line."""
-    from dash import dcc, no_update
-
-    from app import services
-    from app.views.components import choice_names, error_alert
-    from workspace.errors import CandorError
-
     try:
         view = services.cohorts_view(filters or "", choice_names(sensitive))
     except CandorError as err:

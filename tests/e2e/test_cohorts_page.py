@@ -35,12 +35,20 @@ def test_a_filter_cohort_survives_a_reload_and_the_page_passes_axe(server, brows
     _assert_clean(browser, axe_source, "/cohorts")
     # keyboard: Tab reaches the leaf picker, Enter opens it, arrows and Enter pick the first leaf, which becomes
     # the cohort (its text in the box and in the URL)
-    browser.find_element(By.TAG_NAME, "body").click()
-    picker = _tab_to(browser, lambda el: el.get_attribute("id") == "cohort-leaf")
-    picker.send_keys(Keys.ENTER)
-    deadline = time.time() + 10
-    while not browser.find_elements(By.CSS_SELECTOR, "[role='option']") and time.time() < deadline:
-        time.sleep(0.1)
-    ActionChains(browser).send_keys(Keys.ARROW_DOWN).send_keys(Keys.ENTER).perform()
-    wait_text(browser, "cohort-note", "Your cohort: mean texture", timeout=60)
+    for attempt in range(2):  # a key sent while the list is still opening is lost (1 run in 5): one more try
+        browser.find_element(By.ID, "cohort-filter").click()  # focus just before the picker in the Tab order
+        picker = _tab_to(browser, lambda el: el.get_attribute("id") == "cohort-leaf")
+        picker.send_keys(Keys.ENTER)
+        deadline = time.time() + 10
+        while time.time() < deadline and not (browser.find_elements(By.CSS_SELECTOR, "[role='option']") and
+                                              "dash-dropdown-search" in (browser.switch_to.active_element
+                                                                         .get_attribute("class") or "")):
+            time.sleep(0.1)
+        ActionChains(browser).send_keys(Keys.ARROW_DOWN).send_keys(Keys.ENTER).perform()
+        try:
+            wait_text(browser, "cohort-note", "Your cohort: mean texture", timeout=30)
+            break
+        except AssertionError:
+            if attempt:
+                raise
     assert parse_qs(urlsplit(browser.current_url).query)["cohort"][0].startswith("mean texture")
