@@ -11,6 +11,7 @@ from __future__ import annotations
 from html import escape
 
 from .content import ReportContent
+from .section_performance import figure_count
 from .sections import body
 
 CSS = """
@@ -56,6 +57,7 @@ def expected_figures(content: ReportContent) -> int:
     one SHAP waterfall without)."""
     n = 1 + sum(v.result is not None for v in getattr(content, "methods", ())) + (content.surrogate is not None) \
         + (content.global_curve is not None)
+    n += figure_count(getattr(content, "performance", None))  # the Model performance section
     return n + sum(3 if s.persuasive is not None else 1 for s in content.rows)
 
 

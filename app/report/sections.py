@@ -12,6 +12,7 @@ from app.views import figures, figures_persuasive
 from app.views import methods as method_views
 from app.views.figures_persuasive import COST_ROWS
 from app.views.components import fmt
+from app.report.section_performance import performance_section
 from explainers.persuasive import gilpin_label
 from explainers.rules import rule_text
 
@@ -173,5 +174,5 @@ def body(c, figs) -> str:
     rows = ", ".join(f"<a href=\"#row-{s.row}\">row {s.row}</a>" for s in c.rows)
     head = (f"<header><h1>Candor review: {escape(c.name)}</h1><p class=\"sub\">{escape(c.summary.task)} · "
             f"{escape(c.provenance.created)} · rows: {rows}</p><p class=\"note\">{escape(c.rows_rule)}</p></header>")
-    return (head + model_card(c) + global_views(c, figs) + "".join(row_section(s, figs) for s in c.rows)
+    return (head + model_card(c) + performance_section(c, figs) + global_views(c, figs) + "".join(row_section(s, figs) for s in c.rows)
             + provenance_section(c.provenance))

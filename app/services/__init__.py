@@ -80,3 +80,6 @@ __all__ += [
     "attribution", "check_text", "dataset", "dataset_options", "dataset_text", "head_analysis",
     "run_slow_attributions", "save_conllu_upload", "save_csv_upload", "slow_methods", "text_model", "text_view",
 ]
+
+# Performance page (issue 25): ROC, precision-recall, calibration, the confusion at a threshold, regression views
+from . import performance  # noqa: E402,F401

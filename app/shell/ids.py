@@ -166,3 +166,9 @@ RULES_PLAIN = "persuasive-rules-plain"
 RULES_SHOWN = "persuasive-rules-shown"
 RULES_COST = "persuasive-rules-cost"
 RULES_TRADEOFF = "persuasive-rules-tradeoff"
+
+# --- Performance (issue 25): ROC, precision-recall, calibration, confusion at a threshold; regression views ---
+PERF_THRESHOLD = "performance-threshold"
+PERF_THRESHOLD_TEXT = "performance-threshold-text"
+PERF_CONFUSION = "performance-confusion"
+PERF_RATES = "performance-rates"

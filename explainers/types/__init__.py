@@ -31,3 +31,6 @@ __all__ = [
     "GlobalImportance",
     "PermutationImportance",
 ]
+from ._performance import ClassifierPerformance, ConfusionCounts, MulticlassConfusion, RegressorPerformance, ScoreInterval  # noqa: E402
+
+__all__ += ["ClassifierPerformance", "ConfusionCounts", "MulticlassConfusion", "RegressorPerformance", "ScoreInterval"]

@@ -1,0 +1,126 @@
+"""Model performance on the held-out rows (the Performance page, the report): ROC, precision-recall and
+calibration curves with intervals and the confusion at a threshold for a classifier; predicted against actual for
+a regressor; a multiclass model's full confusion matrix beside its one-vs-rest view.
+
+The same rows and output as the model card (:func:`~.tabular.model_summary`: the explained output on
+``test_idx``, read from the warm-up's outputs); computed once per workspace in the warm-up (under a second on
+Adult's 8,141 held-out rows), not stored by a build: every number comes from the outputs, which a served store's
+workspace computes anyway.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import explainers.performance as perf
+from explainers.types import ClassifierPerformance, ConfusionCounts, MulticlassConfusion, RegressorPerformance
+from workspace.errors import CandorError
+
+from ._core import lazy, workspace
+from .tabular import _outputs_of, guarded
+
+N_BOOT, SEED, LEVEL = perf.N_BOOT, 0, 0.95
+DEFAULT_THRESHOLD = 0.5
+
+
+@dataclass(frozen=True)
+class PerformanceView:
+    """What the Performance page shows for the installed model.
+
+    ``classifier`` (binary or one-vs-rest), ``regressor`` and ``multiclass`` are None where they do not apply;
+    ``not_applicable`` maps each view that does not apply (``"roc"``, ``"pr"``, ``"calibration"``,
+    ``"confusion"``, ``"regression"``, ``"multiclass"``) to one line saying why.
+    """
+
+    classifier: ClassifierPerformance | None
+    regressor: RegressorPerformance | None
+    multiclass: MulticlassConfusion | None
+    not_applicable: dict
+
+    @property
+    def threshold_applies(self) -> bool:
+        return self.classifier is not None
+
+
+def _classifier(ws, why: dict) -> ClassifierPerformance | None:
+    y = ws.y[ws.test_idx]
+    if ws.output_kind not in ("probability", "margin"):
+        why.update(dict.fromkeys(("roc", "pr", "calibration", "confusion"),
+                                 "this model gives labels only: ROC, precision-recall and calibration need scores"))
+        return None
+    if len(np.unique(y)) < 2:
+        why.update(dict.fromkeys(("roc", "pr", "calibration", "confusion"),
+                                 f"the held-out rows hold one class only ({ws.classes[int(y[0])]}): no ROC or "
+                                 "precision-recall curve"))
+        return None
+    if ws.output_kind == "margin":
+        why["calibration"] = "a margin is not a probability: no calibration curve or Brier score"
+    out = _outputs_of(ws.test_idx)
+    return guarded("the performance curves", lambda: perf.classifier_performance(
+        y, out, output_kind=ws.output_kind, target=ws.positive_class, n_boot=N_BOOT, seed=SEED, level=LEVEL))
+
+
+def _multiclass(ws) -> MulticlassConfusion:
+    pair = ws.pair
+    names = tuple(pair.adapter.class_names)
+    X = pair.X.iloc[pair.test_idx]
+    predicted = np.asarray(pair.adapter.predict(X)).astype(str)
+    index = {c: i for i, c in enumerate(names)}
+    return perf.multiclass_confusion(pair.y[pair.test_idx], [index[c] for c in predicted], names, level=LEVEL)
+
+
+def _compute() -> PerformanceView:
+    ws = workspace()
+    why: dict = {}
+    if not ws.is_classifier:
+        why.update(dict.fromkeys(("roc", "pr", "calibration", "confusion"),
+                                 "a regressor has no ROC, precision-recall or calibration curve and no threshold"))
+        why["multiclass"] = "a regressor has no classes"
+        y, out = ws.y[ws.test_idx], _outputs_of(ws.test_idx)
+        reg = guarded("the regression performance", lambda: perf.regressor_performance(
+            y, out, target=ws.target, n_boot=N_BOOT, seed=SEED, level=LEVEL))
+        return PerformanceView(None, reg, None, why)
+    why["regression"] = "a classifier has no predicted-vs-actual or residual plot"
+    clf = _classifier(ws, why)
+    multi = None
+    if ws.task == "multiclass" and ws.pair is not None:
+        multi = guarded("the multiclass confusion matrix", _multiclass, ws)
+    else:
+        why["multiclass"] = "a binary model: its confusion matrix is the one above"
+    return PerformanceView(clf, None, multi, why)
+
+
+@dataclass(frozen=True)
+class ThresholdView:
+    """The confusion counts at one threshold and the names of the two classes (``target`` against ``rest``)."""
+
+    counts: ConfusionCounts
+    target: str
+    rest: str
+
+
+performance = lazy("performance", _compute, warm=True)
+"""The installed model's :class:`PerformanceView` (computed once per workspace)."""
+
+
+def confusion(threshold) -> ThresholdView:
+    """The held-out confusion counts when rows with probability ``>= threshold`` are called the explained class.
+
+    Raises
+    ------
+    CandorError
+        If the model has no scores to threshold, or ``threshold`` is not a number within [0, 1] (one line).
+    """
+    view = performance()
+    if view.classifier is None:
+        raise CandorError(view.not_applicable["confusion"])
+    try:
+        t = float(threshold)
+    except (TypeError, ValueError):
+        raise CandorError(f"the threshold must be a number between 0 and 1, got {threshold!r}") from None
+    if not 0.0 <= t <= 1.0:
+        raise CandorError(f"the threshold must be a number between 0 and 1, got {t:g}")
+    ws = workspace()
+    rest = ws.classes[0] if len(ws.classes) > 1 else "rest"
+    return ThresholdView(perf.confusion_at(view.classifier, t), view.classifier.target, rest)

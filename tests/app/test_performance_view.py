@@ -1,0 +1,148 @@
+"""The Performance page's service and views (issue 25) on the bundled sample, a 3-class model and a regressor:
+the service's curves and areas equal scikit-learn on the model's own held-out probabilities, the model card's ROC
+AUC is the same number, the threshold callback's counts equal a brute-force count, a multiclass model shows its
+full confusion matrix beside the one-vs-rest views, and a regressor shows predicted vs actual with a one-line
+"not shown" where ROC does not apply; the report has the section."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import average_precision_score, confusion_matrix, r2_score, roc_auc_score, roc_curve
+
+from app import services
+
+
+@pytest.fixture
+def sample(sample_workspace):
+    with services.overridden(services.ServiceState(sample_workspace)):
+        yield sample_workspace
+
+
+def _texts(tree) -> str:
+    """Every string in a Dash component tree."""
+    if isinstance(tree, str):
+        return tree
+    if isinstance(tree, (list, tuple)):
+        return " ".join(_texts(t) for t in tree)
+    kids = getattr(tree, "children", None)
+    return _texts(kids) if kids is not None else ""
+
+
+def test_the_sample_s_curves_equal_scikit_learn_and_the_model_card(sample):
+    ws = sample
+    view = services.performance.performance()
+    c = view.classifier
+    X, y = ws.X.iloc[ws.test_idx], ws.y[ws.test_idx]
+    p = ws.adapter.model.predict_proba(X)[:, 1]  # the fitted estimator itself, not the adapter's outputs
+    fpr, tpr, _ = roc_curve(y, p, drop_intermediate=False)
+    np.testing.assert_allclose(c.fpr, fpr)
+    np.testing.assert_allclose(c.tpr, tpr)
+    assert c.roc_auc.value == pytest.approx(roc_auc_score(y, p), abs=1e-12)
+    assert c.average_precision.value == pytest.approx(average_precision_score(y, p), abs=1e-12)
+    assert services.model_summary().metrics["roc_auc"] == c.roc_auc.value  # one number, one home
+    assert c.roc_auc.low <= c.roc_auc.value <= c.roc_auc.high and c.roc_auc.n_boot == 1000
+    assert view.regressor is None and view.multiclass is None and "multiclass" in view.not_applicable
+
+
+def test_the_threshold_callback_counts_as_brute_force(sample):
+    from app.callbacks import performance as cb
+
+    ws = sample
+    p = ws.adapter.model.predict_proba(ws.X.iloc[ws.test_idx])[:, 1]
+    y = ws.y[ws.test_idx]
+    for hundredths in (10, 50, 100):
+        fig, table, line = cb.render_confusion(hundredths)
+        called = p >= hundredths / 100
+        tp, fp = int(np.sum(called & (y == 1))), int(np.sum(called & (y == 0)))
+        tn, fn = int(np.sum(~called & (y == 0))), int(np.sum(~called & (y == 1)))
+        assert line == (f"Threshold {hundredths / 100:.2f}: {tp} true positives, {fp} false positives, {tn} true "
+                        f"negatives, {fn} false negatives.")
+        assert np.asarray(fig.data[0].z).tolist() == [[tp, fn], [fp, tn]]
+        assert f"{tp} of {tp + fn} malignant" in _texts(table)
+        assert fig.layout.meta["alt"].startswith(f"at threshold {hundredths / 100:.2f}: {tp} malignant rows")
+    assert "between 0 and 1" in _texts(cb.render_confusion(150)[1])
+
+
+def test_the_report_has_the_performance_section(sample):
+    from app.report.content import report_content
+    from app.report.sections import performance_section
+
+    class Figs:
+        def __init__(self):
+            self.drawn = []
+
+        def add(self, fig):
+            self.drawn.append(fig)
+            return f"<figure>{len(self.drawn)}</figure>"
+
+    c = report_content([sample.test_idx[0]])
+    figs = Figs()
+    html = performance_section(c, figs)
+    assert "<h2 id=\"performance\">Model performance</h2>" in html and "ROC AUC 0.991" in html
+    assert [f.layout.title.text.split(":")[0] for f in figs.drawn] == [
+        "ROC curve of P(malignant)", "Precision-recall of P(malignant)", "Calibration of P(malignant) in 10 bins",
+        "Confusion at threshold 0.50 on 143 held-out rows"]
+
+
+@pytest.fixture(scope="module")
+def wine():
+    from sklearn.datasets import load_wine
+    from sklearn.ensemble import GradientBoostingClassifier
+
+
+    data = load_wine(as_frame=True)
+    X, names = data.data, ("barolo", "grignolino", "barbera")
+    y = np.array(names)[data.target]
+    model = GradientBoostingClassifier(n_estimators=20, max_depth=2, random_state=0).fit(X.iloc[::2], y[::2])
+    return model, X, y
+
+
+def test_a_multiclass_model_shows_every_class_beside_one_vs_rest(tmp_path, wine):
+    from skops.io import dump
+
+    from app.views.performance import page_body
+    from workspace.workspace import load_user_workspace
+
+    model, X, y = wine
+    dump(model, tmp_path / "wine.skops")
+    X.assign(cultivar=y).to_csv(tmp_path / "wine.csv", index=False)
+    ws = load_user_workspace(tmp_path / "wine.skops", tmp_path / "wine.csv", "cultivar")
+    with services.overridden(services.ServiceState(ws)):
+        view = services.performance.performance()
+        pair = ws.pair
+        names = list(pair.adapter.class_names)
+        true = np.array(names)[pair.y[pair.test_idx]]
+        predicted = model.predict(X.iloc[pair.test_idx])
+        np.testing.assert_array_equal(view.multiclass.matrix, confusion_matrix(true, predicted, labels=names))
+        assert view.multiclass.accuracy == pytest.approx(np.mean(true == predicted))
+        assert view.classifier is not None and view.classifier.target == ws.positive_class  # one-vs-rest beside it
+        text = _texts(page_body(view))
+        assert "Every class (beside the one-vs-rest views above)" in text
+
+
+def test_a_regressor_shows_predicted_vs_actual_and_says_it_has_no_roc(tmp_path):
+    from skops.io import dump
+    from sklearn.linear_model import LinearRegression
+
+    from app.views.performance import page_body
+    from workspace.workspace import load_user_workspace
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(80, 3)), columns=["a", "b", "c"])
+    target = 10 * X["a"] - 5 * X["b"] + 50 + rng.normal(0, 1, 80)
+    model = LinearRegression().fit(X, target)
+    dump(model, tmp_path / "linear.skops")
+    X.assign(y=target).to_csv(tmp_path / "table.csv", index=False)
+    ws = load_user_workspace(tmp_path / "linear.skops", tmp_path / "table.csv", "y")
+    with services.overridden(services.ServiceState(ws)):
+        view = services.performance.performance()
+        r = view.regressor
+        actual, predicted = ws.y[ws.test_idx], model.predict(X.iloc[ws.test_idx])
+        assert r.r2.value == pytest.approx(r2_score(actual, predicted))
+        assert r.rmse.value == pytest.approx(np.sqrt(np.mean((actual - predicted) ** 2)))
+        assert view.classifier is None
+        text = _texts(page_body(view))
+        assert "Not shown: a regressor has no ROC, precision-recall or calibration curve and no threshold." in text
+        with pytest.raises(Exception, match="a regressor has no ROC"):
+            services.performance.confusion(0.5)
