@@ -102,15 +102,13 @@ def resample_counts(groups, n_boot: int, seed: int) -> Iterator[np.ndarray]:
         Resamples in all; the seed of ``numpy.random.default_rng``.
     """
     rng = np.random.default_rng(seed)
+    groups = [np.asarray(g) for g in groups]
     n = int(sum(len(g) for g in groups))
     for start in range(0, n_boot, BLOCK):
         b = min(BLOCK, n_boot - start)
-        counts = np.zeros((b, n))
-        for g in groups:
-            g = np.asarray(g)
-            drawn = g[rng.integers(0, len(g), size=(b, len(g)))]
-            counts += np.bincount((np.arange(b)[:, None] * n + drawn).ravel(), minlength=b * n).reshape(b, n)
-        yield counts
+        drawn = np.concatenate([g[rng.integers(0, len(g), size=(b, len(g)))] for g in groups], axis=1)
+        drawn += np.arange(b)[:, None] * n
+        yield np.bincount(drawn.ravel(), minlength=b * n).reshape(b, n).astype(float)
 
 
 def _cat(parts: list) -> np.ndarray:
@@ -156,15 +154,17 @@ def classifier_performance(y, scores, *, output_kind: str = "probability", targe
     if output_kind == "probability" and (s.min() < 0 or s.max() > 1):
         raise ValueError(f"probabilities must lie in [0, 1], got {s.min():.3g} to {s.max():.3g}")
     order, ends, _, _ = curve_counts(y, s)
-    ys = y[order].astype(float)
+    ys, sq = y[order].astype(float), ((s - y) ** 2)[order]
+    rank = np.empty(len(y), dtype=np.int64)
+    rank[order] = np.arange(len(y))  # each row's place in the sorted order: the resamples' counts come sorted
     boot_auc, boot_ap, boot_brier = [], [], []
-    for counts in resample_counts((np.flatnonzero(y == 1), np.flatnonzero(y == 0)), n_boot, seed):
-        w = counts[:, order]
-        tps, fps = np.cumsum(w * ys, axis=1)[:, ends], np.cumsum(w * (1 - ys), axis=1)[:, ends]
+    for w in resample_counts((rank[y == 1], rank[y == 0]), n_boot, seed):
+        tps = np.cumsum(w * ys, axis=1)[:, ends]
+        fps = np.cumsum(w, axis=1)[:, ends] - tps
         boot_auc.append(_auc(tps, fps))
         boot_ap.append(_average_precision(tps, fps))
         if output_kind == "probability":
-            boot_brier.append(counts @ (s - y) ** 2 / len(y))
+            boot_brier.append(w @ sq / len(y))
     fpr, tpr, thresholds = _roc(y, s)
     precision, recall, pr_thresholds = _pr(y, s)
     _, _, tps, fps = curve_counts(y, s)
@@ -234,10 +234,11 @@ def regressor_performance(actual, predicted, *, target: str = "target", n_boot: 
         raise ValueError("actual and predicted must be finite")
     n, sq = len(y), (y - p) ** 2
     r2s, rmses = [], []
+    yc = y - y.mean()  # centred once: each resample's total sum of squares is two products
     for counts in resample_counts((np.arange(n),), n_boot, seed):
         sse = counts @ sq
-        mean = counts @ y / n
-        sst = np.sum(counts * (y[None, :] - mean[:, None]) ** 2, axis=1)
+        mean = counts @ yc / n
+        sst = counts @ yc ** 2 - n * mean ** 2
         with np.errstate(invalid="ignore", divide="ignore"):
             r2s.append(np.where(sst > 0, 1 - sse / sst, np.nan))
         rmses.append(np.sqrt(sse / n))
