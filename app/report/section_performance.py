@@ -40,8 +40,9 @@ def performance_section(c, figs) -> str:
     else:
         scores = [pf.interval_text("ROC AUC", k.roc_auc), pf.interval_text("average precision", k.average_precision)]
         scores += [pf.interval_text("Brier score", k.brier)] if k.brier is not None else []
-        out += [f"<p>{escape('; '.join(scores))}.</p>", "<div class=\"pair\">", figs.add(pf.roc_figure(k)), figs.add(pf.pr_figure(k)), "</div>",
-                "<div class=\"pair\">"]
+        at = c.threshold.counts  # the circle on both curves: the default threshold
+        out += [f"<p>{escape('; '.join(scores))}.</p>", "<div class=\"pair\">", figs.add(pf.roc_figure(k, at)),
+                figs.add(pf.pr_figure(k, at)), "</div>", "<div class=\"pair\">"]
         out.append(figs.add(pf.calibration_figure(k)) if k.calibration_true is not None
                    else f"<p class=\"note\">Not shown: {escape(why['calibration'])}.</p>")
         t = c.threshold

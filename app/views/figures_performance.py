@@ -27,14 +27,32 @@ def _output_words(c) -> str:
     return f"P({c.target})" if c.output_kind == "probability" else f"margin of {c.target}"
 
 
-def roc_figure(c) -> go.Figure:
-    """The ROC curve with the chance diagonal; the title gives ROC AUC and its interval."""
+THRESHOLD_TRACE = 2
+"""Index of the chosen threshold's marker in :func:`roc_figure` and :func:`pr_figure` (the page moves it)."""
+
+
+def threshold_marker(x, y, colour: str) -> go.Scatter:
+    """The point of the chosen threshold on a curve (empty until the page or the report places it)."""
+    return go.Scatter(x=x, y=y, mode="markers", name="chosen threshold",
+                      marker=dict(size=12, color="white", line=dict(color=colour, width=3), symbol="circle"),
+                      hovertemplate="the chosen threshold: %{x:.3f}, %{y:.3f}<extra></extra>")
+
+
+def marker_xy(value) -> list:
+    """``[value]``, or ``[None]`` where a rate is undefined (precision with no row called positive)."""
+    return [None if value is None or value != value else float(value)]
+
+
+def roc_figure(c, at=None) -> go.Figure:
+    """The ROC curve with the chance diagonal and, with ``at`` (:class:`~explainers.types.ConfusionCounts`), the
+    point of that threshold; the title gives ROC AUC and its interval."""
     fig = go.Figure([
         go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(color=GREY, dash="dot"), name="chance",
                    hoverinfo="skip"),
         go.Scatter(x=c.fpr, y=c.tpr, mode="lines", line=dict(color=CATEGORICAL[0], width=2, shape="linear"),
                    name="ROC", customdata=c.roc_thresholds,
-                   hovertemplate="threshold %{customdata:.3f}: FPR %{x:.3f}, TPR %{y:.3f}<extra></extra>")])
+                   hovertemplate="threshold %{customdata:.3f}: FPR %{x:.3f}, TPR %{y:.3f}<extra></extra>"),
+        threshold_marker(marker_xy(at.fpr) if at else [], marker_xy(at.tpr) if at else [], CATEGORICAL[0])])
     auc = interval_text("ROC AUC", c.roc_auc)
     return _layout(fig, f"ROC curve of {esc(_output_words(c))}: {auc}",
                    alt=f"ROC curve over {c.n_rows:,} held-out rows; {auc}; the diagonal is a classifier by chance",
@@ -42,14 +60,16 @@ def roc_figure(c) -> go.Figure:
                    yaxis=dict(title="true positive rate", range=[0, 1.02]), showlegend=False, height=380)
 
 
-def pr_figure(c) -> go.Figure:
-    """The precision-recall curve (a step curve, as average precision sums it) with the prevalence line."""
+def pr_figure(c, at=None) -> go.Figure:
+    """The precision-recall curve (a step curve, as average precision sums it) with the prevalence line and, with
+    ``at``, the point of that threshold."""
     fig = go.Figure([
         go.Scatter(x=[0, 1], y=[c.prevalence] * 2, mode="lines", line=dict(color=GREY, dash="dot"),
                    name="prevalence", hoverinfo="skip"),
         go.Scatter(x=c.recall, y=c.precision, mode="lines", line=dict(color=CATEGORICAL[1], width=2, shape="vh"),
                    name="precision-recall",
-                   hovertemplate="recall %{x:.3f}, precision %{y:.3f}<extra></extra>")])
+                   hovertemplate="recall %{x:.3f}, precision %{y:.3f}<extra></extra>"),
+        threshold_marker(marker_xy(at.tpr) if at else [], marker_xy(at.precision) if at else [], CATEGORICAL[1])])
     ap = interval_text("average precision", c.average_precision)
     return _layout(fig, f"Precision-recall of {esc(_output_words(c))}: {ap}",
                    alt=f"precision-recall curve over {c.n_rows:,} held-out rows; {ap}; the dotted line is the "

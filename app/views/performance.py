@@ -3,7 +3,7 @@ counts and rates at the chosen threshold. The figures are :mod:`app.views.figure
 from __future__ import annotations
 
 import dash_bootstrap_components as dbc
-from dash import dcc, html
+from dash import Patch, dcc, html
 
 from app.shell import ids
 from app.views import figures_performance as pf
@@ -13,8 +13,9 @@ THRESHOLD_STEPS = 100
 """The threshold control moves in hundredths (the URL's ``threshold`` is a whole number of hundredths)."""
 
 
-def _graph(figure) -> dcc.Graph:
-    return dcc.Graph(figure=figure, config={"displaylogo": False})
+def _graph(figure, graph_id: str | None = None) -> dcc.Graph:
+    extra = {} if graph_id is None else {"id": graph_id}
+    return dcc.Graph(figure=figure, config={"displaylogo": False}, **extra)
 
 
 def not_applicable(text: str) -> dbc.Alert:
@@ -33,6 +34,16 @@ def threshold_control(c) -> html.Div:
                    tooltip={"placement": "bottom", "always_visible": False}),
         html.Div(id=ids.PERF_THRESHOLD_TEXT, className="small text-muted", role="status"),
     ], className="mb-2 threshold-control")
+
+
+def threshold_points(v) -> tuple[Patch, Patch]:
+    """Patches that move the chosen threshold's circle on the ROC and precision-recall figures (no redraw)."""
+    k = v.counts
+    roc, pr = Patch(), Patch()
+    roc["data"][pf.THRESHOLD_TRACE]["x"], roc["data"][pf.THRESHOLD_TRACE]["y"] = pf.marker_xy(k.fpr), pf.marker_xy(k.tpr)
+    pr["data"][pf.THRESHOLD_TRACE]["x"] = pf.marker_xy(k.tpr)
+    pr["data"][pf.THRESHOLD_TRACE]["y"] = pf.marker_xy(k.precision)
+    return roc, pr
 
 
 def rates_table(v) -> list:
@@ -62,8 +73,9 @@ def classifier_cards(view) -> list:
     calibration = (_graph(pf.calibration_figure(c)) if c.calibration_true is not None
                    else not_applicable(why["calibration"]))
     return [
-        card("ROC and precision-recall", dbc.Row([dbc.Col(_graph(pf.roc_figure(c)), lg=6),
-                                                   dbc.Col(_graph(pf.pr_figure(c)), lg=6)]), source=c.source),
+        card("ROC and precision-recall (the circle: the chosen threshold)",
+             dbc.Row([dbc.Col(_graph(pf.roc_figure(c), ids.PERF_ROC), lg=6),
+                      dbc.Col(_graph(pf.pr_figure(c), ids.PERF_PR), lg=6)]), source=c.source),
         dbc.Row([
             dbc.Col(card("Calibration", calibration), lg=6),
             dbc.Col(card("Confusion at a threshold", [

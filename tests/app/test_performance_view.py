@@ -29,6 +29,12 @@ def _texts(tree) -> str:
     return _texts(kids) if kids is not None else ""
 
 
+def _assigned(patch) -> dict:
+    """What a Dash ``Patch`` assigns, by location."""
+    return {tuple(op["location"]): op["params"]["value"] for op in patch.to_plotly_json()["operations"]
+            if op["operation"] == "Assign"}
+
+
 def test_the_sample_s_curves_equal_scikit_learn_and_the_model_card(sample):
     ws = sample
     view = services.performance.performance()
@@ -52,7 +58,7 @@ def test_the_threshold_callback_counts_as_brute_force(sample):
     p = ws.adapter.model.predict_proba(ws.X.iloc[ws.test_idx])[:, 1]
     y = ws.y[ws.test_idx]
     for hundredths in (10, 50, 100):
-        fig, table, line = cb.render_confusion(hundredths)
+        fig, table, line, roc, pr = cb.render_confusion(hundredths)
         called = p >= hundredths / 100
         tp, fp = int(np.sum(called & (y == 1))), int(np.sum(called & (y == 0)))
         tn, fn = int(np.sum(~called & (y == 0))), int(np.sum(~called & (y == 1)))
@@ -61,6 +67,10 @@ def test_the_threshold_callback_counts_as_brute_force(sample):
         assert np.asarray(fig.data[0].z).tolist() == [[tp, fn], [fp, tn]]
         assert f"{tp} of {tp + fn} malignant" in _texts(table)
         assert fig.layout.meta["alt"].startswith(f"at threshold {hundredths / 100:.2f}: {tp} malignant rows")
+        # the circle on the curves moves to (FPR, TPR) and (recall, precision) of that threshold, nothing else sent
+        assert _assigned(roc) == {("data", 2, "x"): [fp / (fp + tn)], ("data", 2, "y"): [tp / (tp + fn)]}
+        assert _assigned(pr) == {("data", 2, "x"): [tp / (tp + fn)],
+                                 ("data", 2, "y"): [tp / (tp + fp) if tp + fp else None]}
     assert "between 0 and 1" in _texts(cb.render_confusion(150)[1])
 
 
@@ -80,6 +90,8 @@ def test_the_report_has_the_performance_section(sample):
     figs = Figs()
     html = performance_section(c, figs)
     assert "<h2 id=\"performance\">Model performance</h2>" in html and "ROC AUC 0.991" in html
+    roc_circle = figs.drawn[0].data[2]
+    assert (roc_circle.x, roc_circle.y) == ((c.threshold.counts.fpr,), (c.threshold.counts.tpr,))  # at 0.5
     assert [f.layout.title.text.split(":")[0] for f in figs.drawn] == [
         "ROC curve of P(malignant)", "Precision-recall of P(malignant)", "Calibration of P(malignant) in 10 bins",
         "Confusion at threshold 0.50 on 143 held-out rows"]

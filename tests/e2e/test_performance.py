@@ -50,6 +50,9 @@ def test_performance_page_threshold_moves_counts_and_url(server, browser, axe_so
     assert (after[0] + after[3], after[1] + after[2]) == (counts[0] + counts[3], counts[1] + counts[2])
     assert after[0] + after[1] < counts[0] + counts[1]
     assert "threshold=100" in browser.current_url
+    circle = browser.execute_script(  # the chosen threshold's circle on the ROC curve moved to (FPR, TPR) at 1.00
+        "const g = document.querySelector('#performance-roc .js-plotly-plot'); return [g.data[2].x, g.data[2].y];")
+    assert circle == [[after[1] / (after[1] + after[2])], [after[0] / (after[0] + after[3])]]
     rates = browser.find_element(By.ID, "performance-rates").text
     assert "true positive rate (recall)" in rates and f"{after[0]} of {after[0] + after[3]}" in rates
     _assert_clean(browser, axe_source, "/performance")
