@@ -65,9 +65,10 @@ def _multiclass(ws) -> MulticlassConfusion:
     pair = ws.pair
     names = tuple(pair.adapter.class_names)
     X = pair.X.iloc[pair.test_idx]
-    predicted = np.asarray(pair.adapter.predict(X)).astype(str)
-    index = {c: i for i, c in enumerate(names)}
-    return perf.multiclass_confusion(pair.y[pair.test_idx], [index[c] for c in predicted], names, level=LEVEL)
+    # predict gives the model's own classes (classes_), which a features file may show under other names
+    index = {str(c): i for i, c in enumerate(pair.adapter.classes_)}
+    predicted = [index[str(c)] for c in np.asarray(pair.adapter.predict(X))]
+    return perf.multiclass_confusion(pair.y[pair.test_idx], predicted, names, level=LEVEL)
 
 
 def _compute() -> PerformanceView:

@@ -158,3 +158,27 @@ def test_a_regressor_shows_predicted_vs_actual_and_says_it_has_no_roc(tmp_path):
         assert "Not shown: a regressor has no ROC, precision-recall or calibration curve and no threshold." in text
         with pytest.raises(Exception, match="a regressor has no ROC"):
             services.performance.confusion(0.5)
+
+
+def test_a_multiclass_model_shown_under_other_class_names_counts_its_own_predictions(tmp_path):
+    """``--classes`` names the model's classes (0, 1, 2) for people; ``predict`` still gives 0, 1, 2: the matrix maps
+    them through the model's ``classes_`` (mapping them through the shown names raised KeyError: '0')."""
+    from skops.io import dump
+    from sklearn.datasets import load_wine
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    from workspace.torch_options import TorchOptions
+    from workspace.workspace import load_user_workspace
+
+    data = load_wine(as_frame=True)
+    X, y = data.data, data.target.to_numpy()
+    model = GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0).fit(X.iloc[::2], y[::2])
+    dump(model, tmp_path / "wine.skops")
+    X.assign(cultivar=y).to_csv(tmp_path / "wine.csv", index=False)
+    ws = load_user_workspace(tmp_path / "wine.skops", tmp_path / "wine.csv", "cultivar",
+                             torch_options=TorchOptions(classes=("barolo", "grignolino", "barbera")))
+    with services.overridden(services.ServiceState(ws)):
+        m = services.performance.performance().multiclass
+        rows = ws.pair.test_idx
+        assert m.class_names == ("barolo", "grignolino", "barbera")
+        np.testing.assert_array_equal(m.matrix, confusion_matrix(y[rows], model.predict(X.iloc[rows]), labels=[0, 1, 2]))
