@@ -125,3 +125,24 @@ def confusion(threshold) -> ThresholdView:
     ws = workspace()
     rest = ws.classes[0] if len(ws.classes) > 1 else "rest"
     return ThresholdView(perf.confusion_at(view.classifier, t), view.classifier.target, rest)
+
+
+def lines(_row: int | None = None) -> tuple[str, ...]:
+    """What ``python -m app check`` prints of the Performance page: its scores with their intervals, and the
+    confusion at the default threshold (or why the curves do not apply)."""
+    view = performance()
+    if view.regressor is not None:
+        r = view.regressor
+        return (f"perf    {r.n_rows:,} held-out rows: {r.r2.text('R2')}; {r.rmse.text('RMSE')}",)
+    c = view.classifier
+    if c is None:
+        return (f"perf    not applicable: {view.not_applicable['roc']}",)
+    k = confusion(DEFAULT_THRESHOLD).counts
+    brier = f"; {c.brier.text('Brier')}" if c.brier is not None else ""
+    line = (f"perf    {c.n_rows:,} held-out rows: {c.roc_auc.text('ROC AUC')}; "
+            f"{c.average_precision.text('average precision')}{brier}; at {k.threshold:.2f}: {k.tp} TP, {k.fp} FP, "
+            f"{k.tn} TN, {k.fn} FN")
+    if view.multiclass is not None:
+        m = view.multiclass
+        line += f"; every class: accuracy {m.accuracy:.3f} ({m.level:.0%} interval {m.accuracy_low:.3f}–{m.accuracy_high:.3f})"
+    return (line,)

@@ -17,10 +17,8 @@ SCATTER_GL_ROWS = 2_000
 
 
 def interval_text(name: str, s) -> str:
-    """``"ROC AUC 0.991 (95 % interval 0.982–0.998)"`` of a :class:`~explainers.types.ScoreInterval`."""
-    if s.n_boot and np.isfinite(s.low):
-        return f"{name} {s.value:.3f} ({s.level:.0%} interval {s.low:.3f}–{s.high:.3f})"
-    return f"{name} {s.value:.3f}"
+    """``"ROC AUC 0.991 (95% interval 0.972–1.000)"`` of a :class:`~explainers.types.ScoreInterval` (its ``text``)."""
+    return s.text(name)
 
 
 def _output_words(c) -> str:

@@ -41,6 +41,13 @@ class ScoreInterval:
     def to_dict(self) -> dict:
         return _jsonable(self)
 
+    def text(self, name: str) -> str:
+        """``"ROC AUC 0.991 (95% interval 0.972–1.000)"``: the words every view prints it in (without an interval
+        when there were no resamples)."""
+        if self.n_boot and np.isfinite(self.low):
+            return f"{name} {self.value:.3f} ({self.level:.0%} interval {self.low:.3f}–{self.high:.3f})"
+        return f"{name} {self.value:.3f}"
+
 
 @dataclass(frozen=True)
 class ConfusionCounts:

@@ -182,3 +182,16 @@ def test_a_multiclass_model_shown_under_other_class_names_counts_its_own_predict
         rows = ws.pair.test_idx
         assert m.class_names == ("barolo", "grignolino", "barbera")
         np.testing.assert_array_equal(m.matrix, confusion_matrix(y[rows], model.predict(X.iloc[rows]), labels=[0, 1, 2]))
+
+
+def test_check_prints_the_performance_line(sample):
+    """``python -m app check``'s "perf" line: the sample's scores with their intervals and the counts at 0.5."""
+    ws = sample
+    p = ws.adapter.model.predict_proba(ws.X.iloc[ws.test_idx])[:, 1]
+    y = ws.y[ws.test_idx]
+    called = p >= 0.5
+    counts = [int(np.sum(called & (y == 1))), int(np.sum(called & (y == 0))), int(np.sum(~called & (y == 0))),
+              int(np.sum(~called & (y == 1)))]
+    (line,) = services.performance.lines(0)
+    assert line.startswith(f"perf    143 held-out rows: ROC AUC {roc_auc_score(y, p):.3f} (95% interval ")
+    assert line.endswith("at 0.50: {} TP, {} FP, {} TN, {} FN".format(*counts)) and "average precision" in line
