@@ -7,7 +7,8 @@ intervals need the same curves on a thousand resamples: a resample is a vector o
 once, so each resample's ROC AUC and average precision are two cumulative sums (no sort, no copy of the rows).
 
 Resampling protocol (:func:`resample_counts`): ``rng = numpy.random.default_rng(seed)``; resamples are drawn in
-blocks of :data:`BLOCK`; in each block, a classifier's positive rows are drawn with replacement (``rng.integers``,
+blocks of :func:`block_size` (``BLOCK_CELLS // n_rows``, at least 1: a block's counts hold about 2 million
+numbers, 16 MB, whatever the rows); in each block, a classifier's positive rows are drawn with replacement (``rng.integers``,
 shape (block, n_positive)) and then its negative rows (shape (block, n_negative)), so that every resample keeps
 the class counts (a stratified bootstrap); a regressor's rows are drawn alike, all together. The interval is the
 percentile interval of the resampled scores (Efron & Tibshirani 1993), as :func:`explainers.intervals.bootstrap_mean`.
@@ -30,15 +31,20 @@ from .permutation_importance import roc_auc
 from .types._performance import (ClassifierPerformance, ConfusionCounts, MulticlassConfusion, RegressorPerformance,
                                  ScoreInterval)
 
-__all__ = ["BLOCK", "N_BOOT", "N_BINS", "classifier_performance", "confusion_at", "multiclass_confusion",
+__all__ = ["BLOCK_CELLS", "N_BOOT", "N_BINS", "classifier_performance", "confusion_at", "multiclass_confusion",
            "regressor_performance", "resample_counts", "curve_counts"]
 
 N_BOOT = 1000
 """Bootstrap resamples behind each interval."""
 N_BINS = 10
 """Bins of equal width on [0, 1] of the calibration curve."""
-BLOCK = 100
-"""Resamples drawn (and scored) at a time: the resampling protocol above, and a bound on memory."""
+BLOCK_CELLS = 2_000_000
+"""Resamples × rows drawn (and scored) at a time: the resampling protocol above, and a bound on memory."""
+
+
+def block_size(n_rows: int) -> int:
+    """Resamples drawn at a time for ``n_rows`` rows: ``BLOCK_CELLS // n_rows``, at least 1."""
+    return max(1, BLOCK_CELLS // max(1, int(n_rows)))
 
 
 def _check_binary(y, scores) -> tuple[np.ndarray, np.ndarray]:
@@ -104,8 +110,9 @@ def resample_counts(groups, n_boot: int, seed: int) -> Iterator[np.ndarray]:
     rng = np.random.default_rng(seed)
     groups = [np.asarray(g) for g in groups]
     n = int(sum(len(g) for g in groups))
-    for start in range(0, n_boot, BLOCK):
-        b = min(BLOCK, n_boot - start)
+    block = block_size(n)
+    for start in range(0, n_boot, block):
+        b = min(block, n_boot - start)
         drawn = np.concatenate([g[rng.integers(0, len(g), size=(b, len(g)))] for g in groups], axis=1)
         drawn += np.arange(b)[:, None] * n
         yield np.bincount(drawn.ravel(), minlength=b * n).reshape(b, n).astype(float)

@@ -195,3 +195,10 @@ def test_check_prints_the_performance_line(sample):
     (line,) = services.performance.lines(0)
     assert line.startswith(f"perf    143 held-out rows: ROC AUC {roc_auc_score(y, p):.3f} (95% interval ")
     assert line.endswith("at 0.50: {} TP, {} FP, {} TN, {} FN".format(*counts)) and "average precision" in line
+
+
+def test_resamples_shrink_past_a_hundred_thousand_held_out_rows():
+    """rows × resamples at most 10⁸ (at least 100 resamples): the view stays seconds of CPU on a big table."""
+    from app.services.performance import resamples
+
+    assert [resamples(n) for n in (143, 8_141, 100_000, 200_000, 5_000_000)] == [1000, 1000, 1000, 500, 100]

@@ -65,17 +65,19 @@ def test_confusion_at_a_threshold_equals_a_brute_force_count(tied):
         perf.confusion_at(c, 1.5)
 
 
-def test_intervals_equal_a_brute_force_stratified_bootstrap(tied):
-    """Every resample drawn as the protocol says (positives then negatives, blocks of BLOCK), its rows copied out
-    and scored by scikit-learn; the percentile bounds must equal the vectorized ones."""
+def test_intervals_equal_a_brute_force_stratified_bootstrap(tied, monkeypatch):
+    """Every resample drawn as the protocol says (positives then negatives, blocks of block_size), its rows copied
+    out and scored by scikit-learn; the percentile bounds must equal the vectorized ones."""
     y, p = tied
-    n_boot, seed = 150, 7  # two blocks, the second partial
+    monkeypatch.setattr(perf, "BLOCK_CELLS", 40 * len(y))  # blocks of 40 resamples: 40, 40, 40, 30
+    n_boot, seed = 150, 7
+    assert perf.block_size(len(y)) == 40
     c = perf.classifier_performance(y, p, n_boot=n_boot, seed=seed)
     rng = np.random.default_rng(seed)
     pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
     aucs, aps, briers = [], [], []
-    for start in range(0, n_boot, perf.BLOCK):
-        b = min(perf.BLOCK, n_boot - start)
+    for start in range(0, n_boot, 40):
+        b = min(40, n_boot - start)
         drawn_pos = pos[rng.integers(0, len(pos), size=(b, len(pos)))]
         drawn_neg = neg[rng.integers(0, len(neg), size=(b, len(neg)))]
         for i in range(b):
@@ -101,7 +103,8 @@ def test_calibration_equals_a_pandas_group_by(tied):
     assert c.n_bins == 8 and c.calibration_counts.sum() == len(y)
 
 
-def test_regressor_r2_and_rmse_equal_numpy_and_a_brute_force_bootstrap():
+def test_regressor_r2_and_rmse_equal_numpy_and_a_brute_force_bootstrap(monkeypatch):
+    monkeypatch.setattr(perf, "BLOCK_CELLS", 50 * 200)  # blocks of 50 resamples: 50, 50, 20
     rng = np.random.default_rng(0)
     actual = rng.normal(size=200) * 3 + 10
     predicted = actual + rng.normal(size=200)
@@ -112,8 +115,10 @@ def test_regressor_r2_and_rmse_equal_numpy_and_a_brute_force_bootstrap():
     np.testing.assert_allclose(r.residuals, actual - predicted)
     rng = np.random.default_rng(2)
     r2s, rmses = [], []
-    for start in range(0, 120, perf.BLOCK):
-        drawn = rng.integers(0, 200, size=(min(perf.BLOCK, 120 - start), 200))
+    block = perf.block_size(200)
+    assert block == 50
+    for start in range(0, 120, block):
+        drawn = rng.integers(0, 200, size=(min(block, 120 - start), 200))
         for rows in drawn:
             r2s.append(r2_score(actual[rows], predicted[rows]))
             rmses.append(np.sqrt(np.mean((actual[rows] - predicted[rows]) ** 2)))
