@@ -3,9 +3,9 @@ calibration curves with intervals and the confusion at a threshold for a classif
 a regressor; a multiclass model's full confusion matrix beside its one-vs-rest view.
 
 The same rows and output as the model card (:func:`~.tabular.model_summary`: the explained output on
-``test_idx``, read from the warm-up's outputs); computed once per workspace in the warm-up (about 0.5 s of CPU on
-Adult's 8,141 held-out rows, ``python -m benchmarks.tablestakes``), not stored by a build: every number comes from the outputs, which a served store's
-workspace computes anyway.
+``test_idx``, read from the warm-up's outputs); computed once per workspace in the warm-up (about 0.5 s of CPU
+on Adult's 8,141 held-out rows, ``python -m benchmarks.tablestakes``), not stored by a build: every number comes
+from the outputs, which a served store's workspace computes anyway.
 """
 from __future__ import annotations
 
