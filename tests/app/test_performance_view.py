@@ -202,3 +202,12 @@ def test_resamples_shrink_past_a_hundred_thousand_held_out_rows():
     from app.services.performance import resamples
 
     assert [resamples(n) for n in (143, 8_141, 100_000, 200_000, 5_000_000)] == [1000, 1000, 1000, 500, 100]
+
+
+def test_a_forged_threshold_is_refused_before_the_callback_runs():
+    """The threshold control's kind (app/serve/callback_inputs.py): whole hundredths 0..100, nothing else."""
+    from app.serve.callback_inputs import problem
+
+    declared = {"id": "performance-threshold", "property": "value"}
+    assert [problem(declared, v) is None for v in (0, 30, 100, 50.0)] == [True] * 4
+    assert [problem(declared, v) is None for v in (101, -1, 0.5, "abc", True, [30])] == [False] * 6
