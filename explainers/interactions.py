@@ -50,27 +50,30 @@ def _strengths(own: np.ndarray, residual: np.ndarray, others: np.ndarray, cat: n
     n, d = others.shape
     if total <= 0 or n < 3:
         return np.zeros(d)
+    num = np.flatnonzero(~cat)
+    Z = others[:, num]
+    fill = np.where(np.isfinite(Z).any(axis=0), np.nanmean(np.where(np.isfinite(Z), Z, np.nan), axis=0), 0.0) \
+        if len(num) else np.zeros(0)
+    Z = np.where(np.isnan(Z), fill, Z)
+    codes = {j: np.unique(np.nan_to_num(others[:, j], nan=-1.0), return_inverse=True)[1] for j in np.flatnonzero(cat)}
     explained, dof = np.zeros(d), np.zeros(d)
     for b in np.unique(own):
         at = own == b
-        r, Z = residual[at], others[at]
+        r = residual[at]
         if len(r) < 3:
             continue
-        for j in range(d):
-            z = Z[:, j]
-            if cat[j]:
-                levels, inv = np.unique(np.nan_to_num(z, nan=-1.0), return_inverse=True)
-                sums, counts = np.bincount(inv, r), np.bincount(inv)
-                explained[j] += float(np.sum(sums ** 2 / counts) - r.sum() ** 2 / len(r))
-                dof[j] += len(levels) - 1
-            else:
-                z = np.where(np.isnan(z), np.nanmean(z) if np.isfinite(z).any() else 0.0, z)
-                zc, rc = z - z.mean(), r - r.mean()
-                den = float(zc @ zc)
-                if den > 0:
-                    explained[j] += float(zc @ rc) ** 2 / den
-                    dof[j] += 1
-    mse = np.maximum(total - explained, 0.0) / np.maximum(n - len(np.unique(own)) - dof, 1.0)
+        rc = r - r.mean()
+        zc = Z[at] - Z[at].mean(axis=0)
+        den = np.einsum("ij,ij->j", zc, zc)
+        ok = den > 0
+        explained[num[ok]] += (zc[:, ok].T @ rc) ** 2 / den[ok]
+        dof[num[ok]] += 1
+        for j, inv in codes.items():
+            sums, counts = np.bincount(inv[at], r), np.bincount(inv[at])
+            present = counts > 0
+            explained[j] += float(np.sum(sums[present] ** 2 / counts[present]) - r.sum() ** 2 / len(r))
+            dof[j] += int(present.sum()) - 1
+    mse = np.maximum(total - explained, 0.0) / np.maximum(n - 2 * len(np.unique(own)) - dof, 1.0)
     return np.maximum((explained - dof * mse) / total, 0.0)
 
 

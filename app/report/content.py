@@ -65,6 +65,8 @@ class ReportContent:
     methods: tuple = field(default_factory=tuple)
     """Each global method of the table of methods beside mean |SHAP| (:func:`app.services.methods.global_method_views`:
     permutation importance), or why it does not apply."""
+    dependence: tuple = field(default_factory=tuple)
+    """The Dependence page's views of the features with the largest mean |SHAP| (:func:`app.services.dependence.top`)."""
 
 
 def parse_rows(text: str | None) -> list[int] | None:
@@ -159,4 +161,4 @@ def report_content(rows: list[int] | None = None, *, k: int = DEFAULT_K, files: 
         surrogate_why=surrogate_why, global_curve=curve, persuasive_why=persuasive_why, rows=tuple(sections),
         rows_rule=rule, k=k_used, provenance=provenance(files, sections, surrogate, k_used, methods),
         notes=tuple(ws.notes), descriptions=tuple((name, text) for _, name, text in services.feature_descriptions()),
-        methods=methods)
+        methods=methods, dependence=services.dependence.top())

@@ -166,3 +166,10 @@ RULES_PLAIN = "persuasive-rules-plain"
 RULES_SHOWN = "persuasive-rules-shown"
 RULES_COST = "persuasive-rules-cost"
 RULES_TRADEOFF = "persuasive-rules-tradeoff"
+
+# --- Dependence (issue 25): SHAP dependence beside partial dependence and ICE curves ---
+DEPENDENCE_FEATURE = "dependence-feature"
+DEPENDENCE_SHAP = "dependence-shap"
+DEPENDENCE_PDP = "dependence-pdp"
+DEPENDENCE_NOTES = "dependence-notes"
+DEPENDENCE_WAIT_TICK = "dependence-wait-tick"  # asking again until the warm-up has global SHAP

@@ -133,6 +133,7 @@ PAGES: dict[str, tuple[Param, ...]] = {
         Param("method", ids.TEXT_METHOD, kind="choice"), Param("metric", ids.TEXT_METRIC, kind="choice"),
         Param("query", ids.TEXT_QUERY, kind="choice"),
     ),
+    "/dependence": (Param("feature", ids.DEPENDENCE_FEATURE, kind="choice"),),
 }
 """Each page's state parameters (path -> schema); the navbar's ``row`` and ``class`` are added by :func:`params`."""
 

@@ -1,0 +1,180 @@
+"""The Dependence page's service: one feature's SHAP dependence beside its partial dependence and ICE curves.
+
+SHAP dependence reads the global view's SHAP values (:func:`~.tabular.global_importance`: every row, or its seeded
+sample of big tables), drawn over the rows a per-row plot draws (:func:`~.row_plots.shown_rows`: all up to 2,000,
+else a seeded uniform sample, stated), coloured by the feature :func:`explainers.shap_dependence` picks. Partial
+dependence and ICE are computed live on the held-out rows (:class:`explainers.PartialDependenceExplainer`: a seeded
+sample of at most 1,000, a 20-value grid), once per feature per workspace. Both are in the explained output's units
+(what SHAP explains).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import explainers as ex
+from explainers.dependence import ICE_ROWS, hidden_text
+from explainers.numbers import plain
+from workspace.errors import CandorError
+
+from . import row_plots
+from ._core import lazy, row_cache, workspace
+from .tabular import display_codec, global_importance, guarded
+
+ICE_SHOWN = 100
+"""ICE curves drawn (a seeded sample of the computed ones; the fidelity figure is over all of them)."""
+TOP_FEATURES = 3
+"""Features the report shows (the largest mean |SHAP|)."""
+
+
+@dataclass(frozen=True)
+class DependenceView:
+    """What the Dependence page shows for one feature.
+
+    Parameters
+    ----------
+    feature : str
+    shap : explainers.ShapDependence
+        The scatter's rows, values, SHAP values and colour feature.
+    partial : explainers.PartialDependence
+        The PDP, every computed ICE curve and what the average hides.
+    shown_curves : ndarray of int
+        Which ICE curves are drawn (indices into ``partial.individual``).
+    rows_statement : str
+        Which rows the scatter draws, in words.
+    shap_source : str
+        How the SHAP values were computed (the global view's source).
+    hidden : str
+        :func:`explainers.dependence.hidden_text`: how much the PDP hides, with its intervals.
+    feature_levels, color_levels : dict of float to str
+        A categorical feature's (and colour feature's) codes present in the drawn rows and their names; empty
+        for a numeric one.
+    """
+
+    feature: str
+    shap: ex.ShapDependence
+    partial: ex.PartialDependence
+    shown_curves: np.ndarray
+    rows_statement: str
+    shap_source: str
+    hidden: str
+    feature_levels: dict
+    color_levels: dict
+
+
+def value_text(feature: str, value: float) -> str:
+    """A value of ``feature`` as people read it: its level for a categorical column, else a plain number."""
+    codec = display_codec()
+    code = codec.column(feature) if codec is not None else None
+    if code is not None:
+        return code.text(value)
+    return plain(value, trim=True)
+
+
+def categorical_features() -> tuple[str, ...]:
+    """The columns whose values are levels (a one-hot group's raw column is one of them)."""
+    codec = display_codec()
+    return tuple(codec.names[j] for j in codec.categorical) if codec is not None else ()
+
+
+def features() -> tuple[str, ...]:
+    """Every feature, the largest mean |SHAP| first (the picker's order)."""
+    g = global_importance()
+    order = np.argsort(-np.asarray(g.importance, dtype=float), kind="stable")
+    return tuple(g.feature_names[j] for j in order)
+
+
+def default_feature() -> str:
+    """The feature the page opens on: the largest mean |SHAP|."""
+    return features()[0]
+
+
+def _make() -> ex.PartialDependenceExplainer:
+    ws = workspace()
+    return ex.PartialDependenceExplainer(ws.output, ws.X.iloc[ws.test_idx], categorical=categorical_features(),
+                                         labels=value_text, units=ws.output_label, n_ice=ICE_ROWS, seed=0)
+
+
+_explainer = lazy("partial_dependence_explainer", _make)
+
+
+def _shap(feature: str) -> ex.ShapDependence:
+    g = global_importance()
+    sample = row_plots.shown_rows(len(g.values))
+    cats = set(categorical_features())
+    return ex.shap_dependence(feature, g.feature_names, g.feature_values, g.values, sample.rows,
+                              categorical=[n in cats for n in g.feature_names], units=g.output_space, seed=0)
+
+
+@row_cache(maxsize=64)
+def _dependence(feature: str) -> DependenceView:
+    partial = guarded("partial dependence", _explainer().explain, feature)
+    shap = _shap(feature)
+    g = global_importance()
+    n = len(partial.individual)
+    shown = (np.arange(n) if n <= ICE_SHOWN
+             else np.sort(np.random.default_rng(0).choice(n, size=ICE_SHOWN, replace=False)))
+    sample = row_plots.RowSample(shap.rows, shap.n_rows, row_plots.SEED)
+    rows = sample.statement("") or f"all {shap.n_rows:,} explained rows"
+    return DependenceView(feature, shap, partial, shown, rows, g.source, hidden_text(partial),
+                          _levels(feature, shap.values), _levels(shap.color_feature, shap.color_values))
+
+
+def _levels(feature: str | None, values: np.ndarray) -> dict:
+    """A categorical feature's codes among ``values`` and their names ({} for a numeric one or none)."""
+    if feature is None or feature not in categorical_features():
+        return {}
+    return {float(c): value_text(feature, c) for c in np.unique(values[~np.isnan(values)])}
+
+
+def dependence(feature: str | None) -> DependenceView:
+    """The Dependence page's view of ``feature`` (None: :func:`default_feature`), built once per feature.
+
+    Raises
+    ------
+    CandorError
+        One line: an unknown feature (naming a few known ones), one taking a single value, or as global SHAP
+        and the model's calls raise.
+    """
+    names = features()
+    feature = names[0] if feature in (None, "") else str(feature)
+    if feature not in names:
+        raise CandorError(f"no feature {feature!r} to show; features: {', '.join(names[:6])}"
+                          + (" ..." if len(names) > 6 else ""))
+    try:
+        return _dependence(feature)
+    except ValueError as err:  # a feature with one value among the sampled rows
+        raise CandorError(str(err).splitlines()[0]) from None
+
+
+def top(k: int = TOP_FEATURES) -> tuple[DependenceView, ...]:
+    """The views of the ``k`` features with the largest mean |SHAP| (the report's section); a feature that
+    cannot be shown (one value) is left out."""
+    out = []
+    for name in features():
+        if len(out) == k:
+            break
+        try:
+            out.append(dependence(name))
+        except CandorError:
+            continue
+    return tuple(out)
+
+
+def colour_text(v: DependenceView) -> str:
+    """Which feature colours the scatter, how strongly, and how sure the pick is."""
+    s = v.shap
+    if s.color_feature is None:
+        return "No other feature to colour by."
+    strength = dict(s.candidates).get(s.color_feature, 0.0)
+    runner = next(((n, x) for n, x in s.candidates if n != s.color_feature), None)
+    text = (f"Coloured by {s.color_feature}: it explains {plain(100 * strength, 2, trim=True)} % of the variance "
+            f"of {v.feature}'s SHAP value left once {v.feature}'s own value is accounted for")
+    if runner is not None:
+        text += f" (next: {runner[0]}, {plain(100 * runner[1], 2, trim=True)} %)"
+    text += (f"; picked in {plain(100 * s.pick_share, 3, trim=True)} % of {s.n_boot} bootstrap resamples of the "
+             f"rows.")
+    if strength < 0.02:
+        text += f" No feature explains much of it: {v.feature}'s effect looks additive here."
+    return text
