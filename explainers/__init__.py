@@ -34,7 +34,7 @@ from .types import (
     Rule,
     Simplification,
 )
-from .types import CurveFidelity, PartialDependence, ShapDependence
+from .types import CurveFidelity, DependenceSet, PartialDependence, ShapDependence
 
 _LAZY = {
     "LimeExplainer": ".lime_explainer", "weighted_r2": "._lime_fits",
@@ -63,4 +63,5 @@ __all__ = [
     "rank_agreement", "rule_text", "sign_agreement", "spearman",
     "sufficiency", "top_k", "top_k_overlap", "weighted_r2",
     "PartialDependenceExplainer", "shap_dependence", "PartialDependence", "ShapDependence", "CurveFidelity",
+    "DependenceSet",
 ]

@@ -25,8 +25,10 @@ from .types._dependence import CurveFidelity, PartialDependence
 
 __all__ = ["PartialDependenceExplainer", "curve_fidelity"]
 
-ICE_ROWS = 1000
-"""Rows sampled for the ICE curves (and so for their average, the PDP) when the table has more."""
+ICE_ROWS = 500
+"""Rows sampled for the ICE curves (and so for their average, the PDP) when the table has more: 500 x 20 grid
+values is 10,000 model rows (about 0.2 s of one core for Adult's HistGradientBoosting pipeline), and the share of
+curves against the PDP is then known to within about ±4.4 percentage points (Wilson 95 %, worst case)."""
 GRID_RESOLUTION = 20
 """Most grid values of a numeric feature."""
 PERCENTILES = (0.05, 0.95)

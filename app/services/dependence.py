@@ -4,7 +4,7 @@ SHAP dependence reads the global view's SHAP values (:func:`~.tabular.global_imp
 sample of big tables), drawn over the rows a per-row plot draws (:func:`~.row_plots.shown_rows`: all up to 2,000,
 else a seeded uniform sample, stated), coloured by the feature :func:`explainers.shap_dependence` picks. Partial
 dependence and ICE are computed live on the held-out rows (:class:`explainers.PartialDependenceExplainer`: a seeded
-sample of at most 1,000, a 20-value grid), once per feature per workspace. Both are in the explained output's units
+sample of at most 500, a 20-value grid), once per feature per workspace. Both are in the explained output's units
 (what SHAP explains).
 """
 from __future__ import annotations
@@ -14,12 +14,12 @@ from dataclasses import dataclass
 import numpy as np
 
 import explainers as ex
-from explainers.dependence import ICE_ROWS, hidden_text
+from explainers.dependence import GRID_RESOLUTION, ICE_ROWS, PERCENTILES, hidden_text
 from explainers.numbers import plain
 from workspace.errors import CandorError
 
 from . import row_plots
-from ._core import lazy, row_cache, workspace
+from ._core import built_store, lazy, row_cache, workspace
 from .tabular import display_codec, global_importance, guarded
 
 ICE_SHOWN = 100
@@ -99,6 +99,64 @@ def _make() -> ex.PartialDependenceExplainer:
 _explainer = lazy("partial_dependence_explainer", _make)
 
 
+def why_not() -> str | None:
+    """Why partial dependence does not apply to the installed model: never (every tabular model has an output)."""
+    return None
+
+
+def settings() -> dict:
+    """What the stored partial dependences depend on (the store's manifest ``explainers``)."""
+    return {"n_ice": ICE_ROWS, "grid_resolution": GRID_RESOLUTION, "percentiles": list(PERCENTILES), "seed": 0,
+            "rows": "held-out", "features": f"the {TOP_FEATURES} largest mean |SHAP|"}
+
+
+def _stored() -> ex.DependenceSet | None:
+    st = built_store()
+    return st.result("partial_dependence") if st is not None else None
+
+
+def _partial(feature: str) -> ex.PartialDependence:
+    """The store's partial dependence of ``feature`` (built for the top features), else computed live."""
+    kept = _stored()
+    found = kept.get(feature) if kept is not None else None
+    if found is not None:  # built by python -m app build: no recomputation
+        return found
+    return guarded("partial dependence", _explainer().explain, feature)
+
+
+def _top_set() -> ex.DependenceSet:
+    st = _stored()
+    if st is not None:
+        return st
+    ws, names = workspace(), []
+    for name in features():  # the top features that can be shown (a one-valued feature is skipped)
+        if len(names) == TOP_FEATURES:
+            break
+        if ws.X.iloc[ws.test_idx][name].dropna().nunique() > 1:
+            names.append(name)
+    partials = tuple(_dependence(n).partial for n in names)
+    return ex.DependenceSet(tuple(map(str, ws.X.columns)), partials,
+                            f"partial dependence of the {len(partials)} features with the largest mean |SHAP|; "
+                            + (partials[0].source if partials else "no feature with two values"))
+
+
+partial_dependences = lazy("partial_dependence", _top_set)
+"""The table of methods' result (:class:`explainers.DependenceSet` of the top features): the store's, else live."""
+
+
+def lines(_row: int) -> tuple[str, ...]:
+    """What ``python -m app check`` prints: how much the top feature's PDP hides."""
+    top_set = partial_dependences()
+    if not top_set.partials:
+        return ("pdp     no feature takes two values among the held-out rows",)
+    p = top_set.partials[0]
+    f = p.fidelity
+    return (f"pdp     {p.feature}: {plain(100 * f.opposite_share, 2, trim=True)} % of {f.n_curves:,} ICE curves "
+            f"against the PDP (95 % CI {plain(100 * f.opposite_low, 2, trim=True)}–"
+            f"{plain(100 * f.opposite_high, 2, trim=True)} %), centred distance {plain(f.distance, 3, trim=True)} "
+            f"{p.units}, {len(p.grid)} grid values",)
+
+
 def _shap(feature: str) -> ex.ShapDependence:
     g = global_importance()
     sample = row_plots.shown_rows(len(g.values))
@@ -109,7 +167,7 @@ def _shap(feature: str) -> ex.ShapDependence:
 
 @row_cache(maxsize=64)
 def _dependence(feature: str) -> DependenceView:
-    partial = guarded("partial dependence", _explainer().explain, feature)
+    partial = _partial(feature)
     shap = _shap(feature)
     g = global_importance()
     n = len(partial.individual)
@@ -148,18 +206,10 @@ def dependence(feature: str | None) -> DependenceView:
         raise CandorError(str(err).splitlines()[0]) from None
 
 
-def top(k: int = TOP_FEATURES) -> tuple[DependenceView, ...]:
-    """The views of the ``k`` features with the largest mean |SHAP| (the report's section); a feature that
-    cannot be shown (one value) is left out."""
-    out = []
-    for name in features():
-        if len(out) == k:
-            break
-        try:
-            out.append(dependence(name))
-        except CandorError:
-            continue
-    return tuple(out)
+def top() -> tuple[DependenceView, ...]:
+    """The views of the features with the largest mean |SHAP| (the report's section): those of
+    :func:`partial_dependences` (the store's, when built)."""
+    return tuple(dependence(p.feature) for p in partial_dependences().partials)
 
 
 def colour_text(v: DependenceView) -> str:

@@ -143,8 +143,6 @@ _METHODS = {
                   "rank correlation with gradients and leave-one-out"),
     "head_roles": ("representation", "role of individual units (heads)", "global",
                    "accuracy lost when the head is pruned (Michel et al. 2019)"),
-    "partial_dependence": ("processing", "feature effect (partial dependence with ICE curves)", "global",
-                           "share of ICE curves against the PDP; centred ICE distance"),
     **{m.name: m.gilpin for m in TABULAR},  # the tabular methods' own entries (explainers/methods.py)
 }
 

@@ -18,7 +18,7 @@ from ._importance import PermutationImportance
 from ._model_summary import ModelSummary
 from ._rule import Predicate, Rule
 from ._simplification import Simplification
-from ._dependence import CurveFidelity, PartialDependence, ShapDependence
+from ._dependence import CurveFidelity, DependenceSet, PartialDependence, ShapDependence
 
 __all__ = [
     "Fidelity",
@@ -32,6 +32,7 @@ __all__ = [
     "GlobalImportance",
     "PermutationImportance",
     "CurveFidelity",
+    "DependenceSet",
     "PartialDependence",
     "ShapDependence",
 ]

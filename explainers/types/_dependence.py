@@ -53,6 +53,13 @@ class CurveFidelity:
     def to_dict(self) -> dict:
         return _jsonable(self)
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "CurveFidelity":
+        """The figure :meth:`to_dict` gave (raises KeyError, TypeError or ValueError on another object)."""
+        ints = ("direction", "opposite", "n_curves")
+        return cls(**{f: (int(d[f]) if f in ints else bool(d[f]) if f == "flat" else float(d[f]))
+                      for f in cls.__dataclass_fields__})
+
 
 @dataclass(frozen=True)
 class PartialDependence:
@@ -120,6 +127,53 @@ class PartialDependence:
 
     def to_dict(self) -> dict:
         return _jsonable(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PartialDependence":
+        """The result :meth:`to_dict` gave (raises KeyError, TypeError or ValueError on another object)."""
+        arr = {k: np.array(d[k], dtype=float) for k in ("grid", "average", "average_se")}
+        ice = np.array(d["individual"], dtype=float).reshape(-1, len(arr["grid"]))
+        return cls(str(d["feature"]), bool(d["categorical"]), arr["grid"], tuple(d["grid_labels"]), arr["average"],
+                   arr["average_se"], ice, np.array(d["rows"], dtype=int), int(d["n_rows"]), int(d["seed"]),
+                   int(d["grid_resolution"]), (float(d["percentiles"][0]), float(d["percentiles"][1])),
+                   str(d["units"]), CurveFidelity.from_dict(d["fidelity"]), str(d["source"]),
+                   str(d.get("method", "partial_dependence")))
+
+
+@dataclass(frozen=True)
+class DependenceSet:
+    """Partial dependence of the features with the largest mean |SHAP| (what a store keeps of the method; any
+    other feature is computed when asked).
+
+    Parameters
+    ----------
+    feature_names : tuple of str
+        Every column of the table (the store checks them against its own).
+    partials : tuple of PartialDependence
+        One per feature kept, largest mean |SHAP| first.
+    source : str
+    """
+
+    feature_names: tuple[str, ...]
+    partials: tuple[PartialDependence, ...]
+    source: str
+    method: str = "partial_dependence"
+
+    def get(self, feature: str) -> PartialDependence | None:
+        """The kept result of ``feature``, or None."""
+        return next((p for p in self.partials if p.feature == feature), None)
+
+    def to_dict(self) -> dict:
+        return _jsonable(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "DependenceSet":
+        """The set :meth:`to_dict` gave (raises KeyError, TypeError or ValueError on another object)."""
+        partials = tuple(PartialDependence.from_dict(p) for p in d["partials"])
+        if any(p.feature not in d["feature_names"] for p in partials):
+            raise ValueError("a partial dependence of a feature the table does not have")
+        return cls(tuple(map(str, d["feature_names"])), partials, str(d["source"]),
+                   str(d.get("method", "partial_dependence")))
 
 
 @dataclass(frozen=True)
