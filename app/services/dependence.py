@@ -162,7 +162,8 @@ def _shap(feature: str) -> ex.ShapDependence:
     sample = row_plots.shown_rows(len(g.values))
     cats = set(categorical_features())
     return ex.shap_dependence(feature, g.feature_names, g.feature_values, g.values, sample.rows,
-                              categorical=[n in cats for n in g.feature_names], units=g.output_space, seed=0)
+                              categorical=[n in cats for n in g.feature_names],
+                              units=g.output_space.replace("_", "-"), seed=0)
 
 
 @row_cache(maxsize=64)
