@@ -1,13 +1,13 @@
 """SHAP dependence of one feature, coloured by the feature it interacts with most.
 
-Which feature to colour by. Exact Tree SHAP interaction values (Lundberg et al. 2020) would decompose a tree
-model's SHAP values into main effects and pairwise interactions; but the values Candor draws are *interventional*
-Tree SHAP (:mod:`explainers.tree_shap`, against a background sample), while shap's ``shap_interaction_values``
-exist only for the path-dependent game (``feature_perturbation="tree_path_dependent"``), a different game whose
-interactions do not add up to the values drawn, and they were not checked here against a brute-force Shapley
-interaction index. So, for every model alike, the colour feature is chosen by a stated heuristic in the spirit of
-``shap.utils.approximate_interactions``: the feature whose value best explains what is left of the feature's SHAP
-value once its own value is accounted for (:func:`interaction_strength`).
+Which feature to colour by. For a scikit-learn tree model of a checked family (:data:`TREE_FAMILIES`, on numeric
+columns) Lundberg et al. (2020)'s way: the largest mean |Tree SHAP interaction value| (shap's
+``TreeExplainer.shap_interaction_values``), which equals a brute-force Shapley interaction index of the
+*path-dependent* game to 1e-15 for those families (``tests/explainers/test_dependence.py``). The values drawn are
+Candor's *interventional* Tree SHAP, a different game, so the interaction values only choose the colour; they are
+not drawn. For every other model (a Pipeline, boosting libraries, model-agnostic SHAP) a stated heuristic in the
+spirit of ``shap.utils.approximate_interactions``: the feature whose value best explains what is left of the
+feature's SHAP value once its own value is accounted for (:func:`interaction_strength`).
 """
 from __future__ import annotations
 
@@ -17,7 +17,14 @@ import numpy as np
 
 from .types._dependence import ShapDependence
 
-__all__ = ["interaction_strength", "shap_dependence"]
+__all__ = ["interaction_strength", "shap_dependence", "tree_interactions", "TREE_FAMILIES"]
+
+TREE_FAMILIES = ("DecisionTreeRegressor", "DecisionTreeClassifier", "RandomForestRegressor", "RandomForestClassifier",
+                 "GradientBoostingRegressor", "GradientBoostingClassifier")
+"""scikit-learn tree families whose shap interaction values were checked against a brute-force Shapley interaction
+index (the path-dependent game; a single tree, a forest and a boosted ensemble in the tests)."""
+TREE_METHOD = ("colour: the feature with the largest mean |Tree SHAP interaction value| with it over the drawn rows "
+               "(shap TreeExplainer, path-dependent; Lundberg et al. 2020), which only chooses the colour")
 
 N_BINS = 10
 """Bins of the feature's own values (quantiles; a categorical feature's levels) within which the residual is read."""
@@ -126,9 +133,38 @@ def _main_effect_removed(x: np.ndarray, phi: np.ndarray, own: np.ndarray, catego
     return residual
 
 
+def tree_interactions(model, X: np.ndarray, target_index: int = -1) -> np.ndarray | None:
+    """Tree SHAP interaction values of ``X``'s rows, shape (n, d, d), or None when ``model`` is not of a checked
+    family (:data:`TREE_FAMILIES`).
+
+    Parameters
+    ----------
+    model : fitted scikit-learn tree model, taking ``X`` as it is
+    X : ndarray of shape (n, d)
+    target_index : int, default=-1
+        The class whose interaction values a forest classifier gives (a boosted classifier has one margin).
+    """
+    if type(model).__name__ not in TREE_FAMILIES:
+        return None
+    import shap
+
+    iv = shap.TreeExplainer(model).shap_interaction_values(np.asarray(X, dtype=float))
+    iv = np.asarray(iv[target_index] if isinstance(iv, list) else iv, dtype=float)
+    return iv[..., target_index] if iv.ndim == 4 else iv
+
+
+def _tree_pick(j: int, rest: list, inter: np.ndarray, n_boot: int, seed: int):
+    """Strength of each other feature (mean |interaction value| with feature ``j``) and the bootstrap share."""
+    a = np.abs(inter[:, j, :][:, rest])
+    score = a.mean(axis=0)
+    pick, rng = int(np.argmax(score)), np.random.default_rng(seed)
+    same = sum(int(np.argmax(a[rng.integers(0, len(a), len(a))].mean(axis=0)) == pick) for _ in range(n_boot))
+    return score, pick, same
+
+
 def shap_dependence(feature: str, feature_names: Sequence[str], values: np.ndarray, shap_values: np.ndarray,
                     rows: np.ndarray, *, categorical: Sequence[bool] = (), units: str = "output",
-                    n_boot: int = N_BOOT, seed: int = 0) -> ShapDependence:
+                    n_boot: int = N_BOOT, seed: int = 0, interactions: np.ndarray | None = None) -> ShapDependence:
     """The SHAP dependence of ``feature`` over the drawn ``rows``, coloured by its strongest interaction.
 
     Parameters
@@ -146,6 +182,9 @@ def shap_dependence(feature: str, feature_names: Sequence[str], values: np.ndarr
     n_boot : int, default=:data:`N_BOOT`
         Bootstrap resamples of the drawn rows for :attr:`ShapDependence.pick_share`.
     seed : int, default=0
+    interactions : ndarray of shape (m, d, d), optional
+        Tree SHAP interaction values of the drawn rows (:func:`tree_interactions`): the colour is then the largest
+        mean |interaction value|, and the candidates' strengths are those means (output units).
 
     Raises
     ------
@@ -164,16 +203,20 @@ def shap_dependence(feature: str, feature_names: Sequence[str], values: np.ndarr
     rest = [k for k in range(d) if k != j]
     if not rest:
         return ShapDependence(feature, x, phi, rows, len(values), None, np.empty(0), (), 1.0, 0, METHOD, units)
-    score = interaction_strength(x, phi, X[:, rest], categorical=bool(cat[j]), others_categorical=cat[rest])
-    pick = int(np.argmax(score))
-    rng, same = np.random.default_rng(seed), 0
-    for _ in range(n_boot):
-        at = rng.integers(0, len(x), len(x))
-        s = interaction_strength(x[at], phi[at], X[at][:, rest], categorical=bool(cat[j]),
-                                 others_categorical=cat[rest])
-        same += int(np.argmax(s) == pick)
+    if interactions is not None:
+        score, pick, same = _tree_pick(j, rest, np.asarray(interactions, dtype=float), n_boot, seed)
+        method, by = TREE_METHOD, "interaction"
+    else:
+        score = interaction_strength(x, phi, X[:, rest], categorical=bool(cat[j]), others_categorical=cat[rest])
+        pick, method, by = int(np.argmax(score)), METHOD, "residual"
+        rng, same = np.random.default_rng(seed), 0
+        for _ in range(n_boot):
+            at = rng.integers(0, len(x), len(x))
+            s = interaction_strength(x[at], phi[at], X[at][:, rest], categorical=bool(cat[j]),
+                                     others_categorical=cat[rest])
+            same += int(np.argmax(s) == pick)
     order = np.argsort(-score, kind="stable")[:5]
     best = names[rest[pick]]
     return ShapDependence(feature, x, phi, rows, len(values), best, X[:, rest[pick]],
                           tuple((names[rest[k]], float(score[k])) for k in order), same / n_boot if n_boot else 1.0,
-                          int(n_boot), METHOD, units)
+                          int(n_boot), method, units, by)

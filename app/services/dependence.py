@@ -157,13 +157,30 @@ def lines(_row: int) -> tuple[str, ...]:
             f"{p.units}, {len(p.grid)} grid values",)
 
 
+def _interactions():
+    """Tree SHAP interaction values of the drawn rows, for a scikit-learn tree model of a checked family on numeric
+    columns (:func:`explainers.interactions.tree_interactions`); None otherwise (the heuristic chooses)."""
+    from explainers.interactions import tree_interactions
+
+    ws, g = workspace(), global_importance()
+    if categorical_features() or ws.adapter.model is None:
+        return None
+    rows = row_plots.shown_rows(len(g.values)).rows
+    X = np.asarray(g.feature_values[rows], dtype=float)
+    return guarded("Tree SHAP interaction values", tree_interactions, ws.adapter.model, X,
+                   int(getattr(ws.model, "index", -1)))
+
+
+_interaction_values = lazy("tree_interaction_values", _interactions)
+
+
 def _shap(feature: str) -> ex.ShapDependence:
     g = global_importance()
     sample = row_plots.shown_rows(len(g.values))
     cats = set(categorical_features())
     return ex.shap_dependence(feature, g.feature_names, g.feature_values, g.values, sample.rows,
                               categorical=[n in cats for n in g.feature_names],
-                              units=g.output_space.replace("_", "-"), seed=0)
+                              units=g.output_space.replace("_", "-"), seed=0, interactions=_interaction_values())
 
 
 @row_cache(maxsize=64)
@@ -220,12 +237,18 @@ def colour_text(v: DependenceView) -> str:
         return "No other feature to colour by."
     strength = dict(s.candidates).get(s.color_feature, 0.0)
     runner = next(((n, x) for n, x in s.candidates if n != s.color_feature), None)
-    text = (f"Coloured by {s.color_feature}: it explains {plain(100 * strength, 2, trim=True)} % of the variance "
-            f"of {v.feature}'s SHAP value left once {v.feature}'s own value is accounted for")
-    if runner is not None:
-        text += f" (next: {runner[0]}, {plain(100 * runner[1], 2, trim=True)} %)"
+    if s.by == "interaction":
+        text = (f"Coloured by {s.color_feature}: the largest mean |Tree SHAP interaction value| with {v.feature}, "
+                f"{plain(strength, 3, trim=True)} {s.units}")
+        if runner is not None:
+            text += f" (next: {runner[0]}, {plain(runner[1], 3, trim=True)})"
+    else:
+        text = (f"Coloured by {s.color_feature}: it explains {plain(100 * strength, 2, trim=True)} % of the variance "
+                f"of {v.feature}'s SHAP value left once {v.feature}'s own value is accounted for")
+        if runner is not None:
+            text += f" (next: {runner[0]}, {plain(100 * runner[1], 2, trim=True)} %)"
     text += (f"; picked in {plain(100 * s.pick_share, 3, trim=True)} % of {s.n_boot} bootstrap resamples of the "
              f"rows.")
-    if strength < 0.02:
+    if s.by == "residual" and strength < 0.02:
         text += f" No feature explains much of it: {v.feature}'s effect looks additive here."
     return text

@@ -205,6 +205,9 @@ class ShapDependence:
     method : str
         How the colour feature was chosen, in words.
     units : str
+    by : {"residual", "interaction"}
+        What the candidates' strengths are: shares of the SHAP residual's variance, or mean |Tree SHAP interaction
+        value| (output units).
     """
 
     feature: str
@@ -219,6 +222,7 @@ class ShapDependence:
     n_boot: int
     method: str
     units: str
+    by: str = "residual"
 
     def to_dict(self) -> dict:
         return _jsonable(self)

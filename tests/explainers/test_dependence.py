@@ -122,3 +122,79 @@ def test_a_categorical_interaction_is_read_by_level():
     phi = x * np.array([-1.0, 0.0, 2.0])[level.astype(int)]  # x's effect depends on the level, not linearly
     s = interaction_strength(x, phi, np.column_stack([noise, level]), others_categorical=[False, True])
     assert s[1] > 0.8 and s[0] < 0.02
+
+
+def _path_value(t, x, S, node=0):
+    """E[tree | x_S] of the path-dependent game: follow x on S, else weight both children by their cover."""
+    left, right = t.children_left[node], t.children_right[node]
+    if left == -1:
+        return t.value[node].ravel()[0]
+    if t.feature[node] in S:
+        return _path_value(t, x, S, left if x[t.feature[node]] <= t.threshold[node] else right)
+    cl, cr = t.weighted_n_node_samples[left], t.weighted_n_node_samples[right]
+    return (cl * _path_value(t, x, S, left) + cr * _path_value(t, x, S, right)) / (cl + cr)
+
+
+def _brute_interactions(value, m: int) -> np.ndarray:
+    """Shapley interaction index over every coalition (halved off the diagonal, main effects on it, as shap)."""
+    from itertools import combinations
+    from math import factorial
+
+    v = {S: value(set(S)) for r in range(m + 1) for S in combinations(range(m), r)}
+    at = lambda S: v[tuple(sorted(S))]  # noqa: E731
+    out = np.zeros((m, m))
+    for i, j in combinations(range(m), 2):
+        rest = [k for k in range(m) if k not in (i, j)]
+        out[i, j] = out[j, i] = sum(
+            factorial(len(S)) * factorial(m - len(S) - 2) / factorial(m - 1)
+            * (at(S + (i, j)) - at(S + (i,)) - at(S + (j,)) + at(S))
+            for r in range(len(rest) + 1) for S in combinations(rest, r)) / 2
+    for i in range(m):
+        rest = [k for k in range(m) if k != i]
+        phi = sum(factorial(len(S)) * factorial(m - len(S) - 1) / factorial(m) * (at(S + (i,)) - at(S))
+                  for r in range(m) for S in combinations(rest, r))
+        out[i, i] = phi - (out[i].sum() - out[i, i])
+    return out
+
+
+@pytest.fixture(scope="module")
+def product_data():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 4))
+    return X, X[:, 0] + X[:, 1] * X[:, 2] + rng.normal(0, 0.1, 300)
+
+
+def test_shap_interaction_values_equal_a_brute_force_shapley_interaction_index(product_data):
+    from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
+    from sklearn.tree import DecisionTreeRegressor
+
+    from explainers.interactions import tree_interactions
+
+    X, y = product_data
+    for model in (DecisionTreeRegressor(max_depth=4, random_state=0).fit(X, y),
+                  RandomForestRegressor(n_estimators=5, max_depth=4, random_state=0).fit(X, y),
+                  GradientBoostingRegressor(n_estimators=10, max_depth=3, random_state=0).fit(X, y)):
+        trees = ([model] if hasattr(model, "tree_") else [e[0] if isinstance(e, np.ndarray) else e
+                                                          for e in np.ravel(model.estimators_)])
+        if isinstance(model, GradientBoostingRegressor):
+            value = lambda S, x: sum(model.learning_rate * _path_value(t.tree_, x, S) for t in trees)  # noqa: E731
+        else:
+            value = lambda S, x: np.mean([_path_value(t.tree_, x, S) for t in trees])  # noqa: E731
+        iv = tree_interactions(model, X[:3])
+        for k in range(3):
+            np.testing.assert_allclose(iv[k], _brute_interactions(lambda S: value(S, X[k]), 4), atol=1e-10)
+    assert tree_interactions(object(), X[:3]) is None  # an unchecked family: the heuristic chooses
+
+
+def test_a_tree_models_colour_is_its_planted_interaction(product_data):
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    from explainers.interactions import tree_interactions
+
+    X, y = product_data
+    model = GradientBoostingRegressor(n_estimators=60, max_depth=3, random_state=0).fit(X, y)
+    phi = np.zeros_like(X)  # the scatter's values do not choose the colour here
+    dep = shap_dependence("x1", ["x0", "x1", "x2", "x3"], X, phi, np.arange(300), n_boot=10,
+                          interactions=tree_interactions(model, X))
+    assert (dep.color_feature, dep.by, dep.pick_share) == ("x2", "interaction", 1.0)
+    assert dep.candidates[0][1] > 1.5 * dep.candidates[1][1]  # x2 ahead of x0 and x3

@@ -109,6 +109,6 @@ def test_partial_dependence_is_stored_and_the_dependence_page_serves_it_without_
     def boom(*_):
         raise AssertionError("recomputed although the store has it")
 
-    monkeypatch.setattr(dependence, "guarded", boom)  # every live PDP goes through guarded
+    monkeypatch.setattr(dependence, "_explainer", boom)  # every live PDP goes through the explainer
     assert methods.method("partial_dependence").result().to_dict() == stored
     assert dependence.dependence(first["feature"]).partial.to_dict() == first
