@@ -42,7 +42,8 @@ class DependenceView:
     shown_curves : ndarray of int
         Which ICE curves are drawn (indices into ``partial.individual``).
     rows_statement : str
-        Which rows the scatter draws, in words.
+        Which rows the scatter draws and how sure their SHAP values are (exact, or the median and largest standard
+        error of a sampled backend), in words.
     shap_source : str
         How the SHAP values were computed (the global view's source).
     hidden : str
@@ -193,8 +194,19 @@ def _dependence(feature: str) -> DependenceView:
              else np.sort(np.random.default_rng(0).choice(n, size=ICE_SHOWN, replace=False)))
     sample = row_plots.RowSample(shap.rows, shap.n_rows, row_plots.SEED)
     rows = sample.statement("") or f"all {shap.n_rows:,} explained rows"
+    rows += _shap_error(g, feature, shap.rows)
     return DependenceView(feature, shap, partial, shown, rows, g.source, hidden_text(partial),
                           _levels(feature, shap.values), _levels(shap.color_feature, shap.color_values))
+
+
+def _shap_error(g, feature: str, rows: np.ndarray) -> str:
+    """How sure the drawn SHAP values are: exact, or the median of their standard errors (sampled backends)."""
+    se = g.standard_error
+    if se is None or not np.nanmax(np.asarray(se[rows], dtype=float), initial=0) > 0:
+        return "; SHAP values exact (standard error 0)"
+    col = np.asarray(se[rows], dtype=float)[:, list(g.feature_names).index(feature)]
+    return (f"; sampled SHAP values: median standard error {plain(float(np.nanmedian(col)), 3, trim=True)}, largest "
+            f"{plain(float(np.nanmax(col)), 3, trim=True)}")
 
 
 def _levels(feature: str | None, values: np.ndarray) -> dict:

@@ -47,6 +47,7 @@ def test_the_callback_draws_both_figures_with_text_alternatives_and_refuses_an_u
     assert "worst area" in shap_fig.layout.meta["alt"] and "ICE curves" in pdp_fig.layout.meta["alt"]
     text = str(notes)
     assert "of the 143 ICE curves" in text and "95 % CI" in text and "bootstrap resamples" in text
+    assert "SHAP values exact (standard error 0)" in text  # the sample's Tree SHAP
     _, _, refusal, _ = render_dependence("no such column")
     assert "no feature 'no such column' to show" in str(refusal.children) and "\n" not in str(refusal.children)
 
@@ -72,3 +73,15 @@ def test_the_report_shows_the_top_features(sample, tmp_path):
         html = render_html(content)
     assert len(content.dependence) == 3 and "Dependence of the 3 features with the largest mean |SHAP|" in html
     assert html.count("hides its curves") == 3 and f'data-figures-expected="{expected_figures(content)}"' in html
+
+
+def test_sampled_shap_values_state_their_standard_errors():
+    from types import SimpleNamespace
+
+    from app.services.dependence import _shap_error
+
+    se = np.zeros((4, 2))
+    se[:, 1] = [0.01, 0.02, 0.03, 0.5]
+    g = SimpleNamespace(standard_error=se, feature_names=("a", "b"))
+    assert _shap_error(g, "b", np.arange(4)) == "; sampled SHAP values: median standard error 0.025, largest 0.5"
+    assert _shap_error(SimpleNamespace(standard_error=None), "a", np.arange(4)).endswith("exact (standard error 0)")
