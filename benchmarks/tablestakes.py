@@ -13,6 +13,8 @@ the table; figures: the part's JSON object); a part that fails is named in ``"fa
   the confusion at a threshold (what a move of the slider computes) and the threshold callback with its figure on
   the sample; a regressor's R² and RMSE with their intervals on 8,141 rows. Wall-clock medians of a few repeats
   (``time.perf_counter``) on a shared 2-core machine.
+- ``dependence``: the Dependence page on a user's Adult pipeline, feature by feature, cold and cached
+  (:mod:`benchmarks.tablestakes_parts.dependence`).
 """
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ import json
 import statistics
 import time
 from typing import Callable
+
+from benchmarks.tablestakes_parts import dependence
 
 
 def _median_s(fn: Callable[[], object], repeats: int) -> float:
@@ -114,7 +118,7 @@ def _sample(repeats: int) -> dict:
     return {"sample_rows": int(len(ws.test_idx)), "sample_view_s": view_s, "sample_callback_ms": callback_s * 1e3}
 
 
-PARTS: dict[str, Callable] = {"performance": _performance}
+PARTS: dict[str, Callable] = {"performance": _performance, "dependence": dependence.part}
 """Each part of the benchmark by name (other views add theirs here)."""
 
 

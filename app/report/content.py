@@ -69,6 +69,8 @@ class ReportContent:
     """The Performance page's view (:func:`app.services.performance.performance`), or None."""
     threshold: object | None = None
     """Its confusion at the default threshold (:func:`app.services.performance.confusion`), or None (no scores)."""
+    dependence: tuple = field(default_factory=tuple)
+    """The Dependence page's views of the features with the largest mean |SHAP| (:func:`app.services.dependence.top`)."""
 
 
 def parse_rows(text: str | None) -> list[int] | None:
@@ -166,4 +168,4 @@ def report_content(rows: list[int] | None = None, *, k: int = DEFAULT_K, files: 
         surrogate_why=surrogate_why, global_curve=curve, persuasive_why=persuasive_why, rows=tuple(sections),
         rows_rule=rule, k=k_used, provenance=provenance(files, sections, surrogate, k_used, methods),
         notes=tuple(ws.notes), descriptions=tuple((name, text) for _, name, text in services.feature_descriptions()),
-        methods=methods, performance=perf, threshold=threshold)
+        methods=methods, performance=perf, threshold=threshold, dependence=services.dependence.top())

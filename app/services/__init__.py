@@ -83,3 +83,5 @@ __all__ += [
 
 # Performance page (issue 25): ROC, precision-recall, calibration, the confusion at a threshold, regression views
 from . import performance  # noqa: E402,F401
+# Dependence page (issue 25): SHAP dependence beside partial dependence and ICE curves.
+from . import dependence  # noqa: E402,F401

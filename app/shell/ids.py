@@ -174,3 +174,9 @@ PERF_CONFUSION = "performance-confusion"
 PERF_RATES = "performance-rates"
 PERF_ROC = "performance-roc"
 PERF_PR = "performance-pr"
+# --- Dependence (issue 25): SHAP dependence beside partial dependence and ICE curves ---
+DEPENDENCE_FEATURE = "dependence-feature"
+DEPENDENCE_SHAP = "dependence-shap"
+DEPENDENCE_PDP = "dependence-pdp"
+DEPENDENCE_NOTES = "dependence-notes"
+DEPENDENCE_WAIT_TICK = "dependence-wait-tick"  # asking again until the warm-up has global SHAP

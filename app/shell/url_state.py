@@ -134,6 +134,7 @@ PAGES: dict[str, tuple[Param, ...]] = {
         Param("query", ids.TEXT_QUERY, kind="choice"),
     ),
     "/performance": (Param("threshold", ids.PERF_THRESHOLD),),  # hundredths: ?threshold=30 is 0.30
+    "/dependence": (Param("feature", ids.DEPENDENCE_FEATURE, kind="choice"),),
 }
 """Each page's state parameters (path -> schema); the navbar's ``row`` and ``class`` are added by :func:`params`."""
 
