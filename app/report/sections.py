@@ -12,6 +12,7 @@ from app.views import figures, figures_persuasive
 from app.views import methods as method_views
 from app.views.figures_persuasive import COST_ROWS
 from app.views.components import fmt
+from app.report.section_performance import performance_section
 from explainers.persuasive import gilpin_label
 from explainers.rules import rule_text
 
@@ -116,6 +117,24 @@ def cohorts_section(c, figs) -> str:
             + f"<ol class=\"note\">{leaves}</ol>" + "".join(f"<p class=\"note\">{escape(n)}</p>" for n in v.notes))
 
 
+def dependence_section(c, figs) -> str:
+    """The Dependence page's views of the top features: SHAP dependence beside partial dependence and ICE, with
+    what the average hides (empty when there are none)."""
+    from app.services.dependence import colour_text
+    from app.views import dependence as dependence_views
+
+    views = getattr(c, "dependence", ())
+    if not views:
+        return ""
+    out = [f"<h2 id=\"dependence\">Dependence of the {len(views)} features with the largest mean |SHAP|</h2>"]
+    for v in views:
+        out += [f"<h3>{escape(v.feature)}</h3>", figs.add(dependence_views.shap_figure(v)),
+                figs.add(dependence_views.pdp_figure(v)), f"<p>{escape(v.hidden)}</p>",
+                f"<p class=\"note\">{escape(colour_text(v))} Scatter: {escape(v.rows_statement)}. "
+                f"{escape(v.partial.source)}. {escape(v.shap.method)}.</p>"]
+    return "".join(out)
+
+
 def _cost(view) -> str:
     s = view.simplification
     before, after = s.fidelity_before, s.fidelity_after
@@ -192,5 +211,6 @@ def body(c, figs) -> str:
     rows = ", ".join(f"<a href=\"#row-{s.row}\">row {s.row}</a>" for s in c.rows)
     head = (f"<header><h1>Candor review: {escape(c.name)}</h1><p class=\"sub\">{escape(c.summary.task)} · "
             f"{escape(c.provenance.created)} · rows: {rows}</p><p class=\"note\">{escape(c.rows_rule)}</p></header>")
-    return (head + model_card(c) + global_views(c, figs) + "".join(row_section(s, figs) for s in c.rows)
+    return (head + model_card(c) + performance_section(c, figs) + global_views(c, figs) + dependence_section(c, figs)
+            + "".join(row_section(s, figs) for s in c.rows)
             + provenance_section(c.provenance))

@@ -82,3 +82,8 @@ __all__ += [
     "attribution", "check_text", "dataset", "dataset_options", "dataset_text", "head_analysis",
     "run_slow_attributions", "save_conllu_upload", "save_csv_upload", "slow_methods", "text_model", "text_view",
 ]
+
+# Performance page (issue 25): ROC, precision-recall, calibration, the confusion at a threshold, regression views
+from . import performance  # noqa: E402,F401
+# Dependence page (issue 25): SHAP dependence beside partial dependence and ICE curves.
+from . import dependence  # noqa: E402,F401

@@ -167,6 +167,20 @@ RULES_SHOWN = "persuasive-rules-shown"
 RULES_COST = "persuasive-rules-cost"
 RULES_TRADEOFF = "persuasive-rules-tradeoff"
 
+# --- Performance (issue 25): ROC, precision-recall, calibration, confusion at a threshold; regression views ---
+PERF_THRESHOLD = "performance-threshold"
+PERF_THRESHOLD_TEXT = "performance-threshold-text"
+PERF_CONFUSION = "performance-confusion"
+PERF_RATES = "performance-rates"
+PERF_ROC = "performance-roc"
+PERF_PR = "performance-pr"
+# --- Dependence (issue 25): SHAP dependence beside partial dependence and ICE curves ---
+DEPENDENCE_FEATURE = "dependence-feature"
+DEPENDENCE_SHAP = "dependence-shap"
+DEPENDENCE_PDP = "dependence-pdp"
+DEPENDENCE_NOTES = "dependence-notes"
+DEPENDENCE_WAIT_TICK = "dependence-wait-tick"  # asking again until the warm-up has global SHAP
+
 # --- Cohorts (issue 25): a cohort by filters or an error-tree leaf, its figures, fairness ---
 COHORT_FILTER = "cohort-filter"
 COHORT_LEAF = "cohort-leaf"

@@ -133,6 +133,8 @@ PAGES: dict[str, tuple[Param, ...]] = {
         Param("method", ids.TEXT_METHOD, kind="choice"), Param("metric", ids.TEXT_METRIC, kind="choice"),
         Param("query", ids.TEXT_QUERY, kind="choice"),
     ),
+    "/performance": (Param("threshold", ids.PERF_THRESHOLD),),  # hundredths: ?threshold=30 is 0.30
+    "/dependence": (Param("feature", ids.DEPENDENCE_FEATURE, kind="choice"),),
     "/cohorts": (Param("cohort", ids.COHORT_FILTER, kind="text"), Param("sensitive", ids.COHORT_SENSITIVE, kind="names")),
 }
 """Each page's state parameters (path -> schema); the navbar's ``row`` and ``class`` are added by :func:`params`."""

@@ -18,6 +18,7 @@ from ._importance import PermutationImportance
 from ._model_summary import ModelSummary
 from ._rule import Predicate, Rule
 from ._simplification import Simplification
+from ._dependence import CurveFidelity, DependenceSet, PartialDependence, ShapDependence
 
 __all__ = [
     "Fidelity",
@@ -30,4 +31,11 @@ __all__ = [
     "ModelSummary",
     "GlobalImportance",
     "PermutationImportance",
+    "CurveFidelity",
+    "DependenceSet",
+    "PartialDependence",
+    "ShapDependence",
 ]
+from ._performance import ClassifierPerformance, ConfusionCounts, MulticlassConfusion, RegressorPerformance, ScoreInterval  # noqa: E402
+
+__all__ += ["ClassifierPerformance", "ConfusionCounts", "MulticlassConfusion", "RegressorPerformance", "ScoreInterval"]

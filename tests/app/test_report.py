@@ -67,9 +67,10 @@ def test_report_is_one_file_that_fetches_nothing(report):
     assert html.count(bundle) == 1 and html.count("<script>") == 2  # plotly.js once, then the drawing script
     assert re.search(r"@import|url\(\s*['\"]?https?:", html) is None  # no CSS import or font from a network
     figs = _figures(html)
-    # global SHAP, permutation importance beside it (the table's global methods), the surrogate's confusion matrix,
-    # the held-out curve, the Cohorts page's error tree and ranking, then 3 per row (full, story, tradeoff)
-    assert len(figs) == 6 + 3 * len(ROWS) == int(re.search(r'data-figures-expected="(\d+)"', html).group(1))
+    # model performance (ROC, precision-recall, calibration, confusion at 0.5), global SHAP, permutation importance
+    # beside it (the table's global methods), the surrogate's confusion matrix, the held-out curve, 2 for each of the
+    # 3 dependence views, the Cohorts page's error tree and ranking, then 3 per row (full, story, tradeoff)
+    assert len(figs) == 4 + 4 + 2 * 3 + 2 + 3 * len(ROWS) == int(re.search(r'data-figures-expected="(\d+)"', html).group(1))
     assert "Rows chosen by the person who exported: 3, 17." in html
 
 
