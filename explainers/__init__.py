@@ -41,6 +41,7 @@ _LAZY = {
     "CallLimits": ".model_adapter", "is_linear_model": ".model_kinds", "is_tree_model": ".model_kinds",
     "PermutationImportanceExplainer": ".permutation_importance",
     "comprehensiveness": ".persuasive", "masked_output": ".persuasive", "sufficiency": ".persuasive",
+    "CounterfactualExplainer": ".counterfactuals", "story_test": ".counterfactuals",
 }
 
 
@@ -60,4 +61,5 @@ __all__ = [
     "is_linear_model", "is_tree_model", "compare_ranks", "default_k", "jaccard_at_k", "kendall_tau_b", "masked_output", "predicate_mask",
     "rank_agreement", "rule_text", "sign_agreement", "spearman",
     "sufficiency", "top_k", "top_k_overlap", "weighted_r2",
+    "CounterfactualExplainer", "story_test",
 ]
