@@ -166,3 +166,10 @@ RULES_PLAIN = "persuasive-rules-plain"
 RULES_SHOWN = "persuasive-rules-shown"
 RULES_COST = "persuasive-rules-cost"
 RULES_TRADEOFF = "persuasive-rules-tradeoff"
+
+# --- Persuasive, issue 25: the story test and the row's counterfactuals (one background job) ---
+STORY_IMMUTABLE = "persuasive-story-immutable"
+STORY_RUN = "persuasive-story-run"
+STORY_CANCEL = "persuasive-story-cancel"
+STORY_PROGRESS = "persuasive-story-progress"
+STORY_CARD = "persuasive-story-card"

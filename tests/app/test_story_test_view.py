@@ -1,0 +1,88 @@
+"""The Persuasive page's story test on the bundled sample: the service against the page's own story and the model
+itself, the job and its card, and the card set back to its hint once a control changes the story (issue 25)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.callbacks import counterfactuals as cb
+from app.callbacks import persuasive as pcb
+from app.services import counterfactuals as cfs
+from app.views.counterfactuals import HINT, story_controls
+
+
+def _text(component) -> str:
+    return json.dumps(component.to_plotly_json(), default=lambda o: o.to_plotly_json(), ensure_ascii=False)
+
+
+@pytest.fixture(scope="module")
+def run(sample_workspace):
+    """The job for row 5 at k = 3 with "worst radius" held fixed, as the page runs it (progress recorded)."""
+    seen = []
+    view = cfs.story_view(5, 3, immutable=["worst radius"], progress=lambda done, total: seen.append((done, total)))
+    return view, seen
+
+
+def test_the_story_is_the_pages_story_and_every_listed_counterfactual_flips_the_model(sample_workspace, run):
+    from app import services
+
+    view, seen = run
+    ws = sample_workspace
+    shown = services.persuasive_view(5, 3).simplification
+    named = [str(shown.parent.feature_names[j]) for item in shown.items for j in item.members]
+    assert view.test.story == tuple(named) and len(named) == 3
+    x = ws.X.iloc[5].to_numpy(dtype=float)
+    before = ws.output(ws.X.iloc[[5]])[0] >= 0.5
+    listed = view.test.any_feature.shown
+    assert listed
+    j = list(ws.X.columns).index("worst radius")
+    for c in (*listed, *view.test.story_only.pool):
+        out = ws.output(ws.X.iloc[[5]].assign(**dict(zip(ws.X.columns, c.values))))[0]
+        assert (out >= 0.5) != before and out == pytest.approx(c.output)  # the workspace's own model call
+        assert c.values[j] == x[j]  # held fixed
+    assert all(set(c.changed) <= set(named) for c in view.test.story_only.pool)
+    assert view.settings["immutable"] == ("worst radius",) and view.settings["budget"] == cfs.BUDGET
+    done = [d for d, _ in seen]
+    assert done == sorted(done) and {t for _, t in seen} == {2 * cfs.BUDGET}
+
+
+def test_the_card_shows_the_verdict_the_figures_and_the_list(run):
+    view, _ = run
+    text = _text(cb.story_card(view))
+    t = view.test
+    assert cfs.verdict(t) in text
+    assert f"{t.n_need_hidden} of {t.k}" in text and "Wilson" in text
+    for c in t.any_feature.shown:
+        for ch in c.changes:
+            assert f"{ch.feature}: {ch.before} → {ch.after}" in text
+    assert "Row 5: the story at k = 3" in text and "held fixed: worst radius" in text
+
+
+def test_bad_inputs_give_one_line_and_viewers_see_the_role_needed(sample_workspace):
+    out = _text(cb.run_story_test(lambda _: None, 1, 5, 3, "exact", [], [], ["no such feature"]))
+    assert "immutable features must be features of the table; unknown: no such feature" in out
+    out = _text(cb.run_story_test(lambda _: None, 1, 10_000, 3))
+    assert "row 10000 does not exist" in out
+    viewer = _text(story_controls(False, ["a", "b"]))
+    assert "needs the analyst role" in viewer and '"disabled": true' in viewer
+
+
+def test_a_control_change_sets_the_card_back_to_its_hint_only_after_a_run(sample_workspace):
+    from contextvars import copy_context
+
+    from dash._callback_context import context_value
+    from dash._utils import AttributeDict
+
+    def call(trigger, runs):
+        def inner():
+            context_value.set(AttributeDict(triggered_inputs=[{"prop_id": f"{trigger}.value", "value": 4}]))
+            return pcb.render_row(5, 4, "exact", [], [], runs)
+        return copy_context().run(inner)
+
+    from dash import no_update
+
+    after = call("persuasive-k", 1)
+    assert HINT in _text(after[-3]) and after[-2:] == (0, "")
+    before = call("persuasive-k", 0)
+    assert before[-3:] == (no_update,) * 3
