@@ -13,6 +13,7 @@ at what distance, and what share of the cheapest counterfactuals need a feature 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -108,7 +109,8 @@ class CounterfactualExplainer:
                        max_changes=self.max_changes)
         finds = sorted(finds, key=lambda t: (p.cost(t[0]), len(t[0]), t[0]))[:self.pool]
         pool = self._distinct(p, minimise(p, budget, finds))
-        above, below = f"{self.output_name} ≥ {plain(self.threshold)}", f"{self.output_name} < {plain(self.threshold)}"
+        t = plain(self.threshold, trim=True)
+        above, below = f"{self.output_name} ≥ {t}", f"{self.output_name} < {t}"
         return Counterfactuals(
             names, output, above if p.positive else below, below if p.positive else above, pool[:self.n], tuple(pool),
             tuple(sorted(fixed)), None if allowed is None else tuple(sorted(may)), self.budget, budget.n_rows,
@@ -146,6 +148,20 @@ class CounterfactualExplainer:
         return plain(float(v[0]), 4, trim=True)
 
 
+def _with_finds(free: Counterfactuals, only: Counterfactuals, n: int) -> Counterfactuals:
+    """The unrestricted search's counterfactuals with the story-only search's added (each is one the unrestricted
+    search could have found: its beam can miss what the narrower one finds), one per set of changed features."""
+    best: dict[frozenset, Counterfactual] = {}
+    for c in (*free.pool, *only.pool):
+        key = frozenset(c.changed)
+        if key not in best or c.distance < best[key].distance:
+            best[key] = c
+    pool = tuple(sorted(best.values(), key=lambda c: (c.distance, c.n_changed, c.changed)))
+    added = sum(any(c is o for o in only.pool) for c in pool)
+    return replace(free, pool=pool, shown=pool[:n],
+                   source=free.source + (f"; with {added} found by the story-only search" if added else ""))
+
+
 def story_test(explainer: CounterfactualExplainer, x, story: Sequence[str], *, immutable: Sequence[str] = (),
                k: int = 10, progress: Callable | None = None) -> StoryTest:
     """Can the features a story names flip the row's decision alone, and do the cheapest flips need hidden ones?
@@ -174,7 +190,7 @@ def story_test(explainer: CounterfactualExplainer, x, story: Sequence[str], *, i
     first = (lambda d, t: progress(d, 2 * b)) if progress else None
     second = (lambda d, t: progress(b + d, 2 * b)) if progress else None
     only = explainer.explain(x, immutable=immutable, allowed=story, progress=first)
-    free = explainer.explain(x, immutable=immutable, progress=second)
+    free = _with_finds(explainer.explain(x, immutable=immutable, progress=second), only, explainer.n)
     cheapest = free.pool[:int(k)]
     need = [cf for cf in cheapest if set(cf.changed) - set(story)]
     share, low, high = wilson(len(need), len(cheapest))

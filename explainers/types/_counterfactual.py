@@ -131,7 +131,8 @@ class StoryTest:
     story_only : Counterfactuals
         The search that may change only the story's features (less the immutable ones).
     any_feature : Counterfactuals
-        The search that may change any feature not immutable.
+        The search that may change any feature not immutable, its pool joined with ``story_only``'s (each of those is
+        one it could have found), so its cheapest is never dearer than the story's.
     k : int
         How many of ``any_feature``'s cheapest counterfactuals the share looks at (fewer when fewer were found).
     n_need_hidden : int

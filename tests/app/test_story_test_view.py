@@ -86,3 +86,11 @@ def test_a_control_change_sets_the_card_back_to_its_hint_only_after_a_run(sample
     assert HINT in _text(after[-3]) and after[-2:] == (0, "")
     before = call("persuasive-k", 0)
     assert before[-3:] == (no_update,) * 3
+
+
+def test_any_feature_is_never_dearer_than_the_story_alone(sample_workspace):
+    """Row 3 at k = 3, worst radius held: the story-only search found distance 5.60 and the any-feature search only
+    5.89 (a beam misses what a narrower beam finds), so the card said the story's route was cheaper than any."""
+    t = cfs.story_view(3, 3, immutable=["worst radius"]).test
+    assert t.story_flips and t.any_feature.cheapest <= t.story_only.cheapest
+    assert t.distance_ratio >= 1
