@@ -11,7 +11,7 @@ Nothing is random: ties go to the feature and value first in the table. The budg
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -74,6 +74,7 @@ class Problem:
     movable: tuple[int, ...]
     threshold: float
     positive: bool
+    _costs: dict = field(default_factory=dict, repr=False)
 
     def margin(self, s: np.ndarray) -> np.ndarray:
         return (self.threshold - s) if self.positive else (s - self.threshold)
@@ -88,8 +89,14 @@ class Problem:
         return z
 
     def cost(self, state: State) -> float:
-        return float(sum(self.features[f].cost(self.x[list(self.features[f].columns)], np.array(v))[0]
-                         for f, v in state))
+        return float(sum(self._change_cost(f, v) for f, v in state))
+
+    def _change_cost(self, f: int, v: tuple) -> float:
+        """One change's cost, remembered (a search asks for the same few thousand again and again)."""
+        key = (f, v)
+        if key not in self._costs:
+            self._costs[key] = float(self.features[f].cost(self.x[list(self.features[f].columns)], np.array(v))[0])
+        return self._costs[key]
 
 
 def _with(state: State, f: int, v: tuple) -> State:
