@@ -94,3 +94,46 @@ def test_any_feature_is_never_dearer_than_the_story_alone(sample_workspace):
     t = cfs.story_view(3, 3, immutable=["worst radius"]).test
     assert t.story_flips and t.any_feature.cheapest <= t.story_only.cheapest
     assert t.distance_ratio >= 1
+
+
+def test_a_pre_encoded_one_hot_block_moves_as_one_column_and_stays_one_hot(tmp_path, install):
+    """A table one-hot encoded before upload: job_* (one 1 a row) is one feature "job"; flag_a/flag_b share a
+    prefix but both can be 1, so they stay two; the string column is a category by level."""
+    import numpy as np
+    import pandas as pd
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    from tests.byo.conftest import write_pair
+    from workspace.workspace import load_user_workspace
+
+    rng = np.random.default_rng(0)
+    n = 400
+    job = rng.integers(0, 3, n)
+    frame = pd.DataFrame({"hours": rng.normal(40, 8, n).round(1), **{f"job_{j}": (job == i).astype(int)
+                          for i, j in enumerate(["clerk", "nurse", "cook"])},
+                          "flag_a": rng.integers(0, 2, n), "flag_b": rng.integers(0, 2, n),
+                          "city": rng.choice(["north", "south"], n)})
+    frame["y"] = np.where((job == 1) | (frame.hours > 48) | (frame.city == "north") & (frame.flag_a == 1), "hi", "lo")
+    prep = ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"), ["city"])], remainder="passthrough")
+    pipe = Pipeline([("prep", prep), ("rf", RandomForestClassifier(30, max_depth=5, random_state=0))])
+    pipe.fit(frame.drop(columns="y"), frame.y)
+    ws = load_user_workspace(*write_pair(tmp_path, pipe, frame), "y")
+    install(ws)
+    assert cfs.features() == ("hours", "job", "flag_a", "flag_b", "city")
+    block = [list(ws.X.columns).index(f"job_{j}") for j in ("clerk", "nurse", "cook")]
+    checked = 0
+    for r in ws.test_idx[:4]:
+        r = int(r)
+        before = ws.output(ws.X.iloc[[r]])[0] >= 0.5
+        for c in cfs.story_view(r, 2).test.any_feature.shown:
+            assert c.values[block].sum() == 1  # still one job
+            out = ws.output(pd.DataFrame([c.values], columns=ws.X.columns))[0]
+            assert (out >= 0.5) != before
+            if "job" in c.changed:
+                ch = next(ch for ch in c.changes if ch.feature == "job")
+                assert {ch.before, ch.after} <= {"clerk", "nurse", "cook"} and ch.cost == 1.0
+            checked += 1
+    assert checked >= 4
