@@ -5,7 +5,7 @@ from dash.exceptions import PreventUpdate
 from app.services import counterfactuals as cfs
 from app.shell import ids
 from app.views.components import choice_names, error_alert, job_progress
-from app.views.counterfactuals import story_card
+from app.views.counterfactuals import search_phase, story_card
 from workspace.errors import CandorError
 
 
@@ -23,7 +23,7 @@ def run_story_test(set_progress, n_clicks, row, k, rounding="exact", grouping=No
         raise PreventUpdate
     try:
         view = cfs.story_view(row, k, rounding, bool(grouping), choice_names(sensitive), choice_names(immutable),
-                              progress=job_progress(set_progress, "story test", "model evaluations"))
+                              progress=job_progress(set_progress, search_phase, "model evaluations at most"))
     except CandorError as err:
         return error_alert(str(err))
     return story_card(view)

@@ -10,11 +10,18 @@ from app.shell import ids
 from app.views.components import card, choice_options, method_note, metric, metric_row
 from explainers.numbers import plain
 
-__all__ = ["story_controls", "story_hint", "story_card"]
+__all__ = ["story_controls", "story_hint", "story_card", "search_phase"]
 
 HINT = ("Story test: search for the smallest changes that flip this row's decision, once changing only the features "
         "the story names and once changing any feature (a few seconds, at most "
         f"{2 * cfs.BUDGET:,} model evaluations).")
+
+
+def search_phase(done: int, total: int) -> tuple[str, int, int]:
+    """The job's progress counted per search, as the card names them: the story test's ``total`` is twice one
+    search's budget, the story-only search's first (a search that ends early jumps to the next's start)."""
+    per = total // 2
+    return ("story's features only", done, per) if done <= per else ("any feature", done - per, total - per)
 
 
 def story_hint() -> html.Div:

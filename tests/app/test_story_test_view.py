@@ -137,3 +137,23 @@ def test_a_pre_encoded_one_hot_block_moves_as_one_column_and_stays_one_hot(tmp_p
                 assert {ch.before, ch.after} <= {"clerk", "nurse", "cook"} and ch.cost == 1.0
             checked += 1
     assert checked >= 4
+
+
+def test_the_jobs_progress_names_each_search(run, monkeypatch):
+    """The bar's label counts within the search under way ("any feature: 210 of 4000 ..."), not over both."""
+    view, seen = run
+
+    def replay(*args, progress=None, **kwargs):  # the service's recorded progress calls, replayed through the job
+        for done, total in seen:
+            progress(done, total)
+        return view
+
+    monkeypatch.setattr(cb.cfs, "story_view", replay)
+    told = []
+    cb.run_story_test(told.append, 1, 5, 3)
+    labels = [label for _, label in told]
+    b = cfs.BUDGET
+    expected = [(f"story's features only: {d} of {b}" if d <= b else f"any feature: {d - b} of {b}") for d, _ in seen]
+    assert [label.split(" model evaluations")[0] for label in labels] == expected
+    assert any(label.startswith("any feature: ") for label in labels)
+    assert [v for v, _ in told] == [round(100 * d / (2 * b)) for d, _ in seen]
