@@ -15,6 +15,8 @@ the table; figures: the part's JSON object); a part that fails is named in ``"fa
   (``time.perf_counter``) on a shared 2-core machine.
 - ``dependence``: the Dependence page on a user's Adult pipeline, feature by feature, cold and cached
   (:mod:`benchmarks.tablestakes_parts.dependence`).
+- ``counterfactuals``: the Persuasive page's story test, two counterfactual searches a row, on the sample and
+  Adult (:mod:`benchmarks.tablestakes_parts.counterfactuals`).
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ import statistics
 import time
 from typing import Callable
 
-from benchmarks.tablestakes_parts import dependence
+from benchmarks.tablestakes_parts import counterfactuals, dependence
 
 
 def _median_s(fn: Callable[[], object], repeats: int) -> float:
@@ -118,7 +120,8 @@ def _sample(repeats: int) -> dict:
     return {"sample_rows": int(len(ws.test_idx)), "sample_view_s": view_s, "sample_callback_ms": callback_s * 1e3}
 
 
-PARTS: dict[str, Callable] = {"performance": _performance, "dependence": dependence.part}
+PARTS: dict[str, Callable] = {"performance": _performance, "dependence": dependence.part,
+                              "counterfactuals": counterfactuals.part}
 """Each part of the benchmark by name (other views add theirs here)."""
 
 

@@ -124,6 +124,7 @@ PAGES: dict[str, tuple[Param, ...]] = {
         Param("grouping", ids.GROUPING, kind="flag"), Param("sensitive", ids.SENSITIVE, kind="names"),
         Param("rules", ids.RULES_SOURCE, kind="point"), Param("rules_shown", ids.RULES_KEEP),
         Param("rules_round", ids.RULES_ROUND, kind="choice"), Param("rules_plain", ids.RULES_PLAIN, kind="flag"),
+        Param("immutable", ids.STORY_IMMUTABLE, kind="names"),
     ),
     "/attention": (),
     "/text": (
