@@ -15,6 +15,8 @@ the table; figures: the part's JSON object); a part that fails is named in ``"fa
   (``time.perf_counter``) on a shared 2-core machine.
 - ``dependence``: the Dependence page on a user's Adult pipeline, feature by feature, cold and cached
   (:mod:`benchmarks.tablestakes_parts.dependence`).
+- ``counterfactuals``: the Persuasive page's story test, two counterfactual searches a row, on the sample and
+  Adult (:mod:`benchmarks.tablestakes_parts.counterfactuals`).
 - ``cohorts``: the Cohorts page's error tree, story measures and views on the sample, and the error tree and
   fairness rates on Adult (:mod:`benchmarks.tablestakes_parts.cohorts`).
 """
@@ -26,7 +28,7 @@ import statistics
 import time
 from typing import Callable
 
-from benchmarks.tablestakes_parts import cohorts, dependence
+from benchmarks.tablestakes_parts import cohorts, counterfactuals, dependence
 
 
 def _median_s(fn: Callable[[], object], repeats: int) -> float:
@@ -125,7 +127,8 @@ def _cohorts(quick: bool):
     return cohorts.part(quick)
 
 
-PARTS: dict[str, Callable] = {"performance": _performance, "dependence": dependence.part, "cohorts": _cohorts}
+PARTS: dict[str, Callable] = {"performance": _performance, "dependence": dependence.part,
+                              "counterfactuals": counterfactuals.part, "cohorts": _cohorts}
 """Each part of the benchmark by name (other views add theirs here)."""
 
 

@@ -43,6 +43,7 @@ _LAZY = {
     "PermutationImportanceExplainer": ".permutation_importance",
     "comprehensiveness": ".persuasive", "masked_output": ".persuasive", "sufficiency": ".persuasive",
     "PartialDependenceExplainer": ".dependence", "shap_dependence": ".interactions",
+    "CounterfactualExplainer": ".counterfactuals", "story_test": ".counterfactuals",
     "error_tree": ".cohorts", "cohort_figures": ".cohorts", "fairness_report": ".fairness",
 }
 
@@ -65,5 +66,6 @@ __all__ = [
     "sufficiency", "top_k", "top_k_overlap", "weighted_r2",
     "PartialDependenceExplainer", "shap_dependence", "PartialDependence", "ShapDependence", "CurveFidelity",
     "DependenceSet",
+    "CounterfactualExplainer", "story_test",
     "cohort_figures", "error_tree", "fairness_report",
 ]

@@ -10,4 +10,5 @@ from . import links  # noqa: F401,E402  (every view's state in its URL, issue 15
 from . import report  # noqa: F401,E402  (the navbar's Export report, issue 15)
 from . import performance  # noqa: F401,E402  (the Performance page, issue 25)
 from . import dependence  # noqa: F401,E402  (SHAP dependence beside partial dependence and ICE, issue 25)
+from . import counterfactuals  # noqa: F401,E402  (the Persuasive page's story test, issue 25)
 from . import cohorts  # noqa: F401,E402  (the Cohorts page, issue 25)

@@ -5,7 +5,7 @@
 status line; :func:`render_global` marks the current k on the held-out average curve (computed once per
 workspace).
 """
-from dash import Input, Output, callback, ctx, no_update
+from dash import Input, Output, State, callback, ctx, no_update
 from dash.exceptions import MissingCallbackContextException, PreventUpdate
 
 from app import services
@@ -13,24 +13,33 @@ from app.shell import ids
 from app.shell.row_status import row_status_data
 from app.views import figures_persuasive
 from app.views.drawn import drawn_once
+from app.views.counterfactuals import story_hint
 from app.views.persuasive import draw_row, render_persuasive
 
 
 @callback(Output(ids.STATEMENT, "children"), Output(ids.VERIFY, "children"), Output(ids.GUARDRAIL, "children"),
           Output(ids.DROPPED, "children"), Output(ids.COST, "children"), Output(ids.FULL_BAR, "figure"),
           Output(ids.TOPK_BAR, "figure"), Output(ids.TRADEOFF, "figure"), Output(ids.row_status_data("persuasive"), "data"),
+          Output(ids.STORY_CARD, "children", allow_duplicate=True),
+          Output(ids.STORY_PROGRESS, "value", allow_duplicate=True),
+          Output(ids.STORY_PROGRESS, "label", allow_duplicate=True),
           Input(ids.ROW_INPUT, "value"), Input(ids.K_SLIDER, "value"), Input(ids.ROUNDING, "value"),
-          Input(ids.GROUPING, "value"), Input(ids.SENSITIVE, "value"))
-def render_row(row, k, rounding="exact", grouping=None, sensitive=None):
-    """:func:`render_persuasive`, plus the navbar's status line when the row changed: one request per change."""
+          Input(ids.GROUPING, "value"), Input(ids.SENSITIVE, "value"), State(ids.STORY_RUN, "n_clicks"),
+          prevent_initial_call="initial_duplicate")
+def render_row(row, k, rounding="exact", grouping=None, sensitive=None, story_runs=1):
+    """:func:`render_persuasive`, plus the navbar's status line when the row changed: one request per change; the
+    story test's card back to its hint once a control changed the story (left alone while no story test has run
+    on this page, when it still shows the hint)."""
     if row is None or k is None:
         raise PreventUpdate
     try:
-        new_row = ctx.triggered_id in (None, ids.ROW_INPUT)
+        trigger = ctx.triggered_id
     except MissingCallbackContextException:  # called as a plain function (tests)
-        new_row = True
+        trigger = ids.ROW_INPUT
+    new_row = trigger in (None, ids.ROW_INPUT)
+    reset = (story_hint(), 0, "") if trigger is not None and story_runs else (no_update,) * 3
     return (*render_persuasive(row, k, rounding, grouping, sensitive, _row_drawn),
-            row_status_data(row) if new_row else no_update)
+            row_status_data(row) if new_row else no_update, *reset)
 
 
 def render_global(k):

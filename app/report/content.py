@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from app import services
+from app.services import counterfactuals as cfs
 from explainers.numbers import plain
 from workspace.errors import CandorError
 
@@ -35,6 +36,9 @@ class RowSection:
     shap: object
     persuasive: object | None
     why_not: str | None
+    story: object | None = None
+    """The story test of the row's story (:func:`app.services.counterfactuals.story_view`, nothing held fixed), or None
+    where it does not apply."""
 
 
 @dataclass(frozen=True)
@@ -158,7 +162,8 @@ def report_content(rows: list[int] | None = None, *, k: int = DEFAULT_K, files: 
     for r, reason in zip(rows, reasons):
         view = services.persuasive_view(r, k) if persuasive_why is None else None
         shap = view.simplification.parent if view is not None else services.shap_row(r)
-        sections.append(RowSection(r, reason, services.row_status(r), shap, view, persuasive_why))
+        story = cfs.story_view(r, k) if view is not None and cfs.why_not() is None else None
+        sections.append(RowSection(r, reason, services.row_status(r), shap, view, persuasive_why, story))
     surrogate = services.muse_view(services.default_muse_key()) if surrogate_why is None else None
     curve = services.persuasive_global() if persuasive_why is None else None
     k_used = sections[0].persuasive.settings["k"] if sections[0].persuasive is not None else k

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from html import escape
 
+from app.services import counterfactuals as cfs
 from app.views import figures, figures_persuasive
 from app.views import methods as method_views
 from app.views.figures_persuasive import COST_ROWS
@@ -192,7 +193,32 @@ def row_section(sec, figs) -> str:
             + "<h3>What the simplification costs</h3>" + _cost(view)
             + figs.add(figures_persuasive.row_tradeoff(view.curve, s)
                        .update_layout(height=figures_persuasive.ROW_TRADEOFF_HEIGHT))
+            + _story_test(sec.story)
             + f"<p class=\"note\">{escape(e.source)}</p></section>")
+
+
+def _story_test(view) -> str:
+    """The story test of the row's story and its counterfactuals (the Persuasive page's card, as tables)."""
+    if view is None:
+        return ""
+    t = view.test
+    share = "n/a" if t.k == 0 else f"{t.n_need_hidden} of {t.k} ({t.share:.0%}, 95 % Wilson {t.share_low:.0%}–{t.share_high:.0%})"
+    figures_rows = [("story names", ", ".join(t.story) or "nothing"),
+                    ("story alone flips", "yes" if t.story_flips else "no"),
+                    ("cheapest distance, story only / any feature",
+                     " / ".join("n/a" if c.cheapest is None else figures.plain(c.cheapest) for c in (t.story_only, t.any_feature))),
+                    ("cheapest flips needing a hidden feature", share),
+                    ("model evaluations, story only / any feature", f"{t.story_only.n_evaluated:,} / "
+                     f"{t.any_feature.n_evaluated:,} (budget {view.settings['budget']:,} each)")]
+    story = set(t.story)
+    listed = [(i + 1, figures.plain(c.distance), c.n_changed,
+               "; ".join(f"{ch.feature}: {ch.before} → {ch.after}" + ("" if ch.feature in story else " (hidden)")
+                         for ch in c.changes)) for i, c in enumerate(t.any_feature.shown)]
+    return ("<h3>Story test: can the story's features change the outcome?</h3>"
+            + f"<p>{escape(cfs.verdict(t))}</p>" + _table(None, figures_rows)
+            + (_table(("#", "distance", "features changed", "changes"), listed) if listed else "")
+            + f"<p class=\"note\">Counterfactuals: {escape(t.any_feature.distance)}; "
+              f"{escape(t.any_feature.source)}.</p>")
 
 
 def provenance_section(p) -> str:

@@ -10,8 +10,8 @@ from ._core import (ServiceState, built_store, first_request, init, install, is_
                     ready_entry, row_cache, state, store_note, use_built_store, warm_done, workspace)
 from .applicable import capabilities, why_not
 from .attention import AttentionView, attention_view, has_attention_model
-# check's Integrated Gradients; the table of methods; the rules section of the Persuasive page
-from . import gradients, methods, persuasive_rules  # noqa: F401
+# the story test; check's Integrated Gradients; the table of methods; the rules section of the Persuasive page
+from . import counterfactuals, gradients, methods, persuasive_rules  # noqa: F401
 from .persuasive import GlobalCurve, PersuasiveView, persuasive_global, persuasive_max_k, persuasive_view
 from .cohorts import CohortsView, cohorts_view, fairness_views
 from .surrogates import (

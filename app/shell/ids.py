@@ -180,6 +180,13 @@ DEPENDENCE_SHAP = "dependence-shap"
 DEPENDENCE_PDP = "dependence-pdp"
 DEPENDENCE_NOTES = "dependence-notes"
 DEPENDENCE_WAIT_TICK = "dependence-wait-tick"  # asking again until the warm-up has global SHAP
+# --- Persuasive, issue 25: the story test and the row's counterfactuals (one background job) ---
+STORY_IMMUTABLE = "persuasive-story-immutable"
+STORY_RUN = "persuasive-story-run"
+STORY_CANCEL = "persuasive-story-cancel"
+STORY_PROGRESS = "persuasive-story-progress"
+STORY_CARD = "persuasive-story-card"
+
 
 # --- Cohorts (issue 25): a cohort by filters or an error-tree leaf, its figures, fairness ---
 COHORT_FILTER = "cohort-filter"

@@ -124,6 +124,7 @@ PAGES: dict[str, tuple[Param, ...]] = {
         Param("grouping", ids.GROUPING, kind="flag"), Param("sensitive", ids.SENSITIVE, kind="names"),
         Param("rules", ids.RULES_SOURCE, kind="point"), Param("rules_shown", ids.RULES_KEEP),
         Param("rules_round", ids.RULES_ROUND, kind="choice"), Param("rules_plain", ids.RULES_PLAIN, kind="flag"),
+        Param("immutable", ids.STORY_IMMUTABLE, kind="names"),
     ),
     "/attention": (),
     "/text": (
@@ -131,8 +132,7 @@ PAGES: dict[str, tuple[Param, ...]] = {
         Param("layer", ids.TEXT_LAYER, kind="choice", choices=_text_layers),
         Param("heads", ids.TEXT_HEADS, kind="ints", choices=_text_heads),
         Param("method", ids.TEXT_METHOD, kind="choice"), Param("metric", ids.TEXT_METRIC, kind="choice"),
-        Param("query", ids.TEXT_QUERY, kind="choice"),
-    ),
+        Param("query", ids.TEXT_QUERY, kind="choice")),
     "/performance": (Param("threshold", ids.PERF_THRESHOLD),),  # hundredths: ?threshold=30 is 0.30
     "/dependence": (Param("feature", ids.DEPENDENCE_FEATURE, kind="choice"),),
     "/cohorts": (Param("cohort", ids.COHORT_FILTER, kind="text"), Param("sensitive", ids.COHORT_SENSITIVE, kind="names")),

@@ -235,6 +235,22 @@ def test_check_output_shows_no_number_in_scientific_notation(report, sample_work
     assert ("additivity gap < 0.000001;" in text) == (gap < 1e-6) and "shap    row 3" in text
 
 
+def test_each_row_carries_its_story_test_and_counterfactuals_as_the_page_computes_them(report):
+    """The story test's section per row (issue 25): the Persuasive page's service at the report's k, nothing held."""
+    from html import escape
+
+    from app.services import counterfactuals as cfs
+
+    content, html, _ = report
+    for sec in content.rows:
+        t = cfs.story_view(sec.row, content.k).test
+        assert sec.story is not None and sec.story.test.story == t.story
+        part = html.split(f'id="row-{sec.row}"')[1].split("</section>")[0]
+        assert "Story test: can the story" in part and escape(cfs.verdict(t)) in part
+        for c in t.any_feature.shown:
+            assert escape(f"{c.changes[0].feature}: {c.changes[0].before} → {c.changes[0].after}") in part
+
+
 def test_report_cohorts_section_is_the_pages(report):
     """The report's Cohorts section draws the page's error tree (each leaf's error rate) and its ranking table."""
     content, html, _ = report
