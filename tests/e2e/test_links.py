@@ -32,11 +32,14 @@ LINKS = {
                    "lambdas": ("0.2, 0.1, 0.1, 1, auto", "0.2, 0.1, 0.1, 1, auto"), "point": ("cart|5", "cart|5")},
     "/persuasive": {"k": ("5", 5), "values": ("0.05", "0.05"), "grouping": ("on", ["on"]),
                     "sensitive": (["mean radius"], ["mean radius"]), "rules": ("cart|10", "cart|10"),
-                    "rules_shown": ("2", 2), "rules_round": ("2", 2), "rules_plain": ("on", ["on"])},
+                    "rules_shown": ("2", 2), "rules_round": ("2", 2), "rules_plain": ("on", ["on"]),
+                    "immutable": (["mean radius"], ["mean radius"])},
     "/attention": {"row": ("9", 9)},
     "/text": {"text": ("the film was a quiet delight", "the film was a quiet delight"), "layer": ("2", 2),
               "heads": (["1", "3"], [1, 3]), "method": ("gxi", "gxi"), "metric": ("kendall", "kendall"),
               "query": ("mean", "mean")},
+    "/performance": {"threshold": ("30", 30)},
+    "/dependence": {"feature": ("worst radius", "worst radius")},
     "/cohorts": {"cohort": ("mean radius > 15", "mean radius > 15"), "sensitive": (["mean radius"], ["mean radius"])},
 }
 
