@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ._codec import TabularCodec
+from ._forest_calls import model_call
 from ._grouping import feature_groups
 from .model_kinds import is_tree_model
 
@@ -276,7 +277,7 @@ class ModelAdapter:
     def _outputs(self, Z) -> np.ndarray:
         X = self.raw(Z)
         if self.kind == "probability":
-            out = self.model.predict_proba(X)
+            out = model_call(self.model, X, "predict_proba")
         elif self.kind == "margin":
             out = np.asarray(self.model.decision_function(X), dtype=float).reshape(len(X), -1)
             if out.shape[1] != len(self.output_names):
@@ -285,7 +286,7 @@ class ModelAdapter:
         elif self.kind == "label":
             out = (np.asarray(self.model.predict(X))[:, None] == self.classes_[None, :]).astype(float)
         else:
-            out = np.asarray(self.model.predict(X), dtype=float).reshape(len(X), -1)
+            out = np.asarray(model_call(self.model, X, "predict"), dtype=float).reshape(len(X), -1)
         return np.asarray(out, dtype=float)
 
     def predict(self, Z) -> np.ndarray:
