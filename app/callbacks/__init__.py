@@ -8,3 +8,4 @@ from . import text_views  # noqa: F401,E402  (the Text page's views: one request
 from . import stability  # noqa: F401,E402  (rank stability card of the Descriptive page, issue 13)
 from . import links  # noqa: F401,E402  (every view's state in its URL, issue 15)
 from . import report  # noqa: F401,E402  (the navbar's Export report, issue 15)
+from . import whatif  # noqa: F401,E402  (the what-if editor of the row pages, issue 25)

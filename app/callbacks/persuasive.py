@@ -14,23 +14,30 @@ from app.shell.row_status import row_status_data
 from app.views import figures_persuasive
 from app.views.drawn import drawn_once
 from app.views.persuasive import draw_row, render_persuasive
+from app.views import whatif as whatif_view
 
 
 @callback(Output(ids.STATEMENT, "children"), Output(ids.VERIFY, "children"), Output(ids.GUARDRAIL, "children"),
           Output(ids.DROPPED, "children"), Output(ids.COST, "children"), Output(ids.FULL_BAR, "figure"),
           Output(ids.TOPK_BAR, "figure"), Output(ids.TRADEOFF, "figure"), Output(ids.row_status_data("persuasive"), "data"),
+          *whatif_view.outputs("persuasive"),
           Input(ids.ROW_INPUT, "value"), Input(ids.K_SLIDER, "value"), Input(ids.ROUNDING, "value"),
-          Input(ids.GROUPING, "value"), Input(ids.SENSITIVE, "value"))
-def render_row(row, k, rounding="exact", grouping=None, sensitive=None):
-    """:func:`render_persuasive`, plus the navbar's status line when the row changed: one request per change."""
+          Input(ids.GROUPING, "value"), Input(ids.SENSITIVE, "value"), Input(ids.WHATIF, "data"),
+          prevent_initial_call="initial_duplicate")
+def render_row(row, k, rounding="exact", grouping=None, sensitive=None, whatif=None):
+    """:func:`render_persuasive` of the row (or of its edit, :func:`app.views.whatif.update`), plus the navbar's
+    status line when the row changed, and the what-if editor: one request per change."""
     if row is None or k is None:
         raise PreventUpdate
     try:
-        new_row = ctx.triggered_id in (None, ids.ROW_INPUT)
+        trigger = ctx.triggered_id
     except MissingCallbackContextException:  # called as a plain function (tests)
-        new_row = True
-    return (*render_persuasive(row, k, rounding, grouping, sensitive, _row_drawn),
-            row_status_data(row) if new_row else no_update)
+        trigger = None
+    shown, editor = whatif_view.update(row, whatif, refresh=trigger in (None, ids.ROW_INPUT))
+    if shown is None:
+        return (no_update,) * 9 + editor
+    return (*render_persuasive(shown, k, rounding, grouping, sensitive, _row_drawn),
+            row_status_data(shown) if trigger in (None, ids.ROW_INPUT, ids.WHATIF) else no_update, *editor)
 
 
 def render_global(k):

@@ -7,6 +7,7 @@ from app.shell import ids
 from app import services
 from app.shell.url_state import from_url
 from app.views.components import choice_options, graph, row_status_store, slider_marks
+from app.views.whatif import editor_card
 
 REQUIRES = "persuasive"
 """The method family this page shows (:func:`app.services.why_not` says whether it applies)."""
@@ -42,6 +43,7 @@ def layout(**_):
     ], className="mb-3")
     return html.Div([
         html.H2("Persuasive: the simplified story and its cost"), row_status_store("persuasive"),
+        editor_card("persuasive"),  # what-if: edit the row's features (issue 25)
         controls,
         dbc.Row([dbc.Col([html.Div(id=ids.GUARDRAIL), html.Div(id=ids.STATEMENT), html.Div(id=ids.VERIFY)], md=8),
                  dbc.Col(html.Div(id=ids.DROPPED, className="dropped-panel"), md=4)]),
