@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 CHUNK = 2**20
+HASH_ROWS = 4096
 
 
 def file_sha256(path: str | Path) -> str:
@@ -33,8 +34,10 @@ def table_sha256(X: pd.DataFrame, y: np.ndarray) -> str:
     explainers saw.
     """
     h = hashlib.sha256(json.dumps(list(map(str, X.columns))).encode())
-    h.update(np.ascontiguousarray(X.to_numpy(dtype=float)).tobytes())
-    h.update(np.ascontiguousarray(np.asarray(y, dtype=float)).tobytes())
+    values = X.to_numpy(dtype=float)  # a view of a float64 table, column-major: hashed a few rows at a time, in
+    for lo in range(0, len(values), HASH_ROWS):  # row-major order, with no copy of the whole table (Adult: 56 MB)
+        h.update(np.ascontiguousarray(values[lo:lo + HASH_ROWS]))
+    h.update(np.ascontiguousarray(np.asarray(y, dtype=float)))
     return h.hexdigest()
 
 

