@@ -19,7 +19,7 @@ _NO = "window.dash_clientside.no_update"
 _EDITS = """function(values, spec, base, current) {
         const no = %(no)s;
         if (!spec || !base || !values || values.length !== spec.length) { return [no, no]; }
-        const edits = {};
+        const edits = Object.create(null);  // a feature may be named "__proto__"
         const shown = x => Number.isFinite(x) ? String(Number(x.toPrecision(6))) : String(x);
         for (let i = 0; i < spec.length; i++) {
             const s = spec[i];
@@ -70,7 +70,7 @@ for _page in (p.strip("/") for p in PAGES):  # each page's editor: the controls'
 # the URL's edits, read once as the page loads (the row's own reader is app/callbacks/shell.py)
 clientside_callback(
     """function(search) {
-        const params = new URLSearchParams(search || ""), row = params.get("row"), edits = {};
+        const params = new URLSearchParams(search || ""), row = params.get("row"), edits = Object.create(null);
         params.getAll("edit").forEach(e => {
             const at = e.indexOf("=");
             if (at > 0) { edits[e.slice(0, at).replace(/%%3D/g, "=").replace(/%%25/g, "%%")] = e.slice(at + 1); }
