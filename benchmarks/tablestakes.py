@@ -1,175 +1,160 @@
-"""The views a peer's user expects (issue 25), timed: each helper's part is one ``_NAME`` function.
+"""Speed of the views a user of explainerdashboard, shapash or the RAI dashboard expects (issue 25).
 
-``python -m benchmarks.tablestakes [--quick] [--edits N]``
+``python -m benchmarks.tablestakes [--parts performance] [--quick]``: a readable table per part, then one JSON line
+``{"performance": {...}, ...}`` (``--quick``: tiny sizes for CI; its figures are not the measured ones).
 
-``whatif`` (:func:`_whatif`)
-    A what-if edit to every panel settled, in headless Chromium: ``python -m app`` serves the bundled sample
-    (breast cancer) and a user's Adult pipeline (:func:`benchmarks.build_store.prepare_adult`: one-hot
-    ``ColumnTransformer`` + ``HistGradientBoostingClassifier`` fitted on ``adult.data``, serving ``adult.test``);
-    on the Descriptive page (SHAP waterfall, LIME, their agreement, the status line) and on the Persuasive page
-    (the story, its checks and costs, three figures), each edit sets one control of the editor in the browser
-    (``dash_clientside.set_props``, as a user's Enter does) to a new value, so every edit is a row no cache holds;
-    the time is from the edit to the page settled (:mod:`benchmarks.browser_timing`: no Dash request in flight, no
-    figure changing for 500 ms, which is not counted). Beside it, the server process's CPU milliseconds per edit
-    (``/proc/PID/stat``: the machine is shared, wall time depends on its load). Target: p95 <= 300 ms.
+Each part is one function ``_NAME(quick) -> (rows, figures)`` in :data:`PARTS` (rows: ``(what, value, unit)`` for
+the table; figures: the part's JSON object); a part that fails is named in ``"failed"`` and the others still run.
 
-The table, then one JSON line: ``{"whatif": {case: {page: {...}}}, "targets": {...}, "quick": ...}``.
+- ``performance``: the Performance page's numbers (:mod:`explainers.performance`): ROC and precision-recall with
+  ROC AUC, average precision and the Brier score with 1,000 stratified bootstrap resamples each, and the
+  calibration curve, on the held-out probabilities of a HistGradientBoostingClassifier fitted on UCI Adult
+  (``shared/data``; Candor's split: 25 % held out, 8,141 rows) and on the bundled sample through the service;
+  the confusion at a threshold (what a move of the slider computes) and the threshold callback with its figure on
+  the sample; a regressor's R² and RMSE with their intervals on 8,141 rows. Wall-clock medians of a few repeats
+  (``time.perf_counter``) on a shared 2-core machine.
+- ``dependence``: the Dependence page on a user's Adult pipeline, feature by feature, cold and cached
+  (:mod:`benchmarks.tablestakes_parts.dependence`).
+- ``counterfactuals``: the Persuasive page's story test, two counterfactual searches a row, on the sample and
+  Adult (:mod:`benchmarks.tablestakes_parts.counterfactuals`).
+- ``whatif``: a what-if edit to every panel of the Descriptive and Persuasive pages settled in Chromium, with the
+  server's CPU per edit, on the sample and Adult (:mod:`benchmarks.tablestakes_parts.whatif`, :func:`_whatif` there).
 """
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
-from pathlib import Path
+from typing import Callable
 
-import numpy as np
-import requests
-
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-WHATIF_TARGET_MS = 300
-WHATIF_FEATURES = {"breast cancer": ("worst concave points", "worst area", "mean texture", "worst radius"),
-                   "adult": ("age", "marital-status", "capital-gain", "occupation", "hours-per-week")}
-"""The features each case's edits cycle through (numbers and, for Adult, levels)."""
-ROWS = {"breast cancer": 128, "adult": 3}
-
-_SET = """
-const [id, value] = arguments;
-window.__cd.clickAt = performance.now();
-window.dash_clientside.set_props(id, {value: value});
-"""
+from benchmarks.tablestakes_parts import counterfactuals, dependence, whatif
 
 
-def _cpu_ms(pid: int) -> float:
-    """User + system CPU milliseconds of process ``pid`` so far (``/proc/PID/stat``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * 1000.0 / os.sysconf("SC_CLK_TCK")
+def _median_s(fn: Callable[[], object], repeats: int) -> float:
+    """Median wall-clock seconds of ``fn()`` over ``repeats`` calls (and its CPU seconds in :data:`CPU`)."""
+    times, cpu = [], []
+    for _ in range(repeats):
+        t, c = time.perf_counter(), time.process_time()
+        fn()
+        times.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    CPU[fn] = statistics.median(cpu)
+    return statistics.median(times)
 
 
-class _Server:
-    """``python -m app FLAGS`` on a free port, until closed; ``pid`` for its CPU time."""
-
-    def __init__(self, flags: list[str], work: Path) -> None:
-        from tests.e2e.serving import free_port
-
-        port = free_port()
-        self.base = f"http://127.0.0.1:{port}"
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "CANDOR_CACHE_DIR": str(work / "cache"),
-               "CANDOR_STATE_DIR": str(work / "state")}
-        self._log = open(work / "server.log", "w")
-        self.proc = subprocess.Popen([sys.executable, "-m", "app", *flags, "--port", str(port)], cwd=ROOT, env=env,
-                                     stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 600
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError((work / "server.log").read_text()[-2000:])
-            try:
-                if requests.get(self.base + "/_candor/ready", timeout=2).status_code == 200:
-                    return
-            except requests.ConnectionError:
-                pass
-            time.sleep(0.5)
-        raise TimeoutError("the server did not finish its warm-up")
-
-    def close(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=30)
-        self._log.close()
+CPU: dict = {}
+"""CPU seconds (this process, ``time.process_time``) of the last :func:`_median_s` of each function: the machine is
+shared, so wall-clock times run long when others work; CPU time is the part of it that is ours."""
 
 
-def _edit_values(spec: list[dict], start: list, features, n: int, seed: int = 0) -> list[tuple[int, object]]:
-    """``n`` edits (control index, browser value) of the controls showing ``start``, cycling through ``features``,
-    each a value the control does not hold at that moment (else the page has nothing to do)."""
-    rng = np.random.default_rng(seed)
-    at = {s["name"]: i for i, s in enumerate(spec)}
-    now, out = list(start), []
-    for e in range(n):
-        i = at[features[e % len(features)]]
-        s = spec[i]
-        if s["kind"] == "number":
-            v = s["lo"] + (s["hi"] - s["lo"]) * float(rng.uniform(0.05, 0.95))
-            v = int(round(v)) if s["whole"] else round(v, 4)
-            v = v if v != now[i] else (v + 1 if v + 1 <= s["hi"] else v - 1)
-        else:
-            v = int(rng.integers(len(s["options"])))
-            v = v if v != now[i] else (v + 1) % len(s["options"])
-        now[i] = v
-        out.append((i, v))
-    return out
+def _adult_probabilities(quick: bool):
+    """(y, P(>50K)) of a HistGradientBoostingClassifier on Adult's held-out 25 % (Candor's split: seed 0)."""
+    import numpy as np
+    import pandas as pd
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.model_selection import train_test_split
+
+    from benchmarks.build_store import _adult_frame
+
+    df = _adult_frame("adult.data")
+    if quick:
+        df = df.sample(2000, random_state=0)
+    y = (df.pop("income") == ">50K").to_numpy().astype(int)
+    X = df.apply(lambda c: c if pd.api.types.is_numeric_dtype(c) else c.astype("category"))
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=0, stratify=y)
+    model = HistGradientBoostingClassifier(random_state=0, max_iter=50 if quick else 200,
+                                           categorical_features="from_dtype").fit(Xtr, ytr)
+    return np.asarray(yte), model.predict_proba(Xte)[:, 1]
 
 
-def _page_edits(driver, server: _Server, path: str, row: int, features, n: int) -> dict:
-    """Open ``path`` at ``row``, then ``n`` edits, each timed to the page settled; wall and server CPU ms."""
-    from benchmarks import browser_timing as bt
+def _performance(quick: bool):
+    """The Performance page's computations: see the module docstring."""
+    import numpy as np
 
-    page = path.strip("/")
-    driver.get(f"{server.base}{path}?row={row}")
-    bt.wait_settled(driver, bt.VISIBLE_PLOTS.replace("return", "return 2 <=", 1), timeout=600)
-    data = "return window.dash_component_api.getLayout(arguments[0]).props.data;"
-    spec, base = driver.execute_script(data, f"{page}-whatif-spec"), driver.execute_script(data, f"{page}-whatif-base")
-    wall, cpu, requests_per_edit = [], [], []
-    for i, value in _edit_values(spec, base["values"], features, n):
-        before = bt.state(driver)["started"]
-        bt.reset_click(driver)
-        c0 = _cpu_ms(server.proc.pid)
-        driver.execute_script(_SET, {"type": "whatif-value", "page": page, "index": i}, value)
-        st = bt.wait_settled(driver, "return true", since_started=before, timeout=120)
-        cpu.append(_cpu_ms(server.proc.pid) - c0)
-        wall.append(st["settled_ms"] - st["clickAt"])
-        requests_per_edit.append(st["started"] - before)
-    note = driver.find_element("id", f"{page}-whatif-note").text
-    if "Edited row" not in note:
-        raise RuntimeError(f"{path}: the edits were not applied: {note!r}")
-    return {"edits": n, "p50_ms": round(statistics.median(wall)), "p95_ms": round(float(np.percentile(wall, 95))),
-            "max_ms": round(max(wall)), "cpu_p50_ms": round(statistics.median(cpu)),
-            "cpu_p95_ms": round(float(np.percentile(cpu, 95))), "requests": max(requests_per_edit),
-            "settled_ms": [round(w) for w in wall]}
+    from explainers import performance as perf
+
+    n_boot, repeats = (50, 1) if quick else (perf.N_BOOT, 3)
+    rows, out = [], {"n_boot": n_boot}
+    y, p = _adult_probabilities(quick)
+    c = perf.classifier_performance(y, p, n_boot=n_boot)
+    def fn():
+        return perf.classifier_performance(y, p, n_boot=n_boot)
+
+    s = _median_s(fn, repeats)
+    out.update(adult_rows=int(len(y)), adult_curves_s=s, adult_curves_cpu_s=CPU[fn], adult_roc_auc=c.roc_auc.value,
+               adult_roc_auc_interval=[c.roc_auc.low, c.roc_auc.high], adult_average_precision=c.average_precision.value)
+    rows += [(f"Adult, {len(y):,} held-out rows: curves + {n_boot:,} resamples", s, "s"),
+             ("  of which CPU (this process)", CPU[fn], "s"),
+             ("  ROC AUC (95 % interval)", f"{c.roc_auc.value:.4f} ({c.roc_auc.low:.4f}-{c.roc_auc.high:.4f})", ""),
+             ("  average precision", f"{c.average_precision.value:.4f}", ""), ("  Brier score", f"{c.brier.value:.4f}", "")]
+    t = _median_s(lambda: [perf.confusion_at(c, k / 100) for k in range(100)], repeats) / 100
+    out["adult_confusion_ms"] = t * 1e3
+    rows.append(("  confusion at one threshold", t * 1e3, "ms"))
+    rng = np.random.default_rng(0)
+    actual = rng.normal(size=len(y))
+    predicted = actual + 0.3 * rng.normal(size=len(y))
+    def fn():  # noqa: F811  (the regressor's, measured alike)
+        return perf.regressor_performance(actual, predicted, n_boot=n_boot)
+
+    s = _median_s(fn, repeats)
+    out.update(regressor_s=s, regressor_cpu_s=CPU[fn])
+    rows += [(f"regressor, {len(y):,} rows: R² and RMSE + {n_boot:,} resamples", s, "s"),
+             ("  of which CPU (this process)", CPU[fn], "s")]
+    out.update(_sample(repeats))
+    rows += [(f"sample, {out['sample_rows']} held-out rows: the service's view", out["sample_view_s"], "s"),
+             ("  threshold callback (counts, rates, figure)", out["sample_callback_ms"], "ms")]
+    return rows, out
 
 
-def _whatif(case: str, work: Path, edits: int = 20, quick: bool = False) -> dict:
-    """The what-if part for ``case`` ("breast cancer", "adult"): per page, the edits' settle times and CPU."""
-    from benchmarks.build_store import prepare_adult
-    from tests.e2e.browser import chromium_driver
-    from benchmarks import browser_timing as bt
+def _sample(repeats: int) -> dict:
+    """The service's view on the bundled sample (computed afresh each repeat) and the threshold callback."""
+    from app import services
+    from app.callbacks import performance as callbacks
+    from workspace.workspace import load_sample_workspace
 
-    flags = [] if case == "breast cancer" else prepare_adult(work, rows=(2000, 400) if quick else None)
-    server = _Server(flags, work)
-    try:
-        with chromium_driver(1400, 1000) as driver:
-            bt.install_probe(driver)
-            return {path: _page_edits(driver, server, path, ROWS[case], WHATIF_FEATURES[case], edits)
-                    for path in ("/descriptive", "/persuasive")}
-    finally:
-        server.close()
+    ws = load_sample_workspace()
+    with services.overridden(services.ServiceState(ws)):
+        services.model_summary()  # the outputs, as the warm-up has them before the view
+        view_s = _median_s(lambda: services.performance._compute(), repeats)
+        services.performance.performance()
+        callback_s = _median_s(lambda: [callbacks.render_confusion(k) for k in (10, 50, 90)], repeats) / 3
+    return {"sample_rows": int(len(ws.test_idx)), "sample_view_s": view_s, "sample_callback_ms": callback_s * 1e3}
+
+
+PARTS: dict[str, Callable] = {"performance": _performance, "dependence": dependence.part,
+                              "counterfactuals": counterfactuals.part, "whatif": whatif.part}
+"""Each part of the benchmark by name (other views add theirs here)."""
+
+
+def _show(value, unit: str) -> str:
+    if isinstance(value, float):
+        return f"{value:,.3f} {unit}".strip()
+    return f"{value} {unit}".strip()
 
 
 def main(argv=None) -> dict:
-    """Run every part; print the table and the JSON line; return the result."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small data, few edits (CI; not the measured figures)")
-    ap.add_argument("--edits", type=int, default=20, help="what-if edits per page (default 20)")
-    args = ap.parse_args(argv)
-    edits = 4 if args.quick else args.edits
-    result = {"whatif": {}, "targets": {"whatif_p95_ms": WHATIF_TARGET_MS}, "quick": args.quick,
-              "load": os.getloadavg()[0]}
-    for case in WHATIF_FEATURES:
-        with tempfile.TemporaryDirectory(prefix="candor-tablestakes-") as tmp:
-            result["whatif"][case] = _whatif(case, Path(tmp), edits, args.quick)
-        print(json.dumps({case: result["whatif"][case]}), file=sys.stderr, flush=True)  # progress
-    print(f"{'what-if edit -> page settled':<34} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7} {'CPU p50':>8} "
-          f"{'CPU p95':>8} {'req':>4}")
-    for case, pages in result["whatif"].items():
-        for path, r in pages.items():
-            ok = "ok" if r["p95_ms"] <= WHATIF_TARGET_MS else f"> {WHATIF_TARGET_MS}"
-            print(f"{case + ' ' + path:<34} {r['p50_ms']:>7} {r['p95_ms']:>7} {r['max_ms']:>7} {r['cpu_p50_ms']:>8} "
-                  f"{r['cpu_p95_ms']:>8} {r['requests']:>4}  {ok}")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated, of {', '.join(PARTS)}")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes for CI (figures not meaningful)")
+    args = parser.parse_args(argv)
+    result, failed = {"quick": args.quick}, {}
+    for name in [p.strip() for p in args.parts.split(",") if p.strip()]:
+        if name not in PARTS:
+            parser.error(f"no part {name!r}; known: {', '.join(PARTS)}")
+        try:
+            rows, figures = PARTS[name](args.quick)
+        except Exception as err:  # noqa: BLE001  one part failing must not hide the others
+            failed[name] = f"{type(err).__name__}: {err}"
+            print(f"{name}: FAILED {failed[name]}")
+            continue
+        width = max(len(r[0]) for r in rows)
+        print(f"\n{name}")
+        for what, value, unit in rows:
+            print(f"  {what:<{width}}  {_show(value, unit)}")
+        result[name] = figures
+    if failed:
+        result["failed"] = failed
     print(json.dumps(result))
     return result
 

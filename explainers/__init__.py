@@ -34,6 +34,7 @@ from .types import (
     Rule,
     Simplification,
 )
+from .types import CurveFidelity, DependenceSet, PartialDependence, ShapDependence
 
 _LAZY = {
     "LimeExplainer": ".lime_explainer", "weighted_r2": "._lime_fits",
@@ -41,6 +42,8 @@ _LAZY = {
     "CallLimits": ".model_adapter", "is_linear_model": ".model_kinds", "is_tree_model": ".model_kinds",
     "PermutationImportanceExplainer": ".permutation_importance",
     "comprehensiveness": ".persuasive", "masked_output": ".persuasive", "sufficiency": ".persuasive",
+    "PartialDependenceExplainer": ".dependence", "shap_dependence": ".interactions",
+    "CounterfactualExplainer": ".counterfactuals", "story_test": ".counterfactuals",
 }
 
 
@@ -60,4 +63,7 @@ __all__ = [
     "is_linear_model", "is_tree_model", "compare_ranks", "default_k", "jaccard_at_k", "kendall_tau_b", "masked_output", "predicate_mask",
     "rank_agreement", "rule_text", "sign_agreement", "spearman",
     "sufficiency", "top_k", "top_k_overlap", "weighted_r2",
+    "PartialDependenceExplainer", "shap_dependence", "PartialDependence", "ShapDependence", "CurveFidelity",
+    "DependenceSet",
+    "CounterfactualExplainer", "story_test",
 ]

@@ -14,6 +14,7 @@ from typing import Literal
 
 from .types import Explanation
 from .types import PermutationImportance
+from .types import DependenceSet
 
 __all__ = ["MethodFacts", "TABULAR", "by_name"]
 
@@ -84,7 +85,14 @@ PERMUTATION_IMPORTANCE = MethodFacts(
     ("processing", "feature importance (score drop when a feature is shuffled)", "global",
      "standard error over repeats"))
 
-TABULAR: tuple[MethodFacts, ...] = (SHAP, LIME, PERMUTATION_IMPORTANCE)
+PARTIAL_DEPENDENCE = MethodFacts(
+    "partial_dependence", "partial dependence", "global", DependenceSet, "document",
+    {"json": "partial dependence and ICE curves of the 3 features with the largest mean |SHAP| on the held-out rows "
+             "(sampled rows, grid, every curve, the PDP's standard error, what the average hides)"},
+    ("processing", "feature effect (partial dependence with ICE curves)", "global",
+     "share of ICE curves against the PDP; centred ICE distance"))
+
+TABULAR: tuple[MethodFacts, ...] = (SHAP, LIME, PERMUTATION_IMPORTANCE, PARTIAL_DEPENDENCE)
 """Every tabular method, in the order pages, stores and reports list them."""
 
 

@@ -38,7 +38,7 @@ def render_global_methods(_pathname, _tick=None):
     """Each global method of the table of methods (permutation importance) beside mean |SHAP|, once the warm-up
     has computed global SHAP and the method's result (the warm value named after the method); meanwhile what the
     panel waits for, asked again each second."""
-    for name in ("shap_all", *(m.name for m in services.methods.global_methods())):
+    for name in ("shap_all", *(m.name for m in services.methods.importance_methods())):
         wait = warmup.waiting_for(name)
         if wait:
             return waiting_note(wait), False

@@ -5,7 +5,7 @@
 status line; :func:`render_global` marks the current k on the held-out average curve (computed once per
 workspace).
 """
-from dash import Input, Output, callback, ctx, no_update
+from dash import Input, Output, State, callback, ctx, no_update
 from dash.exceptions import MissingCallbackContextException, PreventUpdate
 
 from app import services
@@ -13,6 +13,7 @@ from app.shell import ids
 from app.shell.row_status import row_status_data
 from app.views import figures_persuasive
 from app.views.drawn import drawn_once
+from app.views.counterfactuals import story_hint
 from app.views.persuasive import draw_row, render_persuasive
 from app.views import whatif as whatif_view
 
@@ -20,24 +21,31 @@ from app.views import whatif as whatif_view
 @callback(Output(ids.STATEMENT, "children"), Output(ids.VERIFY, "children"), Output(ids.GUARDRAIL, "children"),
           Output(ids.DROPPED, "children"), Output(ids.COST, "children"), Output(ids.FULL_BAR, "figure"),
           Output(ids.TOPK_BAR, "figure"), Output(ids.TRADEOFF, "figure"), Output(ids.row_status_data("persuasive"), "data"),
+          Output(ids.STORY_CARD, "children", allow_duplicate=True),
+          Output(ids.STORY_PROGRESS, "value", allow_duplicate=True),
+          Output(ids.STORY_PROGRESS, "label", allow_duplicate=True),
           *whatif_view.outputs("persuasive"),
           Input(ids.ROW_INPUT, "value"), Input(ids.K_SLIDER, "value"), Input(ids.ROUNDING, "value"),
-          Input(ids.GROUPING, "value"), Input(ids.SENSITIVE, "value"), Input(ids.WHATIF, "data"),
-          prevent_initial_call="initial_duplicate")
-def render_row(row, k, rounding="exact", grouping=None, sensitive=None, whatif=None):
+          Input(ids.GROUPING, "value"), Input(ids.SENSITIVE, "value"), State(ids.STORY_RUN, "n_clicks"),
+          Input(ids.WHATIF, "data"), prevent_initial_call="initial_duplicate")
+def render_row(row, k, rounding="exact", grouping=None, sensitive=None, story_runs=1, whatif=None):
     """:func:`render_persuasive` of the row (or of its edit, :func:`app.views.whatif.update`), plus the navbar's
-    status line when the row changed, and the what-if editor: one request per change."""
+    status line when the row changed: one request per change; the story test's card back to its hint once a control
+    changed the story (left alone while no story test has run on this page, when it still shows the hint); and the
+    what-if editor."""
     if row is None or k is None:
         raise PreventUpdate
     try:
         trigger = ctx.triggered_id
     except MissingCallbackContextException:  # called as a plain function (tests)
-        trigger = None
+        trigger = ids.ROW_INPUT
     shown, editor = whatif_view.update(row, whatif, refresh=trigger in (None, ids.ROW_INPUT))
-    if shown is None:
-        return (no_update,) * 9 + editor
+    if shown is None:  # an edit refused: nothing changes but the editor's note
+        return (no_update,) * 12 + editor
+    new_row = trigger in (None, ids.ROW_INPUT, ids.WHATIF)
+    reset = (story_hint(), 0, "") if trigger is not None and story_runs else (no_update,) * 3
     return (*render_persuasive(shown, k, rounding, grouping, sensitive, _row_drawn),
-            row_status_data(shown) if trigger in (None, ids.ROW_INPUT, ids.WHATIF) else no_update, *editor)
+            row_status_data(shown) if new_row else no_update, *reset, *editor)
 
 
 def render_global(k):

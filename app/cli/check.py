@@ -11,6 +11,8 @@ frontier) and, for one row (default: the first held-out row), each page's own ca
 - every method of the table of methods (``app/services/methods.py::TABLE``), its entry's ``lines``: the
   Descriptive page's ``local_view(row)``: SHAP (its cost, additivity gap) and LIME (local R²) of the
   explained output, and their rank agreement; a global method's result (or why it does not apply);
+- the Performance page's ``performance()``: ROC AUC, average precision and Brier with their intervals and the
+  confusion at 0.5 (a regressor: R2 and RMSE), or why the curves do not apply;
 - for a PyTorch model, ``gradients.gradient_view(row)``: Integrated Gradients of the same output with
   their completeness gap and rank agreement with SHAP, and a fingerprint of the parameters
   (byte-identical before and after);
@@ -132,6 +134,8 @@ def _pages(services, row: int, is_torch: bool, out) -> None:
         where = f"Descriptive row {row}" if m.facts.scope == "local" else m.title
         for line in _view(where, lambda m=m: m.lines(row)):
             print(line, file=out)
+    for line in _view("Performance", services.performance.lines):  # the Performance page's scores
+        print(line, file=out)
     if is_torch:
         g = _view(f"Integrated Gradients row {row}", lambda: services.gradients.gradient_view(row))
         print(f"ig      row {row}, {g.ig.target!r} ({g.units}): f(x) - f(baseline) = "

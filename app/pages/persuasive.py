@@ -5,9 +5,12 @@ from dash import dcc, html
 
 from app.shell import ids
 from app import services
+from app.serve.access import has_role
 from app.shell.url_state import from_url
+from app.services import counterfactuals as cfs
 from app.views.components import choice_options, graph, row_status_store, slider_marks
 from app.views.whatif import editor_card
+from app.views.counterfactuals import story_controls
 
 REQUIRES = "persuasive"
 """The method family this page shows (:func:`app.services.why_not` says whether it applies)."""
@@ -47,12 +50,19 @@ def layout(**_):
         controls,
         dbc.Row([dbc.Col([html.Div(id=ids.GUARDRAIL), html.Div(id=ids.STATEMENT), html.Div(id=ids.VERIFY)], md=8),
                  dbc.Col(html.Div(id=ids.DROPPED, className="dropped-panel"), md=4)]),
+        _story_test(),
         html.Div(id=ids.COST),
         dbc.Row([dbc.Col(graph(ids.FULL_BAR, 520), md=4), dbc.Col(graph(ids.TOPK_BAR, 520), md=4),
                  dbc.Col(graph(ids.TRADEOFF, 520), md=4)]),
         dbc.Row([dbc.Col(graph(ids.GLOBAL_TRADEOFF, 420), md=8)]),
         _rules_section(),
     ])
+
+
+def _story_test():
+    """The story test and the row's counterfactuals (one background job), or why they do not apply."""
+    why = cfs.why_not()
+    return story_controls(has_role("analyst"), cfs.features() if why is None else [], why)
 
 
 def _rules_section():

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from app import services
+from app.services import counterfactuals as cfs
 from explainers.numbers import plain
 from workspace.errors import CandorError
 
@@ -35,6 +36,9 @@ class RowSection:
     shap: object
     persuasive: object | None
     why_not: str | None
+    story: object | None = None
+    """The story test of the row's story (:func:`app.services.counterfactuals.story_view`, nothing held fixed), or None
+    where it does not apply."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,12 @@ class ReportContent:
     methods: tuple = field(default_factory=tuple)
     """Each global method of the table of methods beside mean |SHAP| (:func:`app.services.methods.global_method_views`:
     permutation importance), or why it does not apply."""
+    performance: object | None = None
+    """The Performance page's view (:func:`app.services.performance.performance`), or None."""
+    threshold: object | None = None
+    """Its confusion at the default threshold (:func:`app.services.performance.confusion`), or None (no scores)."""
+    dependence: tuple = field(default_factory=tuple)
+    """The Dependence page's views of the features with the largest mean |SHAP| (:func:`app.services.dependence.top`)."""
 
 
 def parse_rows(text: str | None) -> list[int] | None:
@@ -148,15 +158,19 @@ def report_content(rows: list[int] | None = None, *, k: int = DEFAULT_K, files: 
     for r, reason in zip(rows, reasons):
         view = services.persuasive_view(r, k) if persuasive_why is None else None
         shap = view.simplification.parent if view is not None else services.shap_row(r)
-        sections.append(RowSection(r, reason, services.row_status(r), shap, view, persuasive_why))
+        story = cfs.story_view(r, k) if view is not None and cfs.why_not() is None else None
+        sections.append(RowSection(r, reason, services.row_status(r), shap, view, persuasive_why, story))
     surrogate = services.muse_view(services.default_muse_key()) if surrogate_why is None else None
     curve = services.persuasive_global() if persuasive_why is None else None
     k_used = sections[0].persuasive.settings["k"] if sections[0].persuasive is not None else k
     methods = services.methods.global_method_views()
+    perf = services.performance.performance()
+    threshold = (services.performance.confusion(services.performance.DEFAULT_THRESHOLD)
+                 if perf.classifier is not None else None)
     return ReportContent(
         name=ws.name, summary=services.model_summary(), n_rows=len(ws.X), n_features=ws.X.shape[1],
         output_label=ws.output_label, importance=services.global_importance(), surrogate=surrogate,
         surrogate_why=surrogate_why, global_curve=curve, persuasive_why=persuasive_why, rows=tuple(sections),
         rows_rule=rule, k=k_used, provenance=provenance(files, sections, surrogate, k_used, methods),
         notes=tuple(ws.notes), descriptions=tuple((name, text) for _, name, text in services.feature_descriptions()),
-        methods=methods)
+        methods=methods, performance=perf, threshold=threshold, dependence=services.dependence.top())

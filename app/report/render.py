@@ -11,6 +11,7 @@ from __future__ import annotations
 from html import escape
 
 from .content import ReportContent
+from .section_performance import figure_count
 from .sections import body
 
 CSS = """
@@ -52,10 +53,11 @@ class Figures:
 
 def expected_figures(content: ReportContent) -> int:
     """How many figures :func:`render_html` draws for ``content`` (global SHAP, each applicable global method of the
-    table of methods, the surrogate's confusion, the held-out curve, then three per row with a persuasive view or
+    table of methods, the surrogate's confusion, the held-out curve, two per dependence view, then three per row with a persuasive view or
     one SHAP waterfall without)."""
     n = 1 + sum(v.result is not None for v in getattr(content, "methods", ())) + (content.surrogate is not None) \
-        + (content.global_curve is not None)
+        + (content.global_curve is not None) + 2 * len(getattr(content, "dependence", ()))
+    n += figure_count(getattr(content, "performance", None))  # the Model performance section
     return n + sum(3 if s.persuasive is not None else 1 for s in content.rows)
 
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from html import escape
 
+from app.services import counterfactuals as cfs
 from app.views import figures, figures_persuasive
 from app.views import methods as method_views
 from app.views.figures_persuasive import COST_ROWS
 from app.views.components import fmt
+from app.report.section_performance import performance_section
 from explainers.persuasive import gilpin_label
 from explainers.rules import rule_text
 
@@ -97,6 +99,24 @@ def global_views(c, figs) -> str:
     return "".join(out)
 
 
+def dependence_section(c, figs) -> str:
+    """The Dependence page's views of the top features: SHAP dependence beside partial dependence and ICE, with
+    what the average hides (empty when there are none)."""
+    from app.services.dependence import colour_text
+    from app.views import dependence as dependence_views
+
+    views = getattr(c, "dependence", ())
+    if not views:
+        return ""
+    out = [f"<h2 id=\"dependence\">Dependence of the {len(views)} features with the largest mean |SHAP|</h2>"]
+    for v in views:
+        out += [f"<h3>{escape(v.feature)}</h3>", figs.add(dependence_views.shap_figure(v)),
+                figs.add(dependence_views.pdp_figure(v)), f"<p>{escape(v.hidden)}</p>",
+                f"<p class=\"note\">{escape(colour_text(v))} Scatter: {escape(v.rows_statement)}. "
+                f"{escape(v.partial.source)}. {escape(v.shap.method)}.</p>"]
+    return "".join(out)
+
+
 def _cost(view) -> str:
     s = view.simplification
     before, after = s.fidelity_before, s.fidelity_after
@@ -154,7 +174,32 @@ def row_section(sec, figs) -> str:
             + "<h3>What the simplification costs</h3>" + _cost(view)
             + figs.add(figures_persuasive.row_tradeoff(view.curve, s)
                        .update_layout(height=figures_persuasive.ROW_TRADEOFF_HEIGHT))
+            + _story_test(sec.story)
             + f"<p class=\"note\">{escape(e.source)}</p></section>")
+
+
+def _story_test(view) -> str:
+    """The story test of the row's story and its counterfactuals (the Persuasive page's card, as tables)."""
+    if view is None:
+        return ""
+    t = view.test
+    share = "n/a" if t.k == 0 else f"{t.n_need_hidden} of {t.k} ({t.share:.0%}, 95 % Wilson {t.share_low:.0%}–{t.share_high:.0%})"
+    figures_rows = [("story names", ", ".join(t.story) or "nothing"),
+                    ("story alone flips", "yes" if t.story_flips else "no"),
+                    ("cheapest distance, story only / any feature",
+                     " / ".join("n/a" if c.cheapest is None else figures.plain(c.cheapest) for c in (t.story_only, t.any_feature))),
+                    ("cheapest flips needing a hidden feature", share),
+                    ("model evaluations, story only / any feature", f"{t.story_only.n_evaluated:,} / "
+                     f"{t.any_feature.n_evaluated:,} (budget {view.settings['budget']:,} each)")]
+    story = set(t.story)
+    listed = [(i + 1, figures.plain(c.distance), c.n_changed,
+               "; ".join(f"{ch.feature}: {ch.before} → {ch.after}" + ("" if ch.feature in story else " (hidden)")
+                         for ch in c.changes)) for i, c in enumerate(t.any_feature.shown)]
+    return ("<h3>Story test: can the story's features change the outcome?</h3>"
+            + f"<p>{escape(cfs.verdict(t))}</p>" + _table(None, figures_rows)
+            + (_table(("#", "distance", "features changed", "changes"), listed) if listed else "")
+            + f"<p class=\"note\">Counterfactuals: {escape(t.any_feature.distance)}; "
+              f"{escape(t.any_feature.source)}.</p>")
 
 
 def provenance_section(p) -> str:
@@ -173,5 +218,6 @@ def body(c, figs) -> str:
     rows = ", ".join(f"<a href=\"#row-{s.row}\">row {s.row}</a>" for s in c.rows)
     head = (f"<header><h1>Candor review: {escape(c.name)}</h1><p class=\"sub\">{escape(c.summary.task)} · "
             f"{escape(c.provenance.created)} · rows: {rows}</p><p class=\"note\">{escape(c.rows_rule)}</p></header>")
-    return (head + model_card(c) + global_views(c, figs) + "".join(row_section(s, figs) for s in c.rows)
+    return (head + model_card(c) + performance_section(c, figs) + global_views(c, figs) + dependence_section(c, figs)
+            + "".join(row_section(s, figs) for s in c.rows)
             + provenance_section(c.provenance))

@@ -95,6 +95,7 @@ CONTROL_KINDS: dict[tuple[str, str], Kind] = {
     (ids.SURROGATE_MAX_RULES, "value"): whole(1, 30), (ids.SURROGATE_MAX_WIDTH, "value"): whole(1, 3),
     (ids.SURROGATE_MAX_NBHD, "value"): whole(1, 10),
     (ids.TEXT_LAYER, "value"): whole(0, MAX_INDEX), (ids.TEXT_HEADS, "value"): wholes(0, MAX_INDEX),
+    (ids.PERF_THRESHOLD, "value"): whole(0, 100),  # the Performance page's threshold, in hundredths
 }
 """The kind of a control's value where it is a count or an index (the page's own bounds, or the widest sane)."""
 

@@ -27,7 +27,7 @@ ROLE_BY_OUTPUT: dict[str, str] = {
     ids.TEXT_UPLOAD: "analyst", ids.TEXT_CONLLU_UPLOAD: "analyst",
     # cancelling a background job (the jobs themselves need analyst as background callbacks)
     ids.SURROGATE_CANCEL: "analyst", ids.TEXT_SLOW_CANCEL: "analyst", ids.TEXT_HEADS_CANCEL: "analyst",
-    ids.TEXT_LOPARDO_CANCEL: "analyst", ids.STABILITY_CANCEL: "analyst",
+    ids.TEXT_LOPARDO_CANCEL: "analyst", ids.STABILITY_CANCEL: "analyst", ids.STORY_CANCEL: "analyst",
     # the participant flow of /study/<id>: anonymous by design
     study_ids.TOKEN: PARTICIPANT, study_ids.BODY: PARTICIPANT, study_ids.ERROR: PARTICIPANT,
     study_ids.REFRESH: PARTICIPANT, study_ids.TIMING: PARTICIPANT, study_ids.RENDER_T: PARTICIPANT,

@@ -10,8 +10,8 @@ from ._core import (ServiceState, built_store, first_request, init, install, is_
                     ready_entry, row_cache, state, store_note, use_built_store, warm_done, workspace)
 from .applicable import capabilities, why_not
 from .attention import AttentionView, attention_view, has_attention_model
-# check's Integrated Gradients; the table of methods; the rules section of the Persuasive page
-from . import gradients, methods, persuasive_rules  # noqa: F401
+# the story test; check's Integrated Gradients; the table of methods; the rules section of the Persuasive page
+from . import counterfactuals, gradients, methods, persuasive_rules  # noqa: F401
 from .persuasive import GlobalCurve, PersuasiveView, persuasive_global, persuasive_max_k, persuasive_view
 from .surrogates import (
     MuseView,
@@ -82,3 +82,8 @@ __all__ += [
     "attribution", "check_text", "dataset", "dataset_options", "dataset_text", "head_analysis",
     "run_slow_attributions", "save_conllu_upload", "save_csv_upload", "slow_methods", "text_model", "text_view",
 ]
+
+# Performance page (issue 25): ROC, precision-recall, calibration, the confusion at a threshold, regression views
+from . import performance  # noqa: E402,F401
+# Dependence page (issue 25): SHAP dependence beside partial dependence and ICE curves.
+from . import dependence  # noqa: E402,F401

@@ -19,7 +19,7 @@ from explainers.methods import MethodFacts, by_name
 from explainers.metrics import RankAgreement, compare_ranks, top_k
 from explainers.numbers import gap_text, plain
 
-from . import _core, importance, row_view, tabular
+from . import _core, dependence, importance, row_view, tabular
 
 
 @dataclass(frozen=True)
@@ -154,6 +154,8 @@ TABLE: tuple[TabularMethod, ...] = (
                   live_rows=_lime_rows, reproduce=_lime_reproduce, lines=_lime_lines),
     TabularMethod(by_name("permutation_importance"), importance._explainer, importance.why_not, importance.settings,
                   result=importance.permutation_importance, lines=importance.lines),
+    TabularMethod(by_name("partial_dependence"), dependence._explainer, dependence.why_not, dependence.settings,
+                  result=dependence.partial_dependences, lines=dependence.lines),
 )
 """Every tabular method, in the order of :data:`explainers.methods.TABULAR` (a test checks they agree)."""
 
@@ -178,8 +180,14 @@ def stored_per_row() -> tuple[TabularMethod, ...]:
 
 
 def global_methods() -> tuple[TabularMethod, ...]:
-    """The methods with one result for the model (shown beside global SHAP, stored as documents)."""
+    """The methods with one result for the model (stored as documents)."""
     return tuple(m for m in TABLE if m.facts.scope == "global")
+
+
+def importance_methods() -> tuple[TabularMethod, ...]:
+    """The global methods that rank the features (a result with ``importances``), shown beside mean |SHAP|; partial
+    dependence has its own page."""
+    return tuple(m for m in global_methods() if "importances" in getattr(m.facts.result, "__dataclass_fields__", {}))
 
 
 @dataclass(frozen=True)
@@ -202,7 +210,7 @@ class GlobalMethodView:
 
 
 def global_method_views() -> tuple[GlobalMethodView, ...]:
-    """Every global method of :data:`TABLE` for the installed workspace, each beside mean |SHAP|.
+    """Every global method of :data:`TABLE` that ranks the features (:func:`importance_methods`), each beside mean |SHAP|.
 
     Raises
     ------
@@ -210,7 +218,7 @@ def global_method_views() -> tuple[GlobalMethodView, ...]:
         As the methods' and global SHAP's services raise (a method that does not apply is not an error).
     """
     views = []
-    for m in global_methods():
+    for m in importance_methods():
         why = m.why_not()
         if why is not None:
             views.append(GlobalMethodView(m.name, m.title, None, why))

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import accuracy_score, mean_absolute_error, mean_squared_error, r2_score, roc_auc_score
+from sklearn.metrics import accuracy_score, mean_absolute_error, mean_squared_error, r2_score
 
 import explainers as ex
 from explainers.numbers import plain
@@ -293,7 +293,9 @@ def _model_summary() -> ex.ModelSummary:
         pred = (out >= 0.5).astype(int) if ws.output_kind == "probability" else ws.model.predict(ws.X.iloc[ws.test_idx])
         metrics = {"accuracy": float(accuracy_score(yt, pred))}
         if len(np.unique(yt)) == 2 and ws.output_kind in ("probability", "margin"):
-            metrics["roc_auc"] = float(roc_auc_score(yt, out))
+            from explainers.permutation_importance import roc_auc  # the Performance page's AUC too (one home)
+
+            metrics["roc_auc"] = roc_auc(yt, out)
         task = "binary classification"
         if ws.task == "multiclass":
             task = f"{len(ws.adapter.class_names)}-class classification ({ws.positive_class} vs rest)"

@@ -167,6 +167,25 @@ RULES_SHOWN = "persuasive-rules-shown"
 RULES_COST = "persuasive-rules-cost"
 RULES_TRADEOFF = "persuasive-rules-tradeoff"
 
+# --- Performance (issue 25): ROC, precision-recall, calibration, confusion at a threshold; regression views ---
+PERF_THRESHOLD = "performance-threshold"
+PERF_THRESHOLD_TEXT = "performance-threshold-text"
+PERF_CONFUSION = "performance-confusion"
+PERF_RATES = "performance-rates"
+PERF_ROC = "performance-roc"
+PERF_PR = "performance-pr"
+# --- Dependence (issue 25): SHAP dependence beside partial dependence and ICE curves ---
+DEPENDENCE_FEATURE = "dependence-feature"
+DEPENDENCE_SHAP = "dependence-shap"
+DEPENDENCE_PDP = "dependence-pdp"
+DEPENDENCE_NOTES = "dependence-notes"
+DEPENDENCE_WAIT_TICK = "dependence-wait-tick"  # asking again until the warm-up has global SHAP
+# --- Persuasive, issue 25: the story test and the row's counterfactuals (one background job) ---
+STORY_IMMUTABLE = "persuasive-story-immutable"
+STORY_RUN = "persuasive-story-run"
+STORY_CANCEL = "persuasive-story-cancel"
+STORY_PROGRESS = "persuasive-story-progress"
+STORY_CARD = "persuasive-story-card"
 # --- What-if (issue 25): edit the shown row's features; Descriptive and Persuasive explain the edited row ---
 WHATIF = "whatif-row"                  # shell store: {"row": N, "edits": {control name: value}} or None
 WHATIF_URL_SYNC = "whatif-url-sync"    # shell store the URL writer outputs to (never holds data)

@@ -125,6 +125,7 @@ PAGES: dict[str, tuple[Param, ...]] = {
         Param("grouping", ids.GROUPING, kind="flag"), Param("sensitive", ids.SENSITIVE, kind="names"),
         Param("rules", ids.RULES_SOURCE, kind="point"), Param("rules_shown", ids.RULES_KEEP),
         Param("rules_round", ids.RULES_ROUND, kind="choice"), Param("rules_plain", ids.RULES_PLAIN, kind="flag"),
+        Param("immutable", ids.STORY_IMMUTABLE, kind="names"),
     ),
     "/attention": (),
     "/text": (
@@ -134,6 +135,8 @@ PAGES: dict[str, tuple[Param, ...]] = {
         Param("method", ids.TEXT_METHOD, kind="choice"), Param("metric", ids.TEXT_METRIC, kind="choice"),
         Param("query", ids.TEXT_QUERY, kind="choice"),
     ),
+    "/performance": (Param("threshold", ids.PERF_THRESHOLD),),  # hundredths: ?threshold=30 is 0.30
+    "/dependence": (Param("feature", ids.DEPENDENCE_FEATURE, kind="choice"),),
 }
 """Each page's state parameters (path -> schema); the navbar's ``row`` and ``class`` are added by :func:`params`."""
 
@@ -227,13 +230,10 @@ def _parse(p: Param, raw, component) -> object:
         if not method.isidentifier() or not _WHOLE.fullmatch(budget) or budget.startswith(("-", "+")):
             raise _Bad("not method|budget, e.g. muse|10")
         return f"{method}|{int(budget)}"
-    if p.kind == "lambdas":
-        try:
-            services.surrogates.parse_lambdas(raw)
-        except CandorError as err:
-            raise _Bad(str(err)) from None
+    if p.kind == "lambdas":  # a CandorError is named in the note as a _Bad is (read)
+        services.surrogates.parse_lambdas(raw)
         return raw
-    if p.kind == "edits":  # a refused edit raises CandorError, named in the note
+    if p.kind == "edits":  # each edit checked by its control; a refusal too
         return link_edits(_as_list(raw))
     raise ValueError(f"unknown parameter kind {p.kind!r}")
 

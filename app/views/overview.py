@@ -23,7 +23,10 @@ def model_card():
                else "accuracy of the model's own predict(); ROC AUC from the margins where there are margins")
     items = [metric("Task", s.task), metric("Classes", " / ".join(s.classes) or "(regression)"), *scores,
              metric("Rows", f"{s.n_train:,} train + {s.n_test:,} held-out"), metric("Features", f"{len(s.feature_names):,}")]
-    return card("Model", metric_row(items), source=f"{s.source}. Metrics computed on the held-out rows; {how}.")
+    more = html.P(dcc.Link("Curves, intervals and the confusion at any threshold: Performance →", href="/performance"),
+                  className="small mb-1")
+    return card("Model", [metric_row(items), more],
+                source=f"{s.source}. Metrics computed on the held-out rows; {how}.")
 
 
 def table_page(page_current, page_size, column_page=1):

@@ -8,7 +8,7 @@ that the app layer can render them and ``to_dict`` can put them in a
 output over the *background*, *fidelity* for agreement with the black box.
 
 Each type lives in a module named for what it describes (``_attribution``, ``_rule``, ``_simplification``,
-``_attention``, ``_model_summary``, ``_importance``); how they hold arrays is ``_arrays``, their JSON-ready values
+``_attention``, ``_model_summary``, ``_importance``, ``_counterfactual``); how they hold arrays is ``_arrays``, their JSON-ready values
 ``_json``.
 This package is their public home: import them from ``explainers.types``.
 """
@@ -18,6 +18,8 @@ from ._importance import PermutationImportance
 from ._model_summary import ModelSummary
 from ._rule import Predicate, Rule
 from ._simplification import Simplification
+from ._dependence import CurveFidelity, DependenceSet, PartialDependence, ShapDependence
+from ._counterfactual import Change, Counterfactual, Counterfactuals, StoryTest
 
 __all__ = [
     "Fidelity",
@@ -30,4 +32,15 @@ __all__ = [
     "ModelSummary",
     "GlobalImportance",
     "PermutationImportance",
+    "CurveFidelity",
+    "DependenceSet",
+    "PartialDependence",
+    "ShapDependence",
+    "Change",
+    "Counterfactual",
+    "Counterfactuals",
+    "StoryTest",
 ]
+from ._performance import ClassifierPerformance, ConfusionCounts, MulticlassConfusion, RegressorPerformance, ScoreInterval  # noqa: E402
+
+__all__ += ["ClassifierPerformance", "ConfusionCounts", "MulticlassConfusion", "RegressorPerformance", "ScoreInterval"]

@@ -67,9 +67,10 @@ def test_report_is_one_file_that_fetches_nothing(report):
     assert html.count(bundle) == 1 and html.count("<script>") == 2  # plotly.js once, then the drawing script
     assert re.search(r"@import|url\(\s*['\"]?https?:", html) is None  # no CSS import or font from a network
     figs = _figures(html)
-    # global SHAP, permutation importance beside it (the table's global methods), the surrogate's confusion matrix,
-    # the held-out curve, then 3 per row (full, story, tradeoff)
-    assert len(figs) == 4 + 3 * len(ROWS) == int(re.search(r'data-figures-expected="(\d+)"', html).group(1))
+    # model performance (ROC, precision-recall, calibration, confusion at 0.5), global SHAP, permutation importance
+    # beside it (the table's global methods), the surrogate's confusion matrix, the held-out curve, 2 for each of the
+    # 3 dependence views, then 3 per row (full, story, tradeoff)
+    assert len(figs) == 4 + 4 + 2 * 3 + 3 * len(ROWS) == int(re.search(r'data-figures-expected="(\d+)"', html).group(1))
     assert "Rows chosen by the person who exported: 3, 17." in html
 
 
@@ -232,3 +233,19 @@ def test_check_output_shows_no_number_in_scientific_notation(report, sample_work
     assert EXPONENT.search(text) is None, text
     gap = services.local_view(3).shap.additivity_gap
     assert ("additivity gap < 0.000001;" in text) == (gap < 1e-6) and "shap    row 3" in text
+
+
+def test_each_row_carries_its_story_test_and_counterfactuals_as_the_page_computes_them(report):
+    """The story test's section per row (issue 25): the Persuasive page's service at the report's k, nothing held."""
+    from html import escape
+
+    from app.services import counterfactuals as cfs
+
+    content, html, _ = report
+    for sec in content.rows:
+        t = cfs.story_view(sec.row, content.k).test
+        assert sec.story is not None and sec.story.test.story == t.story
+        part = html.split(f'id="row-{sec.row}"')[1].split("</section>")[0]
+        assert "Story test: can the story" in part and escape(cfs.verdict(t)) in part
+        for c in t.any_feature.shown:
+            assert escape(f"{c.changes[0].feature}: {c.changes[0].before} → {c.changes[0].after}") in part

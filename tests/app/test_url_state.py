@@ -21,6 +21,8 @@ CASES = {
     "surrogate": ("/surrogate", {"max_rules": "5", "max_width": "4", "lambdas": "1, 1, 1, 1, x", "point": "cart|5",
                                  "foi": ["mean area"]}),
     "table": ("/", {"table_page": "47", "row": "3"}),
+    "immutable": ("/persuasive", {"immutable": ["worst radius", "mean area"]}),
+    "immutable typo": ("/persuasive", {"immutable": "worst radiu"}),
 }
 
 def _layout(path, query):
@@ -37,7 +39,8 @@ PROPS = {"persuasive-k": "value", "persuasive-rounding": "value", "persuasive-gr
          "persuasive-sensitive": "value", "persuasive-rules-keep": "value", "persuasive-rules-round": "value",
          "persuasive-rules-plain": "value", "persuasive-rules-source": "value", "surrogate-max-rules": "value",
          "surrogate-max-width": "value", "surrogate-lambdas": "value", "surrogate-point": "data",
-         "surrogate-features-of-interest": "value", "overview-table": "page_current"}
+         "surrogate-features-of-interest": "value", "overview-table": "page_current",
+         "persuasive-story-immutable": "value"}
 
 
 @pytest.fixture(scope="module")
@@ -94,3 +97,12 @@ def test_writer_covers_every_parameter_of_the_schema():
     for path, params in url_state.PAGES.items():
         js = url_state.writer_js(path)
         assert all(f'"name": "{p.name}"' in js for p in params)
+
+
+def test_the_story_tests_immutable_features_come_from_the_link(built):
+    """The story test's picker (issue 25) is part of the Persuasive page's state: set from the link, a typo named."""
+    assert built["immutable"]["controls"]["persuasive-story-immutable"] == ["worst radius", "mean area"]
+    assert built["immutable"]["note"] == ""
+    assert built["immutable typo"]["note"] == ("Link parameters ignored (the rest applies): "
+                                               "immutable=worst radiu: no feature named 'worst radiu'")
+    assert built["immutable typo"]["controls"]["persuasive-story-immutable"] == []

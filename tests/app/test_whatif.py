@@ -147,8 +147,8 @@ def test_forged_edits_are_refused_in_one_line_and_change_nothing(sample_workspac
     note = out[10]
     assert "Not applied: what-if:" in note.children and "\n" not in note.children
     with triggered(f"{ids.WHATIF}.data"):
-        out = persuasive.render_row(r, 3, "exact", [], [], forged)
-    assert all(o is no_update for o in out[:9]) and "Not applied: what-if:" in out[11].children
+        out = persuasive.render_row(r, 3, "exact", [], [], 1, forged)
+    assert all(o is no_update for o in out[:12]) and "Not applied: what-if:" in out[14].children
 
 
 def test_a_link_with_refused_edits_shows_the_table_row_and_says_why(sample_workspace):

@@ -39,7 +39,8 @@ def test_check_subprocess_prints_summary_and_exits_0(pair):
     lines = out.stdout.splitlines()
     assert lines[0] == "model   data.skops: LogisticRegression, binary, outputs: probability (hi, lo)"
     assert lines[1] == "data    data.csv: 80 rows x 1 features (1 numeric); target 'label'"
-    assert [ln.split()[0] for ln in lines] == ["model", "data", "cost", "shap", "lime", "permimp", "rules", "persuade", "ok"]
+    assert [ln.split()[0] for ln in lines] == ["model", "data", "cost", "shap", "lime", "permimp", "pdp", "perf", "rules",
+                                             "persuade", "ok"]
     assert "log-odds of class 'lo'" in lines[3] and "additivity gap" in lines[3]
 
 

@@ -217,12 +217,13 @@ def test_check_subprocess_explains_a_torchscript_file_from_its_sidecar(files):
     notes = [ln for ln in out.stdout.splitlines() if ln.startswith("note")]
     assert notes == ["note    bc.csv: the model was fitted without column names; columns are matched by position"]
     lines = [ln for ln in out.stdout.splitlines() if not ln.startswith("note")]
-    assert [ln.split()[0] for ln in lines] == ["model", "data", "torch", "cost", "shap", "lime", "permimp", "ig", "rules", "persuade", "ok"]
+    assert [ln.split()[0] for ln in lines] == ["model", "data", "torch", "cost", "shap", "lime", "permimp", "pdp", "perf",
+                                             "ig", "rules", "persuade", "ok"]
     assert lines[0] == "model   bc.pt: TorchTabularModel, binary, outputs: probability (malignant, benign)"
     fp = TorchTabularModel(files.bc, task="regression").parameter_fingerprint()[:16]
     assert f"parameters sha256 {fp}" in lines[2] and f"parameters sha256 {fp}" in lines[-1]
     assert "additivity gap" in lines[4] and "'benign' (probability of class 'benign')" in lines[4]  # the pages' class
-    ig = re.search(r"f\(x\) - f\(baseline\) = (\S+), completeness gap (\S+)", lines[7])  # after permimp
+    ig = re.search(r"f\(x\) - f\(baseline\) = (\S+), completeness gap (\S+)", lines[9])  # after permimp, pdp, perf
     assert abs(float(ig.group(2))) <= 0.01 * abs(float(ig.group(1)))
 
 

@@ -64,9 +64,9 @@ def _requests(driver) -> list[str]:
 def test_report_opens_offline_draws_every_figure_and_requests_nothing(report_file, offline_browser):
     path, expected = report_file
     driver = offline_browser
-    # global SHAP, permutation importance, the surrogate's confusion, the held-out curve; row 3: descriptive bars,
-    # the story, its tradeoff
-    assert expected == 4 + 3
+    # model performance (ROC, precision-recall, calibration, confusion at 0.5), global SHAP, permutation importance,
+    # the surrogate's confusion, the held-out curve; row 3: descriptive bars, the story, its tradeoff
+    assert expected == 4 + 4 + 3
     driver.get_log("performance")  # the blank start page's own chrome:// requests: not the report's
     driver.get(path.as_uri())
     deadline = time.time() + 60

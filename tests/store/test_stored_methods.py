@@ -86,3 +86,29 @@ def test_a_malformed_global_methods_document_is_refused_in_one_line(built, tmp_p
     _rehashed(copy, "permutation_importance.json", json.dumps({**doc, "repeats": [[1.0]]}))
     with pytest.raises(CandorError, match=r"permutation_importance.json is not a permutation importance"):
         open_for(Settings(store=copy), ws)
+
+
+def test_partial_dependence_is_stored_and_the_dependence_page_serves_it_without_recomputing(serving, monkeypatch):
+    """The second global method: the top 3 features' PDP and ICE, one document, equal to a brute-force average."""
+    from app.services import dependence, methods
+
+    services, ws, folder = serving
+    stored = json.loads((folder / "partial_dependence.json").read_text())
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["explainers"]["partial_dependence"]["n_ice"] == 500
+    assert [p["feature"] for p in stored["partials"]] == list(dependence.features()[:3])
+    first = stored["partials"][0]
+    X = ws.X.iloc[ws.test_idx].iloc[first["rows"]]
+    brute = []
+    for value in first["grid"]:  # the oracle: set the column, call the model, average
+        edited = X.copy()
+        edited[first["feature"]] = value
+        brute.append(ws.output(edited).mean())
+    np.testing.assert_allclose(first["average"], brute, atol=1e-12)
+
+    def boom(*_):
+        raise AssertionError("recomputed although the store has it")
+
+    monkeypatch.setattr(dependence, "_explainer", boom)  # every live PDP goes through the explainer
+    assert methods.method("partial_dependence").result().to_dict() == stored
+    assert dependence.dependence(first["feature"]).partial.to_dict() == first
