@@ -62,9 +62,9 @@ class _Server:
             if self.proc.poll() is not None:
                 raise RuntimeError((work / "server.log").read_text()[-2000:])
             try:
-                if requests.get(self.base + "/_candor/ready", timeout=2).status_code == 200:
+                if requests.get(self.base + "/_candor/ready", timeout=10).status_code == 200:
                     return
-            except requests.ConnectionError:
+            except requests.RequestException:  # not listening yet, or too busy warming up to answer in time
                 pass
             time.sleep(0.5)
         raise TimeoutError("the server did not finish its warm-up")
