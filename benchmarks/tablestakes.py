@@ -17,6 +17,8 @@ the table; figures: the part's JSON object); a part that fails is named in ``"fa
   (:mod:`benchmarks.tablestakes_parts.dependence`).
 - ``counterfactuals``: the Persuasive page's story test, two counterfactual searches a row, on the sample and
   Adult (:mod:`benchmarks.tablestakes_parts.counterfactuals`).
+- ``cohorts``: the Cohorts page's error tree, story measures and views on the sample, and the error tree and
+  fairness rates on Adult (:mod:`benchmarks.tablestakes_parts.cohorts`).
 - ``whatif``: a what-if edit to every panel of the Descriptive and Persuasive pages settled in Chromium, with the
   server's CPU per edit, on the sample and Adult (:mod:`benchmarks.tablestakes_parts.whatif`, :func:`_whatif` there).
 """
@@ -28,7 +30,7 @@ import statistics
 import time
 from typing import Callable
 
-from benchmarks.tablestakes_parts import counterfactuals, dependence, whatif
+from benchmarks.tablestakes_parts import cohorts, counterfactuals, dependence, whatif
 
 
 def _median_s(fn: Callable[[], object], repeats: int) -> float:
@@ -122,8 +124,13 @@ def _sample(repeats: int) -> dict:
     return {"sample_rows": int(len(ws.test_idx)), "sample_view_s": view_s, "sample_callback_ms": callback_s * 1e3}
 
 
+def _cohorts(quick: bool):
+    """The Cohorts page's part (:mod:`benchmarks.tablestakes_parts.cohorts`)."""
+    return cohorts.part(quick)
+
+
 PARTS: dict[str, Callable] = {"performance": _performance, "dependence": dependence.part,
-                              "counterfactuals": counterfactuals.part, "whatif": whatif.part}
+                              "counterfactuals": counterfactuals.part, "cohorts": _cohorts, "whatif": whatif.part}
 """Each part of the benchmark by name (other views add theirs here)."""
 
 

@@ -44,6 +44,7 @@ _LAZY = {
     "comprehensiveness": ".persuasive", "masked_output": ".persuasive", "sufficiency": ".persuasive",
     "PartialDependenceExplainer": ".dependence", "shap_dependence": ".interactions",
     "CounterfactualExplainer": ".counterfactuals", "story_test": ".counterfactuals",
+    "error_tree": ".cohorts", "cohort_figures": ".cohorts", "fairness_report": ".fairness",
 }
 
 
@@ -66,4 +67,5 @@ __all__ = [
     "PartialDependenceExplainer", "shap_dependence", "PartialDependence", "ShapDependence", "CurveFidelity",
     "DependenceSet",
     "CounterfactualExplainer", "story_test",
+    "cohort_figures", "error_tree", "fairness_report",
 ]

@@ -14,7 +14,8 @@ from tests.e2e.browser import chromium_driver, wait_for_figures  # noqa: E402
 PAGES = [("overview", "/", 0), ("descriptive", "/descriptive", 4), ("surrogate", "/surrogate", 1),
          ("persuasive", "/persuasive", 3), ("attention", "/attention", 4), ("text", "/text", 4),
          ("performance", "/performance", 4),
-         ("dependence", "/dependence", 2)]
+         ("dependence", "/dependence", 2),
+         ("cohorts", "/cohorts?cohort=mean+radius+%3E+15", 2)]
 
 
 def main(base: str = "http://127.0.0.1:8050", out: str = "docs/screenshots") -> None:

@@ -75,6 +75,10 @@ class ReportContent:
     """Its confusion at the default threshold (:func:`app.services.performance.confusion`), or None (no scores)."""
     dependence: tuple = field(default_factory=tuple)
     """The Dependence page's views of the features with the largest mean |SHAP| (:func:`app.services.dependence.top`)."""
+    cohorts: object | None = None
+    """The Cohorts page's view of every held-out row (:func:`app.services.cohorts_view`: the error tree's leaves and
+    where the story misleads most), None with ``cohorts_why`` when cohorts do not apply."""
+    cohorts_why: str | None = None
 
 
 def parse_rows(text: str | None) -> list[int] | None:
@@ -167,10 +171,12 @@ def report_content(rows: list[int] | None = None, *, k: int = DEFAULT_K, files: 
     perf = services.performance.performance()
     threshold = (services.performance.confusion(services.performance.DEFAULT_THRESHOLD)
                  if perf.classifier is not None else None)
+    cohorts_why = services.why_not("cohorts")
     return ReportContent(
         name=ws.name, summary=services.model_summary(), n_rows=len(ws.X), n_features=ws.X.shape[1],
         output_label=ws.output_label, importance=services.global_importance(), surrogate=surrogate,
         surrogate_why=surrogate_why, global_curve=curve, persuasive_why=persuasive_why, rows=tuple(sections),
         rows_rule=rule, k=k_used, provenance=provenance(files, sections, surrogate, k_used, methods),
         notes=tuple(ws.notes), descriptions=tuple((name, text) for _, name, text in services.feature_descriptions()),
-        methods=methods, performance=perf, threshold=threshold, dependence=services.dependence.top())
+        methods=methods, performance=perf, threshold=threshold, dependence=services.dependence.top(),
+        cohorts=services.cohorts_view() if cohorts_why is None else None, cohorts_why=cohorts_why)

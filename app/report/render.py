@@ -53,10 +53,11 @@ class Figures:
 
 def expected_figures(content: ReportContent) -> int:
     """How many figures :func:`render_html` draws for ``content`` (global SHAP, each applicable global method of the
-    table of methods, the surrogate's confusion, the held-out curve, two per dependence view, then three per row with a persuasive view or
+    table of methods, the surrogate's confusion, the held-out curve, two per dependence view, the Cohorts page's two, then three per row with a persuasive view or
     one SHAP waterfall without)."""
     n = 1 + sum(v.result is not None for v in getattr(content, "methods", ())) + (content.surrogate is not None) \
         + (content.global_curve is not None) + 2 * len(getattr(content, "dependence", ()))
+    n += 2 * (getattr(content, "cohorts", None) is not None)  # the Cohorts page's error tree and ranking
     n += figure_count(getattr(content, "performance", None))  # the Model performance section
     return n + sum(3 if s.persuasive is not None else 1 for s in content.rows)
 

@@ -96,7 +96,26 @@ def global_views(c, figs) -> str:
                          .update_layout(height=figures_persuasive.GLOBAL_TRADEOFF_HEIGHT))]
     else:
         out.append(f"<p class=\"note\">Persuasive layer not applicable: {escape(c.persuasive_why or '')}</p>")
-    return "".join(out)
+    return "".join(out) + cohorts_section(c, figs)
+
+
+def cohorts_section(c, figs) -> str:
+    """The Cohorts page on every held-out row: the error tree's leaves, where the story misleads most, their figures."""
+    from app.views import cohorts as cohort_views
+
+    v = getattr(c, "cohorts", None)
+    if v is None:
+        why = getattr(c, "cohorts_why", None)
+        return f"<p class=\"note\">Cohorts not applicable: {escape(why)}</p>" if why else ""
+    rows = [(x.name, f"{x.n_rows:,}", cohort_views._ci(x.accuracy, x.accuracy_low, x.accuracy_high),
+             cohort_views._ci(x.agreement, x.agreement_low, x.agreement_high), cohort_views._story(x, "sufficiency"),
+             cohort_views._story(x, "mass_retained")) for x in v.ranked]
+    leaves = "".join(f"<li>Leaf {i + 1}: {escape(t)}</li>" for i, t in enumerate(v.leaf_texts))
+    return ("<h3>Cohorts: where the model errs and where the story misleads most</h3>"
+            + figs.add(cohort_views.error_tree_figure(v)) + figs.add(cohort_views.misleads_figure(v))
+            + _table(("Cohort", "Rows", "Accuracy [95 % CI]", "Surrogate agreement", f"Story sufficiency (top {v.story_k})",
+                      "Share of |attribution| shown"), rows)
+            + f"<ol class=\"note\">{leaves}</ol>" + "".join(f"<p class=\"note\">{escape(n)}</p>" for n in v.notes))
 
 
 def dependence_section(c, figs) -> str:

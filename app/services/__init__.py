@@ -13,6 +13,7 @@ from .attention import AttentionView, attention_view, has_attention_model
 # the story test; check's Integrated Gradients; the table of methods; the rules section of the Persuasive page
 from . import counterfactuals, gradients, methods, persuasive_rules  # noqa: F401
 from .persuasive import GlobalCurve, PersuasiveView, persuasive_global, persuasive_max_k, persuasive_view
+from .cohorts import CohortsView, cohorts_view, fairness_views
 from .surrogates import (
     MuseView,
     default_muse_key,
@@ -50,6 +51,7 @@ __all__ = [
     "muse_view", "class_choices", "select_class", "why_not", "capabilities", "GlobalView", "global_view",
     "lazy", "ready_entry", "row_cache", "stored_row_number", "stored_views", "built_store", "use_built_store", "warm_done",
     "ServiceState", "install", "is_ready", "overridden", "state", "store_note",
+    "CohortsView", "cohorts_view", "fairness_views",
 ]
 
 # Text page (issue 5): the MiniLM sentiment classifier, uploads, the head-analysis job.

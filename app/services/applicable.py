@@ -9,7 +9,7 @@ only one family needs with :func:`require`.
 """
 from __future__ import annotations
 
-from explainers import attention, muse, persuasive
+from explainers import attention, cohorts, muse, persuasive
 from explainers.capabilities import Capabilities
 
 from workspace.errors import CandorError
@@ -19,6 +19,7 @@ FAMILIES = {
     "surrogate": muse.is_compatible,
     "persuasive": persuasive.is_compatible,
     "attention": attention.is_compatible,
+    "cohorts": cohorts.is_compatible,
 }
 """Method family → its ``is_compatible(capabilities) -> str | None``."""
 

@@ -229,3 +229,21 @@ def persuasive_max_k() -> int:
 def persuasive_global() -> GlobalCurve:
     """Top-k sufficiency, comprehensiveness, Spearman ρ and mass retained, averaged over held-out rows."""
     return _global()
+
+
+STORY_K = 3
+"""The story the Persuasive page opens with: its k slider starts at 3 (fewer on a narrower table)."""
+
+
+def story_point(row: int, k: int = STORY_K, measures=("sufficiency", "mass_retained")) -> xp.CurvePoint:
+    """The page's opening story of one row (top-k of SHAP, exact values, no grouping) with ``measures``.
+
+    One batched model call, no neighborhood (as the global curve's rows): the Cohorts page averages these
+    over a cohort's held-out rows. ``k`` is clipped to the row's items.
+    """
+    ws = workspace()
+    ctx = xp.make_context(predict_positive, _train(), background().to_numpy(dtype=float),
+                          ws.X.iloc[row].to_numpy(dtype=float), (ws.classes[0], ws.classes[1]), num_samples=0,
+                          full=False, categories=_categorical(), reference=_medians())
+    curve = xp.tradeoff_curve(shap_row(row), ctx, measures=measures, max_k=k)
+    return curve[-1]

@@ -15,6 +15,7 @@ from . import _core
 STEP_NAMES = {"shap_all": "global SHAP", "labels": "the model's labels on every row",
               "muse_default": "the default MUSE surrogate", "frontier_default": "the surrogate frontier",
               "persuasive_global": "the Persuasive page's held-out curves",
+              "cohort_story": "the Cohorts page's story measures",
               **{m.name: m.title for m in TABULAR if m.scope == "global"}}  # a global method's warm value
 """How the page names each warm value (a value not listed is named by its registry name)."""
 

@@ -186,6 +186,19 @@ STORY_RUN = "persuasive-story-run"
 STORY_CANCEL = "persuasive-story-cancel"
 STORY_PROGRESS = "persuasive-story-progress"
 STORY_CARD = "persuasive-story-card"
+
+
+# --- Cohorts (issue 25): a cohort by filters or an error-tree leaf, its figures, fairness ---
+COHORT_FILTER = "cohort-filter"
+COHORT_LEAF = "cohort-leaf"
+COHORT_SENSITIVE = "cohort-sensitive"
+COHORT_NOTE = "cohort-note"
+COHORT_TABLE = "cohort-table"
+COHORT_TREE = "cohort-tree"
+COHORT_MISLEADS = "cohort-misleads"
+COHORT_LEAVES = "cohort-leaves"
+COHORT_FAIRNESS = "cohort-fairness"
+COHORT_NOTES = "cohort-notes"
 # --- What-if (issue 25): edit the shown row's features; Descriptive and Persuasive explain the edited row ---
 WHATIF = "whatif-row"                  # shell store: {"row": N, "edits": {control name: value}} or None
 WHATIF_URL_SYNC = "whatif-url-sync"    # shell store the URL writer outputs to (never holds data)

@@ -133,10 +133,10 @@ PAGES: dict[str, tuple[Param, ...]] = {
         Param("layer", ids.TEXT_LAYER, kind="choice", choices=_text_layers),
         Param("heads", ids.TEXT_HEADS, kind="ints", choices=_text_heads),
         Param("method", ids.TEXT_METHOD, kind="choice"), Param("metric", ids.TEXT_METRIC, kind="choice"),
-        Param("query", ids.TEXT_QUERY, kind="choice"),
-    ),
+        Param("query", ids.TEXT_QUERY, kind="choice")),
     "/performance": (Param("threshold", ids.PERF_THRESHOLD),),  # hundredths: ?threshold=30 is 0.30
     "/dependence": (Param("feature", ids.DEPENDENCE_FEATURE, kind="choice"),),
+    "/cohorts": (Param("cohort", ids.COHORT_FILTER, kind="text"), Param("sensitive", ids.COHORT_SENSITIVE, kind="names")),
 }
 """Each page's state parameters (path -> schema); the navbar's ``row`` and ``class`` are added by :func:`params`."""
 

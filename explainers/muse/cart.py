@@ -39,6 +39,10 @@ class CartSurrogate(ClassifierMixin, BaseEstimator):
         Number of leaves = number of rules.
     seed : int, default=0
         ``random_state`` of the tree.
+    max_depth : int, optional
+        Depth limit of the tree (the error tree of :mod:`explainers.cohorts` uses 3); default: none.
+    min_samples_leaf : int, default=1
+        Fewest fitting rows in a leaf.
 
     Attributes
     ----------
@@ -63,9 +67,11 @@ class CartSurrogate(ClassifierMixin, BaseEstimator):
     Breiman, Friedman, Olshen, Stone (1984). Classification and Regression Trees.
     """
 
-    def __init__(self, *, max_leaf_nodes=10, seed=0):
+    def __init__(self, *, max_leaf_nodes=10, seed=0, max_depth=None, min_samples_leaf=1):
         self.max_leaf_nodes = max_leaf_nodes
         self.seed = seed
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
 
     def _encode(self, X: pd.DataFrame) -> np.ndarray:
         cols = []
@@ -109,7 +115,8 @@ class CartSurrogate(ClassifierMixin, BaseEstimator):
         for f in Xf.columns:
             cols += [(f, lv) for lv in self._levels[f]] if f in self._levels else [(f, None)]
         self.classes_, y_idx = np.unique(y, return_inverse=True)
-        self.tree_model_ = DecisionTreeClassifier(max_leaf_nodes=self.max_leaf_nodes, random_state=self.seed)
+        self.tree_model_ = DecisionTreeClassifier(max_leaf_nodes=self.max_leaf_nodes, random_state=self.seed,
+                                                  max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf)
         self.tree_model_.fit(self._encode(Xf), y_idx)
         leaves = self._leaf_rules(cols)
         rules = []

@@ -141,6 +141,8 @@ _METHODS = {
     "flat": ("processing", "automatic rule extraction (global proxy)", "global", "agreement rate"),
     "attention": ("explanation_producing", "attention network", "local",
                   "rank correlation with gradients and leave-one-out"),
+    "error_tree": ("processing", "decision-tree proxy (of where the model is wrong)", "global",
+                   "error rate of each leaf, Wilson interval"),
     "head_roles": ("representation", "role of individual units (heads)", "global",
                    "accuracy lost when the head is pruned (Michel et al. 2019)"),
     **{m.name: m.gilpin for m in TABULAR},  # the tabular methods' own entries (explainers/methods.py)

@@ -43,5 +43,5 @@ def test_pages_declare_a_known_family():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Assign) and [t.id for t in node.targets if isinstance(t, ast.Name)] == ["REQUIRES"]:
                 declared[path.stem] = node.value.value
-    assert declared == {"surrogate": "surrogate", "persuasive": "persuasive", "attention": "attention"}
+    assert declared == {"surrogate": "surrogate", "persuasive": "persuasive", "attention": "attention", "cohorts": "cohorts"}
     assert set(declared.values()) <= set(FAMILIES)

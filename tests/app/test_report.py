@@ -69,8 +69,8 @@ def test_report_is_one_file_that_fetches_nothing(report):
     figs = _figures(html)
     # model performance (ROC, precision-recall, calibration, confusion at 0.5), global SHAP, permutation importance
     # beside it (the table's global methods), the surrogate's confusion matrix, the held-out curve, 2 for each of the
-    # 3 dependence views, then 3 per row (full, story, tradeoff)
-    assert len(figs) == 4 + 4 + 2 * 3 + 3 * len(ROWS) == int(re.search(r'data-figures-expected="(\d+)"', html).group(1))
+    # 3 dependence views, the Cohorts page's error tree and ranking, then 3 per row (full, story, tradeoff)
+    assert len(figs) == 4 + 4 + 2 * 3 + 2 + 3 * len(ROWS) == int(re.search(r'data-figures-expected="(\d+)"', html).group(1))
     assert "Rows chosen by the person who exported: 3, 17." in html
 
 
@@ -249,3 +249,13 @@ def test_each_row_carries_its_story_test_and_counterfactuals_as_the_page_compute
         assert "Story test: can the story" in part and escape(cfs.verdict(t)) in part
         for c in t.any_feature.shown:
             assert escape(f"{c.changes[0].feature}: {c.changes[0].before} → {c.changes[0].after}") in part
+
+
+def test_report_cohorts_section_is_the_pages(report):
+    """The report's Cohorts section draws the page's error tree (each leaf's error rate) and its ranking table."""
+    content, html, _ = report
+    v = content.cohorts
+    assert "Cohorts: where the model errs and where the story misleads most" in html and v.cohort.n_rows == 143
+    tree = next(f for f in _figures(html).values() if f["layout"]["title"]["text"].startswith("Error rate per"))
+    assert _array(tree["data"][0]["x"]) == pytest.approx([leaf.error_rate for leaf in v.tree.leaves][::-1])
+    assert all(f"<td>{c.name}</td><td>{c.n_rows:,}</td>" in html for c in v.ranked)

@@ -37,6 +37,7 @@ LINKS = {
     "/text": {"text": ("the film was a quiet delight", "the film was a quiet delight"), "layer": ("2", 2),
               "heads": (["1", "3"], [1, 3]), "method": ("gxi", "gxi"), "metric": ("kendall", "kendall"),
               "query": ("mean", "mean")},
+    "/cohorts": {"cohort": ("mean radius > 15", "mean radius > 15"), "sensitive": (["mean radius"], ["mean radius"])},
 }
 
 

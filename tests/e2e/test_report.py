@@ -65,8 +65,8 @@ def test_report_opens_offline_draws_every_figure_and_requests_nothing(report_fil
     path, expected = report_file
     driver = offline_browser
     # model performance (ROC, precision-recall, calibration, confusion at 0.5), global SHAP, permutation importance,
-    # the surrogate's confusion, the held-out curve; row 3: descriptive bars, the story, its tradeoff
-    assert expected == 4 + 4 + 3
+    # the surrogate's confusion, the held-out curve, the Cohorts page's two; row 3: descriptive bars, the story, its tradeoff
+    assert expected == 4 + 4 + 2 * 3 + 2 + 3  # ... 2 for each of the 3 dependence views, the Cohorts page's 2
     driver.get_log("performance")  # the blank start page's own chrome:// requests: not the report's
     driver.get(path.as_uri())
     deadline = time.time() + 60
@@ -76,7 +76,8 @@ def test_report_opens_offline_draws_every_figure_and_requests_nothing(report_fil
     assert driver.execute_script("return document.body.getAttribute('data-figures-drawn')") == str(expected)
     drawn = driver.execute_script(
         "return Array.from(document.querySelectorAll('.js-plotly-plot'))"
-        ".filter(p => p.querySelector('svg.main-svg g.trace, svg.main-svg .hm') !== null).length")
+        ".filter(p => p.querySelector('svg.main-svg g.trace, svg.main-svg .hm, canvas.gl-canvas-context') !== null)"
+        ".length")  # a WebGL scatter (the Dependence page's) draws into a canvas, not an SVG trace
     assert drawn == expected
     bars = driver.find_elements(By.CSS_SELECTOR, ".js-plotly-plot g.point path")
     assert len(bars) >= 30  # bars were drawn, not empty axes

@@ -1,0 +1,343 @@
+"""Cohorts of held-out rows: filters, the error tree, and each cohort's accuracy and fidelity figures.
+
+A cohort is a conjunction of filters ``feature op value`` on the encoded table (category columns hold
+codes; filters name their levels). The error tree is the error analysis of Nushi, Kamar & Horvitz (2018)
+and of the Responsible AI dashboard: a shallow decision tree fitted to *where the model is wrong* on the
+held-out rows, each leaf a cohort with its error rate and size. It is read by the one CART walker
+(:class:`explainers.muse.CartSurrogate`, with a depth limit and a least leaf size), so a leaf is a
+:class:`~explainers.types.Predicate` conjunction like any rule, and its filters reproduce it exactly.
+
+Each cohort's figures (:func:`cohort_figures`): accuracy with its Wilson (1927) interval, the rule
+surrogate's agreement on the cohort (:func:`explainers.muse.agreement_detail`, the one home of agreement and
+its interval), and the persuasive story's per-row measures (sufficiency, share of ``|attribution|`` shown)
+averaged over the cohort's measured rows with a seeded percentile bootstrap interval
+(:func:`explainers.intervals.bootstrap_mean`). :func:`misleads_most` ranks cohorts by the story's sufficiency.
+
+References
+----------
+.. [1] Nushi, B., Kamar, E., Horvitz, E. (2018). Towards Accountable AI: Hybrid Human-Machine Analyses for
+   Characterizing System Failure. HCOMP. arXiv 1809.07424.
+.. [2] Wilson, E. B. (1927). Probable inference, the law of succession, and statistical inference. JASA 22.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .intervals import bootstrap_mean, wilson
+from .muse import CartSurrogate, agreement_detail
+
+__all__ = ["Filter", "parse_filters", "filters_text", "cohort_mask", "ErrorLeaf", "ErrorTree", "error_tree",
+           "CohortFigures", "cohort_figures", "misleads_most", "is_compatible", "ERROR_TREE_DEPTH"]
+
+ERROR_TREE_DEPTH = 3
+"""The error tree's depth (the RAI dashboard's default is 4; 3 keeps a leaf's description to 3 conditions)."""
+OPS = ("<=", ">=", "!=", "==", "<", ">", "in")
+_OP = re.compile(r"\s*(<=|>=|!=|==|<|>|=|\bin\b)\s*")
+
+
+def is_compatible(capabilities) -> str | None:
+    """Why cohorts do not apply to a model with these capabilities, or ``None`` (they need a classifier)."""
+    if capabilities.task == "regression":
+        return "Cohorts show accuracy, error rates and fairness rates per cohort; they need a classifier."
+    return None
+
+
+@dataclass(frozen=True)
+class Filter:
+    """One condition ``feature op value`` on the encoded table.
+
+    Parameters
+    ----------
+    feature : str
+    op : {"<=", ">=", "!=", "==", "<", ">", "in"}
+    value : float or tuple of float
+        Encoded: a number, or category codes (a tuple for ``in``).
+    """
+
+    feature: str
+    op: str
+    value: float | tuple
+
+    def mask(self, column: np.ndarray) -> np.ndarray:
+        """Rows of ``column`` (encoded values) that satisfy the filter; NaN satisfies none but ``!=``."""
+        c = np.asarray(column, float)
+        with np.errstate(invalid="ignore"):
+            if self.op == "in":
+                return np.isin(c, np.asarray(self.value, float))
+            v = float(self.value)
+            return {"<=": c <= v, ">=": c >= v, "<": c < v, ">": c > v, "==": c == v, "!=": ~(c == v)}[self.op]
+
+
+def _exact(v: float) -> str:
+    """The shortest decimal that reads back as ``v`` (a leaf's threshold must select the same rows)."""
+    return np.format_float_positional(float(v), trim="-")
+
+
+def _level_text(code, levels) -> str:
+    return str(levels[int(code)])
+
+
+def filters_text(filters: Sequence[Filter], codec=None) -> str:
+    """``"mean radius > 15.2; sex == Female"``: what :func:`parse_filters` reads back to ``filters``."""
+    parts = []
+    for f in filters:
+        col = codec.column(f.feature) if codec is not None else None
+        levels = col.levels if col is not None and col.kind == "category" else None
+        if f.op == "in":
+            vals = [_level_text(v, levels) if levels else _exact(v) for v in f.value]
+            parts.append(f"{f.feature} in {', '.join(vals)}")
+        else:
+            parts.append(f"{f.feature} {f.op} {_level_text(f.value, levels) if levels else _exact(f.value)}")
+    return "; ".join(parts)
+
+
+def _value(text: str, feature: str, levels) -> float:
+    if levels is not None:
+        names = [str(lv) for lv in levels]
+        if text not in names:
+            shown = ", ".join(names[:6]) + (" ..." if len(names) > 6 else "")
+            raise ValueError(f"{feature} has no level {text!r} (levels: {shown})")
+        return float(names.index(text))
+    try:
+        v = float(text)
+    except ValueError:
+        raise ValueError(f"{feature}: {text!r} is not a number") from None
+    if not np.isfinite(v):
+        raise ValueError(f"{feature}: {text!r} is not a finite number")
+    return v
+
+
+def parse_filters(text: str, columns: Sequence[str], codec=None) -> tuple[Filter, ...]:
+    """Read ``"feature op value; ..."`` (conditions ANDed) into filters on the encoded table.
+
+    Parameters
+    ----------
+    text : str
+        Conditions separated by ``;``; ``op`` one of ``< <= > >= == != in`` (``=`` reads as ``==``); ``in``
+        takes values separated by commas. A category column's values are its level names.
+    columns : sequence of str
+        The table's column names (a condition's left side must be one of them).
+    codec : TabularCodec, optional
+        The table's encoding (level names of category columns).
+
+    Returns
+    -------
+    tuple of Filter
+        Empty for an empty text (the cohort of every row).
+
+    Raises
+    ------
+    ValueError
+        One line naming the condition that cannot be read.
+    """
+    out = []
+    names = set(map(str, columns))
+    for part in (p.strip() for p in str(text or "").split(";")):
+        if not part:
+            continue
+        # the operator after the longest column name the condition starts with ("mean radius <= 1")
+        starts = sorted((c for c in names if part.startswith(c)), key=len, reverse=True)
+        m = next((m for c in starts if (m := _OP.match(part, len(c)))), None)
+        if m is None:
+            raise ValueError(f"cannot read {part!r}: write feature op value, with op one of {' '.join(OPS)}, "
+                             "and a column name on the left")
+        feature = part[:m.start()].strip()
+        op, rest = ("==" if m.group(1) == "=" else m.group(1)), part[m.end():].strip()
+        if not rest:
+            raise ValueError(f"cannot read {part!r}: no value after {op}")
+        col = codec.column(feature) if codec is not None else None
+        levels = col.levels if col is not None and col.kind == "category" else None
+        if op == "in":
+            out.append(Filter(feature, "in", tuple(_value(v.strip(), feature, levels) for v in rest.split(","))))
+        else:
+            if levels is not None and op not in ("==", "!="):
+                raise ValueError(f"{feature} is a category: use ==, != or in, not {op}")
+            out.append(Filter(feature, op, _value(rest, feature, levels)))
+    return tuple(out)
+
+
+def cohort_mask(X: pd.DataFrame, filters: Sequence[Filter]) -> np.ndarray:
+    """Rows of the encoded table ``X`` where every filter holds (all rows for no filter)."""
+    mask = np.ones(len(X), dtype=bool)
+    for f in filters:
+        mask &= f.mask(X[f.feature].to_numpy(dtype=float))
+    return mask
+
+
+@dataclass(frozen=True)
+class ErrorLeaf:
+    """One leaf of the error tree: its conditions and what it holds of the fitting rows.
+
+    ``error_low``/``error_high`` are the Wilson 95 % interval of ``error_rate``.
+    """
+
+    index: int
+    filters: tuple[Filter, ...]
+    n_rows: int
+    n_errors: int
+    error_rate: float
+    error_low: float
+    error_high: float
+
+
+@dataclass(frozen=True)
+class ErrorTree:
+    """A shallow tree fitted to where the model is wrong (its leaves, worst error rate first)."""
+
+    leaves: tuple[ErrorLeaf, ...]
+    max_depth: int
+    min_leaf: int
+    n_rows: int
+    n_errors: int
+
+    @property
+    def error_rate(self) -> float:
+        """Errors over rows, every leaf together."""
+        return self.n_errors / self.n_rows if self.n_rows else float("nan")
+
+
+def _tidy(threshold: float, column: np.ndarray) -> float:
+    """The shortest decimal that splits ``column`` where ``threshold`` does (a tree's threshold is a float32
+    midpoint such as 15.954999923706055; 15.95 selects the same rows and reads as a person would write it)."""
+    c = column[np.isfinite(column)]
+    below, above = c[c <= threshold], c[c > threshold]
+    if not below.size or not above.size:
+        return float(threshold)
+    lo, hi = float(below.max()), float(above.min())
+    for digits in range(0, 12):
+        for d in (round((lo + hi) / 2, digits), round(threshold, digits)):
+            if lo <= d < hi:
+                return float(d)
+    return float(threshold)
+
+
+def _leaf_filters(rule, X: pd.DataFrame) -> tuple[Filter, ...]:
+    out = []
+    for p in rule.rule:
+        if p.op == "in":
+            out.append(Filter(p.feature, "in", tuple(float(v) for v in p.threshold)))
+        else:
+            out.append(Filter(p.feature, p.op, _tidy(float(p.threshold), X[p.feature].to_numpy(dtype=float))))
+    return tuple(out)
+
+
+def error_tree(X: pd.DataFrame, wrong, *, max_depth: int = ERROR_TREE_DEPTH, min_leaf: int | None = None,
+               seed: int = 0) -> ErrorTree:
+    """Fit a decision tree to ``wrong`` (1 where the model errs) and read each leaf as a cohort.
+
+    Parameters
+    ----------
+    X : DataFrame of shape (n_rows, n_features)
+        Encoded held-out rows (numeric; category codes split as numbers).
+    wrong : array-like of bool, shape (n_rows,)
+    max_depth : int, default=3
+    min_leaf : int, optional
+        Fewest rows in a leaf; default ``max(5, n_rows // 50)`` (a leaf of 2 rows is an anecdote).
+    seed : int, default=0
+
+    Returns
+    -------
+    ErrorTree
+        Leaves in the order error rate (high first), then size; a tree without an error, or without a
+        split that separates errors, has one leaf (every row).
+
+    Raises
+    ------
+    ValueError
+        If ``X`` and ``wrong`` differ in length or there are no rows.
+    """
+    wrong = np.asarray(wrong, dtype=bool)
+    if len(wrong) != len(X) or not len(X):
+        raise ValueError(f"need one error flag per row and at least one row; got {len(wrong)} flags, {len(X)} rows")
+    min_leaf = int(min_leaf if min_leaf is not None else max(5, len(X) // 50))
+    leaves = []
+    if wrong.any() and not wrong.all():
+        cart = CartSurrogate(max_leaf_nodes=2 ** max_depth, max_depth=max_depth, min_samples_leaf=min_leaf,
+                             seed=seed).fit(X, wrong.astype(int))
+        rules = [_leaf_filters(r, X) for r in cart.rules_]
+    else:
+        rules = [()]
+    for filters in rules:
+        m = cohort_mask(X, filters)
+        n, k = int(m.sum()), int(wrong[m].sum())
+        rate, low, high = wilson(k, n)
+        leaves.append((filters, n, k, rate, low, high))
+    leaves.sort(key=lambda t: (-(t[3] if np.isfinite(t[3]) else -1), -t[1]))
+    return ErrorTree(tuple(ErrorLeaf(i, *t) for i, t in enumerate(leaves)), max_depth, min_leaf, len(X),
+                     int(wrong.sum()))
+
+
+@dataclass(frozen=True)
+class CohortFigures:
+    """A cohort's accuracy and fidelity figures, each with its 95 % interval.
+
+    Parameters
+    ----------
+    name : str
+    n_rows : int
+        Held-out rows in the cohort.
+    accuracy, accuracy_low, accuracy_high : float
+        Share of rows the model labels correctly, Wilson interval.
+    agreement, agreement_low, agreement_high : float
+        The rule surrogate's agreement with the model on the cohort (NaN without a surrogate).
+    story : dict of str to (mean, low, high, n)
+        Each persuasive measure averaged over the cohort's measured rows, bootstrap interval, rows measured.
+    """
+
+    name: str
+    n_rows: int
+    accuracy: float
+    accuracy_low: float
+    accuracy_high: float
+    agreement: float = float("nan")
+    agreement_low: float = float("nan")
+    agreement_high: float = float("nan")
+    story: Mapping[str, tuple] = field(default_factory=dict)
+
+
+def cohort_figures(name: str, mask, correct, *, rule_set=None, X: pd.DataFrame | None = None, y_model=None,
+                   story: Mapping[str, np.ndarray] | None = None, seed: int = 0) -> CohortFigures:
+    """The figures of the cohort ``mask`` of held-out rows.
+
+    Parameters
+    ----------
+    name : str
+    mask : array-like of bool, shape (n_rows,)
+    correct : array-like of bool, shape (n_rows,)
+        Whether the model's label is the true label.
+    rule_set : TwoLevelRuleSet, optional
+        The rule surrogate; with ``X`` (encoded rows) and ``y_model`` (the model's labels), its agreement.
+    story : mapping of str to ndarray of shape (n_rows,), optional
+        Per-row persuasive measures, NaN where a row was not measured.
+    seed : int, default=0
+        Seeds the bootstrap.
+
+    Returns
+    -------
+    CohortFigures
+    """
+    m = np.asarray(mask, dtype=bool)
+    c = np.asarray(correct, dtype=bool)
+    acc = wilson(int(c[m].sum()), int(m.sum()))
+    agree = (float("nan"),) * 3
+    if rule_set is not None and m.any():
+        d = agreement_detail(rule_set, X[m], np.asarray(y_model, dtype=object)[m])
+        agree = (d.agreement, d.agreement_low, d.agreement_high)
+    measured = {k: bootstrap_mean(np.asarray(v, float)[m], seed=seed) for k, v in (story or {}).items()}
+    return CohortFigures(name, int(m.sum()), *acc, *agree, measured)
+
+
+def misleads_most(cohorts: Sequence[CohortFigures], measure: str = "sufficiency") -> tuple[CohortFigures, ...]:
+    """Cohorts ranked by the story's mean ``measure`` (high first: the story keeps least of the prediction).
+
+    Cohorts with no measured row come last, in their given order.
+    """
+    def key(c):
+        mean = c.story.get(measure, (float("nan"),))[0]
+        return (0, -mean) if np.isfinite(mean) else (1, 0.0)
+    return tuple(sorted(cohorts, key=key))
