@@ -19,6 +19,8 @@ the table; figures: the part's JSON object); a part that fails is named in ``"fa
   Adult (:mod:`benchmarks.tablestakes_parts.counterfactuals`).
 - ``cohorts``: the Cohorts page's error tree, story measures and views on the sample, and the error tree and
   fairness rates on Adult (:mod:`benchmarks.tablestakes_parts.cohorts`).
+- ``whatif``: a what-if edit to every panel of the Descriptive and Persuasive pages settled in Chromium, with the
+  server's CPU per edit, on the sample and Adult (:mod:`benchmarks.tablestakes_parts.whatif`, :func:`_whatif` there).
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ import statistics
 import time
 from typing import Callable
 
-from benchmarks.tablestakes_parts import cohorts, counterfactuals, dependence
+from benchmarks.tablestakes_parts import cohorts, counterfactuals, dependence, whatif
 
 
 def _median_s(fn: Callable[[], object], repeats: int) -> float:
@@ -128,7 +130,7 @@ def _cohorts(quick: bool):
 
 
 PARTS: dict[str, Callable] = {"performance": _performance, "dependence": dependence.part,
-                              "counterfactuals": counterfactuals.part, "cohorts": _cohorts}
+                              "counterfactuals": counterfactuals.part, "cohorts": _cohorts, "whatif": whatif.part}
 """Each part of the benchmark by name (other views add theirs here)."""
 
 

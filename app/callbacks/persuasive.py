@@ -15,6 +15,7 @@ from app.views import figures_persuasive
 from app.views.drawn import drawn_once
 from app.views.counterfactuals import story_hint
 from app.views.persuasive import draw_row, render_persuasive
+from app.views import whatif as whatif_view
 
 
 @callback(Output(ids.STATEMENT, "children"), Output(ids.VERIFY, "children"), Output(ids.GUARDRAIL, "children"),
@@ -23,23 +24,28 @@ from app.views.persuasive import draw_row, render_persuasive
           Output(ids.STORY_CARD, "children", allow_duplicate=True),
           Output(ids.STORY_PROGRESS, "value", allow_duplicate=True),
           Output(ids.STORY_PROGRESS, "label", allow_duplicate=True),
+          *whatif_view.outputs("persuasive"),
           Input(ids.ROW_INPUT, "value"), Input(ids.K_SLIDER, "value"), Input(ids.ROUNDING, "value"),
           Input(ids.GROUPING, "value"), Input(ids.SENSITIVE, "value"), State(ids.STORY_RUN, "n_clicks"),
-          prevent_initial_call="initial_duplicate")
-def render_row(row, k, rounding="exact", grouping=None, sensitive=None, story_runs=1):
-    """:func:`render_persuasive`, plus the navbar's status line when the row changed: one request per change; the
-    story test's card back to its hint once a control changed the story (left alone while no story test has run
-    on this page, when it still shows the hint)."""
+          Input(ids.WHATIF, "data"), prevent_initial_call="initial_duplicate")
+def render_row(row, k, rounding="exact", grouping=None, sensitive=None, story_runs=1, whatif=None):
+    """:func:`render_persuasive` of the row (or of its edit, :func:`app.views.whatif.update`), plus the navbar's
+    status line when the row changed: one request per change; the story test's card back to its hint once a control
+    changed the story (left alone while no story test has run on this page, when it still shows the hint); and the
+    what-if editor."""
     if row is None or k is None:
         raise PreventUpdate
     try:
         trigger = ctx.triggered_id
     except MissingCallbackContextException:  # called as a plain function (tests)
         trigger = ids.ROW_INPUT
-    new_row = trigger in (None, ids.ROW_INPUT)
+    shown, editor = whatif_view.update(row, whatif, refresh=trigger in (None, ids.ROW_INPUT))
+    if shown is None:  # an edit refused: nothing changes but the editor's note
+        return (no_update,) * 12 + editor
+    new_row = trigger in (None, ids.ROW_INPUT, ids.WHATIF)
     reset = (story_hint(), 0, "") if trigger is not None and story_runs else (no_update,) * 3
-    return (*render_persuasive(row, k, rounding, grouping, sensitive, _row_drawn),
-            row_status_data(row) if new_row else no_update, *reset)
+    return (*render_persuasive(shown, k, rounding, grouping, sensitive, _row_drawn),
+            row_status_data(shown) if new_row else no_update, *reset, *editor)
 
 
 def render_global(k):

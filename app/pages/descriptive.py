@@ -9,6 +9,7 @@ from app.shell.url_state import from_url
 from app.serve.access import has_role
 from app.views.components import graph, row_status_store
 from app.views.stability import stability_controls
+from app.views.whatif import editor_card
 
 dash.register_page(__name__, path="/descriptive", name="Descriptive", title="Candor · Descriptive", order=1)
 
@@ -27,6 +28,7 @@ def layout(**_):
         dcc.Interval(id=ids.GLOBAL_WAIT_TICK, interval=1000, disabled=False),
         html.Div(id=ids.GLOBAL_METHODS, className="mb-2"),  # permutation importance beside mean |SHAP|, ...
         dcc.Interval(id=ids.GLOBAL_METHODS_TICK, interval=1000, disabled=False),
+        editor_card("descriptive"),  # what-if: edit the row's features (issue 25)
         html.Div(id=ids.LOCAL_AGREEMENT),
         html.Div(dbc.RadioItems(id=ids.SHAP_PLAYERS, inline=True, value="children", options=[
             {"label": "sum of one-hot children's SHAP values (fast)", "value": "children"},

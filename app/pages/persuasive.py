@@ -9,6 +9,7 @@ from app.serve.access import has_role
 from app.shell.url_state import from_url
 from app.services import counterfactuals as cfs
 from app.views.components import choice_options, graph, row_status_store, slider_marks
+from app.views.whatif import editor_card
 from app.views.counterfactuals import story_controls
 
 REQUIRES = "persuasive"
@@ -45,6 +46,7 @@ def layout(**_):
     ], className="mb-3")
     return html.Div([
         html.H2("Persuasive: the simplified story and its cost"), row_status_store("persuasive"),
+        editor_card("persuasive"),  # what-if: edit the row's features (issue 25)
         controls,
         dbc.Row([dbc.Col([html.Div(id=ids.GUARDRAIL), html.Div(id=ids.STATEMENT), html.Div(id=ids.VERIFY)], md=8),
                  dbc.Col(html.Div(id=ids.DROPPED, className="dropped-panel"), md=4)]),

@@ -21,7 +21,8 @@ from explainers.numbers import plain
 from workspace.errors import CandorError
 from .applicable import require
 from ._core import built_store, lazy, row_cache, workspace
-from .tabular import background, check_row, predict_positive, shap_row
+from .tabular import background, predict_positive, row_key, shap_row
+from .whatif import EditedRow, row_frame
 
 ROUNDING = {"exact": None, "0.01": 0.01, "0.05": 0.05, "0.1": 0.1, "qualitative": "qualitative",
             "direction": "direction"}
@@ -103,15 +104,15 @@ _medians = lazy("persuasive_medians", lambda: xp.reference_values(_train(), _cat
 
 
 @row_cache(maxsize=64)
-def _row_context(row: int) -> xp.Context:
+def _row_context(row: int | EditedRow) -> xp.Context:
     ws = workspace()
     return xp.make_context(predict_positive, _train(), background().to_numpy(dtype=float),
-                           ws.X.iloc[row].to_numpy(dtype=float), (ws.classes[0], ws.classes[1]),
+                           row_frame(row).iloc[0].to_numpy(dtype=float), (ws.classes[0], ws.classes[1]),
                            num_samples=NEIGHBORHOOD, seed=0, categories=_categorical(), reference=_medians(),
                            codec=ws.adapter.codec)
 
 
-def _context(row: int, full: bool) -> xp.Context:
+def _context(row: int | EditedRow, full: bool) -> xp.Context:
     """The row's context; ``full=False`` skips AOPC and the curves (the per-k sweep)."""
     ctx = _row_context(row)
     return ctx if full else replace(ctx, full=False)
@@ -125,14 +126,14 @@ def _parse(rounding) -> object:
 
 
 @row_cache(maxsize=128)
-def _row_curve(row: int, rounding: str, grouping: bool, sensitive: tuple[str, ...]):
+def _row_curve(row: int | EditedRow, rounding: str, grouping: bool, sensitive: tuple[str, ...]):
     groups = _groups() if grouping else None
     return xp.tradeoff_curve(shap_row(row), _context(row, False), rounding=_parse(rounding), groups=groups,
                              sensitive=sensitive, measures=CURVE_MEASURES, max_k=MAX_K)
 
 
 @row_cache(maxsize=256)
-def _choice(row: int, k: int, rounding: str, grouping: bool, sensitive: tuple[str, ...]):
+def _choice(row: int | EditedRow, k: int, rounding: str, grouping: bool, sensitive: tuple[str, ...]):
     groups = _groups() if grouping else None
     return xp.simplify(shap_row(row), _context(row, True), k=k, rounding=_parse(rounding), groups=groups,
                        sensitive=sensitive)
@@ -143,7 +144,8 @@ def persuasive_view(row, k: int, rounding: str = "exact", grouping: bool = False
 
     Parameters
     ----------
-    row : int-like
+    row : int-like, EditedRow or dict
+        A table row, or an edited one (:func:`~.tabular.row_key`).
     k : int
         Items shown; clipped to ``[0, number of items]`` (items = features, or groups when grouping).
     rounding : {"exact", "0.01", "0.05", "0.1", "qualitative", "direction"}
@@ -157,7 +159,7 @@ def persuasive_view(row, k: int, rounding: str = "exact", grouping: bool = False
     CandorError
         On a bad row, rounding or sensitive feature name.
     """
-    r = check_row(row)
+    r = row_key(row)
     names = set(workspace().X.columns)
     sens = tuple(sorted(str(f) for f in (sensitive or ())))
     unknown = [f for f in sens if f not in names]

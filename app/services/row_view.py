@@ -18,7 +18,9 @@ from explainers.metrics import RankAgreement
 
 from ._core import built_store, lazy, ready_entry, workspace
 from .row_plots import shown_rows
-from .tabular import (check_row, default_row, display_codec, lime_row, random_row_pool, raw_players_offered, shap_players_row,
+from .row_pool import random_row_pool
+from .whatif import Editor, editor
+from .tabular import (check_row, default_row, display_codec, lime_row, raw_players_offered, shap_players_row,
                       shap_row)
 
 WIDEST_SAMPLE = 500
@@ -131,3 +133,14 @@ def row_values(row) -> tuple[str, ...]:
     levels instead of their codes, dates, and the features file's units and formats (:func:`value_labels` through
     :func:`display_codec`). The study's stimuli show these (``app/services/study_stimuli.py``)."""
     return value_labels(workspace().X.iloc[check_row(row)].to_numpy(dtype=float), display_codec())
+
+
+def whatif_editor(row, edits=None) -> Editor:
+    """The what-if editor of table row ``row`` with ``edits`` applied (:func:`app.services.whatif.editor`).
+
+    Raises
+    ------
+    CandorError
+        For a row outside the table, or an edit refused (one line naming the feature and what it takes).
+    """
+    return editor(check_row(row), edits)

@@ -19,6 +19,7 @@ from explainers.numbers import plain
 
 from workspace.errors import CandorError, first_line
 from ._core import built_store, is_ready, lazy, row_cache, state, workspace
+from .whatif import EditedRow, edited_row, edited_status, row_frame
 
 BACKGROUND_SIZE = 100
 LIME_SAMPLES = 1000
@@ -225,6 +226,15 @@ def check_row(row) -> int:
     return r
 
 
+def row_key(row) -> int | EditedRow:
+    """A table row's number, or an edited row (``{"row": N, "edits": {...}}``, :mod:`.whatif`), checked."""
+    if isinstance(row, EditedRow):
+        return row
+    if isinstance(row, dict):
+        return edited_row(check_row(row.get("row")), row.get("edits"))
+    return check_row(row)
+
+
 def row_count() -> int:
     """Number of rows of the explained table."""
     return len(workspace().X)
@@ -233,35 +243,6 @@ def row_count() -> int:
 def default_row() -> int:
     """First held-out row."""
     return int(workspace().test_idx[0])
-
-
-RANDOM_POOL_MAX = 2_000
-"""At most this many held-out row ids go to the browser for its "Random row" button (a seeded sample beyond: about
-14 kB in every full page load, whatever the size of the table)."""
-
-
-def random_row_pool() -> dict:
-    """The held-out rows the navbar's "Random row" button picks from, in the browser (no request per pick).
-
-    Served from a store that holds only some held-out rows (``python -m app build --rows N``), the button picks
-    among those rows, which show at once; any other row can still be typed in (explained on demand).
-
-    Returns
-    -------
-    dict
-        ``{"rows": [int, ...], "of": n, "stored": m}``: the sorted row ids, all of them or a seeded sample
-        (``numpy.random.default_rng(0)``) of :data:`RANDOM_POOL_MAX` when there are more; ``n`` held-out rows in
-        all; ``m`` the held-out rows the store holds when the pool is limited to them, else None.
-    """
-    rows = np.sort(workspace().test_idx)
-    n, stored = len(rows), None
-    st = built_store()
-    if st is not None and 0 < len(st.rows) and len(np.intersect1d(rows, st.rows)) < n:
-        rows = np.intersect1d(rows, st.rows)
-        stored = len(rows)
-    if len(rows) > RANDOM_POOL_MAX:
-        rows = np.sort(np.random.default_rng(0).choice(rows, RANDOM_POOL_MAX, replace=False))
-    return {"rows": [int(r) for r in rows], "of": n, "stored": stored}
 
 
 def _true_label(r: int) -> str:
@@ -280,8 +261,9 @@ def _outputs_of(rows) -> np.ndarray:
 
 def row_status(row) -> str:
     """"held-out · true malignant · P(malignant) 0.998" for the navbar (a regressor: true and predicted values)."""
-    ws = workspace()
-    r = check_row(row)
+    ws, r = workspace(), row_key(row)
+    if isinstance(r, EditedRow):
+        return edited_status(r)
     v = float(_outputs_of([r])[0])
     split = "held-out" if r in _held_out() else "train"
     if not ws.is_classifier:
@@ -332,7 +314,7 @@ def global_importance() -> ex.GlobalImportance:
 
 def _stored_or_live(method: str, row: int, compute) -> ex.Explanation:
     """The store's explanation of ``row`` if it has one; else ``compute(row)``, then added to the store."""
-    st = built_store()
+    st = built_store() if not isinstance(row, EditedRow) else None  # an edited row: always live, never stored
     found = st.explanation(method, row) if st is not None else None
     if found is not None:
         return found
@@ -342,9 +324,9 @@ def _stored_or_live(method: str, row: int, compute) -> ex.Explanation:
     return e
 
 
-def _live_shap_row(row: int) -> ex.Explanation:
-    x = workspace().X.iloc[[row]]
-    if is_ready("shap_all") and _shap().exact:
+def _live_shap_row(row: int | EditedRow) -> ex.Explanation:
+    x = row_frame(row)
+    if is_ready("shap_all") and _shap().exact and not isinstance(row, EditedRow):
         g, where = _shap_all()
         if row in where:
             se = None if g.standard_error is None else g.standard_error[where[row]]  # > 0 on repaired tree rows
@@ -361,7 +343,7 @@ def _shap_row(row: int) -> ex.Explanation:
 
 def shap_row(row) -> ex.Explanation:
     """SHAP explanation of one row (exact backends: read from the all-rows computation once it is done)."""
-    return _shap_row(check_row(row))
+    return _shap_row(row_key(row))
 
 
 def raw_players_offered() -> bool:
@@ -373,8 +355,8 @@ def raw_players_offered() -> bool:
 
 
 @row_cache(maxsize=256)
-def _shap_players_row(row: int) -> ex.Explanation:
-    return guarded(f"raw-column Shapley values for row {row}", _shap_players().explain, workspace().X.iloc[[row]])
+def _shap_players_row(row: int | EditedRow) -> ex.Explanation:
+    return guarded(f"raw-column Shapley values for row {row}", _shap_players().explain, row_frame(row))
 
 
 def shap_players_row(row) -> ex.Explanation:
@@ -385,14 +367,14 @@ def shap_players_row(row) -> ex.Explanation:
     CandorError
         If the model's default SHAP already has raw columns as players (nothing else to compute).
     """
-    r = check_row(row)
+    r = row_key(row)
     if not raw_players_offered():
         raise CandorError("this model's SHAP values already have the raw columns as players")
     return _shap_players_row(r)
 
 
-def _live_lime_row(row: int) -> ex.Explanation:
-    return guarded(f"LIME for row {row}", _lime().explain, workspace().X.iloc[[row]])
+def _live_lime_row(row: int | EditedRow) -> ex.Explanation:
+    return guarded(f"LIME for row {row}", _lime().explain, row_frame(row))
 
 
 @row_cache(maxsize=512)
@@ -402,7 +384,7 @@ def _lime_row(row: int) -> ex.Explanation:
 
 def lime_row(row) -> ex.Explanation:
     """LIME explanation of one row (interactive profile, seeded)."""
-    return _lime_row(check_row(row))
+    return _lime_row(row_key(row))
 
 
 def display_codec():

@@ -199,3 +199,19 @@ COHORT_MISLEADS = "cohort-misleads"
 COHORT_LEAVES = "cohort-leaves"
 COHORT_FAIRNESS = "cohort-fairness"
 COHORT_NOTES = "cohort-notes"
+# --- What-if (issue 25): edit the shown row's features; Descriptive and Persuasive explain the edited row ---
+WHATIF = "whatif-row"                  # shell store: {"row": N, "edits": {control name: value}} or None
+WHATIF_URL_SYNC = "whatif-url-sync"    # shell store the URL writer outputs to (never holds data)
+
+
+def whatif_part(page: str, part: str) -> str:
+    """A part of a page's what-if editor (each page its own: a callback of one page never waits on another's):
+    ``spec`` (store: each control's name, kind, range and options), ``base`` (store: ``{"row", "values"}``, the
+    table row's control values), ``note`` (which features differ, or the one-line refusal), ``message`` (the
+    browser's refusal of a value outside a control's range), ``reset`` ("Reset to row N")."""
+    return f"{page}-whatif-{part}"
+
+
+def whatif_value(page: str, index) -> dict:
+    """The page's what-if control of the ``index``-th editable feature (:func:`app.services.whatif.controls`)."""
+    return {"type": "whatif-value", "page": page, "index": index}

@@ -40,6 +40,7 @@ def row_picker(shown: bool = True) -> html.Div:
         html.Span(id=ids.ROW_STATUS, className="ms-2 text-white-50 small"),
         dcc.Store(id=ids.ROW_URL_SYNC),
         dcc.Store(id=ids.ROW_POOL, data=pool),  # "Random row" picks in the browser
+        dcc.Store(id=ids.WHATIF), dcc.Store(id=ids.WHATIF_URL_SYNC),  # the what-if edits of the row (app/views/whatif.py)
     ], className="d-flex align-items-center" if shown else "d-none", id=ids.ROW_PICKER)
 
 

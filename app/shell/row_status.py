@@ -18,5 +18,6 @@ def show_row_status(row) -> str:
 
 
 def row_status_data(row) -> dict:
-    """What a row page's callback puts in its :func:`app.shell.ids.row_status_data` store for the navbar."""
-    return {"row": row, "text": show_row_status(row)}
+    """What a row page's callback puts in its :func:`app.shell.ids.row_status_data` store for the navbar (an edited
+    row, ``{"row": N, "edits": ...}``, under its table row's number N)."""
+    return {"row": row.get("row") if isinstance(row, dict) else row, "text": show_row_status(row)}

@@ -29,6 +29,7 @@ from app.shell import ids
 from app.shell.pages import ROW_PAGES
 from app import services
 from app.views.components import choice_name
+from app.views.whatif import PAGES as WHATIF_PAGES, link_edits
 from workspace.errors import CandorError
 
 __all__ = ["Param", "PAGES", "read", "from_url", "note", "writer_js", "store_id"]
@@ -51,12 +52,12 @@ class Param:
         The control it sets and is read from (``None``: applied elsewhere, checked here).
     prop : str, default "value"
         The control's property.
-    kind : {"int", "ints", "choice", "names", "text", "flag", "point", "lambdas"}
+    kind : {"int", "ints", "choice", "names", "text", "flag", "point", "lambdas", "edits"}
         ``int``: a whole number within the control's ``min``/``max`` (or ``lo``/``hi``); ``ints``: several
         (one query key each); ``choice``: one of the control's option values (or ``choices``); ``names``:
         user strings among the control's options (feature names, written as typed); ``text``: at most
         :data:`TEXT_MAX` characters; ``flag``: ``on``/``off`` of a one-switch checklist; ``point``:
-        ``method|budget`` of a frontier surrogate; ``lambdas``: MUSE's five λ weights.
+        ``method|budget`` of a frontier surrogate; ``lambdas``: MUSE's five λ weights; ``edits``: what-if edits.
     lo, hi : int or callable, optional
         Bounds when the control has none (a callable of the control, evaluated only when the parameter is given).
     choices : callable, optional
@@ -140,12 +141,12 @@ PAGES: dict[str, tuple[Param, ...]] = {
 """Each page's state parameters (path -> schema); the navbar's ``row`` and ``class`` are added by :func:`params`."""
 
 ROW = Param("row", None, lo=0, hi=_row_hi)
-CLASS = Param("class", None, kind="choice", choices=_class_choices)
+CLASS, EDIT = Param("class", None, kind="choice", choices=_class_choices), Param("edit", None, kind="edits")
 
 
 def params(path: str) -> tuple[Param, ...]:
     """The schema of ``path`` with the navbar's parameters it takes."""
-    return PAGES.get(path, ()) + ((ROW,) if path in ROW_PAGES else ()) + (CLASS,)
+    return PAGES.get(path, ()) + ((ROW,) if path in ROW_PAGES else ()) + ((EDIT,) if path in WHATIF_PAGES else ()) + (CLASS,)
 
 
 def store_id(path: str) -> str:
@@ -195,7 +196,7 @@ def _as_list(raw) -> list[str]:
 
 def _parse(p: Param, raw, component) -> object:
     """The control's value for the query value ``raw`` (a string, or a list for a repeated key)."""
-    if isinstance(raw, list) and p.kind not in ("names", "ints"):
+    if isinstance(raw, list) and p.kind not in ("names", "ints", "edits"):
         raise _Bad("given more than once")
     if p.kind == "int":
         lo = getattr(component, "min", None) if p.lo is None else p.lo
@@ -229,12 +230,11 @@ def _parse(p: Param, raw, component) -> object:
         if not method.isidentifier() or not _WHOLE.fullmatch(budget) or budget.startswith(("-", "+")):
             raise _Bad("not method|budget, e.g. muse|10")
         return f"{method}|{int(budget)}"
-    if p.kind == "lambdas":
-        try:
-            services.surrogates.parse_lambdas(raw)
-        except CandorError as err:
-            raise _Bad(str(err)) from None
+    if p.kind == "lambdas":  # a CandorError is named in the note as a _Bad is (read)
+        services.surrogates.parse_lambdas(raw)
         return raw
+    if p.kind == "edits":  # each edit checked by its control; a refusal too
+        return link_edits(_as_list(raw))
     raise ValueError(f"unknown parameter kind {p.kind!r}")
 
 
@@ -361,7 +361,7 @@ _WRITER = """function() {
     if (window.location.pathname !== path) { return window.dash_clientside.no_update; }
     const values = Array.from(arguments), params = new URLSearchParams(window.location.search);
     const defaults = (values[n + 2] || {}).defaults || {};
-    const keep = new Set(["row"].concat(spec.map(p => p.name)));
+    const keep = new Set(["row", "edit"].concat(spec.map(p => p.name)));  // the shell writes row and edit
     for (const k of Array.from(params.keys())) { if (!keep.has(k)) { params.delete(k); } }
     const name = v => String(v).replace(/%%(25|5F)/g, m => m === "%%25" ? "%%" : "_");
     spec.forEach((p, i) => {

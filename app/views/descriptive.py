@@ -37,7 +37,8 @@ def render_local(row, players="children"):
     s, l, a = view.shap, view.lime, view.agreement
     lime_title = (f"LIME attributions (local R² {fmt(l.fidelity.value)} in-sample, "
                   f"{fmt(l.params['heldout_r2'])} held-out)")
-    summary = card(f"Row {int(row)}: do SHAP and LIME agree?", metric_row([
+    title = f"Row {int(row['row'])} as edited" if isinstance(row, dict) else f"Row {int(row)}"
+    summary = card(f"{title}: do SHAP and LIME agree?", metric_row([
         metric("Spearman ρ of |attribution|", fmt(a.spearman)),
         metric(f"Top-{a.k} overlap", fmt(a.top_k_overlap, 2)),
         metric("Kendall τ-b", fmt(a.kendall_tau_b)),
