@@ -206,7 +206,9 @@ def _on_dask(client, task: Task, todo):
                              key=f"candor-chunk-{run}-{start:09d}-{stop:09d}"): (start, stop)
                for start, stop in todo}
     try:
-        for future in as_completed(futures):
+        # on the client's own loop: as_completed otherwise takes the default client's (the newest in the process),
+        # and a future a killed worker lost waits on an event of the other loop ("bound to a different event loop")
+        for future in as_completed(futures, loop=client.loop):
             arrays = future.result()
             bounds = futures.pop(future)
             future.release()
