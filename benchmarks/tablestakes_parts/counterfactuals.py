@@ -30,16 +30,11 @@ import numpy as np
 
 
 def _onehot_files(folder: Path) -> tuple[Path, Path]:
-    import skops.io as sio
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    from benchmarks.vs_peer_parts.datasets import _adult
+    from benchmarks.vs_peer_parts.datasets import adult_onehot_files
 
-    frame = _adult()[0]
-    model = HistGradientBoostingClassifier(random_state=0).fit(frame.drop(columns=["income"]), frame["income"])
-    sio.dump(model, folder / "onehot.skops")
-    frame.to_csv(folder / "onehot.csv", index=False)
-    return folder / "onehot.skops", folder / "onehot.csv"
+    return adult_onehot_files(folder, HistGradientBoostingClassifier(random_state=0))
 
 
 def _workspace(case: str, folder: Path, quick: bool):

@@ -26,6 +26,18 @@ def _breast_cancer() -> tuple[pd.DataFrame, str, str, dict, list]:
     return frame, "target", "RandomForestClassifier", {"n_estimators": 200, "random_state": 0}, []
 
 
+def adult_onehot_files(folder: Path, model) -> tuple[Path, Path]:
+    """Adult one-hot encoded beforehand (108 columns, as :func:`_adult` prepares it) with ``model`` fitted on it,
+    written as ``onehot.skops`` and ``onehot.csv`` in ``folder``; their paths (a user's two files)."""
+    import skops.io as sio
+
+    frame = _adult()[0]
+    model.fit(frame.drop(columns=["income"]), frame["income"])
+    sio.dump(model, folder / "onehot.skops")
+    frame.to_csv(folder / "onehot.csv", index=False)
+    return folder / "onehot.skops", folder / "onehot.csv"
+
+
 def _adult() -> tuple[pd.DataFrame, str, str, dict, list]:
     folder = shared_data_dir()
     if folder is None or not (folder / "adult" / "adult.data").exists():
