@@ -7,8 +7,8 @@ intervals need the same curves on a thousand resamples: a resample is a vector o
 once, so each resample's ROC AUC and average precision are two cumulative sums (no sort, no copy of the rows).
 
 Resampling protocol (:func:`resample_counts`): ``rng = numpy.random.default_rng(seed)``; resamples are drawn in
-blocks of :func:`block_size` (``BLOCK_CELLS // n_rows``, at least 1: a block's counts hold about 2 million
-numbers, 16 MB, whatever the rows); in each block, a classifier's positive rows are drawn with replacement (``rng.integers``,
+blocks of :func:`block_size` (``BLOCK_CELLS // n_rows``, at least 1: a block's counts hold about 250,000
+numbers, 2 MB, whatever the rows); in each block, a classifier's positive rows are drawn with replacement (``rng.integers``,
 shape (block, n_positive)) and then its negative rows (shape (block, n_negative)), so that every resample keeps
 the class counts (a stratified bootstrap); a regressor's rows are drawn alike, all together. The interval is the
 percentile interval of the resampled scores (Efron & Tibshirani 1993), as :func:`explainers.intervals.bootstrap_mean`.
@@ -38,7 +38,7 @@ N_BOOT = 1000
 """Bootstrap resamples behind each interval."""
 N_BINS = 10
 """Bins of equal width on [0, 1] of the calibration curve."""
-BLOCK_CELLS = 2_000_000
+BLOCK_CELLS = 250_000
 """Resamples × rows drawn (and scored) at a time: the resampling protocol above, and a bound on memory."""
 
 
