@@ -68,9 +68,8 @@ def forest_outputs(model, X, method: str):
     X = forest._validate_X_predict(X)  # float32, C order (CSR if sparse), the feature checks of predict_proba
     n = X.shape[0]
     out = np.zeros((n, forest.n_classes_) if method == "predict_proba" else n, dtype=np.float64)
-    call = "predict_proba" if method == "predict_proba" else "predict"
-    for tree in forest.estimators_:
-        out += getattr(tree, call)(X, check_input=False)
+    for tree in forest.estimators_:  # each tree's own method of the same name, as the forest's calls it
+        out += getattr(tree, method)(X, check_input=False)
     out /= len(forest.estimators_)
     return out
 
