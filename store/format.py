@@ -17,6 +17,8 @@ Version 1 layout (``N`` stored rows, ``d`` features, ``G`` rows of the global SH
     shap_background_rows.npy      (B,) int64: the positions in the table of SHAP's background rows
     lime_training_rows.npy        (T,) int64: the positions of the rows LIME's sampling statistics come from
     permutation_importance.json   a global method's result (``<method>.json``: its ``to_dict()``)
+    persuasive_rows.json, attention_rows.json  those pages' row panels of the stored rows, drawn by the build
+                                  (``app/views/stored_panels.py``): what the server sends, and what drew it
     added/<method>/<row>.json     rows a live server explained on demand and added (not in the manifest)
 
 The manifest's ``reproduce`` section (:mod:`store.provenance`) says per method what each value is of (output
@@ -28,8 +30,8 @@ version 1 needs neither, and a version-1 store built before them (issue 23) open
 Which methods are stored, and how, is the table of methods (:data:`explainers.methods.TABULAR`): a method stored
 ``"rows"`` has the five per-row arrays and a ``row_meta.parquet`` column (:data:`METHODS`, SHAP and LIME); one
 stored ``"document"`` has one JSON file (:data:`DOCUMENTS`, permutation importance). A document is optional, as
-the Persuasive and Surrogate files are: a version-1 store built before a method existed opens as before, and that
-method is computed live.
+the Persuasive and Surrogate files and the row panels are: a version-1 store built before a method existed opens as
+before, and that method is computed live.
 """
 from __future__ import annotations
 
@@ -63,12 +65,17 @@ HOLDS = {
     "persuasive_global.json": "the Persuasive page's top-k curve averaged over held-out rows, with standard errors",
     "muse_default.json": "the Surrogate page's MUSE fit at default budgets: rules, held-out agreement, interval",
     "frontier_default.json": "MUSE, CART and flat surrogates over the frontier budgets: rules, agreement, intervals",
+    "persuasive_rows.json": "the Persuasive page's row panels at its opening controls for the stored rows Random row "
+                            "picks from, as the server sends them (Plotly and Dash JSON), with the code that drew them",
+    "attention_rows.json": "the Attention page's row panels for those rows, as the server sends them, with the code "
+                           "that drew them",
 }
 NOT_STORED = (
-    "the Text and Attention pages (text models, the tabular transformer): computed live when opened",
+    "the Text page (text models): computed live when opened",
+    "Attention and Persuasive row panels of rows Random row does not pick from, or drawn by other code: computed live",
     "raw-column Shapley values of a one-hot Pipeline (the Descriptive page's option): computed live",
     "rows outside the held-out split: explained live when chosen, then added under added/",
-    "surrogates with non-default settings, and Persuasive choices other than the global curve: computed live",
+    "surrogates with non-default settings, and Persuasive choices other than the opening controls: computed live",
     "rank stability reruns: computed live",
 )
 """What a store does not hold (the manifest and docs say so)."""

@@ -4,6 +4,7 @@ from dash.exceptions import PreventUpdate
 
 from app.shell import ids
 from app.views.drawn import drawn_once
+from app.views.stored_panels import stored_first
 from app.shell.row_status import row_status_data
 from app.views.attention import draw_attention, render_attention
 
@@ -18,6 +19,6 @@ def render_row(row):
     return (*render_attention(row, _attention_drawn), row_status_data(row))
 
 
-_attention_drawn = drawn_once(maxsize=256)(draw_attention)
-"""A row's drawing, kept per process: the view (IG, GradientExplainer) is kept by the services, but its validated
-heatmaps took 60-100 ms of CPU again on every ask of a row another viewer had asked for (issue 27)."""
+_attention_drawn = stored_first("attention", drawn_once(maxsize=256)(draw_attention))
+"""A row's drawing: a stored row as the build drew it (:mod:`app.views.stored_panels`; about 180 ms of CPU live,
+Integrated Gradients, GradientExplainer and the heatmaps), else kept per process (issue 27)."""

@@ -13,6 +13,7 @@ from app.shell import ids
 from app.shell.row_status import row_status_data
 from app.views import figures_persuasive
 from app.views.drawn import drawn_once
+from app.views.stored_panels import stored_first
 from app.views.counterfactuals import story_hint
 from app.views.persuasive import draw_row, render_persuasive
 from app.views import whatif as whatif_view
@@ -55,9 +56,10 @@ def render_global(k):
     return figures_persuasive.global_tradeoff(services.persuasive_global(), int(k))
 
 
-_row_drawn = drawn_once(maxsize=256)(draw_row)
-"""A row's drawing at given controls, kept per process: 130-166 ms of CPU (the ERASER measures' model calls, the
-validated tradeoff figure) again on every ask of a row another viewer had asked for (issue 27)."""
+_row_drawn = stored_first("persuasive", drawn_once(maxsize=256)(draw_row))
+"""A row's drawing at given controls: a stored row at the page's opening controls as the build drew it
+(:mod:`app.views.stored_panels`; about 120 ms of CPU live, the ERASER measures' model calls and the figures), else
+kept per process, computed again on no other ask of that row and controls (issue 27)."""
 
 
 # the same for every viewer at one k: drawn once per process and k (app.views.drawn)

@@ -38,6 +38,7 @@ from store.write import StoreWriter, partial_folder
 from store.write import check_out_folder as _check_out, remove_path as _remove, swap_in as _swap_in
 from workspace.errors import CandorError
 from workspace.settings import Settings
+from .build_panels import PART as PANELS_PART, finish_with_panels
 from .model_flags import add_model_arguments
 
 BUILD_DIR = ".build"
@@ -165,9 +166,10 @@ def _chunk_dir(partial: Path, key: dict, say) -> Path:
     return build_dir
 
 
-PARTS = (*DOCUMENTS.values(), "persuasive", "surrogates")
+PARTS = (*DOCUMENTS.values(), "persuasive", "surrogates", PANELS_PART)
 """Parts a build may skip (``--skip``): each global method stored as a document (the table of methods), the
-Persuasive curve and the surrogates; the rows and the global SHAP view are always built."""
+Persuasive curve, the surrogates and the Persuasive and Attention pages' row panels (:mod:`.build_panels`); the
+rows and the global SHAP view are always built."""
 
 
 def _without_clock_budgets(fn):
@@ -331,7 +333,7 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
         "libraries": library_versions(), "not_stored": list(NOT_STORED), "skipped": skipped,
         "timings_s": {k: round(v, 3) for k, v in {**timings, "total_s": time.perf_counter() - t0}.items()},
     }
-    writer.finish(manifest)
+    finish_with_panels(writer, partial, ws, (model_sha, data_sha), manifest, skip, say, t0)
     shutil.rmtree(partial / BUILD_DIR, ignore_errors=True)  # the chunks are in the store's arrays now
     _swap_in(partial, out)
     return {**manifest, "files": writer.files}

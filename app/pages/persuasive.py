@@ -30,7 +30,7 @@ def layout(**_):
         return html.Div([html.H2("Persuasive"), dbc.Alert(why, color="secondary")])
     columns = list(services.workspace().X.columns)
     d = min(len(columns), services.persuasive_max_k())
-    slider = dcc.Slider(id=ids.K_SLIDER, min=1, max=d, step=1, value=min(3, d),
+    slider = dcc.Slider(id=ids.K_SLIDER, min=1, max=d, step=1, value=services.persuasive_opening_k(),
                         marks={k: str(k) for k in slider_marks(d)},
                         tooltip={"placement": "bottom", "always_visible": False})
     controls = dbc.Row([

@@ -89,3 +89,8 @@ __all__ += [
 from . import performance  # noqa: E402,F401
 # Dependence page (issue 25): SHAP dependence beside partial dependence and ICE curves.
 from . import dependence  # noqa: E402,F401
+
+# The row panels a build draws for stored rows (issue 27): the Persuasive page's opening k.
+from .persuasive import opening_k as persuasive_opening_k  # noqa: E402
+
+__all__ += ["persuasive_opening_k"]

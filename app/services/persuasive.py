@@ -235,6 +235,11 @@ STORY_K = 3
 """The story the Persuasive page opens with: its k slider starts at 3 (fewer on a narrower table)."""
 
 
+def opening_k() -> int:
+    """The k the Persuasive page's slider starts at: :data:`STORY_K`, fewer on a narrower table."""
+    return min(STORY_K, len(workspace().X.columns), MAX_K)
+
+
 def story_point(row: int, k: int = STORY_K, measures=("sufficiency", "mass_retained")) -> xp.CurvePoint:
     """The page's opening story of one row (top-k of SHAP, exact values, no grouping) with ``measures``.
 
