@@ -222,6 +222,10 @@ def malformed_body(body, callback_map: dict) -> str | None:
            or _prop_items(body.get("state", []), "state"))
     if why:
         return why
+    for what in ("inputs", "state"):  # Dash indexes the declared items into the sent ones: fewer raised IndexError
+        sent, declared = body.get(what, []), callback_map[key].get(what, [])
+        if len(sent) != len(declared):
+            return f"{len(sent)} {what} values for the callback's {len(declared)}"
     changed = body.get("changedPropIds", [])
     if not isinstance(changed, list) or not all(isinstance(c, str) for c in changed):
         return "changedPropIds is not a list of text"
