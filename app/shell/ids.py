@@ -211,7 +211,8 @@ def whatif_part(page: str, part: str) -> str:
     """A part of a page's what-if editor (each page its own: a callback of one page never waits on another's):
     ``spec`` (store: each control's name, kind, range and options), ``base`` (store: ``{"row", "values"}``, the
     table row's control values), ``note`` (which features differ, or the one-line refusal), ``message`` (the
-    browser's refusal of a value outside a control's range), ``reset`` ("Reset to row N")."""
+    browser's refusal of a value outside a control's range), ``reset`` ("Reset to row N"), ``open`` (the folded
+    editor's summary: its clicks draw the controls) and ``controls`` (where they are drawn)."""
     return f"{page}-whatif-{part}"
 
 
