@@ -37,9 +37,9 @@ def layout(**_):
         card("2. Data (.csv, .tsv, .parquet)", [_drop(ids.UPLOAD_DATA, "Data file"),
                                                 html.Div(id=ids.UPLOAD_DATA_STATUS)]),
         card("3. Features file (optional: .yaml, .yml, .json)", [
-            html.P("Display names, descriptions and value formats of the features, as --features-file on the command "
-                   f"line (README, \"Names people read\"); at most {MAX_FEATURES_BYTES // 1024} KiB, read as plain data.",
-                   className="text-muted small mb-1"),
+            html.P("Display names, descriptions and value formats of the features (mean radius: Radius (mean); "
+                   "married: {percent: true}), as --features-file on the command line; at most "
+                   f"{MAX_FEATURES_BYTES // 1024} KiB, read as plain data.", className="text-muted small mb-1"),
             _drop(ids.UPLOAD_FEATURES, "Features file", MAX_FEATURES_BYTES), html.Div(id=ids.UPLOAD_FEATURES_STATUS)]),
         card("4. Target column", [dbc.Label("Target column", html_for=ids.UPLOAD_TARGET, className="visually-hidden"),
                                   dbc.Select(id=ids.UPLOAD_TARGET, options=[], placeholder="target column"),

@@ -62,7 +62,8 @@ def _column_window(page) -> range:
 
 
 def data_columns(column_page: int = 1) -> list[dict]:
-    """The data table's columns, ``{"name": shown, "id": key, "type": "numeric" or "text"}``, in display order: id, split, truth, output and
+    """The data table's columns, ``{"name": shown, "id": key, "type": "numeric" or "text"}`` (the filter row's default
+    operator: = or contains), in display order: id, split, truth, output and
     the feature columns of ``column_page`` (1-based; :data:`COLUMN_PAGE` a page).
 
     Keys are ours (``id``, ``_split``, ``_truth``, ``_output``, ``c0``, ``c1``, ...; ``c<j>`` is feature ``j``
@@ -145,7 +146,8 @@ MAX_PAGE_ROWS = 100
 """Most rows of the data table one page may hold (the Model & data page shows 12): a viewer never gets the table."""
 
 
-def data_page(page: int, page_size: int, column_page: int = 1, filter_query: str | None = None) -> tuple[list[dict], int]:
+def data_page(page: int, page_size: int, column_page: int = 1,
+              filter_query: str | None = None) -> tuple[list[dict], int]:
     """One page of the data table as records (only these rows, and only the feature columns of ``column_page``,
     reach the browser); with ``filter_query`` (the table's filter row, :mod:`.table_filter`), a page of the rows it
     keeps.
