@@ -157,6 +157,9 @@ UPLOAD_RESULT = "upload-result"
 UPLOAD_SAMPLE = "upload-sample"
 UPLOAD_SAMPLE_RESULT = "upload-sample-result"
 UPLOAD_SWITCHED = "upload-switched"  # store: what the last upload or "back to the sample" installed (redraws the navbar)
+UPLOAD_FEATURES = "upload-features"  # an optional features file: display names and value formats
+UPLOAD_FEATURES_STATUS = "upload-features-status"
+UPLOAD_FEATURES_TOKEN = "upload-features-token"
 
 # --- Persuasive, rules (issue 4): simplify a frontier surrogate ---
 RULES_SOURCE = "persuasive-rules-source"

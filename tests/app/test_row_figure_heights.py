@@ -116,7 +116,7 @@ def test_persuasive_and_attention_figures_built_unvalidated_pass_plotly_validati
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    from app.views import figures_persuasive
+    from app.views import figures_attention, figures_persuasive
 
     def same_after_validation(fig):
         mine = json.loads(fig.to_json())
@@ -133,7 +133,7 @@ def test_persuasive_and_attention_figures_built_unvalidated_pass_plotly_validati
 
     rng = np.random.default_rng(0)
     cls, names = rng.dirichlet(np.ones(6), size=(3, 4)), tuple(f"f{j}" for j in range(6))
-    mine = same_after_validation(figures.attention_heatmaps(cls, names))
+    mine = same_after_validation(figures_attention.attention_heatmaps(cls, names))
     old = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         subplot_titles=[f"layer {l}" for l in range(3)])
     for l in range(3):
