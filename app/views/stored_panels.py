@@ -34,6 +34,13 @@ from workspace.errors import CandorError
 
 FILES = {"persuasive": "persuasive_rows.json", "attention": "attention_rows.json"}
 """The store's file of each page's drawn row panels (:data:`store.format.HOLDS`)."""
+COMPONENTS = {"dash_html_components": {"Div", "P", "Span", "Ul", "Li", "Details", "Summary", "Table", "Thead",
+                                        "Tbody", "Tr", "Th", "Td"},
+              "dash_bootstrap_components": {"Alert", "Badge", "Card", "CardHeader", "CardBody"}}
+"""The components the two pages' row panels are drawn with, and their :data:`PROPS`: stored panels holding any other
+component or property (a crafted store: a Markdown with raw HTML, a link, a frame) are not sent; the row is drawn
+live (a store's manifest is not signed, SECURITY.md)."""
+PROPS = {"children", "className", "class_name", "color", "text_color", "title"}
 _SOURCES = ("app", "explainers", "store", "workspace", "sample_models")
 """Candor's packages whose Python sources :func:`drawn_by` fingerprints."""
 
@@ -111,7 +118,21 @@ def stored(page: str, row, args: tuple) -> tuple | None:
         return None
     found = doc["rows"].get(str(number))
     panels = json.loads(found) if isinstance(found, str) else None
-    return tuple(panels) if isinstance(panels, list) else None
+    return tuple(panels) if isinstance(panels, list) and _drawable(panels) else None
+
+
+def _drawable(value) -> bool:
+    """Whether every component in ``value`` is one the pages draw (:data:`COMPONENTS`, :data:`PROPS`)."""
+    if isinstance(value, list):
+        return all(_drawable(v) for v in value)
+    if not isinstance(value, dict):
+        return True
+    if "namespace" in value or "props" in value:
+        props = value.get("props")
+        if value.get("type") not in COMPONENTS.get(value.get("namespace"), ()) or not isinstance(props, dict) \
+                or not set(props) <= PROPS:
+            return False
+    return all(_drawable(v) for v in value.values())
 
 
 def stored_first(page: str, draw):

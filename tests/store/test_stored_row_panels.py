@@ -125,3 +125,24 @@ def test_a_store_without_panels_or_drawn_by_other_code_is_read_and_drawn_live(bu
     monkeypatch.setattr(stored_panels, "drawn_by", lambda: {"code_sha256": "another version", "libraries": {}})
     assert stored_panels.stored("persuasive", r, controls) is None
     assert stored_panels.stored("attention", r, ()) is None
+
+
+def test_stored_panels_with_a_component_the_pages_never_draw_are_drawn_live(built):
+    from app import services
+    from app.views import stored_panels
+
+    _, ws, folder = built
+    _serve(folder, ws)
+    r = int(ws.test_idx[0])
+    controls = stored_panels.controls("persuasive")
+    served = stored_panels.stored("persuasive", r, controls)
+    assert served is not None
+    rows = services.built_store().json("persuasive_rows.json")["rows"]
+    for crafted in ({"namespace": "dash_core_components", "type": "Markdown",
+                     "props": {"children": "<img src=x onerror=alert(1)>", "dangerously_allow_html": True}},
+                    {"namespace": "dash_html_components", "type": "Div", "props": {"children": "x", "id": "y"}},
+                    {"namespace": "dash_html_components", "type": "Iframe", "props": {"src": "https://example.org"}}):
+        rows[str(r)] = json.dumps([crafted, *served[1:]])  # a crafted store (the manifest is not signed)
+        assert stored_panels.stored("persuasive", r, controls) is None, crafted
+    rows[str(r)] = json.dumps(list(served))
+    assert stored_panels.stored("persuasive", r, controls) is not None
