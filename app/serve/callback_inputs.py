@@ -30,6 +30,7 @@ from werkzeug.exceptions import HTTPException
 
 from app.shell import ids
 from app.services.data_table import MAX_PAGE_ROWS
+from app.services.table_filter import MAX_QUERY
 from workspace.errors import CandorError, first_line, raised_at
 
 log = logging.getLogger("candor.callbacks")
@@ -86,6 +87,8 @@ PROPERTY_KINDS: dict[str, Kind] = {
     "pathname": text, "search": text, "hash": text, "href": text,
     "filename": text, "contents": text,  # every dcc.Upload here takes one file (multiple=False): a list is forged
     "active_cell": mapping, "clickData": mapping, "hoverData": mapping, "selectedData": mapping,
+    "filter_query": lambda v: text(v) or (None if v is None or len(v) <= MAX_QUERY else
+                                          f"a table filter of {len(v):,} characters (at most {MAX_QUERY:,})"),
 }
 """The kind of a Dash property's value, whatever component it is on."""
 
@@ -222,6 +225,19 @@ def malformed_body(body, callback_map: dict) -> str | None:
     changed = body.get("changedPropIds", [])
     if not isinstance(changed, list) or not all(isinstance(c, str) for c in changed):
         return "changedPropIds is not a list of text"
+    return None
+
+
+def miscounted(body: dict, callback_map: dict) -> str | None:
+    """Why a well-formed body (:func:`malformed_body` found nothing) cannot be dispatched: more or fewer inputs or
+    states than its callback declares (Dash indexes the declared items into the sent ones, and fewer raised
+    IndexError: HTTP 500). ``app/serve/access.py`` asks after the role checks, so a forged call of a callback the
+    user may not call is still refused for that (403)."""
+    entry = callback_map[body["output"]]
+    for what in ("inputs", "state"):
+        sent, declared = body.get(what, []), entry.get(what, [])
+        if len(sent) != len(declared):
+            return f"{len(sent)} {what} values for the callback's {len(declared)}"
     return None
 
 

@@ -27,7 +27,7 @@ from .surrogates import (
 from .row_plots import GlobalView, global_view
 from .selection import class_choices, select_class
 from .row_view import LocalView, local_view, row_values, stored_row_number, stored_views, whatif_editor
-from .data_table import column_pages, data_columns, data_page, feature_descriptions, table_width
+from .data_table import column_pages, data_columns, data_page, feature_descriptions, filtered_rows, table_width
 from .row_pool import random_row_pool
 from .tabular import (
     check_row,
@@ -42,6 +42,7 @@ from .tabular import (
     shap_row,
 )
 from . import whatif  # noqa: F401  (the what-if editor's controls and edited rows)
+from . import surrogate_links  # noqa: F401  (the Surrogate page's fit of a link's settings)
 
 __all__ = [
     "AttentionView", "LocalView", "PersuasiveView", "attention_view", "check_row", "column_pages", "data_columns", "table_width", "data_page", "default_row", "feature_descriptions",
@@ -51,7 +52,7 @@ __all__ = [
     "muse_view", "class_choices", "select_class", "why_not", "capabilities", "GlobalView", "global_view",
     "lazy", "ready_entry", "row_cache", "stored_row_number", "stored_views", "built_store", "use_built_store", "warm_done",
     "ServiceState", "install", "is_ready", "overridden", "state", "store_note",
-    "CohortsView", "cohorts_view", "fairness_views",
+    "CohortsView", "cohorts_view", "fairness_views", "filtered_rows",
 ]
 
 # Text page (issue 5): the MiniLM sentiment classifier, uploads, the head-analysis job.

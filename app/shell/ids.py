@@ -157,6 +157,9 @@ UPLOAD_RESULT = "upload-result"
 UPLOAD_SAMPLE = "upload-sample"
 UPLOAD_SAMPLE_RESULT = "upload-sample-result"
 UPLOAD_SWITCHED = "upload-switched"  # store: what the last upload or "back to the sample" installed (redraws the navbar)
+UPLOAD_FEATURES = "upload-features"  # an optional features file: display names and value formats
+UPLOAD_FEATURES_STATUS = "upload-features-status"
+UPLOAD_FEATURES_TOKEN = "upload-features-token"
 
 # --- Persuasive, rules (issue 4): simplify a frontier surrogate ---
 RULES_SOURCE = "persuasive-rules-source"
@@ -208,10 +211,18 @@ def whatif_part(page: str, part: str) -> str:
     """A part of a page's what-if editor (each page its own: a callback of one page never waits on another's):
     ``spec`` (store: each control's name, kind, range and options), ``base`` (store: ``{"row", "values"}``, the
     table row's control values), ``note`` (which features differ, or the one-line refusal), ``message`` (the
-    browser's refusal of a value outside a control's range), ``reset`` ("Reset to row N")."""
+    browser's refusal of a value outside a control's range), ``reset`` ("Reset to row N"), ``open`` (the folded
+    editor's summary: its clicks draw the controls) and ``controls`` (where they are drawn)."""
     return f"{page}-whatif-{part}"
 
 
 def whatif_value(page: str, index) -> dict:
     """The page's what-if control of the ``index``-th editable feature (:func:`app.services.whatif.controls`)."""
     return {"type": "whatif-value", "page": page, "index": index}
+
+# the Surrogate page's link (issue 25): the fit of the controls' settings, not the default, or a line saying so
+SURROGATE_FRONTIER_GO = "surrogate-frontier-go"  # store: set once the page knows it shows the default frontier
+SURROGATE_LINK_FIT = "surrogate-link-fit"        # store: set when a link's settings are to be fitted (a job)
+SURROGATE_FITTING = "surrogate-fitting"          # store: True while "Fit MUSE" (or a link's fit) runs
+SURROGATE_MATCH = "surrogate-match"              # the one line: the view shown is not of the controls' settings
+RULES_LINK_NOTE = "persuasive-rules-link-note"    # the line when a link's ?rules= is not on the frontier
