@@ -117,7 +117,15 @@ class TabularCodec:
         DataFrame of shape (n_rows, n_features), float64, columns ``names``.
         """
         out = np.empty((len(frame), len(self.columns)), dtype=float)
+        dtypes = list(frame.dtypes)  # numpy numbers convert as one block (a wide table: not a Series per column)
+        block = [j for j, c in enumerate(self.columns)
+                 if c.kind == "numeric" and isinstance(dtypes[j], np.dtype) and dtypes[j].kind in "biuf"]
+        if block:
+            out[:, block] = frame.iloc[:, block].to_numpy(dtype=float)
+        done = set(block)
         for j, code in enumerate(self.columns):
+            if j in done:
+                continue
             s = frame.iloc[:, j]
             if code.kind == "numeric":
                 out[:, j] = pd.to_numeric(s, errors="coerce").astype("float64").to_numpy(dtype=float, na_value=np.nan)

@@ -48,7 +48,10 @@ def ridge_fit(Z: np.ndarray, y: np.ndarray, weights: np.ndarray, alpha: float = 
 
     What ``lime.lime_base.LimeBase.explain_instance_with_data`` fits (Ribeiro et al. 2016; every feature
     kept), computed as scikit-learn's ``cholesky`` solver does: centre ``Z`` and ``y`` on their weighted
-    means, scale rows by ``sqrt(weights)``, solve ``(Zᵀ Z + alpha I) coef = Zᵀ y``.
+    means, scale rows by ``sqrt(weights)``, solve ``(Zᵀ Z + alpha I) coef = Zᵀ y``. With fewer samples than
+    features (a wide table) the same coefficients come from the samples' side, as scikit-learn's ``cholesky``
+    solver does there too: ``coef = Zᵀ (Z Zᵀ + alpha I)⁻¹ y`` (an n x n system instead of d x d: at 10,000
+    features and 1,000 samples, 8 MB and about 10¹⁰ operations instead of 800 MB and 10¹²).
 
     Parameters
     ----------
@@ -71,9 +74,14 @@ def ridge_fit(Z: np.ndarray, y: np.ndarray, weights: np.ndarray, alpha: float = 
     z_mean, y_mean = np.average(Z, axis=0, weights=w), float(np.average(y, weights=w))
     root = np.sqrt(w)[:, None]
     Zs, ys = (Z - z_mean) * root, (y - y_mean) * root[:, 0]
-    gram = Zs.T @ Zs
-    gram.flat[::gram.shape[0] + 1] += alpha
-    coef = solve(gram, Zs.T @ ys, assume_a="pos", overwrite_a=True)
+    if Zs.shape[0] < Zs.shape[1]:  # (Zᵀ Z + αI)⁻¹ Zᵀ = Zᵀ (Z Zᵀ + αI)⁻¹: the smaller system
+        gram = Zs @ Zs.T
+        gram.flat[::gram.shape[0] + 1] += alpha
+        coef = Zs.T @ solve(gram, ys, assume_a="pos", overwrite_a=True)
+    else:
+        gram = Zs.T @ Zs
+        gram.flat[::gram.shape[0] + 1] += alpha
+        coef = solve(gram, Zs.T @ ys, assume_a="pos", overwrite_a=True)
     intercept = y_mean - float(z_mean @ coef)
     fitted = Z @ coef + intercept
     return coef, intercept, weighted_r2(y, fitted, w), float(fitted[0])
