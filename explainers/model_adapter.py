@@ -40,6 +40,7 @@ from ._codec import TabularCodec
 from ._forest_calls import model_call
 from ._grouping import feature_groups
 from .model_kinds import is_tree_model
+from .types._attribution import OutputAttributions
 
 __all__ = ["ModelAdapter", "OneVsRest", "OutputView", "TreeView", "OutputAttributions", "ModelTimeout",
            "ModelFailed", "CallLimits"]
@@ -143,42 +144,6 @@ class TreeView:
     transform: object
     groups: np.ndarray
     names: tuple
-
-
-@dataclass(frozen=True)
-class OutputAttributions:
-    """Attributions of many rows for every explained output (one consistent shape).
-
-    Parameters
-    ----------
-    feature_names : tuple of str, length n_features
-    values : ndarray of shape (n_rows, n_features, n_outputs)
-        In the units of ``units[k]`` for output ``k``.
-    base_values : ndarray of shape (n_outputs,)
-    output_names : tuple of str, length n_outputs
-        Class labels (or the regression target), never interaction indices.
-    output_space : {"probability", "log_odds", "raw"}
-    units : tuple of str, length n_outputs
-    source : str
-    params : dict
-
-    Notes
-    -----
-    Belongs in :mod:`explainers.types` (proposed there as ``OutputAttributions``).
-    """
-
-    feature_names: tuple
-    values: np.ndarray
-    base_values: np.ndarray
-    output_names: tuple
-    output_space: str
-    units: tuple
-    source: str
-    params: dict
-
-    def importance(self, output: int) -> np.ndarray:
-        """Mean |attribution| per feature for one output, shape (n_features,)."""
-        return np.abs(self.values[:, :, output]).mean(axis=0)
 
 
 class ModelAdapter:
