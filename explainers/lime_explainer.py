@@ -26,10 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
 from ._lime_fits import MAX_SAMPLES, REL_TOLERANCE, REPEATS, TIME_BUDGET_S, repeat_until_converged
-from ._lime_fits import ridge_fit, weighted_r2
+from ._lime_fits import one_blas_thread, ridge_fit, weighted_r2
 from ._lime_sampler import LimeSpace, kernel_weights
 from .numbers import plain
 from .types import Explanation, Fidelity
@@ -335,7 +334,7 @@ class LimeExplainer:
         draws = [self._space.sample(row_t, n, s) for s in seeds]
         ys = self._outputs(fn, np.concatenate([inverse for _, inverse in draws]))
         fits = []
-        with threadpool_limits(1, user_api="blas"):  # BLAS threads spinning against the model's OpenMP: 10-100x
+        with one_blas_thread():
             for k, (binary, _) in enumerate(draws):
                 weights = kernel_weights(np.sqrt(((binary - 1.0) ** 2).sum(axis=1)), self.kernel_width)
                 fits.append((*ridge_fit(binary, ys[k * n:(k + 1) * n], weights), n - binary.sum(axis=0)))
