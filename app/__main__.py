@@ -124,11 +124,12 @@ def _main(argv: list[str]) -> int:
         _check_port_free(args.host, args.port)
         from .serve.server import create_app
 
-        app = create_app(settings=settings)
+        # the model loads while the HTML and scripts are served (app.serve.deferred_load); then the address
+        app = create_app(settings=settings, defer_load=lambda: print(
+            f"Candor is serving on http://{args.host}:{args.port}", file=sys.stderr, flush=True))
     except CandorError as err:
         print(f"candor: error: {err}", file=sys.stderr)
         return 2
-    print(f"Candor is serving on http://{args.host}:{args.port}", file=sys.stderr)
     from .serve.waitress import serve
 
     serve(app.server, args.host, args.port, settings.threads)

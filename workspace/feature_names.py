@@ -262,7 +262,7 @@ def _entry(where: str, column: str, spec) -> FeatureFormat:
     return FeatureFormat(**out)
 
 
-def load_features(path: str | Path, columns) -> FeatureNames:
+def load_features(path: str | Path, columns=None) -> FeatureNames:
     """Read and check a features file against the table's ``columns``.
 
     Parameters
@@ -270,8 +270,10 @@ def load_features(path: str | Path, columns) -> FeatureNames:
     path : str or Path
         YAML (read with ``yaml.safe_load``: plain data, nothing built from tags) or JSON, at most
         :data:`MAX_BYTES` bytes (checked before reading).
-    columns : sequence of str
-        The feature columns the model takes.
+    columns : sequence of str, optional
+        The feature columns the model takes. None: the file is checked on its own (size, format, every key and
+        value, two features with one display name), as the upload page does when it arrives, before the table it
+        describes is chosen; its features are checked against the columns when the pair is loaded.
 
     Returns
     -------
@@ -295,7 +297,7 @@ def load_features(path: str | Path, columns) -> FeatureNames:
     if not isinstance(data, dict):
         raise CandorError(f"{path.name}: must map feature names to a display name or a format, "
                           f"got {type(data).__name__}")
-    columns = [str(c) for c in columns]
+    columns = [str(c) for c in (data if columns is None else columns)]
     formats = {}
     for key, spec in data.items():
         column = str(key)

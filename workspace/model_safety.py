@@ -88,11 +88,10 @@ def allowed_types() -> frozenset[str]:
         :data:`REVIEWED_TYPES` and :data:`REVIEWED_FUNCTIONS`. Functions are never taken from
         ``all_estimators``; names are compared, never imported from the file.
     """
-    from sklearn.base import BaseEstimator
-    from sklearn.utils import all_estimators
+    from .sklearn_types import estimator_names  # all_estimators' names, recorded for the pinned scikit-learn
 
-    estimators = {f"{cls.__module__}.{cls.__qualname__}" for _, cls in all_estimators()
-                  if isinstance(cls, type) and issubclass(cls, BaseEstimator) and cls.__module__.startswith("sklearn.")}
+    estimators = {f"{module}.{qualname}" for _, module, qualname, base in estimator_names()
+                  if base and module.startswith("sklearn.")}
     return frozenset(estimators) | REVIEWED_TYPES | REVIEWED_FUNCTIONS
 
 
@@ -368,8 +367,9 @@ def load_skops(path: Path, *, trust_code: bool = False):
         type that is not on :func:`workspace.model_safety.allowed_types` (named) without ``trust_code``, or
         holds a tree whose node arrays are out of range.
     """
-    import skops.io as sio
+    from .sklearn_types import import_skops_io
 
+    sio = import_skops_io()  # without importing every scikit-learn module (workspace.sklearn_types)
     check_archive(path)
     try:
         untrusted = sio.get_untrusted_types(file=path)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from . import limits
+from . import feature_names, limits
 from .errors import CandorError
 from .private_files import private_folder, private_opener
 from .settings import current
@@ -37,6 +37,7 @@ from .settings import current
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_SUFFIXES = (".skops",)
 DATA_SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".pq")
+FEATURES_SUFFIXES = feature_names.SUFFIXES
 
 
 def max_upload_bytes() -> int:
@@ -76,26 +77,30 @@ def safe_name(filename: str) -> str:
     return base[:120]
 
 
-def decode(content: bytes | str, name: str, limit: int) -> bytes:
+def decode(content: bytes | str, name: str, limit: int, rule: str = "CANDOR_MAX_UPLOAD_MB") -> bytes:
     """Raw bytes of an upload (``dcc.Upload`` gives a ``data:...;base64,`` string), at most ``limit`` bytes.
+
+    ``rule`` names where the limit comes from in the refusal (a setting, or what the file is: "a features file").
 
     Raises
     ------
     CandorError
         Not valid base64, or over the limit (checked on the base64 length before decoding).
     """
+    def over(size: float) -> CandorError:
+        unit, scale = ("KiB", 2**10) if limit < 2**20 else ("MiB", 2**20)
+        return CandorError(f"{name}: {size / scale:,.1f} {unit} is over the {limit / scale:,.0f} {unit} limit ({rule})")
+
     if isinstance(content, str):
         encoded = content.split(",", 1)[-1]
         if len(encoded) * 3 // 4 > limit + 3:
-            raise CandorError(f"{name}: {len(encoded) * 3 / 4 / 2**20:,.1f} MiB is over the {limit / 2**20:,.0f} MiB "
-                              "limit (CANDOR_MAX_UPLOAD_MB)")
+            raise over(len(encoded) * 3 / 4)
         try:
             content = base64.b64decode(encoded, validate=True)
         except (binascii.Error, ValueError):
             raise CandorError(f"{name}: the upload is not valid base64") from None
     if len(content) > limit:
-        raise CandorError(f"{name}: {len(content) / 2**20:,.1f} MiB is over the {limit / 2**20:,.0f} MiB limit "
-                          "(CANDOR_MAX_UPLOAD_MB)")
+        raise over(len(content))
     return content
 
 
@@ -187,7 +192,7 @@ def _sweep(folder: Path, files: dict, incoming: int, kind: str | None) -> None:
 
 
 def save(filename: str, content: bytes | str, *, kind: str, suffixes: tuple[str, ...], limit: int | None = None,
-         folder: Path | None = None) -> Record:
+         folder: Path | None = None, rule: str = "CANDOR_MAX_UPLOAD_MB") -> Record:
     """Write one uploaded file under a fresh random id, after making room for it within the quota.
 
     Parameters
@@ -202,6 +207,8 @@ def save(filename: str, content: bytes | str, *, kind: str, suffixes: tuple[str,
         Accepted suffixes; empty: any (the kind, not the name, says what the file is).
     limit : int, optional
         Bytes; default ``CANDOR_MAX_UPLOAD_MB``.
+    rule : str, default="CANDOR_MAX_UPLOAD_MB"
+        Where ``limit`` comes from, as the refusal names it.
     folder : Path, optional
         Default :func:`upload_dir`.
 
@@ -217,7 +224,7 @@ def save(filename: str, content: bytes | str, *, kind: str, suffixes: tuple[str,
         extra = ("; PyTorch and pickle/joblib models load from the command line only (python -m app --model ...)"
                  if kind == "model" else "")
         raise CandorError(f"{name}: a {kind} upload must be one of {', '.join(suffixes)}{extra}")
-    data = decode(content, name, limits.mib("CANDOR_MAX_UPLOAD_MB") if limit is None else limit)
+    data = decode(content, name, limits.mib("CANDOR_MAX_UPLOAD_MB") if limit is None else limit, rule)
     folder = private_folder((folder or upload_dir()).resolve())
     upload_id = f"{secrets.token_hex(16)}-{name}"
     target = folder / upload_id
@@ -273,13 +280,17 @@ def _write_whole(target: Path, data: bytes, name: str) -> None:
 
 
 def store_upload(filename: str, content: bytes | str, *, kind: str, folder: Path | None = None) -> Path:
-    """Store a Your-model-page upload (``kind`` "model": ``.skops``; "data": a table) and return its path.
+    """Store a Your-model-page upload (``kind`` "model": ``.skops``; "data": a table; "features": a features file,
+    at most :data:`workspace.feature_names.MAX_BYTES`, the command line's bound) and return its path.
 
     Raises
     ------
     CandorError
-        As :func:`save`.
+        As :func:`save`; a features file over its bound is refused before it is decoded.
     """
+    if kind == "features":
+        return save(filename, content, kind=kind, suffixes=FEATURES_SUFFIXES, limit=feature_names.MAX_BYTES,
+                    folder=folder, rule="a features file, as on the command line").path
     suffixes, limit = (MODEL_SUFFIXES if kind == "model" else DATA_SUFFIXES), max_upload_bytes()
     return save(filename, content, kind=kind, suffixes=suffixes, limit=limit, folder=folder).path
 

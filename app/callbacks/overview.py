@@ -8,10 +8,11 @@ from app.views.overview import row_links, table_page
 @callback(Output(ids.DATA_TABLE, "data"), Output(ids.DATA_TABLE, "columns"), Output(ids.DATA_TABLE, "page_count"),
           Output(ids.DATA_TABLE, "tooltip_header"), Output(ids.TABLE_COLUMNS_NOTE, "children"),
           Input(ids.DATA_TABLE, "page_current"), Input(ids.DATA_TABLE, "page_size"), Input(ids.TABLE_COLUMNS, "active_page"),
-          prevent_initial_call=True)
-def render_table_page(page_current, page_size, column_page=1):
-    """Another page of the table, or of its feature columns (the first one the page shows comes with its layout)."""
-    return table_page(page_current, page_size, column_page)
+          Input(ids.DATA_TABLE, "filter_query"), prevent_initial_call=True)
+def render_table_page(page_current, page_size, column_page=1, filter_query=None):
+    """Another page of the table, of its feature columns, or of the rows its filter row keeps (the first one the page
+    shows comes with its layout)."""
+    return table_page(page_current, page_size, column_page, filter_query)
 
 
 # a click in the table chooses its row in the browser (assets/candor_rows.js): the row change is then one request

@@ -66,16 +66,28 @@ def store_data(contents, filename):
     return s.token, _stored_note(s), [{"label": c, "value": c} for c in s.columns]
 
 
+@callback(Output(ids.UPLOAD_FEATURES_TOKEN, "data"), Output(ids.UPLOAD_FEATURES_STATUS, "children"),
+          Input(ids.UPLOAD_FEATURES, "contents"), State(ids.UPLOAD_FEATURES, "filename"), prevent_initial_call=True)
+def store_features(contents, filename):
+    if not contents:
+        raise PreventUpdate
+    try:
+        s = service.receive(filename, contents, "features")
+    except CandorError as err:
+        return None, error_alert(str(err))
+    return s.token, _stored_note(s)
+
+
 @callback(Output(ids.UPLOAD_RESULT, "children"), Output(ids.UPLOAD_SWITCHED, "data", allow_duplicate=True),
           Input(ids.UPLOAD_LOAD, "n_clicks"),
           State(ids.UPLOAD_MODEL_TOKEN, "data"), State(ids.UPLOAD_DATA_TOKEN, "data"),
-          State(ids.UPLOAD_TARGET, "value"),
+          State(ids.UPLOAD_TARGET, "value"), State(ids.UPLOAD_FEATURES_TOKEN, "data"),
           prevent_initial_call=True)
-def load_pair(n_clicks, model_token, data_token, target):
+def load_pair(n_clicks, model_token, data_token, target, features_token=None):
     if not n_clicks:
         raise PreventUpdate
     try:
-        done = service.activate(model_token, data_token, target)
+        done = service.activate(model_token, data_token, target, features_token)
     except CandorError as err:
         return error_alert(str(err)), no_update
     return _now_explaining(done)

@@ -1,5 +1,7 @@
-"""What-if editor callbacks (issue 25), all in the browser: the row pages' own callbacks fill the controls
-(:func:`app.views.whatif.update`, in the request of their panels) and explain the store ``ids.WHATIF``.
+"""What-if editor callbacks (issue 25): the controls drawn when the editor is first opened
+(:func:`app.views.whatif.drawn_controls`, the one server callback here); the rest in the browser: the row pages'
+own callbacks fill the controls once drawn (:func:`app.views.whatif.update`, in the request of their panels) and
+explain the store ``ids.WHATIF``.
 
 - the controls' values that differ from the table row become the store (``{"row", "edits"}``); a value outside
   its control's range or of the wrong kind is refused in one line and changes nothing;
@@ -9,10 +11,13 @@
 """
 import json
 
-from dash import ALL, Input, Output, State, clientside_callback
+from dash import ALL, Input, Output, State, callback, clientside_callback
+from dash.exceptions import PreventUpdate
 
 from app.shell import ids
-from app.views.whatif import PAGES
+from app.views.components import error_alert
+from app.views.whatif import PAGES, drawn_controls
+from workspace.errors import CandorError
 
 _NO = "window.dash_clientside.no_update"
 
@@ -50,9 +55,9 @@ _EDITS = """function(values, spec, base, current) {
         return [data, ""];
     }""" % {"no": _NO}
 
-_RESET = """function(n, base) {
+_RESET = """function(n, base, drawn) {
         if (!n || !base) { return [%(no)s, %(no)s, %(no)s]; }
-        return [base.values, null, ""];
+        return [drawn && drawn.length ? base.values : [], null, ""];
     }""" % {"no": _NO}
 
 for _page in (p.strip("/") for p in PAGES):  # each page's editor: the controls' edits, and its reset
@@ -65,7 +70,25 @@ for _page in (p.strip("/") for p in PAGES):  # each page's editor: the controls'
                         Output(ids.WHATIF, "data", allow_duplicate=True),
                         Output(ids.whatif_part(_page, "message"), "children", allow_duplicate=True),
                         Input(ids.whatif_part(_page, "reset"), "n_clicks"), State(ids.whatif_part(_page, "base"), "data"),
-                        prevent_initial_call=True)
+                        State(ids.whatif_value(_page, ALL), "value"), prevent_initial_call=True)
+
+
+def _drawer(page: str):
+    def draw(n_clicks, row, whatif):
+        """``page``'s controls, drawn each time its editor is opened (the summary clicked, or Enter on it: an odd
+        count), holding the shown row's values (:func:`app.views.whatif.drawn_controls`); closing changes nothing."""
+        if not n_clicks or n_clicks % 2 == 0 or row is None:
+            raise PreventUpdate
+        try:
+            return drawn_controls(page, row, whatif)
+        except CandorError as err:
+            return error_alert(f"What-if editor unavailable: {err}")
+    return draw
+
+
+for _page in (p.strip("/") for p in PAGES):
+    callback(Output(ids.whatif_part(_page, "controls"), "children"), Input(ids.whatif_part(_page, "open"), "n_clicks"),
+             State(ids.ROW_INPUT, "value"), State(ids.WHATIF, "data"), prevent_initial_call=True)(_drawer(_page))
 
 # the URL's edits, read once as the page loads (the row's own reader is app/callbacks/shell.py)
 clientside_callback(

@@ -30,6 +30,7 @@ def layout(**query):
 def _layout(**query):
     table = dash_table.DataTable(
         id=ids.DATA_TABLE, page_action="custom", page_current=0, page_size=PAGE_SIZE, page_count=1,
+        filter_action="custom", filter_query="",  # filtered by value on the server (app/services/table_filter.py)
         style_table={"overflowX": "auto"}, style_cell={"fontSize": 12, "padding": "4px", "minWidth": "70px"},
         style_header={"fontWeight": "600"}, cell_selectable=True,
     )
@@ -37,15 +38,18 @@ def _layout(**query):
     pager = html.Div([  # a wide table's feature columns a page at a time (all 108 of Adult's drew 180 ms slower)
         html.Span(id=ids.TABLE_COLUMNS_NOTE, className="small text-muted me-3"),
         html.Nav(dbc.Pagination(id=ids.TABLE_COLUMNS, max_value=pages, active_page=1, fully_expanded=False,
-                                previous_next=True, size="sm", class_name="mb-0"), **{"aria-label": "feature columns"}),
-    ], className="d-flex align-items-center flex-wrap mb-2", style=None if pages > 1 else {"display": "none"})
+                                previous_next=True, size="sm", class_name="mb-0"), **{"aria-label": "feature columns"},
+                 style=None if pages > 1 else {"display": "none"}),
+    ], className="d-flex align-items-center flex-wrap mb-2")  # the note also says how many rows the filter keeps
     links, status, shown = row_links(opening_row(query))
     return html.Div([
         html.H2("Model & data"), row_status_store("overview", status), dcc.Store(id=ids.OVERVIEW_ROW_SHOWN, data=shown),
         dcc.Store(id=ids.OVERVIEW_ROW_WANTED),
         html.Div(model_card(), id=ids.SUMMARY),
         card("Data (click a row to explain it)",
-             [html.P("Only the page you see is sent to the browser; rows are numbered as in the row picker.",
+             [html.P("Only the page you see is sent to the browser; rows are numbered as in the row picker. Filter "
+                     "by value in the row under the headers: a value (a number column: equal to it; a text column: "
+                     "containing it), or an operator and a value (> 15, <= 0.5, != train, contains Priv).",
                      className="text-muted small"), html.Div(links, id=ids.EXPLAIN_LINKS, className="small mb-2"),
               pager, table]),
     ])

@@ -30,6 +30,7 @@ from werkzeug.exceptions import HTTPException
 
 from app.shell import ids
 from app.services.data_table import MAX_PAGE_ROWS
+from app.services.table_filter import MAX_QUERY
 from workspace.errors import CandorError, first_line, raised_at
 
 log = logging.getLogger("candor.callbacks")
@@ -86,6 +87,8 @@ PROPERTY_KINDS: dict[str, Kind] = {
     "pathname": text, "search": text, "hash": text, "href": text,
     "filename": text, "contents": text,  # every dcc.Upload here takes one file (multiple=False): a list is forged
     "active_cell": mapping, "clickData": mapping, "hoverData": mapping, "selectedData": mapping,
+    "filter_query": lambda v: text(v) or (None if v is None or len(v) <= MAX_QUERY else
+                                          f"a table filter of {len(v):,} characters (at most {MAX_QUERY:,})"),
 }
 """The kind of a Dash property's value, whatever component it is on."""
 
@@ -219,6 +222,10 @@ def malformed_body(body, callback_map: dict) -> str | None:
            or _prop_items(body.get("state", []), "state"))
     if why:
         return why
+    for what in ("inputs", "state"):  # Dash indexes the declared items into the sent ones: fewer raised IndexError
+        sent, declared = body.get(what, []), callback_map[key].get(what, [])
+        if len(sent) != len(declared):
+            return f"{len(sent)} {what} values for the callback's {len(declared)}"
     changed = body.get("changedPropIds", [])
     if not isinstance(changed, list) or not all(isinstance(c, str) for c in changed):
         return "changedPropIds is not a list of text"

@@ -23,6 +23,7 @@ ROLE_BY_OUTPUT: dict[str, str] = {
     # what every page explains, for every user and worker: uploads, install, back to the sample, the class
     ids.UPLOAD_MODEL_TOKEN: "analyst", ids.UPLOAD_DATA_TOKEN: "analyst", ids.UPLOAD_RESULT: "analyst",
     ids.UPLOAD_SAMPLE_RESULT: "analyst", ids.UPLOAD_SWITCHED: "analyst", ids.CLASS_SWITCHED: "analyst",
+    ids.UPLOAD_FEATURES_TOKEN: "analyst",
     # files stored on the server from the Text page
     ids.TEXT_UPLOAD: "analyst", ids.TEXT_CONLLU_UPLOAD: "analyst",
     # cancelling a background job (the jobs themselves need analyst as background callbacks)

@@ -7,17 +7,19 @@ parsed from its flags; gunicorn's ``server`` reads ``Settings.from_env()`` (``CA
 """
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import dash
 from plotly.utils import PlotlyJSONEncoder
 
 from workspace import limits
 from workspace.json_cache import JSONOnlyDisk, json_cache
-from . import fork_gate
+from . import deferred_load, fork_gate
 from .. import services
 from .jobs import REFUSED, REFUSED_JOB, CeleryLimitedJobs, LimitedJobs, celery_app
 from workspace import settings as _settings
@@ -112,7 +114,7 @@ def _cache_key() -> str:
 
 
 def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = None,
-               settings: Settings | None = None) -> dash.Dash:
+               settings: Settings | None = None, defer_load: Callable[[], None] | None = None) -> dash.Dash:
     """Create the Dash app over ``workspace`` (default: the one ``settings`` name).
 
     Parameters
@@ -127,6 +129,10 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
         Given (``python -m app``, gunicorn's ``server``): installed for the whole process
         (:func:`workspace.settings.current`). None: read from the environment for this call only,
         and modules keep reading the environment (tests that set variables per test).
+    defer_load : callable, optional
+        Given (``python -m app``): the workspace loads on a thread while the app already serves its HTML and
+        scripts (:mod:`app.serve.deferred_load`), and this is called once it has loaded; a load that fails
+        ends the process in one line. None: it loads before this returns.
 
     Raises
     ------
@@ -147,19 +153,9 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     threadpool_limits(limits=1, user_api="openmp")
     chosen = Selection.from_settings(settings) if workspace is None else Selection(generation="explicit")
     selection.start(chosen, warm=warm)
-    ws = workspace or chosen.load()
-    from store.read import open_for  # a store (--store, CANDOR_STORE) is checked before anything is served
-
-    services.use_built_store(open_for(settings, ws) if settings.store else None)
-    # every model call of this server under CANDOR_MODEL_TIMEOUT_S, a model that raises one line on the page (never
-    # a 500): the installed workspace's adapter carries these limits (and every workspace installed after it)
-    services.init(ws, warm=warm, call_limits=limits.model_call_limits())
-    limits.trim_heap()  # the table reader's freed buffers (the warm-up trims after each of its steps)
-    from .study_check import check_study_files
-
-    check_study_files()  # a study file whose declared truth the data contradict is refused before serving
-    # the study database is opened (and migrated) on first use by study mode (study.runtime.engine),
-    # so a launch that never runs a study creates no database file
+    load = functools.partial(_load, workspace, chosen, settings, warm)
+    if defer_load is None:
+        load()
     app = dash.Dash(
         DASH_NAME, use_pages=True, pages_folder=str(ROOT / "app" / "pages"), assets_folder=str(ROOT / "assets"),
         title="Candor", update_title=None,
@@ -196,7 +192,28 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
 
     headers.install(app)  # CSP (the clientside callbacks hashed now), nosniff, referrer, frames; the proxy's hops
     app.server.wsgi_app = fork_gate.guard_requests(app.server.wsgi_app)  # outermost: the whole request holds it
+    if defer_load is not None:  # the HTML and scripts served at once; what needs the workspace waits for it
+        gate = app.server.wsgi_app = deferred_load.LoadGate(app.server.wsgi_app)
+        deferred_load.start(gate, load, defer_load)
     return app
+
+
+def _load(workspace: Workspace | None, chosen: Selection, settings: Settings, warm) -> None:
+    """Load the workspace (``workspace``, or the files ``chosen`` names), check its store and the study files, and
+    install it for every service (warm-up started as ``warm`` says)."""
+    ws = workspace or chosen.load()
+    from store.read import open_for  # a store (--store, CANDOR_STORE) is checked before anything is served
+
+    services.use_built_store(open_for(settings, ws) if settings.store else None)
+    # every model call of this server under CANDOR_MODEL_TIMEOUT_S, a model that raises one line on the page (never
+    # a 500): the installed workspace's adapter carries these limits (and every workspace installed after it)
+    services.init(ws, warm=warm, call_limits=limits.model_call_limits())
+    limits.trim_heap()  # the table reader's freed buffers (the warm-up trims after each of its steps)
+    from .study_check import check_study_files
+
+    check_study_files()  # a study file whose declared truth the data contradict is refused before serving
+    # the study database is opened (and migrated) on first use by study mode (study.runtime.engine),
+    # so a launch that never runs a study creates no database file
 
 
 class _IdleTrim:

@@ -27,7 +27,7 @@ from .surrogates import (
 from .row_plots import GlobalView, global_view
 from .selection import class_choices, select_class
 from .row_view import LocalView, local_view, row_values, stored_row_number, stored_views, whatif_editor
-from .data_table import column_pages, data_columns, data_page, feature_descriptions, table_width
+from .data_table import column_pages, data_columns, data_page, feature_descriptions, filtered_rows, table_width
 from .row_pool import random_row_pool
 from .tabular import (
     check_row,
@@ -51,7 +51,7 @@ __all__ = [
     "muse_view", "class_choices", "select_class", "why_not", "capabilities", "GlobalView", "global_view",
     "lazy", "ready_entry", "row_cache", "stored_row_number", "stored_views", "built_store", "use_built_store", "warm_done",
     "ServiceState", "install", "is_ready", "overridden", "state", "store_note",
-    "CohortsView", "cohorts_view", "fairness_views",
+    "CohortsView", "cohorts_view", "fairness_views", "filtered_rows",
 ]
 
 # Text page (issue 5): the MiniLM sentiment classifier, uploads, the head-analysis job.

@@ -10,8 +10,9 @@ import pandas as pd
 
 from workspace.errors import CandorError
 
-from ._core import workspace
+from ._core import row_cache, workspace
 from .tabular import _outputs_of, _true_label
+from . import table_filter
 
 
 COLUMN_PAGE = 20
@@ -19,10 +20,28 @@ COLUMN_PAGE = 20
 (``columns`` of :func:`data_columns`). All 108 of Adult's took 180 ms more to draw on the landing page."""
 
 
-def _shown_table() -> pd.DataFrame:
+def shown_table() -> pd.DataFrame:
     """The table the data table shows: the raw one, when the model takes transformed columns, else ``X``."""
     ws = workspace()
     return ws.raw if ws.raw is not None else ws.X
+
+
+_shown_table = shown_table
+
+
+def column_names() -> list[str]:
+    """The data table's feature columns as it heads them (display names, once a features file relabelled them)."""
+    return [str(c) for c in shown_table().columns]
+
+
+def is_number_dtype(dtype) -> bool:
+    """Whether the table shows a column of ``dtype`` as numbers (rounded; booleans are text)."""
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+
+def cell_texts(column: pd.Series) -> list:
+    """``column``'s cells as the table shows them (:func:`_display`): numbers rounded, missing values named."""
+    return [row[0] for row in _display(column.to_frame())]
 
 
 def table_width() -> int:
@@ -43,7 +62,8 @@ def _column_window(page) -> range:
 
 
 def data_columns(column_page: int = 1) -> list[dict]:
-    """The data table's columns, ``{"name": shown, "id": key}``, in display order: id, split, truth, output and
+    """The data table's columns, ``{"name": shown, "id": key, "type": "numeric" or "text"}`` (the filter row's default
+    operator: = or contains), in display order: id, split, truth, output and
     the feature columns of ``column_page`` (1-based; :data:`COLUMN_PAGE` a page).
 
     Keys are ours (``id``, ``_split``, ``_truth``, ``_output``, ``c0``, ``c1``, ...; ``c<j>`` is feature ``j``
@@ -51,10 +71,14 @@ def data_columns(column_page: int = 1) -> list[dict]:
     otherwise overwrite the row number the table links by (``row_id``) or another column.
     """
     ws = workspace()
-    names = [str(c) for c in _shown_table().columns]
-    return ([{"name": "id", "id": "id"}, {"name": "split", "id": "_split"}, {"name": ws.target, "id": "_truth"},
-             {"name": ws.output_label, "id": "_output"}]
-            + [{"name": names[j], "id": f"c{j}"} for j in _column_window(column_page)])
+    table = _shown_table()
+    names = [str(c) for c in table.columns]
+    kind = lambda number: "numeric" if number else "text"  # noqa: E731  (the filter row's default: = or contains)
+    return ([{"name": "id", "id": "id", "type": "numeric"}, {"name": "split", "id": "_split", "type": "text"},
+             {"name": ws.target, "id": "_truth", "type": kind(not ws.is_classifier)},
+             {"name": ws.output_label, "id": "_output", "type": "numeric"}]
+            + [{"name": names[j], "id": f"c{j}", "type": kind(is_number_dtype(table.dtypes.iloc[j]))}
+               for j in _column_window(column_page)])
 
 
 def feature_descriptions() -> list[tuple[str, str, str]]:
@@ -74,13 +98,59 @@ def feature_descriptions() -> list[tuple[str, str, str]]:
     return sorted(out, key=lambda t: int(t[0][1:]))
 
 
+def _filter_column(key: str):
+    """``(name as headed, numbers or None, texts)`` of the data table's column ``key`` over every row, for a filter."""
+    ws = workspace()
+    n = len(ws.X)
+    if key == "id":
+        return "id", np.arange(n, dtype=float), None
+    if key == "_output":
+        return ws.output_label, np.asarray(_outputs_of(np.arange(n)), dtype=float), None
+    if key == "_split":
+        return "split", None, np.where(np.isin(np.arange(n), ws.test_idx), "held-out", "train")
+    if key == "_truth":
+        if not ws.is_classifier:
+            return ws.target, np.asarray(ws.y, dtype=float), None
+        return ws.target, None, np.asarray([_true_label(r) for r in range(n)], dtype=object)
+    names = column_names()
+    j = int(key[1:]) if key[:1] == "c" and key[1:].isdigit() and len(key) < 11 else -1
+    if not 0 <= j < len(names):
+        raise CandorError(f"the table has no column {key[:40]!r} to filter")
+    column = shown_table().iloc[:, j]
+    texts = np.asarray([str(t) for t in cell_texts(column)], dtype=object)
+    numbers = column.to_numpy(dtype=float, na_value=np.nan) if is_number_dtype(column.dtype) else None
+    return names[j], numbers, texts
+
+
+@row_cache(maxsize=32)
+def _kept(conditions: tuple) -> np.ndarray:
+    keep = np.ones(len(workspace().X), dtype=bool)
+    for c in conditions:
+        keep &= table_filter.mask(c, *_filter_column(c.key))
+    return np.flatnonzero(keep)
+
+
+def filtered_rows(query) -> np.ndarray:
+    """The rows (positions, in order) the table's filter ``query`` keeps (:mod:`.table_filter`): all for none.
+
+    Raises
+    ------
+    CandorError
+        As :func:`~.table_filter.parse`, or for a condition that does not fit its column (a word compared with ``>``
+        on a number column, ``<`` on a text column), naming the column as the table heads it.
+    """
+    return _kept(table_filter.parse(query))
+
+
 MAX_PAGE_ROWS = 100
 """Most rows of the data table one page may hold (the Model & data page shows 12): a viewer never gets the table."""
 
 
-def data_page(page: int, page_size: int, column_page: int = 1) -> tuple[list[dict], int]:
+def data_page(page: int, page_size: int, column_page: int = 1,
+              filter_query: str | None = None) -> tuple[list[dict], int]:
     """One page of the data table as records (only these rows, and only the feature columns of ``column_page``,
-    reach the browser).
+    reach the browser); with ``filter_query`` (the table's filter row, :mod:`.table_filter`), a page of the rows it
+    keeps.
 
     Returns
     -------
@@ -92,17 +162,23 @@ def data_page(page: int, page_size: int, column_page: int = 1) -> tuple[list[dic
     Raises
     ------
     CandorError
-        If ``page_size`` is not a whole number from 1 to :data:`MAX_PAGE_ROWS`.
+        If ``page_size`` is not a whole number from 1 to :data:`MAX_PAGE_ROWS`, or as
+        :func:`~.table_filter.filtered_rows` for a filter it cannot read or apply.
     """
     if (isinstance(page_size, bool) or not isinstance(page_size, (int, float)) or not 1 <= page_size <= MAX_PAGE_ROWS
             or page_size != int(page_size)):
         raise CandorError(f"a page of the table holds 1 to {MAX_PAGE_ROWS} rows, not {str(page_size)[:20]}")
     page_size = int(page_size)
     ws = workspace()
-    n = len(ws.X)
+    kept = filtered_rows(filter_query) if filter_query else None
+    n = len(ws.X) if kept is None else len(kept)
     page_count = max(1, -(-n // page_size))
     page = min(max(int(page or 0), 0), page_count - 1)
     rows = np.arange(page * page_size, min(n, (page + 1) * page_size))
+    if kept is not None:
+        rows = kept[rows]
+    if not len(rows):  # a filter that keeps no row: no model call for nothing
+        return [], page_count
     cols = _column_window(column_page)
     out = _outputs_of(rows)
     is_test = np.isin(rows, ws.test_idx)
@@ -121,7 +197,7 @@ def _display(frame: pd.DataFrame) -> list[list]:
     """JSON-safe rows of raw values, in column order: numbers rounded, missing values as "(missing)", the rest as text."""
     from explainers._column_code import MISSING
 
-    numeric = [pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t) for t in frame.dtypes]
+    numeric = [is_number_dtype(t) for t in frame.dtypes]
     cells = frame.astype(object).to_numpy()  # one conversion of the page (per column it cost 37 ms on Adult)
 
     def shown(v, num):

@@ -51,7 +51,8 @@ class Selection:
     torch : dict or None
         :class:`workspace.torch_files.TorchOptions` of a PyTorch model, as a JSON object.
     features : str or None
-        The features file given with ``--features-file`` (else the one beside the data, if any).
+        The features file given with ``--features-file`` or uploaded on the Your model page (else the one beside
+        the data, if any).
     uploaded : bool
         The files came through the upload page: messages show the names the user uploaded,
         not the stored names (``<12 hex>-name``).
@@ -95,9 +96,10 @@ class Selection:
             return load_user_workspace(self.model, self.data, self.target, trust_pickle=self.trust_pickle,
                                        target_class=self.target_class, torch_options=self.torch_options(),
                                        features_file=self.features)
-        stored = (Path(self.model).name, Path(self.data).name)
-        try:
-            ws = load_user_workspace(self.model, self.data, self.target, target_class=self.target_class)
+        stored = (Path(self.model).name, Path(self.data).name) + ((Path(self.features).name,) if self.features else ())
+        try:  # an upload is never trusted code; its features file (if one was uploaded) is read as plain data
+            ws = load_user_workspace(self.model, self.data, self.target, target_class=self.target_class,
+                                     features_file=self.features)
         except CandorError as err:
             raise CandorError(as_uploaded(str(err), *stored)) from None
         for shown in {id(ws): ws, id(ws.pair): ws.pair}.values():  # the pair: a class switch starts from it

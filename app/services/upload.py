@@ -15,6 +15,7 @@ from pathlib import Path
 from workspace import limits, uploads
 from ..serve.request_user import require_role
 from workspace.errors import CandorError
+from workspace.feature_names import load_features
 from workspace.model_safety import load_skops
 from workspace.tables import read_table, table_shape
 from workspace.uploads import safe_name, store_upload
@@ -34,13 +35,14 @@ class Stored:
 
 
 def _selected_paths() -> list[str]:
-    """Files the selection of this process and of the launch's selection file name (the pair in use)."""
+    """Files the selection of this process and of the launch's selection file name (the pair in use, and its
+    features file)."""
     chosen = [selection.current()]
     try:
         chosen.append(Selection(**json.loads(selection.state_file().read_text())))
     except FileNotFoundError:
         pass
-    return [p for s in chosen for p in (s.model, s.data) if p]
+    return [p for s in chosen for p in (s.model, s.data, s.features) if p]
 
 
 uploads.in_use_hooks.append(_selected_paths)
@@ -49,10 +51,14 @@ uploads.in_use_hooks.append(_selected_paths)
 def receive(filename: str, contents: str, kind: str) -> Stored:
     """Store an upload from ``dcc.Upload`` (base64 ``contents``); read a data file's header and rows.
 
+    ``kind`` is "model" (a skops file, its types checked), "data" (a table, read) or "features" (a features file,
+    :mod:`workspace.feature_names`: at most 256 KiB, refused before it is decoded, then its keys and values checked).
+
     Raises
     ------
     CandorError
-        Wrong type, too large (bytes, cells or memory), unreadable table, quota full (the message names the file).
+        Wrong type, too large (bytes, cells or memory), unreadable table or features file, quota full (the message
+        names the file).
     """
     require_role("analyst", "uploading a file")
     path = store_upload(filename, contents, kind=kind)
@@ -61,6 +67,10 @@ def receive(filename: str, contents: str, kind: str) -> Stored:
         if kind == "model":
             load_skops(path)  # refuse a non-skops file, or one with untrusted types, now rather than at "Explain"
             return Stored(path.name, safe_name(filename), path.stat().st_size)
+        if kind == "features":  # its keys and values now; its features against the table's columns at "Explain"
+            described = load_features(path)
+            return Stored(path.name, safe_name(filename), path.stat().st_size,
+                          notes=(f"{len(described.formats):,} feature(s) named or formatted",))
         df = read_table(path, notes)
     except CandorError as err:
         uploads.remove(path.name)
@@ -103,8 +113,11 @@ def check_explanation_cost(rows: int, features: int, name: str) -> None:
     limits.check_cells(per_row, features, f"{name}: explaining one row (LIME/SHAP model input)")
 
 
-def activate(model_token: str, data_token: str, target: str) -> str:
+def activate(model_token: str, data_token: str, target: str, features_token: str | None = None) -> str:
     """Load the stored pair and make it what every page explains, in every worker; returns a one-line summary.
+
+    ``features_token``: an uploaded features file (display names and value formats, as ``--features-file``), or
+    None.
 
     Raises
     ------
@@ -115,10 +128,12 @@ def activate(model_token: str, data_token: str, target: str) -> str:
     if not (model_token and data_token and target):
         raise CandorError("upload a model and a data file and choose the target column first")
     model, data = resolve(model_token, "model"), resolve(data_token, "data")
+    features = resolve(features_token, "features") if features_token else None
     rows, columns = table_shape(data)
     check_explanation_cost(rows, max(columns - 1, 1), as_uploaded(data.name, data.name))
     try:
-        ws = install(Selection(model=str(model), data=str(data), target=target, uploaded=True))
+        ws = install(Selection(model=str(model), data=str(data), target=target, uploaded=True,
+                               features=str(features) if features is not None else None))
     except MemoryError:
         raise CandorError(f"{as_uploaded(data.name, data.name)}: loading this pair needs more memory than this "
                           "server allows (CANDOR_MAX_MEMORY_MB)") from None

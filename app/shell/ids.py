@@ -157,6 +157,9 @@ UPLOAD_RESULT = "upload-result"
 UPLOAD_SAMPLE = "upload-sample"
 UPLOAD_SAMPLE_RESULT = "upload-sample-result"
 UPLOAD_SWITCHED = "upload-switched"  # store: what the last upload or "back to the sample" installed (redraws the navbar)
+UPLOAD_FEATURES = "upload-features"  # an optional features file: display names and value formats
+UPLOAD_FEATURES_STATUS = "upload-features-status"
+UPLOAD_FEATURES_TOKEN = "upload-features-token"
 
 # --- Persuasive, rules (issue 4): simplify a frontier surrogate ---
 RULES_SOURCE = "persuasive-rules-source"
@@ -208,7 +211,8 @@ def whatif_part(page: str, part: str) -> str:
     """A part of a page's what-if editor (each page its own: a callback of one page never waits on another's):
     ``spec`` (store: each control's name, kind, range and options), ``base`` (store: ``{"row", "values"}``, the
     table row's control values), ``note`` (which features differ, or the one-line refusal), ``message`` (the
-    browser's refusal of a value outside a control's range), ``reset`` ("Reset to row N")."""
+    browser's refusal of a value outside a control's range), ``reset`` ("Reset to row N"), ``open`` (the folded
+    editor's summary: its clicks draw the controls) and ``controls`` (where they are drawn)."""
     return f"{page}-whatif-{part}"
 
 

@@ -5,7 +5,7 @@ from dash import html
 from dash.exceptions import PreventUpdate
 
 from app import services
-from app.views import figures
+from app.views import figures, figures_attention
 from app.views.components import empty_figure, error_alert, gilpin_badge, method_note
 from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError
@@ -40,6 +40,6 @@ def draw_attention(row):
                     "only in expectation, so the gap shrinks with more samples)"),
         method_note("agreement: Spearman ρ between each head's CLS attention and |IG| over the features"),
     ])
-    return (figures.attention_heatmaps(v.cls, names), figures.head_agreement(v.agreement),
+    return (figures_attention.attention_heatmaps(v.cls, names), figures_attention.head_agreement(v.agreement),
             figures.attribution_bar(v.ig, title="Integrated Gradients (baseline: training median)"),
             figures.attribution_bar(v.shap, title="SHAP (GradientExplainer)"), notes)

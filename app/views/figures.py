@@ -14,6 +14,7 @@ around it; user strings never go into a ``hovertemplate`` (``%{...}`` would be r
 """
 from __future__ import annotations
 
+
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -22,7 +23,6 @@ from plotly.subplots import make_subplots
 from explainers import Explanation, GlobalImportance
 from explainers.metrics import top_k
 from explainers.numbers import gap_text, plain  # the one formatter of numbers people read (re-exported)
-from explainers.types import AgreementReport
 
 from app.views.figure_labels import (FONT_FAMILY, _label_lines, _lines_of, alt_text, esc, esc_all,  # re-exported
                                label_margin, text_px, tick_label, tick_labels, unidentified_marks,  # noqa: F401
@@ -286,31 +286,6 @@ def attribution_bar(e: Explanation, max_display: int = 10, title: str | None = N
         xaxis=dict(title=dict(text=f"attribution ({esc(e.output_space)})"), automargin=False),
         yaxis=dict(tickmode="array", tickvals=y, ticktext=y, tickfont=dict(size=font), automargin=False),  # every label, none skipped
         height=max(260, (12 + 14 * lines) * slots + 90) + 20 * note_lines))
-
-
-def attention_heatmaps(cls: np.ndarray, feature_names: tuple[str, ...]) -> go.Figure:
-    """CLS-to-feature attention: one heatmap per layer, heads as rows."""
-    n_layers, n_heads, _ = cls.shape
-    fig = make_subplots(rows=n_layers, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=[f"layer {l}" for l in range(n_layers)])
-    for l in range(n_layers):
-        fig.add_trace(go.Heatmap(z=cls[l], x=tick_labels(feature_names, 20), y=[f"head {h}" for h in range(n_heads)],
-                                 coloraxis="coloraxis",
-                                 hovertemplate="%{y}, %{x}: %{z:.3f}<extra></extra>"), row=l + 1, col=1)
-    fig.update_layout(coloraxis=dict(colorscale="Viridis", colorbar=dict(title="attention")))
-    fig.update_xaxes(tickangle=45)
-    return _layout(fig, "Attention from CLS to each feature token", height=170 * n_layers + 160)
-
-
-def head_agreement(report: AgreementReport) -> go.Figure:
-    """Spearman ρ of each head's attention with |attribution|, layers x heads."""
-    rho = report.per_head
-    fig = go.Figure(go.Heatmap(z=rho, x=[f"head {h}" for h in range(rho.shape[1])],
-                               y=[f"layer {l}" for l in range(rho.shape[0])], zmin=-1, zmax=1,
-                               colorscale=DIVERGING, text=np.round(rho, 2), texttemplate="%{text}",
-                               colorbar=dict(title="ρ"), hovertemplate="%{y}, %{x}: ρ = %{z:.3f}<extra></extra>"))
-    fig.update_yaxes(autorange="reversed")
-    return _layout(fig, f"Spearman ρ: {report.query} attention vs |{report.attribution_method}|", height=260)
 
 
 _METHOD_COLOURS = {"muse": "#D55E00", "cart": "#0072B2", "cart_dl": "#009E73", "flat": GREY}

@@ -9,7 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.views.figures import CATEGORICAL, NEG, POS, _label_lines, _layout, bars_alt, esc, plain, tick_labels
+from app.views.figures import (CATEGORICAL, NEG, POS, _label_lines, _layout, bars_alt, esc, layout_dict, plain,
+                                tick_labels, unvalidated_figure)
 
 _TALL = dict(l=10, r=10, t=75, b=40)
 ROW_TRADEOFF_HEIGHT, GLOBAL_TRADEOFF_HEIGHT = 520, 420
@@ -58,7 +59,8 @@ def persuasive_items(s, title: str) -> go.Figure:
     """One bar per shown item (feature or group), with the number or word the reader is shown.
 
     ``title`` is Plotly markup written by the caller (user text in it escaped with :func:`app.views.figures.esc`);
-    item names are escaped here.
+    item names are escaped here. Built unvalidated (:func:`app.views.figures.unvalidated_figure`): a row change
+    redraws it.
     """
     items = list(s.items)[::-1]
     vmax = max((abs(it.value) for it in items), default=1.0) or 1.0
@@ -67,47 +69,50 @@ def persuasive_items(s, title: str) -> go.Figure:
     for r, it in enumerate(items):
         rank = m - r
         if it.shown is not None:
-            x.append(it.shown)
+            x.append(float(it.shown))
             text.append(plain(it.shown, 3, signed=True, trim=True))
         else:
-            x.append(np.sign(it.value) * vmax * (m - rank + 1) / m)
+            x.append(float(np.sign(it.value) * vmax * (m - rank + 1) / m))
             text.append(it.strength or ("up" if it.value > 0 else "down"))
-    fig = go.Figure(go.Bar(x=x, y=tick_labels([it.name for it in items]), orientation="h", text=text, textposition="auto",
-                           marker_color=[POS if it.value > 0 else NEG for it in items],
-                           customdata=[it.value for it in items],
-                           hovertemplate="%{y}: shown %{text}<br>exact %{customdata:.4f}<extra></extra>"))
-    fig.update_yaxes(tickmode="array", tickvals=fig.data[0].y, ticktext=fig.data[0].y,  # every label
-                     tickfont=dict(size=12 if m <= 18 else 10 if m <= 30 else 9))
-    fig = _layout(fig, title, xaxis_title=f"attribution ({esc(s.parent.output_space)})" if all(
-        it.shown is not None for it in items) else "direction and rank only (bar length = rank)",
-                  height=max(260, (12 + 14 * _label_lines(fig.data[0].y)) * m + 110),
-                  alt=bars_alt([it.name for it in items], [it.value for it in items],
-                               f"{m} items a reader is shown, red towards and blue against the explained class"))
-    return fig.update_layout(margin=_TALL)
+    y = tick_labels([it.name for it in items])
+    bar = dict(type="bar", x=x, y=y, orientation="h", text=text, textposition="auto",
+               marker=dict(color=[POS if it.value > 0 else NEG for it in items]),
+               customdata=[float(it.value) for it in items],
+               hovertemplate="%{y}: shown %{text}<br>exact %{customdata:.4f}<extra></extra>")
+    axis = f"attribution ({esc(s.parent.output_space)})" if all(it.shown is not None for it in items) \
+        else "direction and rank only (bar length = rank)"
+    return unvalidated_figure([bar], layout_dict(
+        title, margin=_TALL, alt=bars_alt([it.name for it in items], [it.value for it in items],
+                                          f"{m} items a reader is shown, red towards and blue against the explained class"),
+        xaxis=dict(title=dict(text=axis)),
+        yaxis=dict(tickmode="array", tickvals=y, ticktext=y,  # every label
+                   tickfont=dict(size=12 if m <= 18 else 10 if m <= 30 else 9)),
+        height=max(260, (12 + 14 * _label_lines(y)) * m + 110)))
 
 
 def row_tradeoff(curve, current) -> go.Figure:
     """Fidelity measures against complexity (concepts named) for every k; the current choice marked.
 
     ``curve`` holds one point per k with ``fidelity_after`` and ``complexity_after``
-    (:class:`explainers.persuasive.CurvePoint`); ``current`` is the chosen simplification.
+    (:class:`explainers.persuasive.CurvePoint`); ``current`` is the chosen simplification. Built unvalidated
+    (:func:`app.views.figures.unvalidated_figure`): a row change redraws it.
     """
     x = [s.complexity_after["n_chunks"] for s in curve]
-    fig = go.Figure()
+    now = current.complexity_after["n_chunks"]
+    data = []
     for key, name, colour in ROW_MEASURES:
-        y = [s.fidelity_after.get(key, np.nan) for s in curve]
-        fig.add_trace(go.Scatter(x=x, y=y, name=name, mode="lines+markers", marker=dict(size=4), line_color=colour,
-                                 hovertemplate=f"{name}<br>%{{x}} chunks: %{{y:.3f}}<extra></extra>"))
-        y_now = current.fidelity_after.get(key, np.nan)
-        fig.add_trace(go.Scatter(x=[current.complexity_after["n_chunks"]], y=[y_now], mode="markers",
-                                 showlegend=False, marker=dict(color=colour, size=11, symbol="diamond",
-                                                               line=dict(color="black", width=1)),
-                                 hoverinfo="skip"))
-    fig.add_vline(x=current.complexity_after["n_chunks"], line_color="#666", line_dash="dash")
-    fig = _layout(fig, "This row: fidelity vs complexity<br><sup>one point per k, same operators; ◆ = shown</sup>",
-                  xaxis_title="complexity: concepts named (n_chunks)", yaxis_title="fidelity measure",
-                  legend=dict(orientation="h", y=-0.3))
-    return fig.update_layout(margin=_TALL)
+        y = [float(s.fidelity_after.get(key, np.nan)) for s in curve]
+        data.append(dict(type="scatter", x=x, y=y, name=name, mode="lines+markers", marker=dict(size=4),
+                         line=dict(color=colour), hovertemplate=f"{name}<br>%{{x}} chunks: %{{y:.3f}}<extra></extra>"))
+        data.append(dict(type="scatter", x=[now], y=[float(current.fidelity_after.get(key, np.nan))], mode="markers",
+                         showlegend=False, hoverinfo="skip",
+                         marker=dict(color=colour, size=11, symbol="diamond", line=dict(color="black", width=1))))
+    return unvalidated_figure(data, layout_dict(
+        "This row: fidelity vs complexity<br><sup>one point per k, same operators; ◆ = shown</sup>", margin=_TALL,
+        xaxis=dict(title=dict(text="complexity: concepts named (n_chunks)")),
+        yaxis=dict(title=dict(text="fidelity measure")), legend=dict(orientation="h", y=-0.3),
+        shapes=[dict(type="line", x0=now, x1=now, xref="x", y0=0, y1=1, yref="y domain",
+                     line=dict(color="#666", dash="dash"))]))
 
 
 def global_tradeoff(g, k: int) -> go.Figure:

@@ -29,14 +29,18 @@ def model_card():
                 source=f"{s.source}. Metrics computed on the held-out rows; {how}.")
 
 
-def table_page(page_current, page_size, column_page=1):
-    """``(records, columns, page_count, header tooltips, column note)`` of one page of the data table, with the
-    feature columns of ``column_page`` (1-based)."""
-    records, page_count = services.data_page(page_current or 0, page_size or 12, column_page)
-    columns = services.data_columns(column_page) if records else []
+def table_page(page_current, page_size, column_page=1, filter_query=None):
+    """``(records, columns, page_count, header tooltips, note)`` of one page of the data table, with the feature
+    columns of ``column_page`` (1-based), of the rows ``filter_query`` keeps (the table's filter row); the note
+    says how many rows the filter keeps and which feature columns are shown."""
+    records, page_count = services.data_page(page_current or 0, page_size or 12, column_page, filter_query)
+    columns = services.data_columns(column_page) if records or filter_query else []
     keys = {c["id"] for c in columns}
     tips = {key: f"{name}: {text}" for key, name, text in services.feature_descriptions() if key in keys}
-    return records, columns, page_count, tips, column_note(columns)
+    kept = ""
+    if filter_query:
+        kept = f"{len(services.filtered_rows(filter_query)):,} of {services.row_count():,} rows match the filter"
+    return records, columns, page_count, tips, " · ".join(t for t in (kept, column_note(columns)) if t)
 
 
 def column_note(columns) -> str:

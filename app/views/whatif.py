@@ -14,7 +14,8 @@ import json
 import math
 
 import dash_bootstrap_components as dbc
-from dash import ALL, Output, dcc, html, no_update
+from dash import ALL, Output, callback_context, dcc, html, no_update
+from dash.exceptions import MissingCallbackContextException
 
 from app import services
 from app.shell import ids
@@ -40,16 +41,16 @@ def _spec(c) -> dict:
             "whole": c.whole, "missing": c.missing, "options": list(c.options)}
 
 
-def _control(page: str, i: int, c) -> dbc.Col:
+def _control(page: str, i: int, c, value) -> dbc.Col:
     cid = ids.whatif_value(page, i)
     if c.kind == "number":
         field = dbc.Input(id=cid, type="number", min=c.lo, max=c.hi, step=1 if c.whole else "any", debounce=True,
-                          size="sm")
+                          size="sm", value=value)
         span = f" ({plain(c.lo, 6, trim=True)} to {plain(c.hi, 6, trim=True)}{', or empty' if c.missing else ''})"
     else:
         options = labelled_options([{"label": o, "value": k} for k, o in enumerate(c.options)])
         field = dcc.Dropdown(id=cid, options=options, clearable=False, searchable=len(options) > 8,
-                             className="whatif-level")
+                             className="whatif-level", value=value)
         span = ""
     return dbc.Col([dbc.Label([c.name, html.Span(span, className="text-muted")], html_for=dom_id(cid),
                               className="small mb-0"), field], md=3, lg=2, className="mb-2")
@@ -57,7 +58,10 @@ def _control(page: str, i: int, c) -> dbc.Col:
 
 def editor_card(page: str) -> html.Div:
     """The editor of ``page`` ("descriptive", "persuasive"): a line saying whether the row shown is edited (and
-    how), "Reset to row N", and the controls (folded until opened)."""
+    how), "Reset to row N", and the controls, folded and not yet in the page: :func:`drawn_controls` draws them when the
+    editor is first opened. Every component in a Dash page costs each callback's answer some browser time (Dash's
+    store notifies each one): Adult's 14 or the sample's 30 controls, always present, made a row change about
+    60 ms slower on the sample (Chromium profile), for an editor most row changes never open."""
     try:
         controls = services.whatif.controls()
     except CandorError as err:
@@ -71,13 +75,33 @@ def editor_card(page: str) -> html.Div:
                  className="d-flex align-items-start"),
         html.Div(id=ids.whatif_part(page, "message"), role="status", className="text-danger small whatif-message"),
         html.Details([
-            html.Summary("What-if: edit this row's features", className="fw-semibold"),
+            html.Summary("What-if: edit this row's features", id=ids.whatif_part(page, "open"), n_clicks=0,
+                         className="fw-semibold"),
             html.P("Numbers stay within the data's smallest and largest value, categories among their levels; the "
                    "prediction and every explanation on the Descriptive and Persuasive pages follow the edit "
                    "(press Enter or leave a box to apply it).", className="small text-muted mb-2"),
-            dbc.Row([_control(page, i, c) for i, c in enumerate(controls)]),
+            html.Div(id=ids.whatif_part(page, "controls")),
         ], className="whatif-editor"),
     ], className="whatif mb-3 p-2 border rounded")
+
+
+def drawn_controls(page: str, row, whatif) -> dbc.Row:
+    """The controls of ``page``'s editor, each holding the value shown: table row ``row`` with the edits of the
+    store ``ids.WHATIF`` when they are of that row (:func:`shown_row`).
+
+    Raises
+    ------
+    CandorError
+        For a row outside the table or an edit refused (the controls then hold the table row's values).
+    """
+    shown = shown_row(row, whatif)
+    try:
+        ed = services.whatif_editor(row, shown.get("edits") if isinstance(shown, dict) else None)
+    except CandorError:
+        if not isinstance(shown, dict):
+            raise
+        ed = services.whatif_editor(row, None)
+    return dbc.Row([_control(page, i, c, _value(c, v)) for i, (c, v) in enumerate(zip(ed.controls, ed.values))])
 
 
 def link_edits(items: list[str]) -> dict:
@@ -170,11 +194,27 @@ def update(row, whatif, refresh: bool):
     return shown, _sent(ed, refresh, _note(ed))
 
 
+def _drawn(count: int) -> int:
+    """How many controls the page has drawn (0 until the editor is first opened: :func:`drawn_controls`), read from the
+    callback's wildcard output; ``count`` (every control) when called outside a request."""
+    try:
+        for out in callback_context.outputs_list:
+            if isinstance(out, list) and out and out[0].get("id", {}).get("type") == "whatif-value":
+                return len(out)
+            if isinstance(out, list) and not out:
+                return 0  # the only wildcard output of a row callback is the editor's
+    except MissingCallbackContextException:
+        return count
+    return count
+
+
 def _unchanged(note) -> tuple:
-    return [no_update] * len(services.whatif.controls()), no_update, note, no_update, no_update
+    return [no_update] * _drawn(len(services.whatif.controls())), no_update, note, no_update, no_update
 
 
 def _sent(ed, refresh: bool, note) -> tuple:
+    drawn = _drawn(len(ed.controls))
     values = [_value(c, v) for c, v in zip(ed.controls, ed.values)] if refresh else [no_update] * len(ed.controls)
+    values = values[:drawn]
     base = {"row": ed.row, "values": [_value(c, v) for c, v in zip(ed.controls, ed.base)]} if refresh else no_update
     return values, base, note, f"Reset to row {ed.row}", not ed.changed

@@ -50,6 +50,28 @@ def layout_props(node, into: dict | None = None) -> dict:
     return into
 
 
+def is_wildcard(cid) -> bool:
+    """Whether a dependency's id is a pattern (a dict with a ``["ALL"]``, ``["MATCH"]`` ... value)."""
+    return isinstance(cid, dict) and any(isinstance(v, list) for v in cid.values())
+
+
+def is_all(cid) -> bool:
+    """Whether a dependency's id is an ``ALL`` pattern (every other key fixed)."""
+    return is_wildcard(cid) and all(v == ["ALL"] for v in cid.values() if isinstance(v, list))
+
+
+def matching(cid: dict, props: dict) -> list[dict]:
+    """The ids of the components in ``props`` an ``ALL`` pattern matches, in the page's order."""
+    fixed = {k: v for k, v in cid.items() if not isinstance(v, list)}
+    out = []
+    for key in props:
+        if key.startswith("{"):
+            other = json.loads(key)
+            if other.keys() == cid.keys() and all(other[k] == v for k, v in fixed.items()):
+                out.append(other)
+    return out
+
+
 def parse_outputs(spec: str) -> list[dict]:
     """``[{"id", "property"}]`` of a dependency's output text (``..a.x...b.y..``; ids may be JSON; ``@hash`` dropped)."""
     out = []
@@ -72,10 +94,13 @@ class App:
         return [f"{component_key(i['id'])}.{i['property']}" for i in items]
 
     def _present(self, dep: dict, props: dict) -> bool:
-        """Whether every input and output of ``dep`` is on the page (wildcard callbacks are left out)."""
+        """Whether every input and output of ``dep`` is on the page; an ``ALL`` wildcard matches any number of
+        components, none included (the what-if editor's controls until it is opened); ``MATCH`` callbacks are left
+        out."""
         items = dep["inputs"] + parse_outputs(dep["output"])
-        return all(not isinstance(i["id"], dict) or all(not isinstance(v, list) for v in i["id"].values())
-                   for i in items) and all(component_key(i["id"]) in props for i in items)
+        if any(is_wildcard(i["id"]) and not is_all(i["id"]) for i in items):
+            return False
+        return all(is_all(i["id"]) or component_key(i["id"]) in props for i in items)
 
     def initial(self, props: dict) -> list[list[dict]]:
         """The server callbacks dash-renderer fires when a page with components ``props`` opens, in waves."""
@@ -157,9 +182,13 @@ class Viewer:
 
     def _callback(self, kind: str, dep: dict, changed: list[str]) -> dict | None:
         def value(i):
+            if is_all(i["id"]):  # as Dash sends a wildcard: one entry per matching component
+                return [{"id": m, "property": i["property"], "value": self.props.get(component_key(m), {}).get(
+                    i["property"])} for m in matching(i["id"], self.props)]
             return {"id": i["id"], "property": i["property"],
                     "value": self.props.get(component_key(i["id"]), {}).get(i["property"])}
-        outputs = parse_outputs(dep["output"])
+        outputs = [[{"id": m, "property": o["property"]} for m in matching(o["id"], self.props)] if is_all(o["id"])
+                   else o for o in parse_outputs(dep["output"])]
         body = {"output": dep["output"], "outputs": outputs if len(outputs) > 1 else outputs[0],
                 "inputs": [value(i) for i in dep["inputs"]], "changedPropIds": changed,
                 "state": [value(i) for i in dep.get("state", [])]}

@@ -105,3 +105,44 @@ def test_row_figures_built_unvalidated_pass_plotly_validation_unchanged(sample_w
             assert again == mine
             checked += 1
     assert checked == 2 * len(rows)
+
+
+def test_persuasive_and_attention_figures_built_unvalidated_pass_plotly_validation(sample_workspace):
+    """The Persuasive page's shown items and row trade-off, and the Attention page's heatmaps, are built
+    unvalidated too (a row change redraws them): their JSON passes Plotly's validators unchanged, and the heatmaps
+    equal what ``make_subplots`` and ``update_*`` build with validation on (the oracle)."""
+    import json
+
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    from app.views import figures_attention, figures_persuasive
+
+    def same_after_validation(fig):
+        mine = json.loads(fig.to_json())
+        assert isinstance(mine["layout"]["template"], dict)
+        assert json.loads(go.Figure(mine).to_json()) == mine  # raises ValueError on any invalid property
+        return mine
+
+    row = int(sample_workspace.test_idx[0])
+    view = services.persuasive_view(row, 5, "exact", None, [])
+    items = same_after_validation(figures_persuasive.persuasive_items(view.simplification, "shown"))
+    assert len(items["data"][0]["y"]) == len(view.simplification.items)
+    curve = same_after_validation(figures_persuasive.row_tradeoff(view.curve, view.simplification))
+    assert curve["layout"]["shapes"][0]["x0"] == view.simplification.complexity_after["n_chunks"]
+
+    rng = np.random.default_rng(0)
+    cls, names = rng.dirichlet(np.ones(6), size=(3, 4)), tuple(f"f{j}" for j in range(6))
+    mine = same_after_validation(figures_attention.attention_heatmaps(cls, names))
+    old = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=[f"layer {l}" for l in range(3)])
+    for l in range(3):
+        old.add_trace(go.Heatmap(z=cls[l], x=figures.tick_labels(names, 20), y=[f"head {h}" for h in range(4)],
+                                 coloraxis="coloraxis", hovertemplate="%{y}, %{x}: %{z:.3f}<extra></extra>"),
+                      row=l + 1, col=1)
+    old.update_layout(coloraxis=dict(colorscale="Viridis", colorbar=dict(title="attention")))
+    old.update_xaxes(tickangle=45)
+    old = json.loads(figures._layout(old, "Attention from CLS to each feature token", height=170 * 3 + 160).to_json())
+    assert mine["data"] == old["data"]
+    for key in ("xaxis", "xaxis2", "xaxis3", "yaxis", "yaxis3", "annotations", "coloraxis", "height", "title"):
+        assert mine["layout"][key] == old["layout"][key], key

@@ -141,3 +141,40 @@ def test_back_to_the_bundled_sample_after_an_upload(tmp_path, uploads, rng, samp
     assert back.color == "success" and "Now explaining Breast cancer (bundled sample)" in str(back.children)
     assert _navbar(navbar)["brand"] == "Candor · Breast cancer (bundled sample)"
     assert services.workspace().name == "Breast cancer (bundled sample)" and selection.current().model is None
+
+
+def test_a_features_file_uploaded_beside_a_real_table_names_its_columns(tmp_path, uploads, shared_data):
+    """The Your model page takes the features file the command line takes (--features-file): checked when it arrives
+    (its bytes before it is decoded, then its keys and values), its features against the table's columns at "Explain",
+    each refusal one line with the name the user uploaded; then every page reads its names and formats."""
+    frame = pd.read_csv(shared_data / "student_performance" / "student-por.csv", sep=";")
+    frame = frame[["Medu", "absences", "age"]].assign(passed=np.where(frame.G3 >= 10, "pass", "fail"))
+    sio.dump(RandomForestClassifier(20, random_state=0).fit(frame[["Medu", "absences", "age"]], frame.passed),
+             tmp_path / "m.skops")
+    token, _ = cb.store_model(_b64((tmp_path / "m.skops").read_bytes()), "m.skops")
+    dtoken, _, _ = cb.store_data(_b64(frame.to_csv(index=False).encode(), "text/csv"), "student.csv")
+    big, alert = cb.store_features(_b64(b"# " + b"x" * (300 * 1024)), "big.yaml")
+    assert big is None and str(alert.children) == ("big.yaml: 300.0 KiB is over the 256 KiB limit (a features file, "
+                                                   "as on the command line)")
+    _, alert = cb.store_features(_b64(b"absences: {colour: red}\n"), "bad.yaml")
+    assert str(alert.children) == ("bad.yaml: feature 'absences': unknown key 'colour' (expected name, description, "
+                                   "unit, decimals, percent, categories)")
+    _, alert = cb.store_features(_b64(b"absences: Absences\n"), "names.txt")
+    assert str(alert.children).startswith("names.txt: a features upload must be one of .yaml, .yml, .json")
+    assert not [p.name for p in uploads.iterdir() if p.name.endswith((".yaml", ".txt"))]  # nothing refused is kept
+    wrong, _ = cb.store_features(_b64(b"mother: Mother's education\n"), "wrong.yaml")  # no such column: at "Explain"
+    alert, switched = cb.load_pair(1, token, dtoken, "passed", wrong)
+    assert switched is dash.no_update and str(alert.children).startswith(
+        "wrong.yaml: unknown feature 'mother' (not a column the model takes: Medu, absences, age)")
+    text = ("Medu: {name: Mother's education, categories: {0: none, 1: primary, 2: 5th to 9th grade, 3: secondary, "
+            "4: higher}}\nabsences: {name: Absences, unit: days, decimals: 0, description: School absences in the year}\n")
+    ftoken, note = cb.store_features(_b64(text.encode()), "student.features.yaml")
+    assert "student.features.yaml: stored on the server" in str(note.children)
+    assert "2 feature(s) named or formatted" in str(note.children)
+    alert, _ = cb.load_pair(1, token, dtoken, "passed", ftoken)
+    assert alert.color == "success" and "feature names and value formats from student.features.yaml" in str(alert.children)
+    ws = services.workspace()
+    assert list(ws.X.columns) == ["Mother's education", "Absences", "age"]
+    assert services.row_values(0) == ("higher", "4 days", "18")  # the table's first row: Medu 4, absences 4, age 18
+    assert ("c1", "Absences", "School absences in the year") in services.feature_descriptions()
+    assert selection.current().features.endswith("-student.features.yaml")  # kept while in use

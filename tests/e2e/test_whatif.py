@@ -43,7 +43,8 @@ def _open_editor(driver) -> None:
     summary = driver.find_element(By.CSS_SELECTOR, ".whatif-editor summary")
     if not driver.execute_script("return arguments[0].parentElement.open;", summary):
         _click(driver, summary)
-    wait_until(lambda: _control(driver, "mean radius").is_displayed(), "the editor to unfold")
+    wait_until(lambda: driver.find_elements(By.XPATH, "//label[starts-with(normalize-space(.), 'mean radius (')]")
+               and _control(driver, "mean radius").is_displayed(), "the editor to unfold and draw its controls")
 
 
 def _click(driver, element) -> None:
@@ -91,6 +92,7 @@ def test_an_edit_follows_to_every_panel_survives_a_reload_and_resets(server, bro
     wait_text(d, "descriptive-whatif-note", "Edited row")
     wait_until(lambda: _shap_text(d) == edited_shap, "the reloaded page to show the edited row's SHAP")
     assert wait_until(lambda: "edited from row" in _status(d) and _status(d), "status") == after_status
+    _open_editor(d)  # the controls are drawn when the editor opens, holding the edited row's values
     assert float(_control(d, FEATURE).get_attribute("value")) == hi
 
     # the Persuasive page explains the same edited row (its status line, its URL)

@@ -147,7 +147,8 @@ def test_huge_table_after_a_wide_pair_is_refused_with_numbers_and_the_server_sta
             "inputs": [{"id": "upload-load", "property": "n_clicks", "value": 1}],
             "state": [{"id": "upload-model-token", "property": "data", "value": tokens[0]},
                       {"id": "upload-data-token", "property": "data", "value": tokens[1]},
-                      {"id": "upload-target", "property": "value", "value": "y"}],
+                      {"id": "upload-target", "property": "value", "value": "y"},
+                      {"id": "upload-features-token", "property": "data", "value": None}],
             "changedPropIds": ["upload-load.n_clicks"]}
     answer = requests.post(base + "/_dash-update-component", json=body, timeout=120)
     assert answer.status_code == 200, answer.text[:500]

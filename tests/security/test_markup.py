@@ -125,7 +125,7 @@ def hostile_workspace(tmp_path_factory):
 def test_tabular_figures_draw_names_levels_and_classes_as_text(hostile_workspace):
     """Attack: feature names, a categorical level and a class label written as Plotly markup became a live
     ``<a href>`` link, an invisible white label and a line break in the Descriptive and Persuasive figures."""
-    from app.views import figures
+    from app.views import figures_attention
     from app import services
     from app.views import descriptive, persuasive
 
@@ -144,7 +144,7 @@ def test_tabular_figures_draw_names_levels_and_classes_as_text(hostile_workspace
         assert_escaped(full, must_show=[EVIL, WHITE, BREAK, AMP])
         assert_escaped(shown, must_show=[top])
         assert_escaped(tradeoff)
-    assert_escaped(figures.attention_heatmaps(np.full((2, 2, len(FEATURES)), 0.1), tuple(FEATURES)),
+    assert_escaped(figures_attention.attention_heatmaps(np.full((2, 2, len(FEATURES)), 0.1), tuple(FEATURES)),
                    must_show=[EVIL, WHITE, BREAK, AMP])
 
 

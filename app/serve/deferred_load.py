@@ -1,0 +1,94 @@
+"""``python -m app`` serves its first page while the model loads (issue 23: first HTTP 200 from process start).
+
+Loading a scikit-learn model from ``.skops`` costs about 2 s before the first byte is read: ``import skops.io``
+lists every scikit-learn estimator, which imports all of scikit-learn. Nothing the browser fetches first needs
+the model: the page's HTML, its scripts (Plotly alone is 4.5 MB to parse) and styles. So the command line builds
+the Dash app, starts serving, and loads the workspace on a thread meanwhile (:func:`start`); the browser parses
+its scripts while the server loads. :class:`LoadGate` holds every request that needs the workspace (Dash's
+layout, dependencies and callbacks, Candor's own routes) until the load has ended, then lets it through; if the
+load failed, the command prints the one-line error and exits 2, as when it loaded first, and held requests get
+503 with that line. gunicorn (``--preload``) and tests that build the app load before serving, as before.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Callable
+
+from workspace.errors import CandorError, first_line, raised_at
+
+HELD_PREFIXES = ("/_dash-layout", "/_dash-dependencies", "/_dash-update-component", "/_candor/")
+"""Paths a request waits on the load for (all of them need the workspace); the HTML and static files do not."""
+
+WAIT_S = 600.0
+"""Longest a held request waits for the load (seconds): then 503 with one line."""
+
+
+class LoadGate:
+    """WSGI middleware holding requests for :data:`HELD_PREFIXES` until the load has ended.
+
+    Parameters
+    ----------
+    app : WSGI callable
+    """
+
+    def __init__(self, app):
+        self.app, self.done, self.error = app, threading.Event(), ""
+
+    def __call__(self, environ, start_response):
+        path = environ.get("PATH_INFO", "")
+        if path.startswith(HELD_PREFIXES) and not self.done.wait(WAIT_S if path != "/_candor/ready" else 0):
+            return self._refuse(start_response, "the model is still loading; try again in a moment")
+        if self.error:
+            return self._refuse(start_response, self.error)
+        return self.app(environ, start_response)
+
+    @staticmethod
+    def _refuse(start_response, line: str):
+        body = (line + "\n").encode()
+        start_response("503 Service Unavailable", [("Content-Type", "text/plain; charset=utf-8"),
+                                                   ("Content-Length", str(len(body))), ("Retry-After", "2")])
+        return [body]
+
+
+def start(gate: LoadGate, load: Callable[[], None], on_loaded: Callable[[], None] | None = None) -> threading.Thread:
+    """Run ``load`` on a thread, then open ``gate``; a load that fails ends the process in one line.
+
+    Parameters
+    ----------
+    gate : LoadGate
+    load : callable
+        Loads and installs the workspace (raises :class:`CandorError` for the user's files).
+    on_loaded : callable, optional
+        Called once the load succeeded (the command line's "serving on" line).
+
+    Notes
+    -----
+    A failed load prints ``candor: error: ...`` on stderr and exits the process with status 2 (a
+    :class:`CandorError`) or 1 (anything else, with where it was raised), as ``python -m app`` does when it
+    loads before serving; requests already held get 503 with the same line first.
+    """
+    def run():
+        try:
+            load()
+        except CandorError as err:
+            _fail(gate, (str(err).strip().splitlines() or ["(no message)"])[0], 2)
+        except Exception as err:  # noqa: BLE001  (the command line's one line for an error nobody foresaw)
+            _fail(gate, f"{first_line(err)} (not an error Candor checks for at {raised_at(err)}; please report it)", 1)
+        else:
+            gate.done.set()
+            if on_loaded is not None:
+                on_loaded()
+
+    thread = threading.Thread(target=run, name="candor-load", daemon=True)
+    thread.start()
+    return thread
+
+
+def _fail(gate: LoadGate, line: str, status: int) -> None:
+    gate.error = line
+    gate.done.set()
+    print(f"candor: error: {line}", file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    os._exit(status)  # the serving thread cannot be stopped from here; nothing is half-written by a failed load
