@@ -3,14 +3,17 @@ from dash import Input, Output, State, callback
 
 from app.shell import ids
 from app.views.drawn import drawn_once
-from app.views.persuasive_rules import draw_rules, load_rule_sources, render_rules
+from app.views.persuasive_rules import draw_rules, link_note, load_rule_sources, render_rules
 
 
-@callback(Output(ids.RULES_SOURCE, "options"), Output(ids.RULES_SOURCE, "value"), Input(ids.URL, "pathname"),
-          State(ids.RULES_SOURCE, "value"))
+@callback(Output(ids.RULES_SOURCE, "options"), Output(ids.RULES_SOURCE, "value"), Output(ids.RULES_LINK_NOTE, "children"),
+          Input(ids.URL, "pathname"), State(ids.RULES_SOURCE, "value"))
 def show_rule_sources(_pathname, chosen=None):
-    """:func:`load_rule_sources`, kept per process and choice: it read the frontier back from its JSON twice a visit."""
-    return _sources_drawn(chosen if isinstance(chosen, str) else None)
+    """:func:`load_rule_sources`, kept per process and choice: it read the frontier back from its JSON twice a visit;
+    a link's surrogate that is not on the frontier gets the default and a line saying so (:func:`link_note`)."""
+    chosen = chosen if isinstance(chosen, str) else None
+    options, value = _sources_drawn(chosen)
+    return options, value, link_note(chosen, options, value)
 
 
 _sources_drawn = drawn_once()(lambda chosen: load_rule_sources(None, chosen))

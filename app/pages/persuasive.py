@@ -81,7 +81,7 @@ def _rules_section():
     ], className="mb-2")
     return html.Div([
         html.H3("Rules: the simplified surrogate and its cost", className="h4 mt-4"),
-        controls,
+        controls, html.Div(id=ids.RULES_LINK_NOTE, role="status"),
         dbc.Row([dbc.Col([html.Div(id=ids.RULES_SHOWN), html.Div(id=ids.RULES_COST)], md=7),
                  dbc.Col(graph(ids.RULES_TRADEOFF, 380), md=5)]),
     ])

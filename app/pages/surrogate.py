@@ -59,8 +59,10 @@ def layout(**_):
     return html.Div([
         html.H2("Surrogate: the model as rules"),
         dcc.Store(id=ids.SURROGATE_KEY), dcc.Store(id=ids.SURROGATE_FRONTIER_KEY),
+        dcc.Store(id=ids.SURROGATE_FRONTIER_GO), dcc.Store(id=ids.SURROGATE_LINK_FIT),
+        dcc.Store(id=ids.SURROGATE_FITTING, data=False),
         dcc.Interval(id=ids.SURROGATE_WAIT_TICK, interval=1000, disabled=False),
-        controls, html.Div(id=ids.SURROGATE_WAIT),
+        controls, html.Div(id=ids.SURROGATE_MATCH, role="status"), html.Div(id=ids.SURROGATE_WAIT),
         html.Div(id=ids.SURROGATE_SUMMARY),
         dbc.Row([dbc.Col(html.Div(id=ids.SURROGATE_RULES), lg=6),
                  dbc.Col([graph(ids.SURROGATE_FRONTIER, 430),

@@ -62,37 +62,62 @@ def _writable(path: str, flag: str) -> Path:
     return p
 
 
-def run(args, out) -> None:
-    """Load, compute through the services, write the HTML (and the PDF); print one summary line to ``out``."""
-    from app import services
-    from workspace import settings as _settings
+def outputs(out: str, pdf: str | None, k: int) -> tuple[Path, Path | None]:
+    """The report's HTML file and PDF file (or None), checked before anything is computed, and ``k``.
 
-    from .content import parse_rows, report_content
+    Raises
+    ------
+    CandorError
+        For a folder that does not exist, a path that is a folder, or a negative ``k`` (one line each).
+    """
+    html_path = _writable(out, "--out")
+    pdf_path = _writable(pdf, "--pdf") if pdf else None
+    if k < 0:
+        raise CandorError(f"--k must be 0 or more, got {k}")
+    return html_path, pdf_path
+
+
+def write(rows, *, k: int, html_path: Path, pdf_path: Path | None = None, files: dict | None = None,
+          started: float | None = None) -> str:
+    """Compute the report through the installed services, write the HTML (and the PDF); the one summary line.
+
+    ``python -m app report`` and the notebook's :meth:`app.notebook.Candor.report` both write through here, each with
+    its own workspace installed (:func:`app.services.overridden`). ``started``: when the work began (default now),
+    for the time the line reports.
+    """
+    from .content import report_content
     from .render import render_html
 
-    rows = parse_rows(args.rows)
-    html_path = _writable(args.out, "--out")
-    pdf_path = _writable(args.pdf, "--pdf") if args.pdf else None
-    if args.k < 0:
-        raise CandorError(f"--k must be 0 or more, got {args.k}")
-    t0 = time.perf_counter()
-    ws, files, store = _workspace(args)
-    # a store's results are read, never recomputed (without one, computed here); surrogates fitted afresh in a
-    # cache of their own, never read from another model's cache
-    with tempfile.TemporaryDirectory(prefix="candor-report-") as cache, _settings.overridden(cache_dir=Path(cache)), \
-            services.overridden(services.ServiceState(ws, opened_store=store)):
-        content = report_content(rows, k=args.k, files=files)
-        html = render_html(content)
-    html_path.write_text(html, encoding="utf-8")
-    built = time.perf_counter() - t0
-    summary = (f"wrote {html_path} ({html_path.stat().st_size / 1e6:.1f} MB; rows {', '.join(str(s.row) for s in content.rows)}) "
-               f"in {built:.1f} s")
+    t0 = time.perf_counter() if started is None else started
+    content = report_content(rows, k=k, files=files)
+    html_path.write_text(render_html(content), encoding="utf-8")
+    summary = (f"wrote {html_path} ({html_path.stat().st_size / 1e6:.1f} MB; rows "
+               f"{', '.join(str(s.row) for s in content.rows)}) in {time.perf_counter() - t0:.1f} s")
     if pdf_path is not None:
         from .pdf import print_pdf
 
         t1 = time.perf_counter()
         print_pdf(html_path, pdf_path)
         summary += f"; {pdf_path} ({pdf_path.stat().st_size / 1e6:.1f} MB) in {time.perf_counter() - t1:.1f} s"
+    return summary
+
+
+def run(args, out) -> None:
+    """Load, compute through the services, write the HTML (and the PDF); print one summary line to ``out``."""
+    from app import services
+    from workspace import settings as _settings
+
+    from .content import parse_rows
+
+    rows = parse_rows(args.rows)
+    html_path, pdf_path = outputs(args.out, args.pdf, args.k)
+    t0 = time.perf_counter()
+    ws, files, store = _workspace(args)
+    # a store's results are read, never recomputed (without one, computed here); surrogates fitted afresh in a
+    # cache of their own, never read from another model's cache
+    with tempfile.TemporaryDirectory(prefix="candor-report-") as cache, _settings.overridden(cache_dir=Path(cache)), \
+            services.overridden(services.ServiceState(ws, opened_store=store)):
+        summary = write(rows, k=args.k, html_path=html_path, pdf_path=pdf_path, files=files, started=t0)
     print(summary, file=out)
 
 

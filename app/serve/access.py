@@ -224,7 +224,7 @@ def _refuse(status: int, message: str):
 
 
 def _check_request(dash_app, background_keys: frozenset[str]):
-    from .callback_inputs import malformed_body
+    from .callback_inputs import malformed_body, miscounted
     from .callback_roles import PARTICIPANT, required_role
 
     req = flask.request
@@ -259,12 +259,12 @@ def _check_request(dash_app, background_keys: frozenset[str]):
             return _refuse(400, why)
         key = body["output"]
         needed = required_role(key, body, background=key in background_keys)
-        if needed == PARTICIPANT:
-            return None
-        if user is None:
+        if needed != PARTICIPANT and user is None:
             return _refuse(403, "you are not logged in (your session may have ended): reload the page to log in")
-        if not _role_allows(user.role, needed):
+        if needed != PARTICIPANT and not _role_allows(user.role, needed):
             return _refuse(403, f"this needs the {needed} role; you are logged in as {user.name} ({user.role})")
+        if why := miscounted(body, dash_app.callback_map):  # after the role: a forged call is refused for that
+            return _refuse(400, why)
         return None
     if path.startswith(_PUBLIC_PREFIXES) or (path.startswith("/study/") and path.count("/") == 2):
         return None

@@ -222,13 +222,22 @@ def malformed_body(body, callback_map: dict) -> str | None:
            or _prop_items(body.get("state", []), "state"))
     if why:
         return why
-    for what in ("inputs", "state"):  # Dash indexes the declared items into the sent ones: fewer raised IndexError
-        sent, declared = body.get(what, []), callback_map[key].get(what, [])
-        if len(sent) != len(declared):
-            return f"{len(sent)} {what} values for the callback's {len(declared)}"
     changed = body.get("changedPropIds", [])
     if not isinstance(changed, list) or not all(isinstance(c, str) for c in changed):
         return "changedPropIds is not a list of text"
+    return None
+
+
+def miscounted(body: dict, callback_map: dict) -> str | None:
+    """Why a well-formed body (:func:`malformed_body` found nothing) cannot be dispatched: more or fewer inputs or
+    states than its callback declares (Dash indexes the declared items into the sent ones, and fewer raised
+    IndexError: HTTP 500). ``app/serve/access.py`` asks after the role checks, so a forged call of a callback the
+    user may not call is still refused for that (403)."""
+    entry = callback_map[body["output"]]
+    for what in ("inputs", "state"):
+        sent, declared = body.get(what, []), entry.get(what, [])
+        if len(sent) != len(declared):
+            return f"{len(sent)} {what} values for the callback's {len(declared)}"
     return None
 
 

@@ -40,9 +40,11 @@ ROLE_BY_OUTPUT: dict[str, str] = {
 
 VIEWER_JOBS: dict[str, frozenset[str]] = {
     # opening the Surrogate page computes the default frontier (shared and cached per model): a viewer
-    # may start it; "Fit MUSE" with other settings needs an analyst (app/callbacks/surrogate.py)
+    # may start it; "Fit MUSE" with other settings needs an analyst (app/callbacks/surrogate.py), and so does the fit
+    # of a link's settings the cache lacks (its trigger, ids.SURROGATE_LINK_FIT, starts "Fit MUSE"'s job); the page
+    # starts the default frontier's job through ids.SURROGATE_FRONTIER_GO (app/callbacks/surrogate.py::open_page)
     # (INITIAL: the call Dash makes when the page is drawn, with no changed input)
-    ids.SURROGATE_FRONTIER_KEY: frozenset({f"{ids.URL}.pathname", "INITIAL"}),
+    ids.SURROGATE_FRONTIER_KEY: frozenset({f"{ids.URL}.pathname", "INITIAL", f"{ids.SURROGATE_FRONTIER_GO}.data"}),
     # "Export report" (the navbar, app/callbacks/report.py): a viewer may export the row they can see
     report_button.DOWNLOAD: frozenset({f"{report_button.EXPORT}.n_clicks"}),
     report_button.STATUS: frozenset({f"{report_button.EXPORT}.n_clicks"}),

@@ -42,6 +42,7 @@ from .tabular import (
     shap_row,
 )
 from . import whatif  # noqa: F401  (the what-if editor's controls and edited rows)
+from . import surrogate_links  # noqa: F401  (the Surrogate page's fit of a link's settings)
 
 __all__ = [
     "AttentionView", "LocalView", "PersuasiveView", "attention_view", "check_row", "column_pages", "data_columns", "table_width", "data_page", "default_row", "feature_descriptions",

@@ -17,7 +17,8 @@ from workspace.errors import CandorError
 
 from ._core import lazy, workspace
 from .persuasive import persuasive_view
-from .tabular import check_row, predict_positive
+from .tabular import predict_positive, row_key
+from .whatif import EditedRow, row_frame
 
 BUDGET = 4000
 """Model evaluations (rows scored) each of the story test's two searches may spend: 8,000 in all. On Adult's
@@ -38,7 +39,7 @@ class StoryView:
     ``test.any_feature.shown`` is the page's list of counterfactuals.
     """
 
-    row: int
+    row: int | EditedRow
     test: StoryTest
     settings: dict
 
@@ -97,7 +98,8 @@ def story_view(row, k: int, rounding: str = "exact", grouping: bool = False, sen
 
     Parameters
     ----------
-    row : int-like
+    row : int-like, EditedRow or dict
+        A table row, or an edited one (:func:`~.tabular.row_key`): the searches start from the row as shown.
     k, rounding, grouping, sensitive
         The Persuasive page's controls (:func:`app.services.persuasive_view`): they decide the story.
     immutable : sequence of str
@@ -110,7 +112,7 @@ def story_view(row, k: int, rounding: str = "exact", grouping: bool = False, sen
     CandorError
         On a bad row or control, an unknown feature, or a model that is not a classifier.
     """
-    r = check_row(row)
+    r = row_key(row)
     cf = explainer()
     fixed = tuple(sorted(str(f) for f in (immutable or ())))
     unknown = [f for f in fixed if f not in cf.names]
@@ -118,7 +120,7 @@ def story_view(row, k: int, rounding: str = "exact", grouping: bool = False, sen
         raise CandorError(f"immutable features must be features of the table; unknown: {', '.join(unknown)}")
     view = persuasive_view(r, k, rounding, grouping, sensitive)
     story = _story_features(view, cf.names)
-    x = workspace().X.iloc[r].to_numpy(dtype=float)
+    x = row_frame(r).iloc[0].to_numpy(dtype=float)
     test = story_test(cf, x, story, immutable=fixed, k=K_CHEAPEST, progress=progress)
     return StoryView(r, test, {**view.settings, "immutable": fixed, "budget": cf.budget, "k_cheapest": K_CHEAPEST})
 

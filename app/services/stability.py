@@ -18,6 +18,7 @@ from workspace.errors import CandorError
 
 from . import tabular
 from ._core import row_cache, workspace
+from .whatif import EditedRow, row_frame
 
 __all__ = ["RERUNS", "StabilityView", "stability_view"]
 
@@ -27,9 +28,9 @@ RERUNS = 10
 
 @dataclass(frozen=True)
 class StabilityView:
-    """Rank stability of one row's SHAP and LIME; ``row`` and ``k`` as asked."""
+    """Rank stability of one row's SHAP and LIME; ``row`` (a table row or an edited one) and ``k`` as asked."""
 
-    row: int
+    row: int | EditedRow
     k: int
     shap: RankStability
     lime: RankStability
@@ -47,9 +48,9 @@ def _shap_for_seed(x):
     return explain
 
 
-def _compute(row: int, k: int, progress=None) -> StabilityView:
+def _compute(row: int | EditedRow, k: int, progress=None) -> StabilityView:
     ws = workspace()
-    x = ws.X.iloc[[row]]
+    x = row_frame(row)
     n = int(tabular.lime_row(row).params["num_samples"])  # the size the shown LIME reached
     lime = tabular._lime()
     step = (lambda offset: (lambda done, _total: progress(offset + done, 2 * RERUNS))) if progress else \
@@ -77,8 +78,9 @@ def stability_view(row, k: int = 5, progress: Callable[[int, int], None] | None 
 
     Parameters
     ----------
-    row : int-like
-        Validated by :func:`app.services.tabular.check_row`.
+    row : int-like, EditedRow or dict
+        A table row, or an edited one (``{"row", "edits"}``), checked by :func:`app.services.tabular.row_key`: the
+        reruns explain the row as shown.
     k : int, default=5
         The top-k size the Descriptive page uses.
     progress : callable, optional
@@ -89,7 +91,7 @@ def stability_view(row, k: int = 5, progress: Callable[[int, int], None] | None 
     CandorError
         For a bad row or a failure of either explainer (one line).
     """
-    r = tabular.check_row(row)
+    r = tabular.row_key(row)
     try:
         k = int(k)
     except (TypeError, ValueError):

@@ -83,6 +83,16 @@ def _key(kind: str, params: dict) -> str:
     return f"{kind}:{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
 
+def result_keys(params: dict) -> tuple[str, str]:
+    """The cache keys of MUSE with ``params`` (:func:`muse_params`) and of the frontier of its settings."""
+    return _key("muse", params), _key("frontier", {k: v for k, v in params.items() if k != "max_rules"})
+
+
+def is_cached(key: str) -> bool:
+    """Whether the result ``key`` (a frontier point's: its frontier) is in the shared cache now."""
+    return key.partition("|")[0] in _results()
+
+
 def parse_lambdas(text: str | None) -> list:
     """``"0.1, 0.1, 0.1, 1, auto"`` → ``[0.1, 0.1, 0.1, 1.0, None]`` (MUSE's five λ weights).
 

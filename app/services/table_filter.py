@@ -23,8 +23,10 @@ MAX_QUERY = 2_000
 """Longest filter a request may send (characters): a condition a column of one page is far less."""
 SYMBOLS = {"eq": "=", "ne": "!=", "gt": ">", "ge": ">=", "lt": "<", "le": "<="}
 """Dash's operator words and the symbols they stand for."""
-_PART = re.compile(r"\{(?P<key>[^{}]+)\}\s*(?P<op>(?P<case>[si]?)(?:contains|datestartswith|eq|ne|gt|ge|lt|le)(?![\w])"
+_PART = re.compile(r"\{(?P<key>[^{}]+)\}\s*(?P<case>[si]?)(?P<op>(?:contains|datestartswith|eq|ne|gt|ge|lt|le)(?![\w])"
                    r"|<=|>=|!=|=|<|>)\s*(?P<value>.*)", re.S)
+"""One condition as the filter row writes it: ``{c1} s> 10``, ``{c0} scontains teacher``, ``{c0} icontains "Te"``
+(Dash puts ``s`` (case-sensitive) or ``i`` before the operator, word or symbol, or nothing when typed by hand)."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,7 @@ def parse(query) -> tuple[Condition, ...]:
             shown = part.strip()[:60]
             raise CandorError(f"cannot filter by {shown!r}: type a value, or an operator (=, !=, <, <=, >, >=, "
                               "contains) and a value, in a column's filter cell")
-        op = m.group("op")[len(m.group("case")):] if m.group("op")[0].isalpha() else m.group("op")
+        op = m.group("op")
         out.append(Condition(m.group("key").strip(), SYMBOLS.get(op, op), _unquoted(m.group("value")),
                              m.group("case") == "i"))
     return tuple(out)

@@ -219,3 +219,10 @@ def whatif_part(page: str, part: str) -> str:
 def whatif_value(page: str, index) -> dict:
     """The page's what-if control of the ``index``-th editable feature (:func:`app.services.whatif.controls`)."""
     return {"type": "whatif-value", "page": page, "index": index}
+
+# the Surrogate page's link (issue 25): the fit of the controls' settings, not the default, or a line saying so
+SURROGATE_FRONTIER_GO = "surrogate-frontier-go"  # store: set once the page knows it shows the default frontier
+SURROGATE_LINK_FIT = "surrogate-link-fit"        # store: set when a link's settings are to be fitted (a job)
+SURROGATE_FITTING = "surrogate-fitting"          # store: True while "Fit MUSE" (or a link's fit) runs
+SURROGATE_MATCH = "surrogate-match"              # the one line: the view shown is not of the controls' settings
+RULES_LINK_NOTE = "persuasive-rules-link-note"    # the line when a link's ?rules= is not on the frontier

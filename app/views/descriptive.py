@@ -31,9 +31,15 @@ def render_local(row, players="children"):
     if row is None:
         raise PreventUpdate
     try:
-        view = services.local_view(row, k=5, raw_players=players == "raw")
+        return draw_local(row, players)
     except CandorError as err:
         return empty_figure(str(err)), empty_figure(str(err)), error_alert(str(err)), None
+
+
+def draw_local(row, players="children"):
+    """:func:`render_local`'s figures, summary and notes from :func:`app.services.local_view` (raises CandorError;
+    the notebook's :meth:`app.notebook.Candor.figure` draws the same figures)."""
+    view = services.local_view(row, k=5, raw_players=players == "raw")
     s, l, a = view.shap, view.lime, view.agreement
     lime_title = (f"LIME attributions (local R² {fmt(l.fidelity.value)} in-sample, "
                   f"{fmt(l.params['heldout_r2'])} held-out)")

@@ -1,4 +1,5 @@
 """Persuasive page, rules section: the rule sources, the shown rules, what the simplification costs, the tradeoff."""
+import dash_bootstrap_components as dbc
 from dash import html
 from dash.exceptions import PreventUpdate
 
@@ -13,6 +14,16 @@ def load_rule_sources(_pathname, chosen=None):
     """The frontier's surrogates; the one chosen by the page's link (``?rules=cart|10``) if it is one of them."""
     options = persuasive_rules.surrogate_choices()
     return options, chosen if chosen in [o["value"] for o in options] else persuasive_rules.default_choice()
+
+
+def link_note(chosen, options, value):
+    """One line when a link's surrogate (``?rules=muse|7``) is not on the frontier and ``value`` is shown instead
+    (issue 25: a link shows the view it names, or says so); None otherwise."""
+    if not isinstance(chosen, str) or chosen == value:
+        return None
+    label = next((o["label"] for o in options if o["value"] == value), value)
+    return dbc.Alert(f"The link's surrogate {chosen[:40]} is not on the frontier; the rules below are of {label}.",
+                     color="warning", className="py-1 px-2 mb-2 small")
 
 
 def render_rules(choice, keep, round_sig, plain, draw=None):

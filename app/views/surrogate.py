@@ -18,6 +18,12 @@ def _shown(text: str) -> str:
     return text or "always"
 
 
+def settings_note(line: str) -> dbc.Alert:
+    """The one line saying the surrogate or frontier shown is not of the controls' settings
+    (:func:`app.services.surrogate_links.settings_note`)."""
+    return dbc.Alert(line, color="warning", className="py-1 px-2 mb-2 small surrogate-settings-note")
+
+
 def trivial_warning(view):
     """An alert when the surrogate does not beat "always the majority label" on the held-out rows, a
     note when the trivial agreement lies inside the surrogate's 95 % interval; else None."""

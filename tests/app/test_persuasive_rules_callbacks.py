@@ -53,8 +53,18 @@ def test_the_sources_are_read_once_per_process_and_choice(sources, monkeypatch):
     real = persuasive_rules.surrogate_choices
     monkeypatch.setattr(persuasive_rules, "surrogate_choices", lambda: calls.append(1) or real())
     options, default = sources
-    assert cb.show_rule_sources("/persuasive", None) == (options, default)
-    assert cb.show_rule_sources("/persuasive", None) == (options, default) and len(calls) == 1
-    assert cb.show_rule_sources("/persuasive", options[0]["value"])[1] == options[0]["value"]
-    assert cb.show_rule_sources("/persuasive", ["forged"]) == (options, default) and len(calls) == 2
+    assert cb.show_rule_sources("/persuasive", None) == (options, default, None)
+    assert cb.show_rule_sources("/persuasive", None) == (options, default, None) and len(calls) == 1
+    assert cb.show_rule_sources("/persuasive", options[0]["value"])[1:] == (options[0]["value"], None)
+    assert cb.show_rule_sources("/persuasive", ["forged"]) == (options, default, None) and len(calls) == 2
     cb._sources_drawn.cache_clear()
+
+
+def test_a_links_surrogate_not_on_the_frontier_is_said_in_one_line(sources):
+    """``?rules=muse|7`` (the frontier's budgets are 2, 5, 10, 20) showed the default rules with nothing saying so
+    (issue 25)."""
+    options, default = sources
+    shown, value, note = cb.show_rule_sources("/persuasive", "muse|7")
+    label = next(o["label"] for o in options if o["value"] == default)
+    assert (shown, value) == (options, default) and default != "muse|7"
+    assert note.children == f"The link's surrogate muse|7 is not on the frontier; the rules below are of {label}."

@@ -11,10 +11,10 @@ ROW_PATHS = {"/descriptive", "/persuasive", "/attention"}
 
 def test_the_readers_read_the_one_list():
     from app.callbacks import shell
-    from app.shell import pages, url_state
+    from app.shell import pages, url_params, url_state
     from app.views import overview
 
-    assert url_state.ROW_PAGES is pages.ROW_PAGES and shell.ROW_PAGES is pages.ROW_PAGES
+    assert url_params.ROW_PAGES is pages.ROW_PAGES and shell.ROW_PAGES is pages.ROW_PAGES
     assert overview.ROW_PAGE_TABLE is pages.ROW_PAGE_TABLE
     assert pages.ROW_PAGES == ("/", "/descriptive", "/persuasive", "/attention")
     assert [(p.link, p.path) for p in pages.ROW_PAGE_TABLE if p.link] == [("Descriptive", "/descriptive"),

@@ -31,14 +31,19 @@ def _state_changing_calls(dash_app):
          [{"id": "upload-load", "property": "n_clicks", "value": 1}],
          [{"id": "upload-model-token", "property": "data", "value": "x.skops"},
           {"id": "upload-data-token", "property": "data", "value": "x.csv"},
-          {"id": "upload-target", "property": "value", "value": "target"}]),
+          {"id": "upload-target", "property": "value", "value": "target"},
+          {"id": "upload-features-token", "property": "data", "value": None}]),
         ("upload a model", key_of(dash_app, "upload-model-token"),
          [{"id": "upload-model", "property": "contents", "value": "data:application/octet-stream;base64,AAAA"}],
          [{"id": "upload-model", "property": "filename", "value": "m.skops"}]),
         ("switch the class", key_of(dash_app, "class-switched.data", "class-status"),
          [{"id": "class-select", "property": "value", "value": "benign"}], []),
         ("refit the surrogate (background job)", key_of(dash_app, "surrogate-error"),
-         [{"id": "surrogate-fit", "property": "n_clicks", "value": 1}], []),
+         [{"id": "surrogate-fit", "property": "n_clicks", "value": 1},
+          {"id": "surrogate-link-fit", "property": "data", "value": "muse:0"}],
+         [{"id": i, "property": "value", "value": v} for i, v in (
+             ("surrogate-features-of-interest", None), ("surrogate-max-rules", 5), ("surrogate-max-width", 3),
+             ("surrogate-max-neighborhoods", 4), ("surrogate-lambdas", None))]),
     ]
 
 
@@ -230,8 +235,7 @@ def test_a_viewer_sees_the_default_frontier_but_cannot_fit_other_settings(dash_a
         assert required_role(key, {"changedPropIds": changed}, background=True) == "analyst", changed
     viewer = dash_app.server.test_client()
     assert login(viewer, "vera", "vera-pass-1").status_code == 303
-    inputs = [{"id": "url", "property": "pathname", "value": "/surrogate"},
-              {"id": "surrogate-fit", "property": "n_clicks", "value": 3}]
+    inputs = [{"id": "surrogate-frontier-go", "property": "data", "value": 1}]  # the job's one input
     body = {"output": key, "outputs": {"id": "surrogate-frontier-key", "property": "data"}, "inputs": inputs,
             "state": [], "changedPropIds": ["surrogate-fit.n_clicks"]}
     assert viewer.post("/_dash-update-component", json=body, headers={"Origin": "http://localhost"}).status_code == 403

@@ -102,9 +102,9 @@ def test_a_viewer_never_gets_more_than_a_page_of_the_table(callers):
     """Attack: a viewer asks the table's callback for a page of a billion rows (it sent the whole table)."""
     server, clients, _ = callers
     dep = next(d for d in server if d["output"].startswith("..overview-table.data"))
-    got = _post(callers, dep, [0, 10 ** 9, 1])
+    got = _post(callers, dep, [0, 10 ** 9, 1, ""])  # page, page size, column page, filter
     assert got.status_code == 204  # refused: nothing changed
-    fine = _post(callers, dep, [0, 12, 1])
+    fine = _post(callers, dep, [0, 12, 1, ""])
     assert fine.status_code == 200
     assert len(json.loads(fine.get_data(as_text=True))["response"]["overview-table"]["data"]) == 12
 
@@ -147,7 +147,7 @@ def test_a_callback_that_fails_on_good_values_says_so_in_one_line(callers, caplo
         raise err
     from app.views import overview
     monkeypatch.setattr(overview.services, "data_page", fail)
-    got = _post(callers, dep, [0, 12, 1])
+    got = _post(callers, dep, [0, 12, 1, ""])
     text = got.get_data(as_text=True)
     assert got.status_code == 422, (got.status_code, text[:200])
     assert text.count("\n") == 1 and text.startswith("candor: ")

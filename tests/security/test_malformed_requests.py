@@ -21,15 +21,16 @@ def _bodies(dash_app) -> list:
                       and "study-body.children" in k)
     clientside = next(k for k, v in dash_app.callback_map.items() if v.get("callback") is None)
     ok = {"output": server_key, "outputs": {"id": "study-body", "property": "children"}, "inputs": [], "state": []}
-    # a body with one input fewer than the callback declares (the data table's page: 4 inputs): Dash's grouping
-    # raised IndexError, HTTP 500 (found when the upload's Explain callback gained a state, issue 25)
-    table = next(k for k, v in dash_app.callback_map.items() if v.get("callback") is not None
-                 and "filter_query" in json.dumps(v.get("inputs")))
-    short = {"output": table, "outputs": [{"id": p.rpartition(".")[0], "property": p.rpartition(".")[2]}
-                                          for p in table[2:-2].split("...")],
-             "inputs": [{"id": i["id"], "property": i["property"], "value": None}
-                        for i in dash_app.callback_map[table]["inputs"][:-1]],
-             "state": [], "changedPropIds": []}
+    # a body with one input fewer than the callback declares (the participant's page, which anyone may call; a
+    # callback the user may not call is refused for that first, 403): Dash's grouping raised IndexError, HTTP 500
+    # (found when the upload's Explain callback gained a state, issue 25)
+    declared = dash_app.callback_map[server_key]["inputs"]
+    assert len(declared) >= 1
+    short = {**ok, "inputs": [{"id": i["id"], "property": i["property"], "value": None} for i in declared[:-1]],
+             "state": [{"id": i["id"], "property": i["property"], "value": None}
+                       for i in dash_app.callback_map[server_key].get("state", [])],
+             "outputs": [{"id": p.rpartition(".")[0], "property": p.rpartition(".")[2]}
+                         for p in server_key[2:-2].split("...")] if server_key.startswith("..") else ok["outputs"]}
     return [
         short,
         {"output": clientside},

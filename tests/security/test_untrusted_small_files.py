@@ -106,10 +106,10 @@ def test_a_link_note_names_ten_parameters_and_counts_the_rest():
 
 @pytest.mark.parametrize("raw", ["1_0", "١٠", "3.5", " ", "+-1", "9" * 40])
 def test_a_row_or_k_that_python_would_stretch_into_a_number_is_refused(raw):
-    from app.shell import url_state
+    from app.shell import url_params
 
-    with pytest.raises(url_state._Bad, match="not a whole number"):
-        url_state._int(raw, 0, 10**20, None)
+    with pytest.raises(url_params._Bad, match="not a whole number"):
+        url_params._int(raw, 0, 10**20, None)
 
 
 def test_the_row_check_takes_whole_numbers_only(sample_workspace):
