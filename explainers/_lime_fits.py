@@ -6,13 +6,14 @@ surrogate in closed form (:func:`ridge_fit`). Ribeiro, Singh, Guestrin 2016, "Wh
 """
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RepeatedFits", "repeat_until_converged", "next_factor", "ridge_fit", "weighted_r2", "REPEATS",
-           "REL_TOLERANCE", "TIME_BUDGET_S", "MAX_SAMPLES"]
+__all__ = ["RepeatedFits", "repeat_until_converged", "next_factor", "ridge_fit", "weighted_r2", "one_blas_thread",
+           "REPEATS", "REL_TOLERANCE", "TIME_BUDGET_S", "MAX_SAMPLES"]
 
 REPEATS = 5
 """Independent LIME fits per explanation (their spread gives the standard error)."""
@@ -41,6 +42,22 @@ def weighted_r2(y: np.ndarray, y_hat: np.ndarray, weights: np.ndarray) -> float:
     if denom == 0:
         return float("nan")
     return float(1 - np.sum(w * (y - y_hat) ** 2) / denom)
+
+
+def one_blas_thread():
+    """A context in which BLAS runs on one thread (the ridge fits: BLAS threads spinning against the model's OpenMP
+    cost 10-100x), through one :class:`threadpoolctl.ThreadpoolController` a process. ``threadpool_limits`` makes a
+    controller each time, which lists the loaded libraries from ``/proc/self/maps``: about 18 ms of every LIME round
+    on Adult's one-hot pipeline, 6 % of its row (issue 23)."""
+    return _controller().limit(limits=1, user_api="blas")
+
+
+@functools.cache
+def _controller():
+    import scipy.linalg  # noqa: F401  (ridge_fit's BLAS is loaded before the libraries are listed)
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
 
 
 def ridge_fit(Z: np.ndarray, y: np.ndarray, weights: np.ndarray, alpha: float = 1.0):

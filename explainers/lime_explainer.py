@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
-from ._lime_fits import MAX_SAMPLES, REL_TOLERANCE, REPEATS, TIME_BUDGET_S, repeat_until_converged, ridge_fit, weighted_r2
+from ._lime_fits import MAX_SAMPLES, REL_TOLERANCE, REPEATS, TIME_BUDGET_S, repeat_until_converged
+from ._lime_fits import one_blas_thread, ridge_fit, weighted_r2
 from ._lime_sampler import LimeSpace, kernel_weights
 from .numbers import plain
 from .types import Explanation, Fidelity
@@ -343,7 +343,7 @@ class LimeExplainer:
 
     def _fit(self, binary: np.ndarray, ys: np.ndarray, n: int) -> tuple:
         """One LIME fit of a neighbourhood (``binary``) and its outputs: :meth:`_fit_round`'s tuple."""
-        with threadpool_limits(1, user_api="blas"):  # BLAS threads spinning against the model's OpenMP: 10-100x
+        with one_blas_thread():  # BLAS threads spinning against the model's OpenMP: 10-100x
             weights = kernel_weights(np.sqrt(((binary - 1.0) ** 2).sum(axis=1)), self.kernel_width)
             return (*ridge_fit(binary, ys, weights), n - binary.sum(axis=0))
 
