@@ -1,7 +1,7 @@
 """Build, then serve: build time and store size, and time to a first page and to fully warm, live vs from a store.
 
 ``python -m benchmarks.build_store [--cases sample,adult_hgb] [--adult-rows 200] [--starts 1] [--timeout 900]
-[--modes live,store] [--quick]``
+[--modes live,store|rows] [--whole-pipeline] [--dask local:2] [--quick]``
 
 ``--quick`` (for CI; its figures are not the measured ones): the ``sample`` case, 10 rows stored, one start per mode.
 
@@ -17,6 +17,12 @@ Cases:
   ``adult.data`` (stratified, 25 % held out, seed 0) and served on all of it (32,561 rows): every one of its 8,141
   held-out rows is stored (run it with ``--dask local:2``; the load average before and after is
   printed, the 2 cores being shared).
+
+``--modes rows`` (issue 23: what a store's rows cost) builds nothing: in this process, the case's workspace is loaded
+as ``build`` loads it, with the build's stopping rules and one thread, and each per-row stored method (SHAP, LIME)
+explains the first ``--adult-rows`` held-out rows in 256-row chunks as the build's workers do (``live_rows``); printed:
+CPU ms a row per method (``time.process_time``) and the global SHAP view's CPU seconds. ``--whole-pipeline`` calls a
+one-hot Pipeline whole on every call, as before ``explainers._one_hot_input`` (the figures before and after).
 
 For each case: ``python -m app build`` (wall time, store size), then the server started cold ``--starts``
 times in each mode, alternating: live (``python -m app --model ...``, a fresh cache folder) and from the
@@ -181,6 +187,42 @@ def _median(starts: list[dict]) -> dict:
     return out
 
 
+def rows_cpu(flags: list[str], n_rows: int, chunk_rows: int = 256) -> dict:
+    """CPU ms a row of each per-row stored method on the first ``n_rows`` held-out rows, as the build computes them."""
+    from threadpoolctl import threadpool_limits
+
+    from app import services
+    from app.cli.build import _parser
+    from app.services import methods, tabular
+    from app.services.selection import Selection
+    from workspace.settings import Settings
+
+    args = _parser().parse_args([*flags, "--out", "unused"])
+    args.text_model = None
+    ws = Selection.from_settings(Settings.from_args(args)).load()
+    services.init(ws, warm=False, opened_store=None)
+    tabular.reproducible_lime()
+    out = {"rows": 0, "cpu_ms_a_row": {}, "load_before": Path("/proc/loadavg").read_text().split()[:3]}
+    with threadpool_limits(1):
+        t = time.process_time()
+        tabular._shap_all()
+        out["global_shap_cpu_s"] = round(time.process_time() - t, 2)
+        rows = np.sort(np.asarray(ws.test_idx, dtype=np.int64)[:n_rows])
+        stored = methods.stored_per_row()
+        for m in stored:  # each explainer made (its background, LIME's statistics) before the clock starts
+            m.live_rows([int(rows[0])])
+        cpu = dict.fromkeys((m.name for m in stored), 0.0)
+        for start in range(0, len(rows), chunk_rows):
+            chunk = [int(r) for r in rows[start:start + chunk_rows]]
+            for m in stored:
+                t = time.process_time()
+                m.live_rows(chunk)
+                cpu[m.name] += time.process_time() - t
+    out.update(rows=int(len(rows)), cpu_ms_a_row={k: round(1000 * v / max(len(rows), 1), 1) for k, v in cpu.items()},
+               load_after=Path("/proc/loadavg").read_text().split()[:3])
+    return out
+
+
 def run_case(name: str, work: Path, adult_rows: int, timeout: float, starts: int, modes=("live", "store"),
              dask: str | None = None, quick: bool = False) -> dict:
     folder = work / name
@@ -188,6 +230,8 @@ def run_case(name: str, work: Path, adult_rows: int, timeout: float, starts: int
     flags = prepare_adult(folder, all_rows=name == "adult_all") if name.startswith("adult") else []
     rows = ["--rows", str(adult_rows)] if name == "adult_hgb" or quick else []
     rows += ["--dask", dask] if dask else []
+    if modes == ("rows",):
+        return {"rows_mode": rows_cpu(flags, adult_rows)}
     store = folder / "store"
     out = {"build_s": None, "store_mb": None, "rows_stored": None, "held_out": None, "build_parts_s": None}
     if "store" in modes:
@@ -211,8 +255,13 @@ def run_case(name: str, work: Path, adult_rows: int, timeout: float, starts: int
 
 
 def table(results: dict) -> str:
-    lines = [f"{'case':<10} {'build s':>8} {'store MiB':>9} {'rows':>10} | {'mode':<6} {'first 200 s':>11} "
-             f"{'ready s':>8} {'CPU s':>7} {'peak RSS MiB':>12}"]
+    lines = [f"{name}: {r['rows_mode']['rows']} held-out rows, CPU ms a row: "
+             + ", ".join(f"{k} {v}" for k, v in r["rows_mode"]["cpu_ms_a_row"].items())
+             + f"; global SHAP view {r['rows_mode']['global_shap_cpu_s']} CPU s" for name, r in results.items()
+             if "rows_mode" in r]
+    if any("live" in r or "store" in r for r in results.values()):
+        lines.append(f"{'case':<10} {'build s':>8} {'store MiB':>9} {'rows':>10} | {'mode':<6} {'first 200 s':>11} "
+                     f"{'ready s':>8} {'CPU s':>7} {'peak RSS MiB':>12}")
     steps = []
     for name, r in results.items():
         for mode in ("live", "store"):
@@ -235,10 +284,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for a server to be ready")
     p.add_argument("--modes", default="live,store", help="live, store or both (store builds one first)")
     p.add_argument("--dask", default=None, help="the build's --dask (e.g. local:2); default one process")
+    p.add_argument("--whole-pipeline", action="store_true",
+                   help="with --modes rows: call a one-hot Pipeline whole every time (the path before the shortcut)")
     p.add_argument("--quick", action="store_true", help="sample, 10 rows stored, one start: for CI (figures not asserted)")
     args = p.parse_args(argv)
     if args.quick:
         args.cases, args.adult_rows, args.starts = "sample", 10, 1
+    if args.whole_pipeline:
+        import explainers.model_adapter
+
+        explainers.model_adapter.MIN_ROWS = 2 ** 62  # no call is large enough for the one-hot shortcut
     work = Path(tempfile.mkdtemp(prefix="candor-build-store-"))
     results = {}
     for name in [c.strip() for c in args.cases.split(",") if c.strip()]:

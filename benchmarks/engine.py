@@ -15,8 +15,8 @@
    one-hot Pipeline on real Adult with raw columns as players (``shared/data``, tests/shared_data.py).
 2. ``lime``: CPU ms a row of the page's LIME on an Adult one-hot GradientBoosting Pipeline (14 raw columns), by
    :func:`benchmarks.lime_speed.measure`.
-3. ``permutation``: CPU ms a row of model-agnostic SHAP (permutation, 100 background rows) on an MLP and a KNN
-   Pipeline on Adult (14 raw columns) through ``ShapExplainer`` with a ``ModelAdapter``.
+3. ``permutation``: CPU ms a row of model-agnostic SHAP (permutation, 100 background rows) on an MLP, a KNN and an
+   SVC Pipeline on Adult (14 raw columns) through ``ShapExplainer`` with a ``ModelAdapter``.
 4. ``cold``: seconds from process start to the first HTTP 200 on ``/`` of ``python -m app`` (the bundled sample,
    a fresh cache folder) and to ``/_candor/ready``, by :func:`benchmarks.build_store.serve_once`.
 

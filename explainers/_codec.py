@@ -41,7 +41,7 @@ from ._column_code import _DAY, _EPOCH, MAX_LEVELS, MISSING, ColumnCode
 from .numbers import number_text
 from .rules import format_predicate
 
-__all__ = ["TabularCodec", "value_labels", "predicate_text", "conjunction_parts", "conjunction_text"]
+__all__ = ["TabularCodec", "value_labels", "predicate_text", "conjunction_parts", "conjunction_text", "level_index"]
 
 
 def _is_categorical(s: pd.Series) -> bool:
@@ -117,7 +117,15 @@ class TabularCodec:
         DataFrame of shape (n_rows, n_features), float64, columns ``names``.
         """
         out = np.empty((len(frame), len(self.columns)), dtype=float)
+        dtypes = list(frame.dtypes)  # numpy numbers convert as one block (a wide table: not a Series per column)
+        block = [j for j, c in enumerate(self.columns)
+                 if c.kind == "numeric" and isinstance(dtypes[j], np.dtype) and dtypes[j].kind in "biuf"]
+        if block:
+            out[:, block] = frame.iloc[:, block].to_numpy(dtype=float)
+        done = set(block)
         for j, code in enumerate(self.columns):
+            if j in done:
+                continue
             s = frame.iloc[:, j]
             if code.kind == "numeric":
                 out[:, j] = pd.to_numeric(s, errors="coerce").astype("float64").to_numpy(dtype=float, na_value=np.nan)
@@ -170,9 +178,16 @@ class TabularCodec:
                 else col.astype(dtype)
         if code.kind == "datetime":
             return pd.Series(_EPOCH + pd.to_timedelta(z, unit="D"))
-        idx = np.clip(np.nan_to_num(np.round(z), nan=0), 0, len(code.levels) - 1).astype(int)
-        col = pd.Series(self._level_values(code)[idx], dtype=object, copy=False)
+        col = pd.Series(self._level_values(code)[level_index(z, len(code.levels))], dtype=object, copy=False)
         return col if isinstance(dtype, np.dtype) else col.astype(dtype)  # category, str, nullable boolean
+
+    def model_column(self, j: int, z: np.ndarray):
+        """Column ``j`` of :meth:`decode` for its encoded values ``z`` alone (an ndarray where its dtype is numpy's)."""
+        return self._decoded_column(self.columns[j], self._dtypes[j], np.asarray(z, dtype=float))
+
+    def model_dtype(self, j: int):
+        """The dtype column ``j`` is decoded to (the raw table's)."""
+        return self._dtypes[j]
 
     @staticmethod
     def _level_values(code: ColumnCode) -> np.ndarray:
@@ -214,6 +229,11 @@ class TabularCodec:
     def notes(self) -> tuple[str, ...]:
         """One line per column that was transformed notably."""
         return tuple(f"{c.name}: {c.note}" for c in self.columns if c.note and c.kind != "category")
+
+
+def level_index(z: np.ndarray, n_levels: int) -> np.ndarray:
+    """The level each encoded value of a category column decodes to: rounded, NaN as level 0, clipped to the levels."""
+    return np.clip(np.nan_to_num(np.round(z), nan=0), 0, n_levels - 1).astype(int)
 
 
 def value_labels(values, codec: TabularCodec | None = None, fmt: str = ".4g") -> tuple[str, ...]:

@@ -25,6 +25,11 @@ from scipy.special import ndtr, ndtri
 
 __all__ = ["ColumnBins", "LimeSpace", "kernel_weights"]
 
+BLOCK_CELLS = 200_000
+"""Cells (columns x samples) a neighbourhood is drawn in at once: a wide table's uniforms and truncated-normal
+temporaries (some 25 arrays of the block's size, 1.6 MB each) stay small, whatever its width; the random stream is
+consumed in lime's order either way."""
+
 
 @dataclass(frozen=True)
 class ColumnBins:
@@ -134,21 +139,30 @@ class LimeSpace:
         """
         rs, d = np.random.RandomState(seed), self.n_features
         first = self.discretize(row)
-        u = rs.random_sample(d * n).reshape(d, n)  # lime: one RandomState.choice(values, n, p) per column
         inverse = np.empty((n, d))
-        for j in range(d):
-            inverse[:, j] = self.values[j][self.cdfs[j].searchsorted(u[j], side="right")]
+        step = max(1, BLOCK_CELLS // max(n, 1))  # columns a block: the stream is consumed in the same order
+        for start in range(0, d, step):  # lime: one RandomState.choice(values, n, p) per column
+            u = rs.random_sample(min(step, d - start) * n).reshape(-1, n)
+            for k, j in enumerate(range(start, start + len(u))):
+                inverse[:, j] = self.values[j][self.cdfs[j].searchsorted(u[k], side="right")]
         binary = (inverse == first).astype(float)
         binary[0] = 1.0
         if self._cont.size and n > 1:  # lime: undiscretize(inverse[1:]), feature by feature, truncnorm.rvs
-            codes = inverse[1:, self._cont].astype(np.intp).T  # (n_cont, n - 1), lime's order: column, then row
-            flat = codes + (np.arange(len(self._cont)) * self._mins.shape[1])[:, None]
-            lo, hi, mean, std = (np.take(t, flat) for t in (self._mins, self._maxs, self._means, self._stds))
-            a, b = (lo - mean) / std, (hi - mean) / std
-            drawn = a != b
-            values = lo.copy()  # a bin whose bounds coincide holds one value (lime: the z-score, see above)
-            q = rs.random_sample(int(drawn.sum()))  # row-major over (column, row): lime's order
-            values[drawn] = _truncnorm_ppf(q, a[drawn], b[drawn]) * std[drawn] + mean[drawn]
-            inverse[1:, self._cont] = values.T
+            step = max(1, BLOCK_CELLS // (n - 1))
+            for start in range(0, len(self._cont), step):  # blocks of columns: lime's order is column, then row
+                self._undiscretize(inverse, np.arange(start, min(start + step, len(self._cont))), rs)
         inverse[0] = row
         return binary, inverse
+
+    def _undiscretize(self, inverse: np.ndarray, block: np.ndarray, rs: np.random.RandomState) -> None:
+        """Draw the values of continuous columns ``self._cont[block]`` within their sampled bins, in place."""
+        cols = self._cont[block]
+        codes = inverse[1:, cols].astype(np.intp).T  # (columns, n - 1), lime's order: column, then row
+        flat = codes + (block * self._mins.shape[1])[:, None]
+        lo, hi, mean, std = (np.take(t, flat) for t in (self._mins, self._maxs, self._means, self._stds))
+        a, b = (lo - mean) / std, (hi - mean) / std
+        drawn = a != b
+        values = lo.copy()  # a bin whose bounds coincide holds one value (lime: the z-score, see above)
+        q = rs.random_sample(int(drawn.sum()))  # row-major over (column, row): lime's order
+        values[drawn] = _truncnorm_ppf(q, a[drawn], b[drawn]) * std[drawn] + mean[drawn]
+        inverse[1:, cols] = values.T

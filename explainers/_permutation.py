@@ -30,8 +30,9 @@ once every row is enumerated. Each explained row draws its orderings from its
 own stream, so the errors of a table's rows are independent too. All the
 coalitions of a round go to the model in batches spanning many orderings and
 background rows, and a model row met again (a background row equal to ``x`` on
-the features being added; a coalition met in an earlier ordering) is evaluated
-once (:mod:`explainers._permutation_game`). Sampling stops when the largest
+the features being added; a coalition met in an earlier ordering; the same row
+reached from another background row, ``x`` and the background rows themselves
+included) is evaluated once (:mod:`explainers._permutation_game`). Sampling stops when the largest
 standard error is at most the tolerance ``max(rel_tol * |f(x) - base|, abs_tol)``
 (output units), or when the budget (``max_orderings``, optionally
 ``time_budget_s``) is used up; the result says which.
@@ -233,7 +234,7 @@ def permutation_shap(f, x: np.ndarray, background: np.ndarray, *, rel_tol: float
         z = np.zeros((1, k))
         return SampledShapley((fx - base)[None, :], base, z, 1, True, tol, "tolerance")
     budget = max(1, int(max_orderings))
-    game = _Game(_CoalitionValues(f, x, bg, max_rows, k, budget, row_cost), rng, f_bg, fx,
+    game = _Game(_CoalitionValues(f, x, bg, max_rows, k, budget, row_cost, seen=(f_bg, fx)), rng, f_bg, fx,
                  ENUMERATE_FACTOR if enumerate_rows else 0.0)
     cap = budget // 2  # antithetic pairs the budget holds; an odd budget leaves its last ordering unwalked
     if cap == 0:  # a budget of one ordering: its walk is an unbiased estimate, with no spread to measure

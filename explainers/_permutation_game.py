@@ -58,9 +58,19 @@ class _CoalitionValues:
     the budget, or ``1 - KEY_COST_S / row_cost_s`` if that is more (continuous columns and a cheap model, where
     keying costs more than the model calls it saves), or the table is too wide for an int64
     key (``n_features + log2(n_background) > 62``), every row is evaluated, still in batches.
+
+    Keyed pairs of different background rows can still give the same model row: ``(S, r)`` and ``(S', r')``
+    whose rows agree off the coalitions (``x`` itself once ``S`` covers ``D_r``, whatever ``r``; ``x`` with one
+    column set to a common level near the end of every walk). So where it fits in an int64 the key is the model
+    row itself: column ``j`` holds 0 for ``x[j]`` (in ``S``, or a background value equal to it) or ``1 + `` the
+    rank of ``bg[r, j]`` among the column's other background values, in mixed radix (Adult's 14 columns with
+    100 background rows: about 47 bits). Each distinct model row then goes to the model once, ``x`` and the
+    background rows included (``seen``: their outputs, computed beforehand), with the values of evaluating every
+    row (Adult, 16 orderings: about 12 % fewer rows than with ``(S | E_r, r)`` keys, the fallback for tables
+    whose rows need more than 62 bits).
     """
 
-    def __init__(self, f, x, bg, max_rows, k, orderings, row_cost_s=None):
+    def __init__(self, f, x, bg, max_rows, k, orderings, row_cost_s=None, seen=None):
         self.f, self.x, self.bg, self.max_rows, self.k = f, x, bg, max(1, int(max_rows)), k
         m, d = bg.shape
         self.differ = (bg != x).sum(axis=1)
@@ -71,10 +81,35 @@ class _CoalitionValues:
         self.same = (bg == x).astype(np.int64) @ self.bits if self.keyed else None  # E_r as bits, one per row
         self.known, self.values = pd.Index(np.empty(0, np.int64)), np.empty((0, k))
         self.rows_evaluated = 0
+        self.content = _row_code(x, bg) if self.keyed else None
+        if self.content is not None and seen is not None:  # f(bg), f(x) computed already: x is key 0
+            keys = np.concatenate([[0], self.content[0].sum(axis=1)])
+            first = np.unique(keys, return_index=True)[1]
+            self.known = pd.Index(keys[first])
+            self.values = np.concatenate([np.reshape(seen[1], (1, k)), np.reshape(seen[0], (m, k))])[first]
 
     def _eval(self, rows):
         self.rows_evaluated += len(rows)
         return np.asarray(self.f(rows), dtype=float).reshape(len(rows), -1)
+
+    def _keys(self, coalitions: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """int64 key of each pair ``(S, bg[r])``: the model row's code, or ``(S | E_r, r)`` where it does not fit."""
+        m, d = self.bg.shape
+        if self.content is None:
+            return (coalitions | self.same[r]) * m + r
+        weights, out, step = self.content[0], np.empty(len(r), dtype=np.int64), max(1, _CHUNK // (8 * d))
+        for a in range(0, len(r), step):  # bounded temporaries (a round at the cap holds ~10^6 pairs)
+            inside = (coalitions[a:a + step, None] >> np.arange(d)) & 1 == 1
+            out[a:a + step] = np.where(inside, 0, weights[r[a:a + step]]).sum(axis=1)
+        return out
+
+    def _rows(self, keys: np.ndarray) -> np.ndarray:
+        """The model rows of keys made by :meth:`_keys`."""
+        m, d = self.bg.shape
+        if self.content is None:
+            return np.where((keys[:, None] // m >> np.arange(d)) & 1 == 1, self.x, self.bg[keys % m])
+        _, tables, scale, radix = self.content
+        return np.column_stack([tables[j][keys // scale[j] % radix[j]] for j in range(d)])
 
     def of_masks(self, masks: np.ndarray, r: np.ndarray) -> np.ndarray:
         """``f`` of the rows ``(masks[i], bg[r[i]])`` (boolean masks, shape (n, d)), shape (n, n_outputs)."""
@@ -90,21 +125,37 @@ class _CoalitionValues:
         m, d = self.bg.shape
         if not self.keyed:
             return self.of_masks((coalitions[:, None] >> np.arange(d)) & 1 == 1, r)
-        keys = (coalitions | self.same[r]) * m + r
+        keys = self._keys(coalitions, r)
         codes, uniq = pd.factorize(keys)  # hashing, O(rows): sorting the keys cost as much as a cheap model
         where = self.known.get_indexer(uniq)
         fresh = where < 0
         if fresh.any():
             new = uniq[fresh]
             where[fresh] = len(self.known) + np.arange(len(new))
-            parts = [self.values]
-            for a in range(0, len(new), self.max_rows):
-                block = new[a:a + self.max_rows]
-                masks = (block[:, None] // m >> np.arange(d)) & 1 == 1
-                parts.append(self._eval(np.where(masks, self.x, self.bg[block % m])))
+            parts = [self.values] + [self._eval(self._rows(new[a:a + self.max_rows]))
+                                     for a in range(0, len(new), self.max_rows)]
             self.values = np.concatenate(parts)
             self.known = self.known.append(pd.Index(new))
         return self.values[where][codes]
+
+
+def _row_code(x: np.ndarray, bg: np.ndarray):
+    """Model rows ``(x_S, r_{-S})`` as int64 codes: per background row and column the code's term when the column
+    is not in ``S``, each column's values by code (``x[j]`` first), scales and radices; None past 62 bits."""
+    m, d = bg.shape
+    weights, tables, scale, radix, at = np.zeros((m, d), dtype=np.int64), [], [], [], 1
+    for j in range(d):
+        other = bg[:, j] != x[j]
+        levels = np.unique(bg[other, j])  # NaNs: one level (NaN never equals x[j], as in D_r)
+        code = np.where(other, np.searchsorted(levels, bg[:, j]) + 1, 0)
+        tables.append(np.concatenate([x[j:j + 1], levels]))
+        scale.append(at)
+        radix.append(len(levels) + 1)
+        weights[:, j] = code * at
+        at *= len(levels) + 1
+        if at > 2 ** _KEY_BITS:
+            return None
+    return weights, tables, np.array(scale, dtype=np.int64), np.array(radix, dtype=np.int64)
 
 
 def _walk_bits(v: _CoalitionValues, perms: np.ndarray, rows: np.ndarray):

@@ -26,10 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
 from ._lime_fits import MAX_SAMPLES, REL_TOLERANCE, REPEATS, TIME_BUDGET_S, repeat_until_converged
-from ._lime_fits import ridge_fit, weighted_r2
+from ._lime_fits import one_blas_thread, ridge_fit, weighted_r2
 from ._lime_sampler import LimeSpace, kernel_weights
 from .numbers import plain
 from .types import Explanation, Fidelity
@@ -37,6 +36,9 @@ from .types import Explanation, Fidelity
 __all__ = ["LimeExplainer"]
 
 MISSING_BIN = "(missing)"
+ROUND_CELLS = 16_000_000
+"""Most cells (samples x features) a round sends the model at once; past it (wide tables) each neighbourhood is drawn,
+sent (in calls of at most this many cells) and fitted in turn: the same fits, each neighbourhood has its own seed."""
 MIN_CHANGES = 30
 """A feature whose indicator changes in fewer samples a fit (mean over the fits) is not identified there."""
 
@@ -324,7 +326,7 @@ class LimeExplainer:
         )
 
     def _fit_round(self, row_t: np.ndarray, fn, seeds, n: int) -> list:
-        """One LIME fit per seed, their neighbourhoods sent to the model in one call.
+        """One LIME fit per seed, their neighbourhoods sent to the model in one call (a wide table's: in turn).
 
         Each fit is lime's ``explain_instance(row_t, fn, num_samples=n)`` with ``random_state=seed``: the
         neighbourhood of :meth:`LimeSpace.sample`, LIME's kernel on the distance of the binary
@@ -332,14 +334,18 @@ class LimeExplainer:
         Returns (weights of shape (n_features,), intercept, in-sample R², local prediction, changes) per seed,
         ``changes`` of shape (n_features,) the samples whose indicator is 0 (its level or bin not the row's).
         """
+        if n * len(self.feature_names) * len(seeds) > ROUND_CELLS:  # a wide table: one neighbourhood at a time
+            return [self._fit(binary, self._outputs(fn, inverse), n)
+                    for binary, inverse in (self._space.sample(row_t, n, s) for s in seeds)]
         draws = [self._space.sample(row_t, n, s) for s in seeds]
         ys = self._outputs(fn, np.concatenate([inverse for _, inverse in draws]))
-        fits = []
-        with threadpool_limits(1, user_api="blas"):  # BLAS threads spinning against the model's OpenMP: 10-100x
-            for k, (binary, _) in enumerate(draws):
-                weights = kernel_weights(np.sqrt(((binary - 1.0) ** 2).sum(axis=1)), self.kernel_width)
-                fits.append((*ridge_fit(binary, ys[k * n:(k + 1) * n], weights), n - binary.sum(axis=0)))
-        return fits
+        return [self._fit(binary, ys[k * n:(k + 1) * n], n) for k, (binary, _) in enumerate(draws)]
+
+    def _fit(self, binary: np.ndarray, ys: np.ndarray, n: int) -> tuple:
+        """One LIME fit of a neighbourhood (``binary``) and its outputs: :meth:`_fit_round`'s tuple."""
+        with one_blas_thread():  # BLAS threads spinning against the model's OpenMP: 10-100x
+            weights = kernel_weights(np.sqrt(((binary - 1.0) ** 2).sum(axis=1)), self.kernel_width)
+            return (*ridge_fit(binary, ys, weights), n - binary.sum(axis=0))
 
     def identified(self, fits) -> np.ndarray:
         """Features the neighbourhood identifies: indicator changed in at least ``min_changes`` samples a fit.
@@ -377,7 +383,10 @@ class LimeExplainer:
                 f"standard errors shown, {judged}")
 
     def _outputs(self, fn, inverse: np.ndarray) -> np.ndarray:
-        out = fn(inverse)
+        """The explained output of LIME-space rows, in calls of at most :data:`ROUND_CELLS` cells."""
+        step = max(1, ROUND_CELLS // max(inverse.shape[1], 1))
+        outs = [fn(inverse[start:start + step]) for start in range(0, len(inverse), step)]
+        out = outs[0] if len(outs) == 1 else np.concatenate(outs)
         return out[:, self.target_index] if out.ndim == 2 else out
 
     def _heldout_r2(self, row_t: np.ndarray, fn, coef: np.ndarray, intercept: float, seed: int,

@@ -29,6 +29,7 @@ carries its own limits (:meth:`ModelAdapter.limited`): nothing here is process-w
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import time
 from dataclasses import dataclass
@@ -39,6 +40,8 @@ import pandas as pd
 from ._codec import TabularCodec
 from ._forest_calls import model_call
 from ._grouping import feature_groups
+from ._one_hot_input import MIN_ROWS, OneHotInput
+from .types._attribution import OutputAttributions
 from .model_kinds import is_tree_model
 
 __all__ = ["ModelAdapter", "OneVsRest", "OutputView", "TreeView", "OutputAttributions", "ModelTimeout",
@@ -145,42 +148,6 @@ class TreeView:
     names: tuple
 
 
-@dataclass(frozen=True)
-class OutputAttributions:
-    """Attributions of many rows for every explained output (one consistent shape).
-
-    Parameters
-    ----------
-    feature_names : tuple of str, length n_features
-    values : ndarray of shape (n_rows, n_features, n_outputs)
-        In the units of ``units[k]`` for output ``k``.
-    base_values : ndarray of shape (n_outputs,)
-    output_names : tuple of str, length n_outputs
-        Class labels (or the regression target), never interaction indices.
-    output_space : {"probability", "log_odds", "raw"}
-    units : tuple of str, length n_outputs
-    source : str
-    params : dict
-
-    Notes
-    -----
-    Belongs in :mod:`explainers.types` (proposed there as ``OutputAttributions``).
-    """
-
-    feature_names: tuple
-    values: np.ndarray
-    base_values: np.ndarray
-    output_names: tuple
-    output_space: str
-    units: tuple
-    source: str
-    params: dict
-
-    def importance(self, output: int) -> np.ndarray:
-        """Mean |attribution| per feature for one output, shape (n_features,)."""
-        return np.abs(self.values[:, :, output]).mean(axis=0)
-
-
 class ModelAdapter:
     """Explain-ready view of a fitted scikit-learn estimator or Pipeline.
 
@@ -275,24 +242,33 @@ class ModelAdapter:
         return _batched(self._outputs, Z, len(self.codec.names), self.limits)
 
     def _outputs(self, Z) -> np.ndarray:
-        X = self.raw(Z)
         if self.kind == "probability":
-            out = model_call(self.model, X, "predict_proba")
+            out = self._call(Z, "predict_proba")
         elif self.kind == "margin":
-            out = np.asarray(self.model.decision_function(X), dtype=float).reshape(len(X), -1)
+            out = np.asarray(self._call(Z, "decision_function"), dtype=float).reshape(len(Z), -1)
             if out.shape[1] != len(self.output_names):
                 raise ValueError(f"decision_function gives {out.shape[1]} columns for {len(self.output_names)} "
                                  "classes (one-vs-one?); use decision_function_shape='ovr'")
         elif self.kind == "label":
-            out = (np.asarray(self.model.predict(X))[:, None] == self.classes_[None, :]).astype(float)
+            out = (np.asarray(self._call(Z, "predict"))[:, None] == self.classes_[None, :]).astype(float)
         else:
-            out = np.asarray(model_call(self.model, X, "predict"), dtype=float).reshape(len(X), -1)
+            out = np.asarray(self._call(Z, "predict"), dtype=float).reshape(len(Z), -1)
         return np.asarray(out, dtype=float)
+
+    @functools.cached_property
+    def _one_hot(self) -> OneHotInput | None:
+        return OneHotInput.of(self.model, self.codec, self.raw)
+
+    def _call(self, Z, method: str):
+        """``method`` of the model on encoded rows: of a one-hot Pipeline's final step on the array its preprocessing
+        gives, built from the levels (:mod:`explainers._one_hot_input`), else of the model on :meth:`raw` rows."""
+        if len(Z) >= MIN_ROWS and self._one_hot is not None:
+            return model_call(self._one_hot.final, self._one_hot.transform(Z), method)
+        return model_call(self.model, self.raw(Z), method)
 
     def predict(self, Z) -> np.ndarray:
         """The model's own ``predict`` on encoded rows, in batches under the deadline (see :meth:`outputs`)."""
-        return _batched(lambda part: np.asarray(self.model.predict(self.raw(part))), Z, len(self.codec.names),
-                        self.limits)
+        return _batched(lambda part: np.asarray(self._call(part, "predict")), Z, len(self.codec.names), self.limits)
 
     def predict_proba(self, Z) -> np.ndarray:
         if self.kind != "probability":

@@ -111,6 +111,11 @@ class PermutationImportanceExplainer:
         self.output, self.scoring, self.target = output, scoring, target
         self.n_repeats, self.seed = int(n_repeats), int(seed)
 
+    def model_cells(self, n_rows: int, n_features: int) -> int:
+        """Cells the model is sent to explain ``n_rows`` rows of ``n_features`` columns: every column's
+        ``n_repeats`` shuffled copies of the rows, each ``n_features`` wide (it grows with the square of the width)."""
+        return int(n_features) * self.n_repeats * int(n_rows) * int(n_features)
+
     @staticmethod
     def is_compatible(y, scoring: str) -> str | None:
         """Why the rows' target ``y`` cannot be scored by ``scoring`` (one line), or None if it can."""

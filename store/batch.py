@@ -10,9 +10,10 @@ and a live row makes three to five of them). Here:
   :meth:`~explainers.ShapExplainer.from_row`, answered from those outputs instead of calling the model again.
   Sampled backends (seeded row by row) and rows a tree backend had to redo are explained one by one.
 
-LIME is not batched here: its model calls already carry 1,000-8,000 rows each (6,480 model rows a row on Adult's
-HistGradientBoosting pipeline, 65 of its 75 CPU ms); sharing them between 16 rows in threads saved nothing and
-cost 30 ms a row of thread switching (measured, 48 rows).
+LIME is not batched here: its model calls already carry 1,000-8,000 rows each (about 6,300 model rows a row on
+Adult's HistGradientBoosting pipeline; since the one-hot shortcut, :mod:`explainers._one_hot_input`, 69 CPU ms a row,
+two thirds of it the boosted trees' own prediction); sharing them between 16 rows in threads saved nothing and cost
+30 ms a row of thread switching (measured, 48 rows, before the shortcut).
 
 Model outputs are computed row by row by every model Candor explains (trees, linear models, pipelines of
 column transformers), so a row's output in a batch is the output it has alone; tests compare both.

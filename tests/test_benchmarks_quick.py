@@ -24,7 +24,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 QUICK = ("audit", "big_plots", "build_store", "byo_scale", "engine", "heads", "lime_speed", "live_hgb",
-         "persuasive", "slice", "study_load", "surrogates", "tablestakes", "text_page", "vs_peer")
+         "persuasive", "slice", "study_load", "surrogates", "tablestakes", "text_page", "vs_peer", "wide_check")
 """The benchmarks run here: every one README.md or docs/ names, but those in :data:`ELSEWHERE`."""
 ELSEWHERE = {"load": "tests/app/test_benchmark_load.py"}
 """Benchmarks whose quick run has a test of its own (which asserts more than the exit status)."""

@@ -116,8 +116,10 @@ def _stored() -> ex.DependenceSet | None:
     return st.result("partial_dependence") if st is not None else None
 
 
+@row_cache(maxsize=64)
 def _partial(feature: str) -> ex.PartialDependence:
-    """The store's partial dependence of ``feature`` (built for the top features), else computed live."""
+    """The store's partial dependence of ``feature`` (built for the top features), else computed live (once per
+    feature: the page's view and the table of methods' result share it)."""
     kept = _stored()
     found = kept.get(feature) if kept is not None else None
     if found is not None:  # built by python -m app build: no recomputation
@@ -135,7 +137,7 @@ def _top_set() -> ex.DependenceSet:
             break
         if ws.X.iloc[ws.test_idx][name].dropna().nunique() > 1:
             names.append(name)
-    partials = tuple(_dependence(n).partial for n in names)
+    partials = tuple(_partial(n) for n in names)  # not the page's whole view: its colour search is 50 bootstraps
     return ex.DependenceSet(tuple(map(str, ws.X.columns)), partials,
                             f"partial dependence of the {len(partials)} features with the largest mean |SHAP|; "
                             + (partials[0].source if partials else "no feature with two values"))

@@ -19,6 +19,11 @@ from .tabular import guarded
 N_REPEATS = 10
 """Shuffles per feature (scikit-learn's default ``n_repeats=5`` doubled: the standard errors shown are over them)."""
 SEED = 0
+MAX_MODEL_CELLS = 2_000_000_000
+"""Most cells permutation importance may send the model (:meth:`~explainers.PermutationImportanceExplainer.model_cells`:
+the width squared x shuffles x held-out rows). Adult one-hot (108 columns, 8,141 held-out rows) needs 0.95 billion; a
+10,000-column table with 50 held-out rows 50 billion (minutes of ``check``): past the budget the method says so in
+one line, naming the width, instead of being computed."""
 
 
 def scoring() -> str | None:
@@ -37,7 +42,14 @@ def why_not() -> str | None:
     if s is None:
         return ("permutation importance scores the explained output: a margin needs both classes among the "
                 "held-out rows (ROC AUC)")
-    return ex.PermutationImportanceExplainer.is_compatible(workspace().y[workspace().test_idx], s)
+    ws = workspace()
+    why = ex.PermutationImportanceExplainer.is_compatible(ws.y[ws.test_idx], s)
+    cells = _explainer().model_cells(len(ws.test_idx), ws.X.shape[1])
+    if why is None and cells > MAX_MODEL_CELLS:
+        why = (f"permutation importance is not computed at {ws.X.shape[1]:,} columns: {N_REPEATS} shuffles of "
+               f"{len(ws.test_idx):,} held-out rows per column, each {ws.X.shape[1]:,} wide, would send the model "
+               f"{cells:,} cells (its budget: {MAX_MODEL_CELLS:,})")
+    return why
 
 
 def settings() -> dict:

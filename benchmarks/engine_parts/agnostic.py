@@ -3,8 +3,9 @@
 - LIME: :func:`benchmarks.lime_speed.measure` on its ``adult`` case (a one-hot GradientBoosting Pipeline on 8,000
   seeded rows of ``adult.data``, 14 raw columns, loaded as a user's files; the page's LIME,
   ``app.services.tabular._make_lime``).
-- Permutation SHAP: an MLPClassifier Pipeline and a KNeighborsClassifier Pipeline (numbers standardised, Adult's 8
-  string columns one-hot encoded) fitted on the same 8,000 rows, explained through
+- Permutation SHAP: an MLPClassifier, a KNeighborsClassifier and an SVC (RBF, scikit-learn's defaults: no
+  ``predict_proba``, so its ``decision_function`` margin is explained) Pipeline (numbers standardised, Adult's 8
+  string columns one-hot encoded) fitted on the same 6,000 of 8,000 rows, explained through
   ``explainers.ShapExplainer(ModelAdapter(pipe, TabularCodec(raw table)), algorithm="permutation")`` with the app's
   100 background rows and its per-row ordering cap (``app.services.tabular.LOCAL_MAX_ORDERINGS``) on held-out rows;
   CPU time of this process (``time.process_time``), after one warm-up row; the rows the model predicts a row
@@ -27,12 +28,13 @@ def lime_adult(rows: int, folder: Path) -> dict:
 
 
 def _adult_pipelines(quick: bool = False):
-    """Adult (8,000 seeded rows, 6,000 to fit; ``quick``: 2,000 and 1,500), an MLP and a k-NN Pipeline fitted."""
+    """Adult (8,000 seeded rows, 6,000 to fit; ``quick``: 2,000 and 1,500): MLP, k-NN and SVC Pipelines fitted."""
     from sklearn.compose import ColumnTransformer
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.neural_network import MLPClassifier
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
+    from sklearn.svm import SVC
 
     from benchmarks.build_store import ADULT_COLS, _adult_frame
 
@@ -47,7 +49,8 @@ def _adult_pipelines(quick: bool = False):
 
     train = np.arange(1500 if quick else 6000)
     models = {"mlp": Pipeline([("prep", prep()), ("mlp", MLPClassifier((32,), max_iter=200, random_state=0))]),
-              "knn": Pipeline([("prep", prep()), ("knn", KNeighborsClassifier(n_neighbors=15))])}
+              "knn": Pipeline([("prep", prep()), ("knn", KNeighborsClassifier(n_neighbors=15))]),
+              "svc": Pipeline([("prep", prep()), ("svc", SVC())])}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the MLP's convergence warning
         for m in models.values():

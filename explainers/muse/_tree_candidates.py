@@ -24,10 +24,10 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
+import pandas.api.types as ptypes
 from sklearn.tree import DecisionTreeClassifier
 
 from ..types import Predicate
-from ._items import _is_numeric
 
 __all__ = ["tree_paths"]
 
@@ -39,21 +39,38 @@ class _Encoder:
 
     def __init__(self, X: pd.DataFrame, features: Sequence[str]):
         self.features = [str(f) for f in features]
+        dtypes = _dtypes(X)  # one lookup for every column (a wide table: not a Series per column)
         self.levels = {f: sorted({v.item() if isinstance(v, np.generic) else v for v in X[f].dropna().unique()},
-                                 key=str) for f in self.features if not _is_numeric(X[f])}
+                                 key=str) for f in self.features
+                       if not (ptypes.is_numeric_dtype(dtypes[f]) and not ptypes.is_bool_dtype(dtypes[f]))}
         self.cols = []
         for f in self.features:
             self.cols += [(f, lv) for lv in self.levels[f]] if f in self.levels else [(f, None)]
 
     def encode(self, X: pd.DataFrame) -> np.ndarray:
-        out = []
+        out = np.empty((len(X), len(self.cols)), np.float32)
+        dtypes, at, block, where = _dtypes(X), 0, [], []
         for f in self.features:
             if f in self.levels:
                 v = X[f].to_numpy()
-                out += [(v == lv).astype(np.float32) for lv in self.levels[f]]
+                for lv in self.levels[f]:
+                    out[:, at] = v == lv
+                    at += 1
+                continue
+            if isinstance(dtypes[f], np.dtype) and dtypes[f].kind in "biuf":  # numpy numbers: one block below
+                block.append(f)
+                where.append(at)
             else:
-                out.append(pd.to_numeric(X[f], errors="coerce").to_numpy(dtype=np.float32))
-        return np.column_stack(out) if out else np.zeros((len(X), 0), np.float32)
+                out[:, at] = pd.to_numeric(X[f], errors="coerce").to_numpy(dtype=np.float32)
+            at += 1
+        if block:
+            out[:, where] = X[block].to_numpy(dtype=np.float32)
+        return out
+
+
+def _dtypes(X: pd.DataFrame) -> dict:
+    """Each column's dtype by its name as text."""
+    return dict(zip(map(str, X.columns), X.dtypes))
 
 
 def _node_paths(tree: DecisionTreeClassifier, enc: _Encoder, by_node: bool = False):

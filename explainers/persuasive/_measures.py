@@ -97,6 +97,14 @@ def restricted_r2(nb: Neighborhood, features) -> float:
     ΔR² of docs/methods.md, "Persuasive measures".
     """
     features = np.asarray(list(features), dtype=int)
+    d = nb.Z.shape[1]
+    if features.size == d and np.array_equal(np.unique(features), np.arange(d)):
+        return _full_r2(nb)  # every column (a parent explanation shows them all): one fit per neighbourhood
+    return _fit_r2(nb, features)
+
+
+def _fit_r2(nb: Neighborhood, features: np.ndarray) -> float:
+    """:func:`restricted_r2` computed."""
     w = nb.w
     mean = np.average(nb.y, weights=w)
     tss = float(np.sum(w * (nb.y - mean) ** 2))
@@ -115,7 +123,7 @@ def _full_r2(nb: Neighborhood) -> float:
     """:func:`restricted_r2` on every column, computed once per neighborhood (the same for every view of the row;
     on 10,000 columns one fit takes seconds)."""
     if "_r2_full" not in nb.__dict__:
-        object.__setattr__(nb, "_r2_full", restricted_r2(nb, range(nb.Z.shape[1])))
+        object.__setattr__(nb, "_r2_full", _fit_r2(nb, np.arange(nb.Z.shape[1])))
     return nb.__dict__["_r2_full"]
 
 

@@ -1,5 +1,5 @@
-"""Attribution results: one row's :class:`Explanation` (with its :class:`Fidelity`) and many rows'
-:class:`GlobalImportance`."""
+"""Attribution results: one row's :class:`Explanation` (with its :class:`Fidelity`), many rows'
+:class:`GlobalImportance` and many rows' attributions of every output (:class:`OutputAttributions`)."""
 from __future__ import annotations
 
 import functools
@@ -174,3 +174,40 @@ class GlobalImportance:
         out = np.sqrt(_column_sums(self.standard_error, np.square)) / max(len(self.standard_error), 1)
         out.setflags(write=False)
         return out
+
+
+@dataclass(frozen=True)
+class OutputAttributions:
+    """Attributions of many rows for every explained output (one consistent shape).
+
+    Parameters
+    ----------
+    feature_names : tuple of str, length n_features
+    values : ndarray of shape (n_rows, n_features, n_outputs)
+        In the units of ``units[k]`` for output ``k``.
+    base_values : ndarray of shape (n_outputs,)
+    output_names : tuple of str, length n_outputs
+        Class labels (or the regression target), never interaction indices.
+    output_space : {"probability", "log_odds", "raw"}
+    units : tuple of str, length n_outputs
+    source : str
+    params : dict
+
+    Notes
+    -----
+    Returned by :meth:`explainers.ShapExplainer.explain_outputs`; not kept in a store or ``dcc.Store`` as it is (no
+    ``to_dict``).
+    """
+
+    feature_names: tuple
+    values: np.ndarray
+    base_values: np.ndarray
+    output_names: tuple
+    output_space: str
+    units: tuple
+    source: str
+    params: dict
+
+    def importance(self, output: int) -> np.ndarray:
+        """Mean |attribution| per feature for one output, shape (n_features,)."""
+        return np.abs(self.values[:, :, output]).mean(axis=0)

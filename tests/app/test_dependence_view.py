@@ -85,3 +85,20 @@ def test_sampled_shap_values_state_their_standard_errors():
     g = SimpleNamespace(standard_error=se, feature_names=("a", "b"))
     assert _shap_error(g, "b", np.arange(4)) == "; sampled SHAP values: median standard error 0.025, largest 0.5"
     assert _shap_error(SimpleNamespace(standard_error=None), "a", np.arange(4)).endswith("exact (standard error 0)")
+
+
+def test_the_methods_table_result_computes_only_the_partial_dependences(sample_workspace, monkeypatch):
+    """Issue 27: ``check``'s pdp line built the Dependence page's whole view of each top feature, whose colour search
+    reads every other column 51 times (50 bootstrap resamples; 10,000 columns on the wide pair), for views it never
+    draws; now only the partial dependences, each computed once."""
+    from app import services
+    from app.services import dependence
+
+    with services.overridden(services.ServiceState(sample_workspace)):
+        searched, computed = [], []
+        monkeypatch.setattr(dependence.ex, "shap_dependence", lambda *a, **k: searched.append(a[0]))
+        explain = dependence._explainer().explain
+        monkeypatch.setattr(dependence._explainer(), "explain", lambda f: computed.append(f) or explain(f))
+        top = dependence.partial_dependences()
+        assert searched == [] and computed == [p.feature for p in top.partials] and len(computed) == 3
+        assert dependence._partial(computed[0]) is top.partials[0] and len(computed) == 3  # cached, not recomputed

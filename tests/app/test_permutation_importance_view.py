@@ -88,3 +88,20 @@ def test_a_regressor_is_scored_by_r2_and_a_one_class_split_is_refused_in_one_lin
     assert importance.scoring() is None and "both classes" in importance.why_not()
     monkeypatch.setattr(type(sample), "task", property(lambda self: "regression"), raising=False)
     assert importance.scoring() == "r2"
+
+
+def test_past_its_cell_budget_it_is_not_computed_and_says_so_naming_the_width(sample, monkeypatch):
+    """Issue 27: on a 10,000-column pair (50 held-out rows) permutation importance sends the model 50 billion cells,
+    minutes of ``check``; past its budget it is not applicable, in one line naming the method and the width."""
+    from app import services
+    from app.services import importance
+
+    n, d = len(sample.test_idx), sample.X.shape[1]
+    cells = d * 10 * n * d  # every column's 10 shuffled copies of the held-out rows, each d wide
+    assert importance._explainer().model_cells(n, d) == cells
+    monkeypatch.setattr(importance, "MAX_MODEL_CELLS", cells - 1, raising=False)
+    why = importance.why_not()
+    assert why == (f"permutation importance is not computed at {d} columns: 10 shuffles of {n} held-out rows per "
+                   f"column, each {d} wide, would send the model {cells:,} cells (its budget: {cells - 1:,})")
+    (view,) = services.methods.global_method_views()
+    assert view.result is None and view.why_not == why and "\n" not in why

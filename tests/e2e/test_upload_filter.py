@@ -78,10 +78,11 @@ def test_a_features_file_uploaded_in_the_browser_and_the_table_filtered_by_value
     _send(browser, "upload-features", folder / "student.features.yaml")
     wait_text(browser, "upload-features-status", "2 feature(s) named or formatted")
     wait_until(lambda: len(Select(browser.find_element(By.ID, "upload-target")).options) >= 4, "the target's options")
-    Select(browser.find_element(By.ID, "upload-target")).select_by_visible_text("passed")
-    button = browser.find_element(By.ID, "upload-load")  # near the window's bottom edge: scrolled to, then clicked
-    browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", button)
-    button.click()
+    target = browser.find_element(By.ID, "upload-target")  # near the window's bottom edge, below alerts still drawing
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", target)
+    Select(target).select_by_visible_text("passed")
+    button = browser.find_element(By.ID, "upload-load")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();", button)
     said = wait_text(browser, "upload-result", "Now explaining student.csv")
     assert "feature names and value formats from student.features.yaml" in said
 

@@ -145,3 +145,31 @@ def test_lime_refuses_settings_that_cannot_give_a_standard_error(bc, gb_model):
         LimeExplainer(predict, training_data=X.iloc[train], class_names=("b", "m"), repeats=1)
     with pytest.raises(ValueError, match="num_samples <= max_samples"):
         LimeExplainer(predict, training_data=X.iloc[train], class_names=("b", "m"), num_samples=5000, max_samples=1000)
+
+
+def test_ridge_fits_run_on_one_blas_thread_without_listing_the_libraries_each_round(bc, lime_explainer, monkeypatch):
+    """Listing the loaded libraries (a new ``ThreadpoolController``, as ``threadpool_limits`` makes) cost about 18 ms
+    of every LIME round on Adult's one-hot pipeline; the limit itself must hold during every ridge fit."""
+    import scipy.linalg  # noqa: F401  (the ridge's BLAS, listed by the probe below)
+    import threadpoolctl
+
+    from explainers import lime_explainer as module
+
+    lime_explainer.explain(bc[0].iloc[[4]])  # whatever a first explanation makes once, made before counting
+    probe = threadpoolctl.ThreadpoolController()
+    made, threads, own_init, own_fit = [], [], threadpoolctl.ThreadpoolController.__init__, module.ridge_fit
+
+    def counted_init(self, *args, **kwargs):
+        made.append(1)
+        own_init(self, *args, **kwargs)
+
+    def watched_fit(*args, **kwargs):
+        threads.append({i["num_threads"] for i in probe.info() if i["user_api"] == "blas"})
+        return own_fit(*args, **kwargs)
+
+    monkeypatch.setattr(threadpoolctl.ThreadpoolController, "__init__", counted_init)
+    monkeypatch.setattr(module, "ridge_fit", watched_fit)
+    for row in (5, 6):
+        lime_explainer.explain(bc[0].iloc[[row]])
+    assert len(threads) >= 10 and all(t == {1} for t in threads)  # 5 fits a round, every BLAS on one thread
+    assert made == []  # no controller made for a round (before: one each)

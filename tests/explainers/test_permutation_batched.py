@@ -100,3 +100,47 @@ def test_continuous_columns_fall_back_to_the_full_walk_with_the_same_values(monk
     keyed = _permutation.permutation_shap(f, X[0], X[1:], rel_tol=0.0, max_orderings=64, seed=4)
     np.testing.assert_allclose(keyed.values, full.values, rtol=0, atol=1e-12)
     np.testing.assert_allclose(keyed.base + keyed.values.sum(0), f(X[:1])[0], atol=1e-12)
+
+
+def test_no_model_row_goes_to_the_model_twice_and_the_values_are_brute_force(adult_mlp):
+    """Pairs of different background rows that give the same model row (x itself once a walk has added every
+    column where its background row differs; x with one column set to a common level) are evaluated once: across
+    every call, x and the background rows included, no row is passed twice. At 64 orderings every background row
+    (at most 8 differing columns) is enumerated, so the values are the brute-force ones."""
+    pipe, frame, adapter, Z = adult_mlp
+    x, bg = Z.iloc[2650].to_numpy(dtype=float), Z.iloc[:40].to_numpy(dtype=float)
+    passed = []
+
+    def f(a):
+        passed.append(np.array(a, dtype=float))
+        return adapter.outputs(a)
+
+    res = _permutation.permutation_shap(f, x, bg, rel_tol=0.0, abs_tol=1e-15, max_orderings=64, max_rows=100_000)
+    rows = np.concatenate(passed)
+    assert len(np.unique(rows, axis=0)) == len(rows), f"{len(rows) - len(np.unique(rows, axis=0))} rows repeated"
+    oracle = brute_force_shapley(lambda t: pipe.predict_proba(t)[:, 1], frame.iloc[[2650]], frame.iloc[:40])
+    assert res.converged and not res.standard_error.any()
+    np.testing.assert_allclose(res.values[:, 1], oracle, rtol=0, atol=1e-9)
+
+
+def test_model_rows_are_rebuilt_from_their_codes():
+    """The int64 code of a pair (coalition, background row) gives back the row ``where(S, x, bg[r])`` (NaNs, values
+    equal to x's, repeated levels), and pairs share a code exactly when their rows are equal."""
+    rng = np.random.default_rng(3)
+    bg = rng.integers(0, 4, size=(30, 6)).astype(float)
+    bg[rng.random(bg.shape) < 0.1] = np.nan
+    bg[:, 5] = rng.normal(size=30)  # a continuous column: every value its own level
+    x = np.array([1.0, np.nan, 2.0, 0.0, 3.0, 0.5])
+    v = _permutation_game._CoalitionValues(lambda a: a[:, :1], x, bg, 1000, 1, 16, row_cost_s=1.0)
+    assert v.keyed and v.content is not None
+    coalitions, r = rng.integers(0, 2 ** 6, size=600), rng.integers(0, 30, size=600)
+    expected = np.where((coalitions[:, None] >> np.arange(6)) & 1 == 1, x, bg[r])
+    keys = v._keys(coalitions, r)
+    np.testing.assert_array_equal(v._rows(keys), expected)
+    same_row = ((expected[:, None] == expected[None]) | (np.isnan(expected[:, None]) & np.isnan(expected[None]))
+                ).all(axis=2)
+    same_key = keys[:, None] == keys[None]
+    assert same_row[same_key].all()  # one code, one row: never two rows under one code
+    plain = ~np.isnan(expected).any(axis=1)  # (x's NaN and a background row's NaN: one float, two codes)
+    assert same_key[np.ix_(plain, plain)][same_row[np.ix_(plain, plain)]].all()
+    assert len(np.unique(keys)) < len(keys)

@@ -1,0 +1,127 @@
+"""A one-hot Pipeline's final step called on the array built from the levels (``explainers._one_hot_input``) gives
+the Pipeline's own outputs bit for bit, and the OneHotEncoder no longer runs on a LIME neighbourhood's strings.
+
+Oracle: the Pipeline's own ``predict_proba`` / ``predict`` / ``decision_function`` on the decoded table, on real data
+(UCI Adult, ``shared/data``: 8 string columns with missing levels, 6 numbers) and on LIME's own neighbourhoods
+(:class:`explainers._lime_sampler.LimeSpace`); equality with ``np.array_equal``, not a tolerance.
+"""
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor, RandomForestClassifier
+from sklearn.linear_model import LogisticRegression, RidgeClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from explainers import LimeExplainer
+from explainers._codec import TabularCodec
+from explainers._lime_sampler import LimeSpace
+from explainers.model_adapter import ModelAdapter
+from tests.shared_data import adult_data
+
+STRINGS = ["workclass", "education", "marital-status", "occupation", "relationship", "race", "sex", "native-country"]
+
+
+@pytest.fixture(scope="module")
+def adult():
+    df = adult_data().sample(3000, random_state=0).reset_index(drop=True)
+    X, y = df.drop(columns=["income"]), df["income"]
+    codec = TabularCodec(X)
+    Z = codec.encode(X).to_numpy()
+    space = LimeSpace(Z[:2000], codec.categorical)  # LIME's neighbourhood of held-out rows, as the explainer draws it
+    hood = np.concatenate([space.sample(Z[r], 400, seed=r)[1] for r in (2000, 2001, 2500)])
+    return X, y, codec, Z, hood
+
+
+def _one_hot(final, **encoder):
+    prep = ColumnTransformer([("str", OneHotEncoder(**{"handle_unknown": "ignore", "sparse_output": False, **encoder}),
+                               STRINGS)], remainder="passthrough")
+    return Pipeline([("prep", prep), ("model", final)])
+
+
+def _count_encoder_calls(monkeypatch) -> list:
+    calls, own = [], OneHotEncoder.transform
+
+    def counted(self, X, *args, **kwargs):
+        calls.append(len(X))
+        return own(self, X, *args, **kwargs)
+
+    monkeypatch.setattr(OneHotEncoder, "transform", counted)
+    return calls
+
+
+@pytest.mark.parametrize("final", [HistGradientBoostingClassifier(max_iter=30, random_state=0),
+                                   RandomForestClassifier(20, random_state=0), LogisticRegression(max_iter=300)],
+                         ids=["hgb", "forest", "logistic"])
+def test_outputs_equal_the_pipelines_on_lime_neighbourhoods_without_encoding_strings(adult, final, monkeypatch):
+    X, y, codec, Z, hood = adult
+    pipe = _one_hot(final).fit(X.iloc[:2000], y.iloc[:2000])
+    adapter = ModelAdapter(pipe, codec)
+    # the held-out rows' neighbourhoods (levels the fit never saw among them), the held-out rows, the first 20
+    own = pipe.predict_proba(codec.decode(hood)), pipe.predict(X.iloc[2000:]), pipe.predict_proba(X.iloc[:20])
+    calls = _count_encoder_calls(monkeypatch)
+    assert np.array_equal(adapter.outputs(hood), own[0])  # the first call checks the shortcut on its probes
+    calls.clear()
+    assert np.array_equal(adapter.outputs(pd.DataFrame(hood, columns=codec.names)), own[0])
+    assert np.array_equal(adapter.predict(Z[2000:]), own[1])
+    assert calls == []  # 1,200 neighbourhood rows and 1,000 rows never went through the OneHotEncoder (before: always)
+    assert np.array_equal(adapter.outputs(Z[:20]), own[2])
+    assert calls == [20]  # a small call (the mutation guard's 20 rows) goes through the whole Pipeline
+
+
+def test_regressor_margin_and_a_one_hot_encoder_that_drops_a_level_give_the_pipelines_outputs(adult, monkeypatch):
+    X, y, codec, _, hood = adult
+    target = X["hours-per-week"].to_numpy(float)
+    reg = _one_hot(HistGradientBoostingRegressor(max_iter=20, random_state=0), drop="if_binary",
+                   handle_unknown="infrequent_if_exist", min_frequency=20).fit(X, target)
+    margin = _one_hot(RidgeClassifier()).fit(X, y)  # decision_function only: the adapter's "margin" outputs
+    calls = _count_encoder_calls(monkeypatch)
+    for pipe, own in ((reg, reg.predict(codec.decode(hood))[:, None]),
+                      (margin, margin.decision_function(codec.decode(hood))[:, None])):
+        adapter = ModelAdapter(pipe, codec)
+        assert adapter.kind == ("raw" if pipe is reg else "margin")
+        adapter.outputs(hood[:100])  # the shortcut is made and checked
+        calls.clear()
+        assert np.array_equal(adapter.outputs(hood), own) and calls == []
+
+
+@pytest.mark.parametrize("variant", ["scaled numbers", "sparse output", "unknown level raises"])
+def test_a_pipeline_the_shortcut_does_not_cover_is_called_whole(adult, variant, monkeypatch):
+    X, y, codec, Z, hood = adult
+    if variant == "scaled numbers":
+        numbers = [c for c in X.columns if c not in STRINGS]
+        pipe = Pipeline([("prep", ColumnTransformer([("str", OneHotEncoder(handle_unknown="ignore"), STRINGS),
+                                                     ("num", StandardScaler(), numbers)], sparse_threshold=0)),
+                         ("model", LogisticRegression(max_iter=300))])
+    else:
+        pipe = _one_hot(RandomForestClassifier(10, random_state=0),
+                        **({"sparse_output": True} if variant == "sparse output" else {"handle_unknown": "error"}))
+    pipe.fit(X.iloc[:2000], y.iloc[:2000])
+    if variant == "unknown level raises":  # the table has levels the fit never saw: rows holding none of them
+        seen = np.all([np.isin(hood[:, j], Z[:2000, j]) for j in codec.categorical], axis=0)
+        j = X.columns.get_loc("native-country")
+        assert len(codec.columns[j].levels) > len(np.unique(Z[:2000, j]))  # so the shortcut's probe raises
+        hood = hood[seen]
+    adapter = ModelAdapter(pipe, codec)
+    own = pipe.predict_proba(codec.decode(hood))
+    adapter.outputs(hood[:100])  # where the shortcut is tried, it is tried here
+    calls = _count_encoder_calls(monkeypatch)
+    assert np.array_equal(adapter.outputs(hood), own)
+    assert calls == [len(hood)]  # the encoder ran on the strings, as before
+
+
+def test_lime_explanations_are_the_same_through_the_shortcut(adult):
+    X, y, codec, Z, _ = adult
+    pipe = _one_hot(HistGradientBoostingClassifier(max_iter=30, random_state=0)).fit(X.iloc[:2000], y.iloc[:2000])
+    adapter = ModelAdapter(pipe, codec)
+    cats = {j: [codec.columns[j].label(i) for i in range(len(codec.columns[j].levels))] for j in codec.categorical}
+    train = pd.DataFrame(Z[:2000], columns=codec.names)
+    made = [LimeExplainer(fn, training_data=train, class_names=("<=50K", ">50K"), categorical_names=cats,
+                          missing_columns=codec.categorical)
+            for fn in (lambda a: adapter.outputs(pd.DataFrame(a, columns=codec.names)),
+                       lambda a: pipe.predict_proba(codec.decode(a)))]
+    fast, whole = (lime.explain(Z[2100], num_samples=1000) for lime in made)
+    assert np.array_equal(fast.values, whole.values) and fast.prediction == whole.prediction
+    assert fast.params["standard_error"] == whole.params["standard_error"]
+    assert fast.params["heldout_r2"] == whole.params["heldout_r2"]
