@@ -15,6 +15,7 @@ from selenium.webdriver.common.keys import Keys
 
 from tests.e2e.browser import severe_console_errors, wait_for_figures, wait_text, wait_until
 from tests.e2e.serving import running_app
+from tests.e2e.test_whatif import _control, _shap_text, _status  # the what-if page's readers, shared
 from tests.shared_data import adult_data
 
 pytestmark = pytest.mark.e2e
@@ -47,28 +48,13 @@ def adult_server(tmp_path_factory):
         yield base, frame
 
 
-def _status(driver) -> str:
-    return driver.find_element(By.ID, "row-status").text
-
-
-def _shap_text(driver) -> str:
-    return driver.execute_script(
-        "return [...document.querySelectorAll('#descriptive-shap-waterfall svg text')].map(t => t.textContent)"
-        ".join('|')")
-
-
-def _box(driver, name: str):
-    label = driver.find_element(By.XPATH, f"//label[starts-with(normalize-space(.), '{name} (')]")
-    return driver.execute_script("return document.getElementById(arguments[0]);", label.get_attribute("for"))
-
-
 def _open_editor(driver):
     """Unfold the what-if editor (its controls are drawn on the first opening); return the age box."""
     summary = driver.find_element(By.CSS_SELECTOR, ".whatif-editor summary")
     if not driver.execute_script("return arguments[0].parentElement.open;", summary):
         driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();", summary)
     return wait_until(lambda: driver.find_elements(By.XPATH, "//label[starts-with(normalize-space(.), 'age (')]")
-                      and _box(driver, "age").is_displayed() and _box(driver, "age"), "the editor's controls")
+                      and _control(driver, "age").is_displayed() and _control(driver, "age"), "the editor's controls")
 
 
 def _text(driver, element_id: str) -> str:
