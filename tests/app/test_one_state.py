@@ -72,7 +72,8 @@ def test_overridden_puts_back_the_state_there_was_with_what_it_had_computed(samp
     getter = services.lazy("test_one_state_value", lambda: calls.append(1) or len(calls))
     try:
         before = services.state()
-        assert services.join_late() == ["test_one_state_value"]  # registered after the state was made
+        # registered after the state was made (page modules imported by earlier tests may have joined others too)
+        assert "test_one_state_value" in services.join_late()
         assert getter() == 1 and services.is_ready("test_one_state_value")
         other = services.ServiceState(sample_workspace)
         with services.overridden(other) as installed:
