@@ -25,6 +25,7 @@ from workspace.workspace import Workspace
 _factories: dict[str, Callable[[], object]] = {}
 _warm_order: list[str] = []
 _warm_last: set[str] = set()
+_warm_late: set[str] = set()
 _warm_first: set[str] = set()
 log = logging.getLogger("candor.warmup")
 first_request = threading.Event()
@@ -174,15 +175,18 @@ def lazy(name: str, factory: Callable[[], object], *, warm: bool | str = False) 
     before every other, and at once: the background warm-up computes the ``"first"`` values as soon as the
     workspace is installed, while the server is still starting, then waits for the first request before the
     rest (the Descriptive page's first row: a second or more of a user's first click otherwise, issue 23).
+    ``warm="late"`` after every ``warm=True`` value and before the ``"last"`` ones (seconds of CPU for one page
+    that must neither hold the first clicks nor wait behind a step of minutes).
     """
-    if warm not in (False, True, "last", "first"):
-        raise ValueError(f"warm must be False, True, 'first' or 'last', got {warm!r}")
+    if warm not in (False, True, "late", "last", "first"):
+        raise ValueError(f"warm must be False, True, 'first', 'late' or 'last', got {warm!r}")
     _factories[name] = factory
     if warm:
-        (_warm_last if warm == "last" else _warm_first if warm == "first" else set()).add(name)
+        {"last": _warm_last, "late": _warm_late, "first": _warm_first}.get(warm, set()).add(name)
         _warm_order.append(name)
         # stable: registration order within each group
-        _warm_order.sort(key=lambda n: 0 if n in _warm_first else 2 if n in _warm_last else 1)
+        _warm_order.sort(key=lambda n: 0 if n in _warm_first else 3 if n in _warm_last else 2 if n in _warm_late
+                         else 1)
     return lambda: get(name)
 
 

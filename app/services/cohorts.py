@@ -140,9 +140,10 @@ def _make_surrogate():
 
 
 _base = lazy("cohort_base", _make_base)
-_story = lazy("cohort_story", _make_story, warm="last")
-"""Warmed last: the story of up to 200 rows is seconds (3.0 s of CPU on breast cancer), a callback's budget is not,
-and before the Descriptive page's stored rows are drawn it held their first clicks behind the interpreter lock."""
+_story = lazy("cohort_story", _make_story, warm="late")
+"""Warmed late (after the pages' own warm values, before the surrogate frontier's minutes): the story of up to 200
+rows is seconds (3.0 s of CPU on breast cancer), a callback's budget is not, and before the Descriptive page's
+stored rows were drawn it held their first clicks behind the interpreter lock."""
 _tree = lazy("error_tree", _make_tree)
 _surrogate = lazy("cohort_surrogate", _make_surrogate)
 

@@ -23,6 +23,7 @@ def registry(monkeypatch):
     monkeypatch.setattr(_core, "_factories", {})
     monkeypatch.setattr(_core, "_warm_order", [])
     monkeypatch.setattr(_core, "_warm_last", set())
+    monkeypatch.setattr(_core, "_warm_late", set())
     monkeypatch.setattr(_core, "_warm_first", set())
     ran = []
     with services.overridden(services.ServiceState()):  # the suite's state, its values and caches, put back after
@@ -105,13 +106,18 @@ def test_the_landing_values_then_the_first_row_view_are_the_first_warm_steps():
 
 
 def test_an_unknown_warm_value_is_refused(registry):
-    with pytest.raises(ValueError, match="warm must be False, True, 'first' or 'last'"):
+    with pytest.raises(ValueError, match="warm must be False, True, 'first', 'late' or 'last'"):
         _core.lazy("x", lambda: 1, warm="early")
 
 
 def test_the_surrogate_frontier_is_the_last_warm_step():
-    """Registered by import order it came before the Persuasive curve and the table's widths."""
+    """Registered by import order it came before the Persuasive curve and the table's widths; the cohorts' story
+    ("late") comes after the pages' own values and before it."""
+    import app.callbacks  # noqa: F401  (the pages' warm values, registered when their modules are imported)
+
     assert _core._warm_order[-1] == "frontier_default"
+    assert _core._warm_order[-2] == "cohort_story"
+    assert _core._warm_order.index("descriptive_rendered_rows") < _core._warm_order.index("cohort_story")
     assert {"persuasive_global", "widest_value_labels", "muse_default"} <= set(_core._warm_order[:-1])
     assert surrogates._default_frontier is not None
 
