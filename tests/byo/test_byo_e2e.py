@@ -64,7 +64,9 @@ def test_upload_page_stores_files_and_switches_the_model(served):
     while time.time() < deadline and len(driver.find_elements(By.CSS_SELECTOR, "#upload-target option")) < 4:
         time.sleep(0.2)
     Select(driver.find_element(By.ID, "upload-target")).select_by_visible_text("churn")
-    driver.find_element(By.ID, "upload-load").click()
+    # the page's third step (a features file) put the button near the window's edge: scrolled to, as a user would
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();",
+                          driver.find_element(By.ID, "upload-load"))
     assert "300 rows x 3 features" in wait_text(driver, "upload-result", "Now explaining churn_upload.csv")
     # the navbar names the new model at once, without a navigation (a new user saw the old one's until then)
     assert "Candor · churn_upload.csv" in wait_text(driver, "navbar", "churn_upload.csv", timeout=10)
