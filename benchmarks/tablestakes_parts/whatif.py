@@ -75,6 +75,10 @@ class _Server:
         self._log.close()
 
 
+_DRAWN = """return [...document.querySelectorAll('[id*="whatif-value"]')]
+  .filter(e => e.id.includes('"page":"' + arguments[0] + '"')).length;"""
+"""How many what-if controls ``arguments[0]``'s editor has drawn (they are drawn when it is first opened)."""
+
 def _edit_values(spec: list[dict], start: list, features, n: int, seed: int = 0) -> list[tuple[int, object]]:
     """``n`` edits (control index, browser value) of the controls showing ``start``, cycling through ``features``,
     each a value the control does not hold at that moment (else the page has nothing to do)."""
@@ -105,6 +109,13 @@ def _page_edits(driver, server: _Server, path: str, row: int, features, n: int) 
     bt.wait_settled(driver, bt.VISIBLE_PLOTS.replace("return", "return 2 <=", 1), timeout=600)
     data = "return window.dash_component_api.getLayout(arguments[0]).props.data;"
     spec, base = driver.execute_script(data, f"{page}-whatif-spec"), driver.execute_script(data, f"{page}-whatif-base")
+    driver.execute_script("document.getElementById(arguments[0]).click();", f"{page}-whatif-open")  # draws them
+    deadline = time.time() + 120
+    while driver.execute_script(_DRAWN, page) < len(spec):
+        if time.time() > deadline:
+            raise TimeoutError(f"{path}: the what-if editor drew no controls")
+        time.sleep(0.1)
+    bt.wait_settled(driver, "return true", timeout=120)
     wall, cpu, requests_per_edit = [], [], []
     for i, value in _edit_values(spec, base["values"], features, n):
         before = bt.state(driver)["started"]
