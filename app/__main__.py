@@ -15,7 +15,7 @@ import argparse
 import dataclasses
 import sys
 
-from workspace.errors import CandorError, first_line, raised_at
+from workspace.errors import CandorError, command_line
 from workspace.settings import Settings
 from .cli.model_flags import add_serving_arguments, model_args_error
 
@@ -64,13 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     """
     try:
         return _main(sys.argv[1:] if argv is None else argv)
-    except CandorError as err:
-        print(f"candor: error: {(str(err).strip().splitlines() or ['(no message)'])[0]}", file=sys.stderr)
-        return 2
     except Exception as err:  # noqa: BLE001  (the command line's one place for an error nobody foresaw)
-        print(f"candor: error: {first_line(err)} (not an error Candor checks for at {raised_at(err)}; "
-              "please report it)", file=sys.stderr)
-        return 1
+        line, status = command_line(err)
+        print(f"candor: error: {line}", file=sys.stderr)
+        return status
 
 
 def _main(argv: list[str]) -> int:

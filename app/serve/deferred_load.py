@@ -16,7 +16,7 @@ import sys
 import threading
 from typing import Callable
 
-from workspace.errors import CandorError, first_line, raised_at
+from workspace.errors import command_line
 
 HELD_PREFIXES = ("/_dash-layout", "/_dash-dependencies", "/_dash-update-component", "/_candor/")
 """Paths a request waits on the load for (all of them need the workspace); the HTML and static files do not."""
@@ -72,10 +72,8 @@ def start(gate: LoadGate, load: Callable[[], None], on_loaded: Callable[[], None
     def run():
         try:
             load()
-        except CandorError as err:
-            _fail(gate, (str(err).strip().splitlines() or ["(no message)"])[0], 2)
-        except Exception as err:  # noqa: BLE001  (the command line's one line for an error nobody foresaw)
-            _fail(gate, f"{first_line(err)} (not an error Candor checks for at {raised_at(err)}; please report it)", 1)
+        except Exception as err:  # noqa: BLE001  (the command line's one line, as python -m app's own)
+            _fail(gate, *command_line(err))
         else:
             gate.done.set()
             if on_loaded is not None:
