@@ -197,15 +197,11 @@ def update(row, whatif, refresh: bool):
 def _drawn(count: int) -> int:
     """How many controls the page has drawn (0 until the editor is first opened: :func:`drawn_controls`), read from the
     callback's wildcard output; ``count`` (every control) when called outside a request."""
-    try:
-        for out in callback_context.outputs_list:
-            if isinstance(out, list) and out and out[0].get("id", {}).get("type") == "whatif-value":
-                return len(out)
-            if isinstance(out, list) and not out:
-                return 0  # the only wildcard output of a row callback is the editor's
+    try:  # the editor's controls are a row callback's only wildcard output (a list, empty until drawn)
+        wildcard = [out for out in callback_context.outputs_list if isinstance(out, list)]
     except MissingCallbackContextException:
         return count
-    return count
+    return len(wildcard[0]) if wildcard else count
 
 
 def _unchanged(note) -> tuple:
