@@ -178,12 +178,22 @@ def run_chunks(task: Task, n_rows: int, *, chunk_rows: int, out_dir: Path | str,
     done_rows = n_rows - sum(stop - start for start, stop in todo)
     if progress is not None:
         progress(done_rows, n_rows)
-    for (start, stop), arrays in (_in_process(task, todo) if client is None else _on_dask(client, task, todo)):
+    for (start, stop), arrays in each_chunk(task, todo, client):
         _write_atomically(chunk_path(out_dir, start, stop), _checked(arrays, start, stop))
         done_rows += stop - start
         if progress is not None:
             progress(done_rows, n_rows)
     return _gather(out_dir, bounds, n_rows)
+
+
+def each_chunk(task: Callable, todo: list[tuple[int, int]], client=None):
+    """Yield ``((start, stop), task(start, stop))`` for each bounds of ``todo``: in this process in order, or as the
+    Dask tasks of ``client`` finish (the task shipped to the cluster once; the rest cancelled if one fails).
+
+    What :func:`run_chunks` runs its chunks with, and the build's other work shared out to the same workers (the
+    row panels, ``app/cli/build_panels.py``), whose results are not arrays.
+    """
+    return _in_process(task, todo) if client is None else _on_dask(client, task, todo)
 
 
 def _in_process(task: Task, todo):

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from store.codec import global_meta, split_explanation
+from store.codec import global_meta
 from store.format import DOCUMENTS, FORMAT_VERSION, METHODS, NOT_STORED
 from store.hashes import source_hashes
 from store.read import workspace_key
@@ -39,6 +39,7 @@ from store.write import check_out_folder as _check_out, remove_path as _remove, 
 from workspace.errors import CandorError
 from workspace.settings import Settings
 from .build_panels import PART as PANELS_PART, finish_with_panels
+from .build_rows import RowTask, beside_rows
 from .model_flags import add_model_arguments
 
 BUILD_DIR = ".build"
@@ -66,61 +67,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--trust-cluster", action="store_true",
                    help="use a scheduler without TLS: it and its workers can run code here and read the model and data")
     return p
-
-
-@dataclasses.dataclass
-class RowTask:
-    """``task(start, stop)`` for :func:`store.engine.run_chunks`: every per-row stored method (the table of
-    methods: SHAP and LIME) of ``rows[start:stop]``.
-
-    Picklable (a Dask worker gets it): a process with no workspace installed loads ``selection``'s first.
-
-    Returns
-    -------
-    dict of str to ndarray
-        ``<method>_values``, ``<method>_se``, ``<method>_feature_values`` (n, d); ``<method>_base``,
-        ``<method>_prediction``, ``prediction`` (n,); ``<method>_meta`` (n,) JSON text (unicode array).
-    """
-
-    rows: np.ndarray
-    selection: dict
-    lime_limits: dict = dataclasses.field(default_factory=dict)
-
-    def __call__(self, start: int, stop: int) -> dict[str, np.ndarray]:
-        from .. import services
-        from ..services import methods, tabular
-
-        tabular.LIME_LIMITS.update(self.lime_limits)  # a Dask worker's own module: the build's stopping rule
-        if services.state().workspace is None:  # a fresh process (a Dask worker): load what the build explains
-            from ..services.selection import Selection
-
-            services.init(Selection(**self.selection).load(), warm=False)
-        rows = [int(r) for r in self.rows[start:stop]]
-        stored = methods.stored_per_row()
-        with threadpool_limits(1):  # see build(): OpenMP and BLAS pools spinning on a shared machine
-            what = f"{' and '.join(m.title for m in stored)} for rows {rows[0]}-{rows[-1]}"
-            found, prediction = tabular.guarded(what, _explain_rows, rows)
-        out: dict[str, list] = {"prediction": list(prediction)}
-        for method in stored:
-            for e in found[method.name]:
-                numbers, rest = split_explanation(e)
-                for k, v in numbers.items():
-                    out.setdefault(f"{method.name}_{k}", []).append(v)
-                out.setdefault(f"{method.name}_meta", []).append(rest)
-        return {k: np.asarray(v) for k, v in out.items()}
-
-
-def _explain_rows(rows: list[int]) -> tuple[dict[str, list], np.ndarray]:
-    """Each per-row stored method's results of ``rows`` (positions), what its live row function gives
-    (``TabularMethod.live_rows``: SHAP's chunk in batches, :mod:`store.batch`), by method name; and the rows'
-    explained output. The rows' model predictions are checked once around the whole chunk (``tabular.guarded``).
-    """
-    from .. import services
-    from ..services import methods
-
-    found = {m.name: m.live_rows(rows) for m in methods.stored_per_row()}
-    ws = services.workspace()
-    return found, np.asarray(ws.output(ws.X.iloc[rows]), dtype=float)
 
 
 def _explainer_settings() -> dict:
@@ -193,6 +139,34 @@ def _without_clock_budgets(fn):
             tabular.LIME_LIMITS.update(saved[0])
             tabular.AGNOSTIC_BUDGET_S, persuasive.GLOBAL_BUDGET_S = saved[1], saved[2]
     return run
+
+
+def _write_global(writer: StoreWriter, say, timings: dict):
+    """Compute and write the global SHAP view (``tabular._shap_all``); returns it."""
+    from ..services import tabular
+
+    t = time.perf_counter()
+    say("global SHAP", 0, 1)
+    g, where = tabular._shap_all()
+    rows_g = np.array(sorted(where, key=where.get), dtype=np.int64)
+    writer.array("global_values.npy", g.values)
+    writer.array("global_feature_values.npy", np.asarray(g.feature_values, dtype=float))
+    writer.array("global_se.npy", np.zeros_like(g.values) if g.standard_error is None else g.standard_error)
+    writer.array("global_rows.npy", rows_g)
+    timings["global_shap_s"] = time.perf_counter() - t
+    return g
+
+
+def _write_rows(writer: StoreWriter, rows: np.ndarray, arrays: dict) -> None:
+    """Write the stored rows and each per-row method's arrays (:func:`store.engine.run_chunks`' result)."""
+    writer.array("rows.npy", rows)
+    if len(rows):
+        writer.array("prediction.npy", arrays["prediction"])
+        for method in METHODS:
+            for part in ("values", "se", "base", "prediction", "feature_values"):
+                writer.array(f"{method}_{part}.npy", arrays[f"{method}_{part}"].astype(float))
+        writer.table("row_meta.parquet", pd.DataFrame({"row": rows, **{m: arrays[f"{m}_meta"].astype(str)
+                                                                       for m in METHODS}}))
 
 
 def _write_reproduce(writer: StoreWriter) -> dict:
@@ -285,35 +259,27 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     writer = StoreWriter(partial)
     timings, skipped = {}, {}
 
-    t = time.perf_counter()
-    say("global SHAP", 0, 1)
-    g, where = tabular._shap_all()
-    rows_g = np.array(sorted(where, key=where.get), dtype=np.int64)
-    writer.array("global_values.npy", g.values)
-    writer.array("global_feature_values.npy", np.asarray(g.feature_values, dtype=float))
-    writer.array("global_se.npy", np.zeros_like(g.values) if g.standard_error is None else g.standard_error)
-    writer.array("global_rows.npy", rows_g)
-    timings["global_shap_s"] = time.perf_counter() - t
-
-    t = time.perf_counter()
     # the first held-out rows in the workspace's order (the default row, the Persuasive curve's rows), sorted
     rows = np.sort(np.asarray(ws.test_idx, dtype=np.int64)[:max_rows])
     task = RowTask(rows, dataclasses.asdict(selection), dict(tabular.LIME_LIMITS))
     rows_what = f"rows ({', '.join(m.title for m in methods.stored_per_row())})"
     build_dir = _chunk_dir(partial, chunk_key(model_sha, data_sha, ws, rows, chunk_rows), say)
-    arrays = run_chunks(task, len(rows), chunk_rows=chunk_rows, out_dir=build_dir,
-                        client=client, progress=lambda done, total: say(rows_what, done, total))
-    writer.array("rows.npy", rows)
-    if len(rows):
-        writer.array("prediction.npy", arrays["prediction"])
-        for method in METHODS:
-            for part in ("values", "se", "base", "prediction", "feature_values"):
-                writer.array(f"{method}_{part}.npy", arrays[f"{method}_{part}"].astype(float))
-        writer.table("row_meta.parquet", pd.DataFrame({"row": rows, **{m: arrays[f"{m}_meta"].astype(str)
-                                                                       for m in METHODS}}))
-    timings["rows_s"] = time.perf_counter() - t
-    reproduce = _write_reproduce(writer)
-    _write_parts(writer, skip, say, timings, skipped)
+
+    def compute_rows():
+        t = time.perf_counter()
+        arrays = run_chunks(task, len(rows), chunk_rows=chunk_rows, out_dir=build_dir,
+                            client=client, progress=lambda done, total: say(rows_what, done, total))
+        _write_rows(writer, rows, arrays)
+        timings["rows_s"] = time.perf_counter() - t
+
+    def the_rest():
+        reproduce = _write_reproduce(writer)
+        _write_parts(writer, skip, say, timings, skipped)
+        return reproduce
+
+    # on Dask, what needs no row is computed here meanwhile (build_rows.beside_rows)
+    g, _, reproduce = beside_rows(compute_rows, lambda: _write_global(writer, say, timings), the_rest,
+                                  parallel=client is not None)
 
     shap = tabular._shap()
     manifest = {
@@ -333,7 +299,8 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
         "libraries": library_versions(), "not_stored": list(NOT_STORED), "skipped": skipped,
         "timings_s": {k: round(v, 3) for k, v in {**timings, "total_s": time.perf_counter() - t0}.items()},
     }
-    finish_with_panels(writer, partial, ws, (model_sha, data_sha), manifest, skip, say, t0)
+    finish_with_panels(writer, partial, ws, (model_sha, data_sha), manifest, skip, say, t0,
+                       None if client is None else (client, dataclasses.asdict(selection)))
     shutil.rmtree(partial / BUILD_DIR, ignore_errors=True)  # the chunks are in the store's arrays now
     _swap_in(partial, out)
     return {**manifest, "files": writer.files}

@@ -78,15 +78,30 @@ def panel_rows() -> list[int]:
     return [int(r) for r in rows]
 
 
-def draw_stored(page: str, progress=None) -> dict:
+def draw_rows(page: str, rows, progress=None) -> dict[str, str]:
+    """``page``'s panels of each of ``rows`` at its opening controls, as the JSON text Dash would send, by row number
+    (text); a row whose view cannot be drawn (:class:`~workspace.errors.CandorError`) is left out: computed live,
+    its panels say why. ``progress(done, total)`` is called after each row."""
+    drawn = {}
+    for i, row in enumerate(rows):
+        try:
+            drawn[str(row)] = to_json_plotly(list(as_sent(_draw(page, row))))
+        except CandorError:
+            pass
+        if progress is not None:
+            progress(i + 1, len(rows))
+    return drawn
+
+
+def draw_stored(page: str, progress=None, drawn_rows=draw_rows) -> dict:
     """The document of ``page``'s drawn panels for :func:`panel_rows`, with the store being built installed.
 
     Each row's panels are kept as the JSON text Dash would send, parsed on the row's ask (1-3 ms): parsed whole
     when the store opens, breast cancer's 143 rows (8 MB of JSON) took 0.2-1.0 s of every server start and 36 MB
     of each worker's memory.
 
-    A row whose view cannot be drawn (:class:`~workspace.errors.CandorError`) is left out: computed live, its
-    panels say why. ``progress(done, total)`` is called after each row.
+    ``drawn_rows(page, rows, progress)`` draws them (:func:`draw_rows`; the build's Dask workers share them out,
+    :mod:`app.cli.build_panels`).
 
     Raises
     ------
@@ -95,14 +110,7 @@ def draw_stored(page: str, progress=None) -> dict:
     """
     if page == "attention" and not services.has_attention_model():
         raise CandorError("no attention model is loaded: the Attention page is not served")
-    rows, drawn = panel_rows(), {}
-    for i, row in enumerate(rows):
-        try:
-            drawn[str(row)] = to_json_plotly(list(as_sent(_draw(page, row))))
-        except CandorError:
-            pass
-        if progress is not None:
-            progress(i + 1, len(rows))
+    drawn = drawn_rows(page, panel_rows(), progress)
     return {"page": page, "controls": json.loads(json.dumps(controls(page))), "drawn_by": drawn_by(), "rows": drawn}
 
 
