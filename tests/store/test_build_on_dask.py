@@ -38,11 +38,13 @@ def both(tmp_path_factory):
     previous = services.state().workspace
     here, there = tmp_path_factory.mktemp("one-process"), tmp_path_factory.mktemp("dask")
     one = _build(here)
-    piece, build_panels.PIECE_ROWS = build_panels.PIECE_ROWS, 2  # four pieces of the 7 rows' panels: both workers
+    piece = getattr(build_panels, "PIECE_ROWS", None)
+    build_panels.PIECE_ROWS = 2  # four pieces of the 7 rows' panels, for both workers
     try:
         with client_from_address("local:2") as client:
             on_dask = _build(there, client)
-            held = client.run(lambda: (build_panels._installed, os.environ.get("MALLOC_TRIM_THRESHOLD_")))
+            held = client.run(lambda: (getattr(build_panels, "_installed", ()),
+                                       os.environ.get("MALLOC_TRIM_THRESHOLD_")))
     finally:
         build_panels.PIECE_ROWS = piece
     services.use_built_store(None)
