@@ -66,6 +66,42 @@ def test_adult_cohort_accuracy_equals_a_pandas_group_by(adult_server, browser):
     assert severe_console_errors(d) == []
 
 
+CONDITION = re.compile(r"^(.+?) (<=|>|==|in) (.+)$")
+
+
+def _leaf_rows(rows: pd.DataFrame, text: str) -> pd.Series:
+    """Which raw rows satisfy a leaf's conditions as the page writes them (numbers compared, levels as a set)."""
+    inside = pd.Series(True, index=rows.index)
+    for part in text.split("; "):
+        feature, op, value = CONDITION.match(part).groups()
+        col = rows[feature]
+        if feature in ADULT_NUMERIC:
+            inside &= col <= float(value) if op == "<=" else col > float(value)
+        else:
+            assert op in ("==", "in"), f"a category compared by order: {part}"
+            inside &= col.fillna("(missing)").isin(value.split(", "))
+    return inside
+
+
+def test_adult_error_tree_leaf_on_a_category_becomes_its_cohort(adult_server, browser):
+    d, a = browser, adult_server
+    rows = _held_out(a)
+    d.get(f"{a.base}/cohorts")
+    wait_text(d, "cohort-leaves", "Leaf 1", timeout=300)
+    texts = dict(li.text.split(": ", 1) for li in d.find_elements(By.CSS_SELECTOR, "#cohort-leaves li"))
+    leaf = next(name for name, text in texts.items() if "marital-status" in text or "occupation" in text)
+    d.find_element(By.ID, "cohort-leaf").click()  # the leaf picker: its option sets the cohort's conditions
+    wait_until(lambda: [o for o in d.find_elements(By.CSS_SELECTOR, "[role='option']")
+                        if o.text.startswith(f"{leaf}: ")], "the leaf's option", 10)[0].click()
+    note = wait_text(d, "cohort-note", f"Your cohort: {texts[leaf]}", timeout=60)
+    inside = _leaf_rows(rows, texts[leaf])
+    by = rows.assign(inside=inside).groupby("inside").correct.agg(["size", "mean"])
+    assert note.endswith(f"{by.loc[True, 'size']} of 300 held-out rows"), note
+    assert _table(d, "cohort-table")[0][2].startswith(f"{by.loc[True, 'mean']:.3f} [")
+    wait_until(lambda: parse_qs(urlsplit(d.current_url).query).get("cohort") == [texts[leaf]], "the URL", 10)
+    assert severe_console_errors(d) == []
+
+
 def test_adult_fairness_by_sex_picked_by_keyboard_equals_a_group_by(adult_server, browser):
     d, a = browser, adult_server
     rows = _held_out(a)
