@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from .intervals import bootstrap_mean, wilson
-from .muse import CartSurrogate, agreement_detail
+from . import muse  # its estimators import scikit-learn on first use (a server's start, issue 23)
 
 __all__ = ["Filter", "parse_filters", "filters_text", "cohort_mask", "ErrorLeaf", "ErrorTree", "error_tree",
            "CohortFigures", "cohort_figures", "misleads_most", "is_compatible", "ERROR_TREE_DEPTH"]
@@ -268,8 +268,8 @@ def error_tree(X: pd.DataFrame, wrong, *, max_depth: int = ERROR_TREE_DEPTH, min
     min_leaf = int(min_leaf if min_leaf is not None else max(5, len(X) // 50))
     leaves = []
     if wrong.any() and not wrong.all():
-        cart = CartSurrogate(max_leaf_nodes=2 ** max_depth, max_depth=max_depth, min_samples_leaf=min_leaf,
-                             seed=seed).fit(X, wrong.astype(int))
+        cart = muse.CartSurrogate(max_leaf_nodes=2 ** max_depth, max_depth=max_depth, min_samples_leaf=min_leaf,
+                                  seed=seed).fit(X, wrong.astype(int))
         rules = [_leaf_filters(r, X, frozenset(map(str, categorical))) for r in cart.rules_]
     else:
         rules = [()]
@@ -337,7 +337,7 @@ def cohort_figures(name: str, mask, correct, *, rule_set=None, X: pd.DataFrame |
     acc = wilson(int(c[m].sum()), int(m.sum()))
     agree = (float("nan"),) * 3
     if rule_set is not None and m.any():
-        d = agreement_detail(rule_set, X[m], np.asarray(y_model, dtype=object)[m])
+        d = muse.agreement_detail(rule_set, X[m], np.asarray(y_model, dtype=object)[m])
         agree = (d.agreement, d.agreement_low, d.agreement_high)
     measured = {k: bootstrap_mean(np.asarray(v, float)[m], seed=seed) for k, v in (story or {}).items()}
     return CohortFigures(name, int(m.sum()), *acc, *agree, measured)

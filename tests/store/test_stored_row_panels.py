@@ -28,7 +28,7 @@ def built(tmp_path_factory):
     settings = Settings(warm=False, cache_dir=folder / "cache", state_dir=folder / "state")
     previous = services.state().workspace
     manifest = build(settings, folder / "store", max_rows=ROWS, chunk_rows=4,
-                     skip=("persuasive", "surrogates", "permutation_importance"))
+                     skip=("persuasive", "surrogates", "permutation_importance", "cohorts"))
     ws = services.workspace()
     yield manifest, ws, folder / "store"
     services.use_built_store(None)
