@@ -9,6 +9,7 @@ import logging
 import numpy as np
 import pytest
 
+from tests.store.building import built_sample_store
 from workspace.settings import Settings
 
 SKIP = ("permutation_importance", "persuasive", "surrogates", "row_panels")
@@ -16,18 +17,8 @@ SKIP = ("permutation_importance", "persuasive", "surrogates", "row_panels")
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    from app import services
-    from app.cli.build import build
-
-    folder = tmp_path_factory.mktemp("story-build")
-    settings = Settings(warm=False, cache_dir=folder / "cache", state_dir=folder / "state")
-    previous = services.state().workspace
-    manifest = build(settings, folder / "store", max_rows=2, chunk_rows=2, skip=SKIP)
-    ws = services.workspace()
-    yield manifest, ws, folder / "store"
-    services.use_built_store(None)
-    if previous is not None:
-        services.init(previous, warm=False)
+    with built_sample_store(tmp_path_factory.mktemp("story-build"), max_rows=2, chunk_rows=2, skip=SKIP) as found:
+        yield found
 
 
 def _serve(folder, ws):
