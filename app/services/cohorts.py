@@ -172,8 +172,9 @@ def _shap_values(row: int) -> np.ndarray:
 
 
 def _make_tree() -> ErrorTree:
-    base = _base()
-    return error_tree(base.X, base.pred != base.y)
+    base, codec = _base(), display_codec()
+    categorical = () if codec is None else tuple(codec.names[j] for j in codec.categorical)
+    return error_tree(base.X, base.pred != base.y, categorical=categorical)
 
 
 def _make_surrogate():
