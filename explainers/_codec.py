@@ -189,6 +189,11 @@ class TabularCodec:
         """The dtype column ``j`` is decoded to (the raw table's)."""
         return self._dtypes[j]
 
+    @property
+    def raw_columns(self) -> tuple:
+        """The raw table's column labels, which :meth:`decode` gives the model (unchanged by :meth:`relabel`)."""
+        return tuple(self._raw_columns)
+
     @staticmethod
     def _level_values(code: ColumnCode) -> np.ndarray:
         """The raw value of each level of ``code`` as an object array (the missing level as the column's NA)."""
