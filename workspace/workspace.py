@@ -194,7 +194,8 @@ def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, tru
         df = df[tcol.notna()].reset_index(drop=True)
         tcol = tcol.dropna().reset_index(drop=True)
     features = feature_columns(model, df, target, name)
-    unused = [str(c) for c in df.columns if str(c) != target and c not in features]
+    taken = set(features)  # not the list: 10,000 columns made it 10,000² comparisons (issue 27)
+    unused = [str(c) for c in df.columns if str(c) != target and c not in taken]
     if unused:
         notes.append(f"{name}: {len(unused)} column(s) the model does not take are left out: "
                      f"{', '.join(unused[:8])}{' ...' if len(unused) > 8 else ''}")
