@@ -112,12 +112,21 @@ class LimeSpace:
                                      for j in cont]).reshape(len(cont), width)
         self._mins, self._maxs, self._means, self._stds = pad("mins"), pad("maxs"), pad("means"), pad("stds")
         self._stds[self._stds == 0] = 1.0  # padding only
+        # each (column, bin)'s truncation bounds as z-scores, computed once: the same operations on the same numbers
+        # as per sample, so the same bits
+        self._a, self._b = (self._mins - self._means) / self._stds, (self._maxs - self._means) / self._stds
+        edges = [self.bins[j].edges for j in cont]
+        self._edges = np.full((len(cont), max((len(e) for e in edges), default=0)), np.inf)
+        for k, e in enumerate(edges):
+            self._edges[k, :len(e)] = e
+        self._n_edges = np.array([len(e) for e in edges], dtype=float)
 
     def discretize(self, row: np.ndarray) -> np.ndarray:
         """The row with each continuous column replaced by its bin index (lime's ``discretize``)."""
         out = np.array(row, dtype=float, copy=True)
-        for j, cb in self.bins.items():
-            out[j] = int(np.searchsorted(cb.edges, row[j]))
+        if self._cont.size:  # searchsorted(edges, v, side="left") is the count of edges below v (NaN: past them all)
+            v = out[self._cont]
+            out[self._cont] = np.where(np.isnan(v), self._n_edges, (self._edges < v[:, None]).sum(axis=1))
         return out
 
     def sample(self, row: np.ndarray, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -159,10 +168,10 @@ class LimeSpace:
         cols = self._cont[block]
         codes = inverse[1:, cols].astype(np.intp).T  # (columns, n - 1), lime's order: column, then row
         flat = codes + (block * self._mins.shape[1])[:, None]
-        lo, hi, mean, std = (np.take(t, flat) for t in (self._mins, self._maxs, self._means, self._stds))
-        a, b = (lo - mean) / std, (hi - mean) / std
+        a, b = np.take(self._a, flat), np.take(self._b, flat)  # (lo - mean) / std and (hi - mean) / std
         drawn = a != b
-        values = lo.copy()  # a bin whose bounds coincide holds one value (lime: the z-score, see above)
+        values = np.take(self._mins, flat)  # a bin whose bounds coincide holds one value (lime: the z-score, see above)
         q = rs.random_sample(int(drawn.sum()))  # row-major over (column, row): lime's order
-        values[drawn] = _truncnorm_ppf(q, a[drawn], b[drawn]) * std[drawn] + mean[drawn]
+        at = flat[drawn]
+        values[drawn] = _truncnorm_ppf(q, a[drawn], b[drawn]) * np.take(self._stds, at) + np.take(self._means, at)
         inverse[1:, cols] = values.T
