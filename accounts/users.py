@@ -11,6 +11,8 @@ else ``CANDOR_AUTH_DEFAULT_ROLE`` (default ``viewer``).
 """
 from __future__ import annotations
 
+import functools
+
 import hmac
 import os
 import re
@@ -205,7 +207,7 @@ class Users:
         if name == RESEARCHER_ACCOUNT and shorthand:
             return User(name, "researcher") if hmac.compare_digest((password or "").encode(),
                                                                   shorthand.encode()) else None
-        verify_password(password or "x", _DUMMY_HASH)  # same time as a known name: names are not revealed
+        verify_password(password or "x", _dummy_hash())  # same time as a known name: names are not revealed
         return None
 
     @staticmethod
@@ -238,4 +240,8 @@ class Users:
         return User(name, roles.get(name, default))
 
 
-_DUMMY_HASH = hash_password(os.urandom(8).hex())
+@functools.cache
+def _dummy_hash() -> str:
+    """A hash of a random password, made at the first login attempt (an scrypt: 0.12 s of a server's start when it was
+    made at import, issue 23), checked against for an unknown name."""
+    return hash_password(os.urandom(8).hex())

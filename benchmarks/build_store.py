@@ -52,6 +52,7 @@ import numpy as np
 import pandas as pd
 import psutil
 
+from benchmarks.startup_env import server_env
 from tests.e2e.serving import free_port
 from tests.shared_data import shared_data_dir
 
@@ -130,7 +131,7 @@ def serve_once(flags: list[str], work: Path, timeout: float) -> dict:
     """Start ``python -m app FLAGS`` cold; seconds to the first 200 on ``/`` and on ``/_candor/ready``, peak RSS."""
     port = free_port()
     cache = Path(tempfile.mkdtemp(dir=work, prefix="cache-"))
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "CANDOR_CACHE_DIR": str(cache), "CANDOR_STATE_DIR": str(cache / "state")}
+    env = server_env(CANDOR_CACHE_DIR=str(cache), CANDOR_STATE_DIR=str(cache / "state"))
     t0 = time.perf_counter()
     err_path = cache / "server.err"
     err_file = open(err_path, "w")  # a file, not a pipe: a full pipe would stall the server

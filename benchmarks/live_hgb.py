@@ -42,6 +42,7 @@ import urllib.request
 from pathlib import Path
 
 from benchmarks.build_store import _SERVE, _STEP, _get, prepare_adult
+from benchmarks.startup_env import server_env
 from tests.e2e.serving import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,7 +112,7 @@ def serve_once(flags: list[str], work: Path, timeout: float) -> dict:
     """Start the server cold and time it (see the module's docstring); the server is killed at the end."""
     port = free_port()
     cache = Path(tempfile.mkdtemp(dir=work, prefix="cache-"))
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "CANDOR_CACHE_DIR": str(cache), "CANDOR_STATE_DIR": str(cache / "state")}
+    env = server_env(CANDOR_CACHE_DIR=str(cache), CANDOR_STATE_DIR=str(cache / "state"))
     err_path = cache / "server.err"
     out = {"first_200_s": None, "useful_s": None, "useful_call_s": None, "ready_s": None, "row": None}
     base = f"http://127.0.0.1:{port}"

@@ -16,8 +16,6 @@ from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.inspection import partial_dependence as _sk_partial_dependence
 
 from .intervals import bootstrap_mean, wilson
 from .numbers import plain
@@ -35,22 +33,6 @@ PERCENTILES = (0.05, 0.95)
 """The numeric grid spans these percentiles of the sampled rows (scikit-learn's default)."""
 FLAT = 1e-9
 """A PDP whose overall change is below this share of the curves' spread is flat."""
-
-
-class _Output(RegressorMixin, BaseEstimator):
-    """The explained output as a fitted scikit-learn regressor (what ``partial_dependence`` calls)."""
-
-    def __init__(self, output: Callable | None = None):
-        self.output = output
-
-    def fit(self, X=None, y=None):  # never fitted by Candor: the model is the user's
-        return self
-
-    def __sklearn_is_fitted__(self) -> bool:
-        return True
-
-    def predict(self, X) -> np.ndarray:
-        return np.asarray(self.output(X), dtype=float).reshape(-1)
 
 
 def _changes(grid: np.ndarray, curves: np.ndarray, categorical: bool, top: int, bottom: int) -> np.ndarray:
@@ -163,7 +145,11 @@ class PartialDependenceExplainer:
         col = sample.iloc[:, j]
         if col.dropna().nunique() < 2:
             raise ValueError(f"{feature} takes one value in the {len(sample):,} sampled rows: no dependence to show")
-        r = _sk_partial_dependence(_Output(self.output), sample, [j], categorical_features=[j] if cat else None,
+        from sklearn.inspection import partial_dependence as _sk_partial_dependence  # at first use (issue 23)
+
+        from ._output_regressor import OutputRegressor
+
+        r = _sk_partial_dependence(OutputRegressor(self.output), sample, [j], categorical_features=[j] if cat else None,
                                    grid_resolution=self.grid_resolution, percentiles=self.percentiles,
                                    kind="both", method="brute")
         grid = np.asarray(r["grid_values"][0], dtype=float)

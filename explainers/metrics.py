@@ -12,7 +12,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 __all__ = [
     "spearman",
@@ -58,6 +57,8 @@ def spearman(a, b) -> float:
     if np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan")
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        from scipy import stats  # imported when first needed: 1.3 s of a server's start (issue 23)
+
         return float(stats.spearmanr(a, b).statistic)  # NaN and inf as scipy treats them
     ra, rb = _average_ranks(a), _average_ranks(b)  # Pearson's r of the ranks, as scipy.stats.spearmanr computes it
     ra -= ra.mean()
@@ -82,6 +83,8 @@ def kendall_tau_b(a, b) -> float:
     a, b = _pair(a, b)
     if np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan")
+    from scipy import stats
+
     return float(stats.kendalltau(a, b).statistic)
 
 
@@ -225,6 +228,8 @@ def compare_ranks(a, b, k: int | None = None, *, signed: bool = False,
     if va.size < 2 or np.ptp(ma) == 0 or np.ptp(mb) == 0:
         rho = tau = float("nan")
     else:
+        from scipy import stats
+
         rho = float(stats.spearmanr(ma, mb).statistic)
         tau = float(stats.kendalltau(ma, mb).statistic)
     ta, tb = set(top_k(ma, k).tolist()), set(top_k(mb, k).tolist())

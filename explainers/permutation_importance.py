@@ -14,8 +14,6 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
-from sklearn.metrics import accuracy_score, r2_score
 
 from .types import PermutationImportance
 
@@ -37,15 +35,25 @@ def roc_auc(y, out) -> float:
         raise ValueError(f"ROC AUC needs two classes, got {len(labels)}")
     pos = y == labels[1]
     n1, n0 = int(pos.sum()), int((~pos).sum())
+    from scipy.stats import rankdata  # scipy and scikit-learn at first use, not on a server's start (issue 23)
+
     ranks = rankdata(out)
     return float((ranks[pos].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
 
 
-SCORINGS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
-    "roc_auc": roc_auc,
-    "accuracy": lambda y, out: float(accuracy_score(y, np.asarray(out, dtype=float) >= 0.5)),
-    "r2": lambda y, out: float(r2_score(y, out)),
-}
+def _accuracy(y, out) -> float:
+    from sklearn.metrics import accuracy_score
+
+    return float(accuracy_score(y, np.asarray(out, dtype=float) >= 0.5))
+
+
+def _r2(y, out) -> float:
+    from sklearn.metrics import r2_score
+
+    return float(r2_score(y, out))
+
+
+SCORINGS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {"roc_auc": roc_auc, "accuracy": _accuracy, "r2": _r2}
 """Scores of the explained output against the true target: ROC AUC (a probability or margin), accuracy (a
 probability or a 0/1 label, at 0.5), R² (a regressor's prediction). Higher is better for each."""
 

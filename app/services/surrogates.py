@@ -19,8 +19,8 @@ import numpy as np
 # imported here, not inside the functions: fit_muse/fit_frontier run in forked background processes
 from explainers._codec import conjunction_text
 from explainers.numbers import plain
-from explainers.muse import (FrontierPoint, TwoLevelDecisionSet, agreement_detail, evaluate_rule_set, majority_label,
-                             rule_agreement, surrogate_frontier)
+from explainers.muse import (FrontierPoint, agreement_detail, evaluate_rule_set, majority_label, rule_agreement,
+                             surrogate_frontier)
 
 from store.codec import detail_from_dict, frontier_from_dict, quantities_from_dict, rule_set_from_dict
 from workspace import settings
@@ -197,6 +197,8 @@ def fit_muse(params: dict) -> str:
     cache = _results()
     if key not in cache:
         X_train, y_train, _, _ = _split()
+        from explainers.muse import TwoLevelDecisionSet  # imports scikit-learn: at a fit, not a server's start
+
         started = time.perf_counter()
         est = TwoLevelDecisionSet(features_of_interest=params["features_of_interest"], max_rules=params["max_rules"],
                                   max_width=params["max_width"], max_neighborhoods=params["max_neighborhoods"],
@@ -328,8 +330,12 @@ also starts on opening with its own progress bar; the other pages' warm values c
 
 
 def default_muse_key() -> str:
-    """Key of MUSE with default budgets over all features (fitted once, in the warm-up)."""
-    return _default_muse()
+    """Key of MUSE with default budgets over all features (fitted once, in the warm-up; fitted again, under the same
+    key, if its cached result has gone since: evicted, or the cache folder cleared or changed)."""
+    key = _default_muse()
+    if key not in _results():
+        key = _default("muse", muse_params(), fit_muse)
+    return key
 
 
 def page_defaults() -> tuple[str | None, str | None]:

@@ -12,7 +12,6 @@ import time
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import accuracy_score, mean_absolute_error, mean_squared_error, r2_score
 
 import explainers as ex
 from explainers.numbers import plain
@@ -282,6 +281,8 @@ def model_summary() -> ex.ModelSummary:
 
 
 def _model_summary() -> ex.ModelSummary:
+    from sklearn.metrics import accuracy_score, mean_absolute_error, mean_squared_error, r2_score  # at first use
+
     ws = workspace()
     yt = ws.y[ws.test_idx]
     out = _outputs_of(ws.test_idx)

@@ -4,7 +4,6 @@ reload) and the peak memory of its process tree, then stop it. Also the store bu
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -18,6 +17,7 @@ import requests
 
 from benchmarks import browser_timing as bt
 from benchmarks.vs_peer_parts import ROOT
+from benchmarks.startup_env import server_env
 from benchmarks.vs_peer_parts.peer_env import PEER_SCRIPT
 from tests.e2e.browser import chromium_driver
 from tests.e2e.serving import free_port
@@ -145,8 +145,8 @@ def one_start(tool: str, folder: Path, peer_python: Path, clicks: int, timeout: 
     """Start ``tool`` cold, measure it in a fresh Chromium, stop it; the figures of this start."""
     spec, port = TOOLS["candor" if tool.startswith("candor") else tool], free_port()
     scratch = Path(tempfile.mkdtemp(prefix=f"vs-peer-{tool}-"))
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "CANDOR_CACHE_DIR": str(scratch / "cache"),
-           "CANDOR_STATE_DIR": str(scratch / "state"), "CANDOR_TEXT_DIR": str(scratch / "text")}
+    env = server_env(PYTHONUNBUFFERED="1", CANDOR_CACHE_DIR=str(scratch / "cache"), CANDOR_STATE_DIR=str(scratch / "state"),
+                     CANDOR_TEXT_DIR=str(scratch / "text"))
     base = f"http://127.0.0.1:{port}"
     log = open(scratch / "server.log", "w")
     t0 = time.perf_counter()

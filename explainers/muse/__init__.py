@@ -2,14 +2,24 @@
 
 Sources: Lakkaraju, Kamar, Caruana, Leskovec (2017), arXiv 1707.01154 (BETA);
 (2019), AIES, doi 10.1145/3306618.3314229 (MUSE); spec in docs/methods.md, "Rule surrogates: MUSE and CART".
+
+The estimators (which import scikit-learn) are imported on first use (PEP 562), so that a
+server that imports this package for :func:`is_compatible` serves its first page before scikit-learn has loaded
+(issue 23: scikit-learn and the scipy it imports were 1.7 s of ``python -m app``'s 2.7 s to a first HTTP 200).
 """
+
+from .._lazy import lazy_names
 from ._types import (AgreementDetail, Frontier, FrontierPoint, RuleSetQuantities, TwoLevelRule,
                      TwoLevelRuleSet)
-from .cart import CartSurrogate
-from .estimator import FlatDecisionSet, TwoLevelDecisionSet
 from ..intervals import wilson_interval
 from .frontier import (agreement_detail, evaluate_rule_set, majority_label, make_rule_set, predict_rule_set,
                        rule_agreement, surrogate_frontier)
+
+_LAZY = {"CartSurrogate": ".cart", "FlatDecisionSet": ".estimator", "TwoLevelDecisionSet": ".estimator"}
+
+
+__getattr__ = lazy_names(__name__, _LAZY)
+
 
 __all__ = [
     "TwoLevelDecisionSet",

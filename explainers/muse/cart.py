@@ -25,7 +25,7 @@ from ..types import Predicate
 from ._items import _is_numeric
 from ._semantics import default_label, fire_matrix, quantities, resolve_rules
 from ._types import RuleSetQuantities, TwoLevelRule, TwoLevelRuleSet
-from .estimator import _py, as_frame
+from ._frames import _py, as_frame
 
 __all__ = ["CartSurrogate"]
 

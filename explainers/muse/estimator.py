@@ -7,13 +7,14 @@ implementation exists; this one follows docs/methods.md, "Rule surrogates: MUSE 
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ._frames import _py, as_frame
 from ._items import Item, as_itemsets, item_matrix, make_items
 from ._pool import Pool, build_pool
 from ._ladder import Budget, Problem, climb, part_widths
@@ -23,29 +24,6 @@ from ._semantics import default_label, fire_matrix, quantities, resolve, resolve
 from ._types import RuleSetQuantities, TwoLevelRule, TwoLevelRuleSet
 
 __all__ = ["TwoLevelDecisionSet", "FlatDecisionSet", "as_frame"]
-
-
-def as_frame(X: Any, feature_names: Sequence[str] | None = None) -> pd.DataFrame:
-    """``X`` as a DataFrame; arrays get ``feature_names`` or ``x0, x1, ...``.
-
-    Raises
-    ------
-    ValueError
-        If ``X`` is not 2-D or ``feature_names`` has the wrong length.
-    """
-    if isinstance(X, pd.DataFrame):
-        return X.set_axis([str(c) for c in X.columns], axis=1)
-    arr = np.asarray(X)
-    if arr.ndim != 2:
-        raise ValueError(f"X must be 2-D, got shape {arr.shape}")
-    names = list(feature_names) if feature_names is not None else [f"x{i}" for i in range(arr.shape[1])]
-    if len(names) != arr.shape[1]:
-        raise ValueError(f"{len(names)} feature names for {arr.shape[1]} columns")
-    return pd.DataFrame(arr, columns=names)
-
-
-def _py(v: Any) -> Any:
-    return v.item() if isinstance(v, np.generic) else v
 
 
 class TwoLevelDecisionSet(ClassifierMixin, BaseEstimator):

@@ -18,8 +18,7 @@ from ..types import Predicate
 from ..intervals import wilson_interval
 from ._semantics import default_label, fire_matrix, quantities, resolve_rules
 from ._types import AgreementDetail, Frontier, FrontierPoint, RuleSetQuantities, TwoLevelRule, TwoLevelRuleSet
-from .cart import CartSurrogate
-from .estimator import FlatDecisionSet, TwoLevelDecisionSet, _py, as_frame
+from ._frames import _py, as_frame
 
 __all__ = ["surrogate_frontier", "evaluate_rule_set", "predict_rule_set", "agreement_detail", "make_rule_set",
            "rule_agreement", "majority_label"]
@@ -208,6 +207,9 @@ def surrogate_frontier(X_train, y_train_model, X_eval, y_eval_model, *, budgets:
     bad = set(methods) - set(_METHODS)
     if bad:
         raise ValueError(f"methods must be among {_METHODS}, got {sorted(bad)}")
+    from .cart import CartSurrogate  # the estimators import scikit-learn: here, not on a server's start (issue 23)
+    from .estimator import FlatDecisionSet, TwoLevelDecisionSet
+
     mp = dict(muse_params or {})
     fp = {k: v for k, v in mp.items() if k not in ("features_of_interest", "max_neighborhoods")}
     fits = [m for m in methods if m != "cart_dl" or "cart" not in methods]

@@ -5,8 +5,6 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.cluster.hierarchy import fcluster, linkage
-from scipy.spatial.distance import squareform
 
 from .._grouping import group_signed_sum
 
@@ -24,6 +22,9 @@ MAX_COMPONENT = 2_000
 
 def _cluster(dist: np.ndarray, threshold: float) -> np.ndarray:
     """Average-linkage labels of a square distance matrix cut at ``1 - threshold``."""
+    from scipy.cluster.hierarchy import fcluster, linkage  # at first use: not on a server's start (issue 23)
+    from scipy.spatial.distance import squareform
+
     dist = np.clip((dist + dist.T) / 2, 0, None)
     np.fill_diagonal(dist, 0.0)
     return fcluster(linkage(squareform(dist, checks=False), method="average"), t=1 - threshold + 1e-12,

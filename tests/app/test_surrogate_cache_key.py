@@ -27,3 +27,22 @@ def test_same_file_name_other_model_other_key_and_same_content_same_key(sample_w
     resplit = dataclasses.replace(ws, train_idx=ws.train_idx[1:])
     assert _key(resplit) != first
     services.init(ws, warm=False)
+
+
+def test_the_default_surrogate_is_fitted_again_when_its_cached_result_has_gone(sample_workspace, tmp_path):
+    """The default MUSE's key is remembered for the process; its result lives in the shared cache, which may lose it
+    (evicted, the folder cleared or another folder set). Asking for the default then fitted it again under the same
+    key, instead of answering "that surrogate is no longer cached" (found as an order dependence of the report's
+    tests: a report built in a fresh cache folder after another test had fitted the default in its own)."""
+    from workspace import settings
+
+    services.init(sample_workspace, warm=False)
+    with settings.overridden(cache_dir=tmp_path / "first"):
+        key = services.default_muse_key()
+        first = services.muse_view(key)
+    with settings.overridden(cache_dir=tmp_path / "second"):  # the remembered key, a cache that never held it
+        assert key not in surrogates._results()
+        again = services.default_muse_key()
+        assert again == key and key in surrogates._results()
+        assert services.muse_view(again).rule_set == first.rule_set
+    services.init(sample_workspace, warm=False)
