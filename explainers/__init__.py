@@ -6,8 +6,8 @@ Names backed by heavy libraries (shap, lime; torch and captum live in
 :mod:`explainers.text`) are imported on first use (PEP 562), so that
 ``import explainers`` stays fast and the dashboard serves its first page sooner.
 """
-from importlib import import_module
 
+from ._lazy import lazy_names
 from .metrics import (
     RankAgreement,
     agreement_rate,
@@ -48,12 +48,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'explainers' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = [

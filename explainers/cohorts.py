@@ -216,18 +216,25 @@ def _tidy(threshold: float, column: np.ndarray) -> float:
     return float(threshold)
 
 
-def _leaf_filters(rule, X: pd.DataFrame) -> tuple[Filter, ...]:
-    out = []
+def _leaf_filters(rule, X: pd.DataFrame, categorical: frozenset = frozenset()) -> tuple[Filter, ...]:
+    out, levels = [], {}
     for p in rule.rule:
         if p.op == "in":
             out.append(Filter(p.feature, "in", tuple(float(v) for v in p.threshold)))
+        elif p.feature in categorical:  # a split of category codes: the levels on its side, as a set
+            kept = levels.get(p.feature, np.unique(X[p.feature].dropna().to_numpy(dtype=float)))
+            levels[p.feature] = kept[Filter(p.feature, p.op, float(p.threshold)).mask(kept)]
         else:
             out.append(Filter(p.feature, p.op, _tidy(float(p.threshold), X[p.feature].to_numpy(dtype=float))))
-    return tuple(out)
+    for feature, kept in levels.items():
+        codes = tuple(float(v) for v in kept)
+        out.append(Filter(feature, "==", codes[0]) if len(codes) == 1 else Filter(feature, "in", codes))
+    order = {str(c): i for i, c in enumerate(X.columns)}
+    return tuple(sorted(out, key=lambda f: order[f.feature]))
 
 
 def error_tree(X: pd.DataFrame, wrong, *, max_depth: int = ERROR_TREE_DEPTH, min_leaf: int | None = None,
-               seed: int = 0) -> ErrorTree:
+               seed: int = 0, categorical: Sequence[str] = ()) -> ErrorTree:
     """Fit a decision tree to ``wrong`` (1 where the model errs) and read each leaf as a cohort.
 
     Parameters
@@ -239,6 +246,10 @@ def error_tree(X: pd.DataFrame, wrong, *, max_depth: int = ERROR_TREE_DEPTH, min
     min_leaf : int, optional
         Fewest rows in a leaf; default ``max(5, n_rows // 50)`` (a leaf of 2 rows is an anecdote).
     seed : int, default=0
+    categorical : sequence of str, default=()
+        Columns of category codes: the tree splits their codes as numbers, and a leaf states the levels on its
+        side of each split as a set (``workclass in Private, State-gov``; one level: ``==``), never as an order
+        of the codes, so that its filters name levels as :func:`parse_filters` reads them back.
 
     Returns
     -------
@@ -259,7 +270,7 @@ def error_tree(X: pd.DataFrame, wrong, *, max_depth: int = ERROR_TREE_DEPTH, min
     if wrong.any() and not wrong.all():
         cart = muse.CartSurrogate(max_leaf_nodes=2 ** max_depth, max_depth=max_depth, min_samples_leaf=min_leaf,
                                   seed=seed).fit(X, wrong.astype(int))
-        rules = [_leaf_filters(r, X) for r in cart.rules_]
+        rules = [_leaf_filters(r, X, frozenset(map(str, categorical))) for r in cart.rules_]
     else:
         rules = [()]
     for filters in rules:

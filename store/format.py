@@ -14,6 +14,7 @@ Version 1 layout (``N`` stored rows, ``d`` features, ``G`` rows of the global SH
     global_values.npy, global_feature_values.npy, global_se.npy  (G, d) float64, global_rows.npy (G,) int64
     persuasive_global.json        the Persuasive page's top-k curve averaged over held-out rows
     muse_default.json, frontier_default.json   the Surrogate page's default fits, rules as JSON
+    cohort_story.json             the Cohorts page's story measures of the first held-out rows (sufficiency, share shown)
     shap_background_rows.npy      (B,) int64: the positions in the table of SHAP's background rows
     lime_training_rows.npy        (T,) int64: the positions of the rows LIME's sampling statistics come from
     permutation_importance.json   a global method's result (``<method>.json``: its ``to_dict()``)
@@ -72,6 +73,8 @@ HOLDS = {
     "persuasive_global.json": "the Persuasive page's top-k curve averaged over held-out rows, with standard errors",
     "muse_default.json": "the Surrogate page's MUSE fit at default budgets: rules, held-out agreement, interval",
     "frontier_default.json": "MUSE, CART and flat surrogates over the frontier budgets: rules, agreement, intervals",
+    "cohort_story.json": "the Cohorts page's story measures (sufficiency, share of |attribution| shown, features "
+                         "hidden) of the first held-out rows, all measured (no clock budget)",
     "persuasive_rows.json": "the Persuasive page's row panels at its opening controls for the stored rows Random row "
                             "picks from, as the server sends them (Plotly and Dash JSON), with the code that drew them",
     "attention_rows.json": "the Attention page's row panels for those rows, as the server sends them, with the code "

@@ -130,12 +130,14 @@ def _explainer_settings() -> dict:
     from ..services import methods, surrogates
 
     persuasive_service = importlib.import_module("app.services.persuasive")
+    cohorts_service = importlib.import_module("app.services.cohorts")
     return {
         **{m.name: m.settings() for m in methods.TABLE},
         "persuasive": {"global_rows": persuasive_service.GLOBAL_ROWS, "max_k": persuasive_service.MAX_K,
                        "measures": list(persuasive_service.GLOBAL_MEASURES)},
         "surrogates": {"budgets": surrogates.DEFAULT_BUDGETS, "lambdas": surrogates.DEFAULT_LAMBDAS,
                        "frontier_budgets": list(surrogates.FRONTIER_BUDGETS), "seed": 0},
+        "cohorts": {"story_rows": cohorts_service.STORY_ROWS, "story_measures": list(cohorts_service.STORY_MEASURES)},
     }
 
 
@@ -168,10 +170,10 @@ def _chunk_dir(partial: Path, key: dict, say) -> Path:
     return build_dir
 
 
-PARTS = (*DOCUMENTS.values(), "persuasive", "surrogates", PANELS_PART)
+PARTS = (*DOCUMENTS.values(), "persuasive", "surrogates", "cohorts", PANELS_PART)
 """Parts a build may skip (``--skip``): each global method stored as a document (the table of methods), the
-Persuasive curve, the surrogates and the Persuasive and Attention pages' row panels (:mod:`.build_panels`); the
-rows and the global SHAP view are always built."""
+Persuasive curve, the surrogates, the Cohorts page's story measures and the Persuasive and Attention pages' row
+panels (:mod:`.build_panels`); the rows and the global SHAP view are always built."""
 
 
 def _without_clock_budgets(fn):
@@ -184,16 +186,17 @@ def _without_clock_budgets(fn):
     def run(*args, **kwargs):
         tabular = importlib.import_module("app.services.tabular")
         persuasive = importlib.import_module("app.services.persuasive")
-        saved = dict(tabular.LIME_LIMITS), tabular.AGNOSTIC_BUDGET_S, persuasive.GLOBAL_BUDGET_S
+        cohorts = importlib.import_module("app.services.cohorts")
+        saved = dict(tabular.LIME_LIMITS), tabular.AGNOSTIC_BUDGET_S, persuasive.GLOBAL_BUDGET_S, cohorts.STORY_BUDGET_S
         try:
             tabular.reproducible_lime()
-            tabular.AGNOSTIC_BUDGET_S = persuasive.GLOBAL_BUDGET_S = float("inf")
+            tabular.AGNOSTIC_BUDGET_S = persuasive.GLOBAL_BUDGET_S = cohorts.STORY_BUDGET_S = float("inf")
             with threadpool_limits(1):
                 return fn(*args, **kwargs)
         finally:
             tabular.LIME_LIMITS.clear()
             tabular.LIME_LIMITS.update(saved[0])
-            tabular.AGNOSTIC_BUDGET_S, persuasive.GLOBAL_BUDGET_S = saved[1], saved[2]
+            tabular.AGNOSTIC_BUDGET_S, persuasive.GLOBAL_BUDGET_S, cohorts.STORY_BUDGET_S = saved[1:]
     return run
 
 
@@ -217,6 +220,7 @@ def _write_parts(writer: StoreWriter, skip: tuple[str, ...], say, timings: dict,
     from ..services import methods, surrogates
 
     persuasive_service = importlib.import_module("app.services.persuasive")
+    cohorts_service = importlib.import_module("app.services.cohorts")
     documents = [(m.name, f"{m.name}.json", m.title, lambda m=m: m.result().to_dict())
                  for m in methods.global_methods() if m.facts.stored == "document"]
     for part, name, what, make in (*documents,
@@ -226,7 +230,9 @@ def _write_parts(writer: StoreWriter, skip: tuple[str, ...], say, timings: dict,
                                    ("surrogates", "muse_default.json", "MUSE at default budgets",
                                     lambda: surrogates._results().get(surrogates.default_muse_key())),
                                    ("surrogates", "frontier_default.json", "the surrogate frontier",
-                                    lambda: surrogates._results().get(surrogates._default_frontier()))):
+                                    lambda: surrogates._results().get(surrogates._default_frontier())),
+                                   ("cohorts", cohorts_service.STORED_STORY, "the Cohorts page's story measures",
+                                    lambda: cohorts_service.story_to_json(cohorts_service._story()))):
         if part in skip:
             skipped[name] = f"not built (--skip {part})"
             continue

@@ -10,6 +10,8 @@ is computed once per workspace.
 """
 from __future__ import annotations
 
+import logging
+import math
 import time
 from dataclasses import dataclass
 
@@ -23,7 +25,7 @@ from explainers.numbers import plain
 from workspace.errors import CandorError
 from . import surrogates
 from .applicable import require, why_not
-from ._core import lazy, row_cache, workspace
+from ._core import built_store, lazy, row_cache, workspace
 from .persuasive import SENSITIVE_SHARE, STORY_K, story_point
 from .tabular import display_codec, model_labels
 
@@ -33,6 +35,10 @@ STORY_BUDGET_S = 20.0
 """The story is measured on the first :data:`STORY_ROWS` held-out rows, or as many as are measured within
 ``STORY_BUDGET_S`` seconds (at least ``STORY_MIN_ROWS``; model-agnostic SHAP takes seconds a row), stated."""
 STORY_MEASURES = ("sufficiency", "mass_retained")
+STORED_STORY = "cohort_story.json"
+"""A store's story measures (``python -m app build`` measures all :data:`STORY_ROWS` rows, no clock budget)."""
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -93,9 +99,49 @@ def _make_base() -> _Base:
                  np.asarray([ws.classes[i] for i in pred], dtype=object))
 
 
+def story_to_json(story: _Story) -> dict:
+    """The story measures of the first ``n_measured`` held-out rows as a JSON object (a store's
+    :data:`STORED_STORY`; a non-finite measure is ``null``)."""
+    k = story.n_measured
+
+    def num(v) -> float | None:
+        return float(v) if math.isfinite(v) else None
+    return {"n_measured": k, "note": story.note, "n_rows": int(len(story.shares)),
+            "measures": {m: [num(v) for v in story.measures[m][:k]] for m in STORY_MEASURES},
+            "shares": [[num(v) for v in row] for row in story.shares[:k]],
+            "hidden": [[bool(v) for v in row] for row in story.hidden[:k]]}
+
+
+def _story_from_json(d: dict, n: int, dim: int) -> _Story:
+    """The :class:`_Story` of :func:`story_to_json` for ``n`` held-out rows of ``dim`` features.
+
+    Raises
+    ------
+    ValueError, TypeError, KeyError
+        If ``d`` is not such a story of this many rows and features.
+    """
+    k = int(d["n_measured"])
+    if int(d["n_rows"]) != n or not 0 <= k <= n:
+        raise ValueError(f"a story of {d['n_rows']} held-out rows, {k} measured; this table holds out {n}")
+    measures = {m: np.full(n, np.nan) for m in STORY_MEASURES}
+    for m in STORY_MEASURES:
+        measures[m][:k] = np.asarray([np.nan if v is None else v for v in d["measures"][m]], dtype=float)
+    shares, hidden = np.full((n, dim), np.nan), np.zeros((n, dim), dtype=bool)
+    if k:
+        shares[:k] = np.asarray([[np.nan if v is None else v for v in row] for row in d["shares"]], dtype=float)
+        hidden[:k] = np.asarray(d["hidden"], dtype=bool)
+    return _Story(measures, shares, hidden, k, str(d["note"]))
+
+
 def _make_story() -> _Story:
     base, ws = _base(), workspace()
     n, d = len(base.X), ws.X.shape[1]
+    stored = built_store() and built_store().json(STORED_STORY)
+    if stored:
+        try:
+            return _story_from_json(stored, n, d)
+        except (ValueError, TypeError, KeyError, IndexError) as err:  # measured live instead, and said in the log
+            log.warning("the store's %s is not this table's story (%s): measured live", STORED_STORY, err)
     measures = {m: np.full(n, np.nan) for m in STORY_MEASURES}
     shares, hidden = np.full((n, d), np.nan), np.zeros((n, d), dtype=bool)
     if why_not("persuasive") is not None:
@@ -126,8 +172,9 @@ def _shap_values(row: int) -> np.ndarray:
 
 
 def _make_tree() -> ErrorTree:
-    base = _base()
-    return error_tree(base.X, base.pred != base.y)
+    base, codec = _base(), display_codec()
+    categorical = () if codec is None else tuple(codec.names[j] for j in codec.categorical)
+    return error_tree(base.X, base.pred != base.y, categorical=categorical)
 
 
 def _make_surrogate():

@@ -13,7 +13,7 @@
 
 Names are imported on first use (PEP 562), so the numpy-only readings do not load torch.
 """
-from importlib import import_module
+from .._lazy import lazy_names
 
 _LAZY = {
     "tabular_attention": ".extract", "extract_attention": ".extract",
@@ -37,12 +37,7 @@ def is_compatible(capabilities) -> str | None:
     return "The Attention page explains the bundled tabular transformer; it has no counterpart for your model."
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'explainers.attention' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 def __dir__():

@@ -7,8 +7,8 @@ The estimators (which import scikit-learn) are imported on first use (PEP 562), 
 server that imports this package for :func:`is_compatible` serves its first page before scikit-learn has loaded
 (issue 23: scikit-learn and the scipy it imports were 1.7 s of ``python -m app``'s 2.7 s to a first HTTP 200).
 """
-from importlib import import_module
 
+from .._lazy import lazy_names
 from ._types import (AgreementDetail, Frontier, FrontierPoint, RuleSetQuantities, TwoLevelRule,
                      TwoLevelRuleSet)
 from ..intervals import wilson_interval
@@ -18,12 +18,7 @@ from .frontier import (agreement_detail, evaluate_rule_set, majority_label, make
 _LAZY = {"CartSurrogate": ".cart", "FlatDecisionSet": ".estimator", "TwoLevelDecisionSet": ".estimator"}
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'explainers.muse' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = [

@@ -120,3 +120,18 @@ def svg_text(driver, selector: str) -> str:
         except StaleElementReferenceException:
             time.sleep(0.1)
     raise AssertionError(f"{selector} kept being redrawn")
+
+
+_PLOTS = """
+const arr = v => (v === undefined || v === null) ? null : Array.from(v);
+return [...document.querySelectorAll(arguments[0] + ' .js-plotly-plot')].filter(g => g._fullData).map(g => ({
+  alt: (g.layout.meta && g.layout.meta.alt) || '', title: (g._fullLayout.title && g._fullLayout.title.text) || '',
+  ticktext: arr(g._fullLayout.xaxis && g._fullLayout.xaxis.ticktext),
+  traces: g._fullData.map(t => ({name: t.name, x: arr(t.x), y: arr(t.y), customdata: arr(t.customdata)}))}));
+"""
+
+
+def plot_data(driver, selector: str = "body") -> list[dict]:
+    """Every drawn Plotly figure under ``selector``, as drawn: its text alternative, title, x tick texts and each
+    trace's name, x, y and customdata (numbers as the browser holds them, float64)."""
+    return driver.execute_script(_PLOTS, selector)

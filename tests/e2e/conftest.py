@@ -1,14 +1,23 @@
-"""Shared e2e fixtures: one `python -m app` server per session, one headless Chromium per module."""
+"""Shared e2e fixtures: one `python -m app` server per session for the bundled sample and one for a real table
+(UCI Adult), one headless Chromium per module."""
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.e2e.browser import chromium_driver
 from tests.e2e.serving import ROOT, running_app
 
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
 
+ADULT_ROWS = 1200
+ADULT_CATEGORICAL = ["workclass", "marital-status", "occupation", "sex"]
+ADULT_NUMERIC = ["age", "education-num", "hours-per-week", "capital-gain"]
 
 
 @pytest.fixture(scope="session")
@@ -21,6 +30,58 @@ def server(tmp_path_factory):
            "CANDOR_STUDY_DIR": str(studies), "DATABASE_URL": f"sqlite:///{studies / 'study.db'}"}
     with running_app([], env, tmp_path_factory.mktemp("server") / "server.log") as base:
         yield base
+
+
+@dataclass(frozen=True)
+class AdultServed:
+    """The Adult app's base URL, the table it serves (``frame``, with ``income``), the model, and the positions of
+    the rows it holds out and trains on, split here as the app documents its split (a stratified random 25 %,
+    seed 0), so that tests compute the pages' figures on their own."""
+
+    base: str
+    frame: pd.DataFrame
+    model: object
+    held_out: np.ndarray
+    train: np.ndarray
+
+    def rows(self, which: str = "held_out") -> tuple[pd.DataFrame, np.ndarray]:
+        """The raw features of the held-out (or training) rows and whether each is ``>50K``."""
+        part = self.frame.iloc[getattr(self, which)]
+        return part.drop(columns="income"), (part.income == ">50K").to_numpy()
+
+    def p(self, X: pd.DataFrame) -> np.ndarray:
+        """The model's P(>50K) of raw rows."""
+        return self.model.predict_proba(X)[:, list(self.model.classes_).index(">50K")]
+
+
+@pytest.fixture(scope="session")
+def adult_server(tmp_path_factory):
+    """``python -m app --model adult.skops --data adult.csv --target income`` (1,200 rows of shared/data's Adult,
+    eight features, a one-hot Pipeline of gradient-boosted trees), with its own cache folder: one server for every
+    real-table test of the session."""
+    import numpy as np
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.model_selection import train_test_split
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    from tests.byo.conftest import write_pair
+    from tests.shared_data import adult_data
+
+    frame = adult_data().sample(n=ADULT_ROWS, random_state=0).reset_index(drop=True)
+    frame = frame[ADULT_CATEGORICAL + ADULT_NUMERIC + ["income"]]
+    model = Pipeline([("prep", ColumnTransformer([("c", OneHotEncoder(handle_unknown="ignore"), ADULT_CATEGORICAL)],
+                                                 remainder="passthrough")),
+                      ("gb", GradientBoostingClassifier(n_estimators=30, max_depth=3, random_state=0))])
+    model.fit(frame.drop(columns="income"), frame.income)
+    train, held_out = train_test_split(np.arange(len(frame)), test_size=0.25, random_state=0, stratify=frame.income)
+    tmp = tmp_path_factory.mktemp("adult")
+    m, d = write_pair(tmp, model, frame, name="adult")
+    env = {"CANDOR_CACHE_DIR": str(tmp / "cache"), "CANDOR_TEXT_DIR": str(tmp / "text")}
+    with running_app(["--model", str(m), "--data", str(d), "--target", "income"], env, tmp / "server.log",
+                     timeout=180) as base:
+        yield AdultServed(base, frame, model, np.sort(held_out), np.sort(train))
 
 
 @pytest.fixture(scope="module")

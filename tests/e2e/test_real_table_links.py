@@ -1,8 +1,8 @@
 """Links that reproduce what they show, in headless Chromium on a real table (issue 25): UCI Adult (1,200 rows of
-shared/data, eight features, a one-hot Pipeline of gradient-boosted trees) served by ``python -m app``. A what-if
-edit survives a reload from its URL; a Surrogate link with features of interest and a budget shows its own fit
-(fitted as the page's job, then read from the cache), not the default one, and a line says when the controls and
-the surrogate shown differ."""
+shared/data, eight features, a one-hot Pipeline of gradient-boosted trees) served by ``python -m app`` (the
+session's ``adult_server``, tests/e2e/conftest.py). A what-if edit survives a reload from its URL; a Surrogate link
+with features of interest and a budget shows its own fit (fitted as the page's job, then read from the cache), not
+the default one, and a line says when the controls and the surrogate shown differ."""
 from __future__ import annotations
 
 import re
@@ -14,38 +14,11 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from tests.e2e.browser import severe_console_errors, wait_for_figures, wait_text, wait_until
-from tests.e2e.serving import running_app
 from tests.e2e.test_whatif import _control, _shap_text, _status  # the what-if page's readers, shared
-from tests.shared_data import adult_data
 
 pytestmark = pytest.mark.e2e
 
-ROWS, ROW = 1200, 17
-CATEGORICAL = ["workclass", "marital-status", "occupation", "sex"]
-NUMERIC = ["age", "education-num", "hours-per-week", "capital-gain"]
-
-
-@pytest.fixture(scope="module")
-def adult_server(tmp_path_factory):
-    """``python -m app --model adult.skops --data adult.csv --target income``, with its own cache folder."""
-    from sklearn.compose import ColumnTransformer
-    from sklearn.ensemble import GradientBoostingClassifier
-    from sklearn.pipeline import Pipeline
-    from sklearn.preprocessing import OneHotEncoder
-
-    from tests.byo.conftest import write_pair
-
-    frame = adult_data().sample(n=ROWS, random_state=0).reset_index(drop=True)[CATEGORICAL + NUMERIC + ["income"]]
-    model = Pipeline([("prep", ColumnTransformer([("c", OneHotEncoder(handle_unknown="ignore"), CATEGORICAL)],
-                                                 remainder="passthrough")),
-                      ("gb", GradientBoostingClassifier(n_estimators=30, max_depth=3, random_state=0))])
-    model.fit(frame.drop(columns="income"), frame.income)
-    tmp = tmp_path_factory.mktemp("adult-links")
-    m, d = write_pair(tmp, model, frame, name="adult")
-    env = {"CANDOR_CACHE_DIR": str(tmp / "cache"), "CANDOR_TEXT_DIR": str(tmp / "text")}
-    with running_app(["--model", str(m), "--data", str(d), "--target", "income"], env, tmp / "server.log",
-                     timeout=180) as base:
-        yield base, frame
+ROW = 17
 
 
 def _open_editor(driver):
@@ -62,7 +35,7 @@ def _text(driver, element_id: str) -> str:
 
 
 def test_an_adult_what_if_edit_survives_a_reload_from_its_url(adult_server, browser):
-    base, frame = adult_server
+    base, frame = adult_server.base, adult_server.frame
     d = browser
     d.get(f"{base}/descriptive?row={ROW}")
     wait_for_figures(d, minimum=4, timeout=180)
@@ -90,7 +63,7 @@ def test_an_adult_what_if_edit_survives_a_reload_from_its_url(adult_server, brow
 
 
 def test_an_adult_surrogate_link_shows_its_own_fit(adult_server, browser):
-    base, _ = adult_server
+    base = adult_server.base
     d = browser
     link = f"{base}/surrogate?foi=age&foi=sex&max_rules=5"
     d.get(link)

@@ -77,6 +77,31 @@ def test_filters_on_levels_read_and_write_through_the_codec():
     assert Filter("age", "!=", 30.0).mask(np.array([30.0, np.nan])).tolist() == [False, True]
 
 
+def test_an_error_tree_leaf_on_a_category_names_its_levels_and_reads_back():
+    """A split of category codes is stated as the set of levels on its side (Adult's error tree wrote
+    "marital-status <= Married-civ-spouse", which the cohort filter refused: a leaf picked on the page failed)."""
+    rng = np.random.default_rng(1)
+    levels = ["Divorced", "Married", "Never-married", "Separated", "Widowed"]
+    raw = pd.DataFrame({"status": rng.choice(levels, 800), "age": rng.integers(18, 80, 800)})
+    codec = TabularCodec(raw)
+    X = codec.encode(raw)
+    wrong = (raw.status.isin(["Divorced", "Married"]) & (raw.age > 50)).to_numpy() | (rng.uniform(size=800) < 0.02)
+    tree = error_tree(X, wrong, min_leaf=10, categorical=["status"])
+    on_status = [leaf for leaf in tree.leaves if any(f.feature == "status" for f in leaf.filters)]
+    assert on_status and sum(leaf.n_rows for leaf in tree.leaves) == 800
+    for leaf in tree.leaves:
+        assert all(f.op in ("==", "in") for f in leaf.filters if f.feature == "status")
+        text = filters_text(leaf.filters, codec)
+        again = parse_filters(text, X.columns, codec)  # the page's leaf picker sets this text as the cohort
+        inside = raw.assign(i=True).i.copy()
+        for f in leaf.filters:  # recount with pandas from the levels' names
+            col = raw[f.feature]
+            inside &= (col.isin([codec.column("status").levels[int(v)] for v in np.atleast_1d(f.value)])
+                       if f.feature == "status" else {"<=": col <= f.value, ">": col > f.value}[f.op])
+        assert np.array_equal(cohort_mask(X, again), inside.to_numpy()) and leaf.n_rows == int(inside.sum())
+    assert filters_text(tree.leaves[0].filters, codec) == "status in Divorced, Married; age > 50"  # the planted one
+
+
 def test_fairness_rates_equal_a_hand_count_and_fairlearn():
     from fairlearn.metrics import MetricFrame, false_positive_rate, selection_rate, true_positive_rate
 

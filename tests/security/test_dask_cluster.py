@@ -36,7 +36,7 @@ def dask_setup(worker):  # a --preload: every chunk task of Candor's returns Evi
 
 def _build(out, address, *flags):
     return subprocess.run([sys.executable, "-m", "app", "build", "--out", str(out), "--rows", "2", "--chunk-rows",
-                           "2", "--skip", "persuasive,surrogates", "--dask", address, *flags],
+                           "2", "--skip", "persuasive,surrogates,cohorts", "--dask", address, *flags],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 

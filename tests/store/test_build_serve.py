@@ -35,7 +35,7 @@ def built(tmp_path_factory):
     folder = tmp_path_factory.mktemp("store-build")
     settings = Settings(warm=False, cache_dir=folder / "cache", state_dir=folder / "state")
     previous = services.state().workspace
-    build(settings, folder / "store", max_rows=ROWS, chunk_rows=4, skip=("persuasive", "surrogates"))
+    build(settings, folder / "store", max_rows=ROWS, chunk_rows=4, skip=("persuasive", "surrogates", "cohorts"))
     ws = services.workspace()
     yield Settings(store=folder / "store", warm=False, cache_dir=folder / "cache", state_dir=folder / "state"), ws, \
         folder / "store"

@@ -39,7 +39,7 @@ def built(tmp_path_factory):
     settings = Settings(model=folder / "rf.skops", data=folder / "table.csv", target="target", warm=False,
                         cache_dir=folder / "cache", state_dir=folder / "state")
     previous = services.state().workspace
-    build(settings, folder / "store", max_rows=3, chunk_rows=2, skip=("persuasive", "surrogates"))
+    build(settings, folder / "store", max_rows=3, chunk_rows=2, skip=("persuasive", "surrogates", "cohorts"))
     ws = services.workspace()
     model_sha, data_sha = source_hashes(settings, ws)
     st = open_store(folder / "store", model_sha256=model_sha, data_sha256=data_sha, max_bytes=2**30)

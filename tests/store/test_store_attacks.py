@@ -79,10 +79,10 @@ def test_a_resumed_build_does_not_reuse_chunks_of_other_settings(built, tmp_path
         m.setattr(tabular, "LIME_SAMPLES", 40)
         m.setattr(build_mod.RowTask, "__call__", killed_after_first_chunk)
         with pytest.raises(RuntimeError, match="killed"):
-            build_mod.build(settings, out, max_rows=2, chunk_rows=1, skip=("persuasive", "surrogates"))
+            build_mod.build(settings, out, max_rows=2, chunk_rows=1, skip=("persuasive", "surrogates", "cohorts"))
         keys = list(tmp_path.rglob("key.json"))
         assert len(keys) == 1 and json.loads(keys[0].read_text())["explainers"]["lime"]["num_samples"] == 40
-    build_mod.build(settings, out, max_rows=2, chunk_rows=1, skip=("persuasive", "surrogates"))  # build B, resumed
+    build_mod.build(settings, out, max_rows=2, chunk_rows=1, skip=("persuasive", "surrogates", "cohorts"))  # build B, resumed
     rows = np.load(out / "rows.npy")
     full_rows = np.load(folder / "rows.npy").tolist()
     at = [full_rows.index(int(r)) for r in rows]

@@ -13,6 +13,7 @@ import pytest
 from plotly.io.json import to_json_plotly
 
 from workspace.errors import CandorError
+from tests.store.building import built_sample_store
 from workspace.settings import Settings
 
 ROWS = 3
@@ -20,20 +21,10 @@ ROWS = 3
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """``(settings, workspace, store folder)``; the services are put back afterwards."""
-    from app import services
-    from app.cli.build import build
-
-    folder = tmp_path_factory.mktemp("panels-build")
-    settings = Settings(warm=False, cache_dir=folder / "cache", state_dir=folder / "state")
-    previous = services.state().workspace
-    manifest = build(settings, folder / "store", max_rows=ROWS, chunk_rows=4,
-                     skip=("persuasive", "surrogates", "permutation_importance"))
-    ws = services.workspace()
-    yield manifest, ws, folder / "store"
-    services.use_built_store(None)
-    if previous is not None:
-        services.init(previous, warm=False)
+    """``(manifest, workspace, store folder)``; the services are put back afterwards."""
+    with built_sample_store(tmp_path_factory.mktemp("panels-build"), max_rows=ROWS, chunk_rows=4,
+                            skip=("persuasive", "surrogates", "permutation_importance", "cohorts")) as found:
+        yield found
 
 
 def _serve(folder, ws):
