@@ -31,9 +31,9 @@ def built(tmp_path_factory):
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    from app import services
-    from app.cli.build import build
     from workspace.settings import Settings
+
+    from tests.store.building import built_sample_store
 
     folder = tmp_path_factory.mktemp("whole-table")
     data = load_breast_cancer(as_frame=True).frame[[*COLUMNS, "target"]].iloc[:N_ROWS]
@@ -42,14 +42,9 @@ def built(tmp_path_factory):
     data.to_csv(folder / "table.csv", index=False)
     settings = Settings(model=folder / "lr.skops", data=folder / "table.csv", target="target", warm=False,
                         cache_dir=folder / "cache", state_dir=folder / "state")
-    previous = services.state().workspace
-    manifest = build(settings, folder / "store", chunk_rows=32, skip=("persuasive", "surrogates",
-                                                                     "permutation_importance", "partial_dependence"))
-    ws = services.workspace()
-    yield manifest, ws, folder / "store", dataclasses.replace(settings, store=folder / "store")
-    services.use_built_store(None)
-    if previous is not None:
-        services.init(previous, warm=False)
+    with built_sample_store(folder, settings, chunk_rows=32, skip=("persuasive", "surrogates", "permutation_importance",
+                                                                   "partial_dependence")) as (manifest, ws, store):
+        yield manifest, ws, store, dataclasses.replace(settings, store=store)
 
 
 def test_a_small_table_is_stored_whole_by_default_and_the_manifest_says_so(built):
