@@ -53,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     add_model_arguments(p)  # the same loading flags as python -m app
     p.add_argument("--out", required=True, help="the store's folder (written beside it as .NAME.partial, then "
                                                 "renamed over it: an old store there is replaced whole)")
-    p.add_argument("--rows", type=build_rows.parse, default=None,
+    p.add_argument("--rows", default=None,
                    help="'table' (every row of the table), 'held-out' (every held-out row) or N (the first N held-out "
                         f"rows); default the whole table of at most {WHOLE_TABLE_MAX:,} rows, else every held-out row")
     p.add_argument("--chunk-rows", type=int, default=256, help="rows per chunk of the per-row work (default 256)")
@@ -356,6 +356,10 @@ def main(argv: list[str]) -> int:
     args.text_model = None
     if args.chunk_rows < 1:
         parser.exit(2, "candor: error: --chunk-rows must be 1 or more\n")
+    try:
+        rows = None if args.rows is None else build_rows.parse(args.rows)
+    except argparse.ArgumentTypeError as err:
+        parser.exit(2, f"candor: error: --rows {err}\n")
     skip = tuple(s.strip() for s in args.skip.split(",") if s.strip())
     unknown = sorted(set(skip) - set(PARTS))
     if unknown:
@@ -380,7 +384,7 @@ def main(argv: list[str]) -> int:
             print(f"candor: build: {what} {done}/{total}", file=sys.stderr, flush=True)
 
         try:
-            manifest = build(settings, Path(args.out), max_rows=args.rows, chunk_rows=args.chunk_rows, client=client,
+            manifest = build(settings, Path(args.out), max_rows=rows, chunk_rows=args.chunk_rows, client=client,
                              progress=progress, skip=skip)
         finally:
             if client is not None:

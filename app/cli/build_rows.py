@@ -23,7 +23,7 @@ def parse(text: str) -> int | str:
     Raises
     ------
     argparse.ArgumentTypeError
-        For anything else (argparse prints it as one line and exits with status 2).
+        For anything else (``python -m app build`` prints it as one line and exits with status 2).
     """
     if text in WORDS:
         return text

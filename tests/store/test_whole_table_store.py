@@ -123,3 +123,13 @@ def test_build_rows_option_and_default_rule(sample_workspace, monkeypatch):
     for bad in ("all", "-1", "1.5", "", "١٢"):
         with pytest.raises(argparse.ArgumentTypeError, match="takes 'table', 'held-out' or a number"):
             build_rows.parse(bad)
+
+
+def test_a_bad_rows_value_is_one_line_and_status_2(tmp_path, capsys):
+    from app.cli import build as build_cli
+
+    with pytest.raises(SystemExit) as stop:
+        build_cli.main(["--out", str(tmp_path / "s"), "--rows", "all"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == ("candor: error: --rows takes 'table', 'held-out' or a number of held-out rows, "
+                                       "got 'all'\n")
