@@ -157,12 +157,26 @@ class TabularCodec:
             out = pd.DataFrame(Z.copy())  # every column a float64 number: one block, not a Series per column
             out.columns = self._raw_columns
             return out
+        same = self._one_integer_dtype()
+        if same is not None and not np.isnan(Z).any():  # what each column gets below, as one block (a one-hot table)
+            out = pd.DataFrame(np.round(Z).astype(same), copy=False)
+            out.columns = self._raw_columns
+            return out
         data = {}
         for j, (code, dtype) in enumerate(zip(self.columns, self._dtypes)):
             data[j] = self._decoded_column(code, dtype, Z[:, j])
         out = pd.DataFrame(data, copy=False)
         out.columns = self._raw_columns
         return out
+
+    def _one_integer_dtype(self):
+        """The numpy integer (or bool) dtype every column has, all of them numbers, else None."""
+        first = self._dtypes[0] if self._dtypes else None
+        if not isinstance(first, np.dtype) or first.kind not in "iub" or \
+                any(c.kind != "numeric" for c in self.columns) or \
+                not all(isinstance(d, np.dtype) and d == first for d in self._dtypes):
+            return None
+        return first
 
     def _decoded_column(self, code: ColumnCode, dtype, z: np.ndarray):
         """One column of :meth:`decode`: a numpy array where the column's dtype is numpy's (no Series, no pandas
@@ -188,6 +202,11 @@ class TabularCodec:
     def model_dtype(self, j: int):
         """The dtype column ``j`` is decoded to (the raw table's)."""
         return self._dtypes[j]
+
+    @property
+    def raw_columns(self) -> tuple:
+        """The raw table's column labels, which :meth:`decode` gives the model (unchanged by :meth:`relabel`)."""
+        return tuple(self._raw_columns)
 
     @staticmethod
     def _level_values(code: ColumnCode) -> np.ndarray:

@@ -45,10 +45,11 @@ def weighted_r2(y: np.ndarray, y_hat: np.ndarray, weights: np.ndarray) -> float:
 
 
 def one_blas_thread():
-    """A context in which BLAS runs on one thread (the ridge fits: BLAS threads spinning against the model's OpenMP
-    cost 10-100x), through one :class:`threadpoolctl.ThreadpoolController` a process. ``threadpool_limits`` makes a
-    controller each time, which lists the loaded libraries from ``/proc/self/maps``: about 18 ms of every LIME round
-    on Adult's one-hot pipeline, 6 % of its row (issue 23)."""
+    """A context in which BLAS runs on one thread (LIME's ridge fits, the persuasive layer's restricted R²: BLAS
+    threads spinning against the model's OpenMP or other processes cost 10-100x), through one
+    :class:`threadpoolctl.ThreadpoolController` a process. ``threadpool_limits`` makes a controller each time,
+    which lists the loaded libraries from ``/proc/self/maps``: about 18 ms of every LIME round on Adult's one-hot
+    pipeline, 6 % of its row (issue 23)."""
     return _controller().limit(limits=1, user_api="blas")
 
 

@@ -64,13 +64,30 @@ def kernel_weights(distances: np.ndarray, width: float) -> np.ndarray:
     return np.sqrt(np.exp(-(distances ** 2) / width ** 2))
 
 
-def _truncnorm_ppf(q: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Inverse CDF of the standard normal truncated to ``[a, b]``, elementwise; the upper tail by symmetry."""
-    flip = a > 0
-    lo, hi, qq = np.where(flip, -b, a), np.where(flip, -a, b), np.where(flip, 1 - q, q)
-    plo = ndtr(lo)
-    x = ndtri(plo + qq * (ndtr(hi) - plo))
-    return np.clip(np.where(flip, -x, x), a, b)
+class _TruncatedNormals:
+    """Standard normals truncated to ``[a, b]`` (one per bin), and what their inverse CDF (:func:`_ppf_of`) needs from
+    the bounds alone, computed once per bin: the bounds ``a``, ``b``, whether the
+    upper tail is taken by symmetry (``flip``), the normal CDF at the lower end taken (``plo``) and the CDF's span
+    (``span``). Gathered per sample (:meth:`take`) they are the same numbers as computed per sample: the CDF was two
+    of the three special functions of every drawn value, about half of LIME's sampling time on the sample."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray, flip=None, plo=None, span=None) -> None:
+        self.a, self.b = a, b
+        if flip is None:
+            flip = a > 0
+            plo = ndtr(np.where(flip, -b, a))
+            span = ndtr(np.where(flip, -a, b)) - plo
+        self.flip, self.plo, self.span = flip, plo, span
+
+    def take(self, at: np.ndarray) -> "_TruncatedNormals":
+        """The bins ``at`` (flat indices), one per sample, without recomputing anything."""
+        return _TruncatedNormals(*(np.take(v, at) for v in (self.a, self.b, self.flip, self.plo, self.span)))
+
+
+def _ppf_of(q: np.ndarray, t: _TruncatedNormals) -> np.ndarray:
+    """Inverse CDF at ``q`` of the truncated standard normals ``t``, elementwise; the upper tail by symmetry."""
+    x = ndtri(t.plo + np.where(t.flip, 1 - q, q) * t.span)
+    return np.clip(np.where(t.flip, -x, x), t.a, t.b)
 
 
 class LimeSpace:
@@ -112,12 +129,20 @@ class LimeSpace:
                                      for j in cont]).reshape(len(cont), width)
         self._mins, self._maxs, self._means, self._stds = pad("mins"), pad("maxs"), pad("means"), pad("stds")
         self._stds[self._stds == 0] = 1.0  # padding only
+        self._normals = _TruncatedNormals((self._mins - self._means) / self._stds,
+                                          (self._maxs - self._means) / self._stds)  # per bin, as lime's z-scores
+        edges = [self.bins[j].edges for j in cont]  # padded with +inf, for discretize
+        self._edges = np.full((len(cont), max((len(e) for e in edges), default=0)), np.inf)
+        for k, e in enumerate(edges):
+            self._edges[k, :len(e)] = e
+        self._n_edges = np.array([len(e) for e in edges], dtype=float)
 
     def discretize(self, row: np.ndarray) -> np.ndarray:
         """The row with each continuous column replaced by its bin index (lime's ``discretize``)."""
         out = np.array(row, dtype=float, copy=True)
-        for j, cb in self.bins.items():
-            out[j] = int(np.searchsorted(cb.edges, row[j]))
+        if self._cont.size:  # searchsorted(edges, v, side="left") is the count of edges below v (NaN: past them all)
+            v = out[self._cont]
+            out[self._cont] = np.where(np.isnan(v), self._n_edges, (self._edges < v[:, None]).sum(axis=1))
         return out
 
     def sample(self, row: np.ndarray, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -159,10 +184,10 @@ class LimeSpace:
         cols = self._cont[block]
         codes = inverse[1:, cols].astype(np.intp).T  # (columns, n - 1), lime's order: column, then row
         flat = codes + (block * self._mins.shape[1])[:, None]
-        lo, hi, mean, std = (np.take(t, flat) for t in (self._mins, self._maxs, self._means, self._stds))
-        a, b = (lo - mean) / std, (hi - mean) / std
+        a, b = np.take(self._normals.a, flat), np.take(self._normals.b, flat)
         drawn = a != b
-        values = lo.copy()  # a bin whose bounds coincide holds one value (lime: the z-score, see above)
+        values = np.take(self._mins, flat)  # a bin whose bounds coincide holds one value (lime: the z-score, see above)
         q = rs.random_sample(int(drawn.sum()))  # row-major over (column, row): lime's order
-        values[drawn] = _truncnorm_ppf(q, a[drawn], b[drawn]) * std[drawn] + mean[drawn]
+        at = flat[drawn]  # the bins' normal CDFs were computed once per bin (_TruncatedNormals)
+        values[drawn] = _ppf_of(q, self._normals.take(at)) * np.take(self._stds, at) + np.take(self._means, at)
         inverse[1:, cols] = values.T

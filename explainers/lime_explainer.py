@@ -146,12 +146,11 @@ class LimeExplainer:
         self.mode, self.output_space = mode, output_space
         self.units = units or f"probability of {self.class_names[target_index]!r}"
         self.kernel_width = kernel_width if kernel_width is not None else 0.75 * np.sqrt(len(self.feature_names))
-        train = training_data.to_numpy(dtype=float)
-        summary = ""
-        if len(train) > max_training_rows:
-            keep = np.sort(np.random.default_rng(seed).choice(len(train), max_training_rows, replace=False))
-            summary = f"; training statistics from a seeded sample of {max_training_rows} of {len(train)} rows"
-            train = train[keep]
+        summary, n_train, keep = "", len(training_data), slice(None)
+        if n_train > max_training_rows:  # only the sampled rows are converted (Adult: 4 MB, not 20)
+            keep = np.sort(np.random.default_rng(seed).choice(n_train, max_training_rows, replace=False))
+            summary = f"; training statistics from a seeded sample of {max_training_rows} of {n_train} rows"
+        train = training_data.iloc[keep].to_numpy(dtype=float)
         self._cats = {int(j): [str(v) for v in names] for j, names in (categorical_names or {}).items()}
         nan_cols = set(np.flatnonzero(np.isnan(train).any(axis=0)).tolist()) | {int(j) for j in missing_columns}
         const = {j for j in range(train.shape[1]) if np.unique(train[~np.isnan(train[:, j]), j]).size <= 1}
@@ -194,9 +193,9 @@ class LimeExplainer:
         return [f"<= {e[0]}"] + [f"{a} < x <= {b}" for a, b in zip(e, e[1:])] + [f"> {e[-1]}", MISSING_BIN]
 
     def _model_fn(self, row: np.ndarray, row_t: np.ndarray):
-        """LIME-space rows -> the explained output, decoding binned columns for the model."""
+        """LIME-space rows -> the explained output, binned columns decoded in place (``T``: a round's own array)."""
         def fn(T: np.ndarray) -> np.ndarray:
-            X = np.array(T, dtype=float, copy=True)
+            X = T if T.dtype == np.float64 and T.flags.writeable else np.array(T, dtype=float, copy=True)
             for j, (_, reps) in self._bins.items():
                 codes = np.clip(np.round(T[:, j]), 0, len(reps) - 1).astype(int)
                 X[:, j] = np.where(codes == row_t[j], row[j], reps[codes])
@@ -337,9 +336,10 @@ class LimeExplainer:
         if n * len(self.feature_names) * len(seeds) > ROUND_CELLS:  # a wide table: one neighbourhood at a time
             return [self._fit(binary, self._outputs(fn, inverse), n)
                     for binary, inverse in (self._space.sample(row_t, n, s) for s in seeds)]
-        draws = [self._space.sample(row_t, n, s) for s in seeds]
-        ys = self._outputs(fn, np.concatenate([inverse for _, inverse in draws]))
-        return [self._fit(binary, ys[k * n:(k + 1) * n], n) for k, (binary, _) in enumerate(draws)]
+        binaries, inverses = zip(*(self._space.sample(row_t, n, s) for s in seeds))
+        inverse, inverses = np.concatenate(inverses), None  # the model call holds one copy of them, not two
+        ys = self._outputs(fn, inverse)
+        return [self._fit(binary, ys[k * n:(k + 1) * n], n) for k, binary in enumerate(binaries)]
 
     def _fit(self, binary: np.ndarray, ys: np.ndarray, n: int) -> tuple:
         """One LIME fit of a neighbourhood (``binary``) and its outputs: :meth:`_fit_round`'s tuple."""

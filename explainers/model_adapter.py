@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ._array_input import ArrayInput
 from ._codec import TabularCodec
 from ._forest_calls import model_call
 from ._grouping import feature_groups
@@ -259,11 +260,19 @@ class ModelAdapter:
     def _one_hot(self) -> OneHotInput | None:
         return OneHotInput.of(self.model, self.codec, self.raw)
 
+    @functools.cached_property
+    def _array_input(self) -> ArrayInput | None:
+        return ArrayInput.of(self.model, self.codec, self.raw)
+
     def _call(self, Z, method: str):
         """``method`` of the model on encoded rows: of a one-hot Pipeline's final step on the array its preprocessing
-        gives, built from the levels (:mod:`explainers._one_hot_input`), else of the model on :meth:`raw` rows."""
+        gives, built from the levels (:mod:`explainers._one_hot_input`); of a scikit-learn model fitted on float64
+        columns on the array its validation makes of :meth:`raw` rows (:mod:`explainers._array_input`); else of the
+        model on :meth:`raw` rows."""
         if len(Z) >= MIN_ROWS and self._one_hot is not None:
             return model_call(self._one_hot.final, self._one_hot.transform(Z), method)
+        if self._array_input is not None:
+            return self._array_input.call(Z, method)
         return model_call(self.model, self.raw(Z), method)
 
     def predict(self, Z) -> np.ndarray:

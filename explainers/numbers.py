@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["gap_text", "plain", "parse_plain", "number_text"]
+import numpy as np
+
+__all__ = ["gap_text", "plain", "parse_plain", "number_text", "plain_length_bound"]
 
 
 def plain(value, digits: int = 3, *, signed: bool = False, grouping: bool = True, trim: bool = False) -> str:
@@ -46,6 +48,41 @@ def plain(value, digits: int = 3, *, signed: bool = False, grouping: bool = True
     if text.lstrip("-").strip("0.,") == "":
         return "0"
     return ("+" if signed and v > 0 else "") + text
+
+
+def plain_length_bound(values, digits: int = 3) -> np.ndarray:
+    """An upper bound on ``len(plain(v, digits))`` of each value (thousands grouped, unsigned; ``trim`` only shortens).
+
+    Without formatting: a sign, the integer digits with their commas, and ``plain``'s decimals; one more integer digit
+    where rounding may carry into it (``9,999.6`` reads ``10,000``), and 99 where the value is so near a power of ten
+    that ``plain``'s own ``log10`` may count its digits otherwise (format those). NaN and infinities: 99 (format them).
+    The bound is the length itself for most values, so the longest text of many values is found by formatting few
+    (:func:`app.services.row_view.widest_value_labels`).
+
+    Parameters
+    ----------
+    values : array-like of float
+    digits : int, default=3
+
+    Returns
+    -------
+    ndarray of int, the shape of ``values``
+    """
+    v = np.asarray(values, dtype=float)
+    a = np.abs(v)
+    out = np.full(v.shape, 99, dtype=np.int64)
+    ok = np.isfinite(v) & (a >= 1e-8)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lg = np.log10(np.where(ok, a, 1.0))
+    e = np.floor(lg)
+    ok &= np.abs(lg - np.round(lg)) > 1e-9  # near 10^k: plain's math.log10 may floor the other way
+    dec = np.clip(digits - 1 - e, 0, 8)
+    carry = a + 0.5 * 10.0 ** -dec >= 10.0 ** (e + 1) * (1 - 1e-12)
+    n_int = np.maximum(e + 1, 1) + carry
+    length = (v < 0) + n_int + (n_int - 1) // 3 + np.where(dec > 0, dec + 1, 0)
+    out[ok] = length[ok].astype(np.int64)
+    out[np.isfinite(v) & (a < 1e-8)] = 1  # "0"
+    return out
 
 
 def gap_text(gap: float) -> str:

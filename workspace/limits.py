@@ -169,3 +169,17 @@ def model_call_limits(*, timeout: bool = True):
     took_too_long, failed = _model_errors()
     seconds = (setting("CANDOR_MODEL_TIMEOUT_S") or None) if timeout else None
     return CallLimits(seconds=seconds, timeout=took_too_long, failed=failed)
+
+
+def one_openmp_thread() -> None:
+    """Limit every OpenMP runtime loaded so far (scikit-learn's HistGradientBoosting, LightGBM) to one thread.
+
+    Request threads and workers already share the cores, and oversubscribed OpenMP pools stall (as torch's,
+    ENVIRONMENT-NOTES). threadpoolctl acts only on libraries loaded at the call, so a server calls this after its
+    model is loaded (its libraries are then loaded), not before: scikit-learn is imported at that load, not at the
+    server's start (issue 23).
+    """
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="openmp")
+

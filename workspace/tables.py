@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -129,7 +130,7 @@ def _read_csv(path: Path, notes: list[str]) -> pd.DataFrame:
     if header and sum(_numeric(h) for h in header) >= max(2, len(header) // 3):
         raise CandorError(f"{path.name}: the first row looks like data ({', '.join(header[:3])}, ...), not column "
                           "names; add a header row with the column names")
-    dupes = sorted({h for h in header if header.count(h) > 1})
+    dupes = sorted(h for h, n in Counter(header).items() if n > 1)  # not header.count per name: 10,000² steps
     if dupes:
         renamed = ", ".join(f"{d!r} -> {d + '.1'!r}" for d in dupes)
         notes.append(f"{path.name}: duplicate column names; the later copies are renamed {renamed}")

@@ -193,8 +193,8 @@ def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, tru
         notes.append(f"{name}: {int(tcol.isna().sum())} rows without a target value dropped")
         df = df[tcol.notna()].reset_index(drop=True)
         tcol = tcol.dropna().reset_index(drop=True)
-    features = feature_columns(model, df, target, name)
-    unused = [str(c) for c in df.columns if str(c) != target and c not in features]
+    taken = set(features := feature_columns(model, df, target, name))  # a list: 10,000² comparisons (issue 27)
+    unused = [str(c) for c in df.columns if str(c) != target and c not in taken]
     if unused:
         notes.append(f"{name}: {len(unused)} column(s) the model does not take are left out: "
                      f"{', '.join(unused[:8])}{' ...' if len(unused) > 8 else ''}")

@@ -146,11 +146,6 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     settings = settings or Settings.from_env()
     if warm is None:
         warm = settings.warm
-    # one OpenMP thread per server process (HistGradientBoosting, LightGBM): request threads and
-    # workers already share the cores, and oversubscribed OpenMP pools stall (as torch's, ENVIRONMENT-NOTES)
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(limits=1, user_api="openmp")
     chosen = Selection.from_settings(settings) if workspace is None else Selection(generation="explicit")
     selection.start(chosen, warm=warm)
     load = functools.partial(_load, workspace, chosen, settings, warm)
@@ -202,6 +197,7 @@ def _load(workspace: Workspace | None, chosen: Selection, settings: Settings, wa
     """Load the workspace (``workspace``, or the files ``chosen`` names), check its store and the study files, and
     install it for every service (warm-up started as ``warm`` says)."""
     ws = workspace or chosen.load()
+    limits.one_openmp_thread()  # one OpenMP thread a process, set once the model's libraries are loaded
     from store.read import open_for  # a store (--store, CANDOR_STORE) is checked before anything is served
 
     services.use_built_store(open_for(settings, ws) if settings.store else None)

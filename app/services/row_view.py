@@ -14,6 +14,7 @@ import numpy as np
 
 import explainers as ex
 from explainers._codec import value_labels
+from explainers.numbers import number_text, plain_length_bound
 from explainers.metrics import RankAgreement
 
 from ._core import lazy, ready_entry, workspace
@@ -53,12 +54,41 @@ def _widest() -> tuple[str, ...]:
         extremes = [int(i) for col in finite.T if np.isfinite(col).any()
                     for i in (np.nanargmin(col), np.nanargmax(col))]
     codec = display_codec()
-    widest = [""] * values.shape[1]
-    for r in np.unique(np.concatenate([rows, np.asarray(extremes, dtype=int)])):
-        for j, text in enumerate(value_labels(values[r], codec)):
-            if len(text) > len(widest[j]):
-                widest[j] = text
+    V = values[np.unique(np.concatenate([rows, np.asarray(extremes, dtype=int)]))]  # the measured rows, in order
+    per_value = codec is None or len(codec.columns) != V.shape[1]  # value_labels' own test
+    plain_numbers = [per_value or (c.kind == "numeric" and c.display is None)
+                     for c in (codec.columns if not per_value else [None] * V.shape[1])]
+    bounds = plain_length_bound(V, 4)  # value_labels' ".4g" is plain(v, 4, trim=True)
+    widest = []
+    for j in range(V.shape[1]):
+        text = (lambda v: number_text(v, ".4g")) if per_value else codec.columns[j].text
+        widest.append(_longest(V[:, j], text, bounds[:, j] if plain_numbers[j] else None))
     return tuple(widest)
+
+
+def _longest(col: np.ndarray, text, bound: np.ndarray | None) -> str:
+    """The first of the longest ``text(v)`` over ``col`` (in order), as formatting every value finds it.
+
+    ``bound`` (:func:`explainers.numbers.plain_length_bound`, for a column shown as plain numbers) bounds each text's
+    length: values are formatted from the largest bound down while one could still be longer than the longest found,
+    then in order among those that could reach it; a 10,000-column table's 2 million texts took most of ``python -m app
+    check``'s Descriptive step (issue 27), and few are formatted now. Without one, every value is.
+    """
+    found: dict[int, str] = {}
+
+    def at(i: int) -> str:
+        if i not in found:
+            found[i] = text(float(col[i]))
+        return found[i]
+    if bound is None:
+        return max((at(i) for i in range(len(col))), key=len, default="")
+    bound = np.where(np.isfinite(col), bound, 99)  # NaN and infinities: format them (MISSING, "n/a", "∞")
+    longest = 0
+    for i in np.argsort(-bound, kind="stable"):
+        if bound[i] <= longest:
+            break
+        longest = max(longest, len(at(int(i))))
+    return next((at(int(i)) for i in np.flatnonzero(bound >= longest) if len(at(int(i))) == longest), "")
 
 
 widest_value_labels = lazy("widest_value_labels", _widest, warm=True)
@@ -88,6 +118,22 @@ first_row_view = lazy("first_row_view", _first_view, warm="first")
 before the first request (issue 23): its SHAP and LIME explainers are built and the row explained while the server
 starts, so the Descriptive page's first answer is a cache hit (its first row cost 3.7 CPU s on an Adult
 HistGradientBoosting pipeline, most of it LIME's and Tree SHAP's set-up)."""
+
+
+def _lacking_row_explainers() -> bool:
+    from . import tabular
+
+    if built_store() is None:
+        return False
+    tabular._shap(), tabular._lime()
+    return True
+
+
+lacking_row_explainers = lazy("lacking_row_explainers", _lacking_row_explainers, warm=True)
+"""Served from a store, SHAP's and LIME's explainers for the rows it lacks, built by the warm-up (True); live, the
+first row's view builds them (:data:`first_row_view`; False). Building them was most of the first row a store lacked
+(Adult's one-hot GradientBoosting: 165 ms of CPU for SHAP's, 84 for LIME's, against 6 and 65 for then explaining a
+row; in Chromium that row settled in 499 ms, the next ones in 180-240, issue 23)."""
 
 
 def local_view(row, k: int = 5, raw_players: bool = False) -> LocalView:

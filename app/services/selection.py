@@ -21,7 +21,7 @@ import uuid
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from workspace import settings
+from workspace import limits, settings
 from workspace.errors import CandorError
 from workspace.settings import Settings
 from workspace.workspace import Workspace, load_sample_workspace, load_user_workspace, one_vs_rest
@@ -223,6 +223,7 @@ def sync() -> None:
 
 def _install(ws: Workspace, selection: Selection, mtime: int) -> None:
     """Install ``ws``, loaded from ``selection`` (the file read at ``mtime``), warmed as the server says."""
+    limits.one_openmp_thread()  # an uploaded model's libraries (LightGBM's OpenMP) are loaded by now
     init(ws, warm=state().warm_switches, selection=selection)
     state().seen_mtime = mtime
 

@@ -114,12 +114,12 @@ def _make_lime():
     cats = {j: [codec.columns[j].label(i) for i in range(len(codec.columns[j].levels))] for j in codec.categorical}
     missing = tuple(np.flatnonzero(ws.X.isna().to_numpy().any(axis=0)))
     if ws.output_kind == "probability":
-        return ex.LimeExplainer(lambda a: ws.model.predict_proba(pd.DataFrame(a, columns=ws.X.columns)),
+        return ex.LimeExplainer(lambda a: ws.model.predict_proba(pd.DataFrame(a, columns=ws.X.columns, copy=False)),
                                 training_data=ws.X.iloc[ws.train_idx], class_names=ws.classes,
                                 num_samples=LIME_SAMPLES, seed=0, categorical_names=cats, missing_columns=missing,
                                 **LIME_LIMITS)
     view = ws.model  # margins, labels or a regressor's output: LIME in regression mode on that number
-    return ex.LimeExplainer(lambda a: view.adapter.outputs(pd.DataFrame(a, columns=ws.X.columns)),
+    return ex.LimeExplainer(lambda a: view.adapter.outputs(pd.DataFrame(a, columns=ws.X.columns, copy=False)),
                             training_data=ws.X.iloc[ws.train_idx], class_names=view.adapter.output_names,
                             target_index=view.index, mode="regression", output_space="raw", units=view.units(),
                             num_samples=LIME_SAMPLES, seed=0, categorical_names=cats, missing_columns=missing,
@@ -197,6 +197,7 @@ _shap = lazy("shap", lambda: guarded("the SHAP explainer", _make_shap))
 _shap_players = lazy("shap_raw_players", lambda: guarded("the raw-column Shapley explainer", _make_shap, "raw_shapley"))
 _shap_all = lazy("shap_all", _compute_all, warm=True)
 _lime = lazy("lime", _make_lime)
+
 model_labels = lazy("labels", lambda: workspace().model.predict(workspace().X), warm="first")
 model_outputs = lazy("outputs", lambda: workspace().output(workspace().X), warm="first")
 """The explained output of every row (shape (n_rows,)), computed once in the warm-up: a row's status line then

@@ -96,10 +96,23 @@ def _class_choices(_):
     return services.class_choices()[0]
 
 
+RAW_PLAYERS_MOOT = ("not a choice for this model: its SHAP values already have the raw columns as players (there is "
+                    "no one-hot Pipeline whose children's values they would sum)")
+"""Why ``players`` is ignored where the Descriptive page offers no choice of players (its radio is hidden)."""
+
+
+def _players_choices(component):
+    """The players a link may choose: the radio's options where the default SHAP sums one-hot children (a tree
+    Pipeline, :func:`app.services.raw_players_offered`); elsewhere none, refused with why (it was ignored silently)."""
+    if not services.raw_players_offered():
+        raise _Bad(RAW_PLAYERS_MOOT)
+    return options_of(component)
+
+
 PAGES: dict[str, tuple[Param, ...]] = {
     "/": (Param("table_page", ids.DATA_TABLE, "page_current", lo=0, hi=_last_table_page),
           Param("columns", ids.TABLE_COLUMNS, "active_page", lo=1, hi=_last_column_page)),
-    "/descriptive": (Param("players", ids.SHAP_PLAYERS, kind="choice"),),
+    "/descriptive": (Param("players", ids.SHAP_PLAYERS, kind="choice", choices=_players_choices),),
     "/surrogate": (
         Param("foi", ids.SURROGATE_FOI, kind="names"),
         Param("max_rules", ids.SURROGATE_MAX_RULES), Param("max_width", ids.SURROGATE_MAX_WIDTH),

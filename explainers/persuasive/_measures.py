@@ -17,6 +17,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from .._lime_fits import one_blas_thread
 from ..metrics import kendall_tau_b, spearman, top_k_overlap
 from ._erasure import (SMALL_GAP, aopc, curve_auc, deletion_curve, explanation_order, importance_order,
                        insertion_curve, normalised_auc)
@@ -113,8 +114,10 @@ def _fit_r2(nb: Neighborhood, features: np.ndarray) -> float:
     A = np.column_stack([np.ones(len(nb.y)), nb.Z[:, features]])
     root = np.sqrt(w)
     # least squares on the weighted rows (minimum-norm, so collinear columns are fine): memory n x p, never the
-    # p x p normal equations (a 10,001 x 10,001 matrix and its SVD on a 10,000-column table)
-    coef = np.linalg.lstsq(A * root[:, None], nb.y * root, rcond=None)[0]
+    # p x p normal equations (a 10,001 x 10,001 matrix and its SVD on a 10,000-column table); on one BLAS thread:
+    # two threads' spinning made one 500 x 31 fit 30-120 ms instead of 2-3 on a loaded 2-core machine
+    with one_blas_thread():
+        coef = np.linalg.lstsq(A * root[:, None], nb.y * root, rcond=None)[0]
     rss = float(np.sum(w * (nb.y - A @ coef) ** 2))
     return 1.0 - rss / tss
 

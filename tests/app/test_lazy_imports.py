@@ -128,3 +128,25 @@ def test_python_m_app_serves_its_first_page_before_importing_scikit_learn_or_sci
     the load held, creating the app and answering ``/`` import none of them."""
     result = _run(BEFORE_LOAD, str(user_files))
     assert result == {"status": 200, "held": 1, "imported": []}
+
+
+OPENMP = """
+import json, sys
+from pathlib import Path
+from threadpoolctl import threadpool_info
+from workspace.settings import Settings
+from app.serve.server import create_app
+folder = Path(sys.argv[1])
+settings = Settings(model=folder / "model.skops", data=folder / "table.csv", target="target", warm=False,
+                    cache_dir=folder / "cache", state_dir=folder / "state", text_dir=folder / "text")
+create_app(settings=settings)
+print(json.dumps([lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "openmp"]))
+"""
+
+
+def test_the_server_s_openmp_runtime_has_one_thread_though_it_loads_with_the_model(user_files):
+    """One OpenMP thread a server process (request threads already share the cores; oversubscribed pools stall).
+    threadpoolctl limits only the libraries loaded at its call, and scikit-learn's OpenMP runtime now loads with the
+    model, not at the server's start: the limit is set after the load (it was set before, and then limited nothing)."""
+    threads = _run(OPENMP, str(user_files))
+    assert threads and threads == [1] * len(threads)

@@ -23,11 +23,13 @@ CASES = {
     "table": ("/", {"table_page": "47", "row": "3"}),
     "immutable": ("/persuasive", {"immutable": ["worst radius", "mean area"]}),
     "immutable typo": ("/persuasive", {"immutable": "worst radiu"}),
+    "players": ("/descriptive", {"players": "raw", "row": "5"}),
 }
 
 def _layout(path, query):
     """The page's layout built from ``query``, as Dash pages build it on a request."""
-    module = {"/persuasive": "app.pages.persuasive", "/surrogate": "app.pages.surrogate", "/": "app.pages.overview"}[path]
+    module = {"/persuasive": "app.pages.persuasive", "/surrogate": "app.pages.surrogate", "/": "app.pages.overview",
+              "/descriptive": "app.pages.descriptive"}[path]
     tree = importlib.import_module(module).layout(**query)
     found = {c.id: c for c in tree._traverse_ids() if isinstance(c.id, str)}
     note = tree.children[0]
@@ -40,7 +42,7 @@ PROPS = {"persuasive-k": "value", "persuasive-rounding": "value", "persuasive-gr
          "persuasive-rules-plain": "value", "persuasive-rules-source": "value", "surrogate-max-rules": "value",
          "surrogate-max-width": "value", "surrogate-lambdas": "value", "surrogate-point": "data",
          "surrogate-features-of-interest": "value", "overview-table": "page_current",
-         "persuasive-story-immutable": "value"}
+         "persuasive-story-immutable": "value", "descriptive-shap-players": "value"}
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +108,39 @@ def test_the_story_tests_immutable_features_come_from_the_link(built):
     assert built["immutable typo"]["note"] == ("Link parameters ignored (the rest applies): "
                                                "immutable=worst radiu: no feature named 'worst radiu'")
     assert built["immutable typo"]["controls"]["persuasive-story-immutable"] == []
+
+
+def test_players_raw_is_named_where_shap_already_has_the_raw_columns_as_players(built):
+    """The sample's SHAP has each column as a player: ``players=raw`` changes nothing there, and the page says so
+    (it was ignored silently: the radio is hidden on such a model and the values shown were the default's)."""
+    assert built["players"]["note"] == ("Link parameters ignored (the rest applies): players=raw: not a choice for "
+                                        "this model: its SHAP values already have the raw columns as players (there "
+                                        "is no one-hot Pipeline whose children's values they would sum)")
+    assert built["players"]["controls"]["descriptive-shap-players"] == "children"
+
+
+def test_players_raw_applies_on_a_one_hot_tree_pipeline(tmp_path, install, monkeypatch):
+    """Where the default sums one-hot children (a tree Pipeline), the link's ``players=raw`` sets the radio."""
+    import dash
+    import numpy as np
+    import pandas as pd
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    from app import services
+    from tests.byo.conftest import write_pair
+    from workspace.workspace import load_user_workspace
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"hours": rng.normal(40, 8, 200), "job": rng.choice(["clerk", "nurse", "cook"], 200)})
+    frame["y"] = np.where((frame.job == "nurse") ^ (frame.hours > 42), "hi", "lo")
+    prep = ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"), ["job"])], remainder="passthrough")
+    pipe = Pipeline([("prep", prep), ("rf", RandomForestClassifier(10, max_depth=4, random_state=0))])
+    pipe.fit(frame.drop(columns="y"), frame.y)
+    install(load_user_workspace(*write_pair(tmp_path, pipe, frame), "y"))
+    monkeypatch.setattr(dash, "register_page", lambda *args, **kwargs: None)
+    got = _layout("/descriptive", {"players": "raw"})
+    assert services.raw_players_offered()
+    assert got["note"] == "" and got["controls"]["descriptive-shap-players"] == "raw"

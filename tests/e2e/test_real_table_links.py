@@ -92,3 +92,15 @@ def test_an_adult_surrogate_link_shows_its_own_fit(adult_server, browser):
     assert "descriptors over age, sex" in source
     assert d.find_element(By.ID, "surrogate-progress-box").get_attribute("hidden") is not None
     assert _text(d, "surrogate-match") == "" and severe_console_errors(d) == []
+
+
+def test_an_adult_players_link_shows_the_raw_columns_shapley_values(adult_server, browser):
+    """On a one-hot tree Pipeline a ``players=raw`` link applies (on the sample it is named and left out:
+    ``tests/e2e/test_links.py``): the radio holds it, the method line says so, the URL keeps it."""
+    base, _ = adult_server
+    d = browser
+    d.get(f"{base}/descriptive?row={ROW}&players=raw")
+    wait_text(d, "descriptive-notes", "Shapley values with the raw columns as players", timeout=180)
+    assert d.find_element(By.ID, "descriptive-shap-players-box").is_displayed()
+    assert _text(d, "url-note") == ""
+    assert parse_qs(urlsplit(d.current_url).query) == {"row": [str(ROW)], "players": ["raw"]}

@@ -193,6 +193,31 @@ def test_a_missing_row_is_explained_live_and_added_to_the_store(serving, built):
     np.testing.assert_array_equal(again.values, e.values)
 
 
+def test_the_warm_up_builds_the_explainers_of_rows_the_store_lacks(serving, monkeypatch):
+    """Served from a store, the warm-up builds SHAP's and LIME's explainers (the first row the store lacked paid for
+    them, issue 23); the row then explained is the one they give."""
+    services, ws, folder = serving
+    from app.services import _core, tabular
+
+    assert "lacking_row_explainers" in _core._warm_order
+    assert not services.is_ready("shap") and not services.is_ready("lime")
+    assert _core.get("lacking_row_explainers") is True
+    assert services.is_ready("shap") and services.is_ready("lime")
+    built_lime = tabular._lime()
+    monkeypatch.setattr(tabular, "_make_lime", lambda: pytest.fail("LIME's explainer built again for a row"))
+    row = int(ws.train_idx[5])
+    assert _same(services.lime_row(row), built_lime.explain(ws.X.iloc[[row]]))
+
+
+def test_live_the_first_rows_view_builds_them_instead(sample_workspace):
+    from app import services
+    from app.services import _core
+
+    services.init(sample_workspace, warm=False)
+    assert _core.get("lacking_row_explainers") is False
+    assert not services.is_ready("lime")
+
+
 def test_a_store_for_another_model_or_data_is_refused(built, tmp_path):
     from store.read import open_for, open_store
 
