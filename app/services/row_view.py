@@ -17,7 +17,7 @@ from explainers._codec import value_labels
 from explainers.numbers import number_text, plain_length_bound
 from explainers.metrics import RankAgreement
 
-from ._core import lazy, ready_entry, workspace
+from ._core import built_store, lazy, ready_entry, workspace
 from .row_plots import shown_rows
 from .row_pool import prepared_rows
 from .whatif import Editor, editor
