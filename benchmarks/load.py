@@ -1,7 +1,8 @@
 """Many viewers at once: the Procfile's gunicorn serving a store to N logged-in, browser-like viewers (issue 27).
 
 Run ``python -m benchmarks.load`` (sample models built). Loopback only, bounded in time. It builds a store of the
-bundled sample (``python -m app build``, once per run folder), writes a users file of viewer accounts, and for
+bundled sample (``python -m app build``, once per run folder; ``--store-rows`` is its ``--rows``: by default every
+row of the sample's 569-row table), writes a users file of viewer accounts, and for
 each number of viewers (default 1, 5, 10 and 20) starts ``gunicorn -c gunicorn.conf.py`` as the Procfile does
 (2 workers x 16 threads, ``CANDOR_WARM=sync``, ``CANDOR_STORE``) on 127.0.0.1 with a fresh copy of the store.
 Every viewer is a thread (:class:`benchmarks.load_parts.viewer.Viewer`) that logs in through ``/login``, opens a
@@ -143,7 +144,9 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--rows", choices=("stored", "all"), default="stored",
                    help="rows viewers pick: the stored held-out rows, as Random row (default), or any row of the "
                         "table (a row outside the store is explained live on its first ask)")
-    p.add_argument("--store-rows", type=int, default=None, help="held-out rows to store (default all)")
+    p.add_argument("--store-rows", default=None,
+                   help="the build's --rows: 'table', 'held-out' or N held-out rows (default the build's: the sample's "
+                        "whole table, 569 rows)")
     p.add_argument("--folder", type=Path, default=None,
                    help="where the store, users and runs go (kept; default a temporary folder, deleted)")
     p.add_argument("--config", default="gunicorn.conf.py",
@@ -151,12 +154,13 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--quick", action="store_true", help="2 viewers for 5 s over a 20-row store (CI)")
     args = p.parse_args(argv)
     if args.quick:
-        args.clients, args.seconds, args.store_rows = "2", 5.0, args.store_rows or 20
+        args.clients, args.seconds, args.store_rows = "2", 5.0, args.store_rows or "20"
     counts = [int(c) for c in args.clients.split(",")]
     folder = args.folder or Path(tempfile.mkdtemp(prefix="candor-load-"))
     folder.mkdir(parents=True, exist_ok=True)
     try:
         store = build_store(folder, args.store_rows)
+        stored = json.loads((store / "manifest.json").read_text())["rows"]
         results = [run(n, args.seconds, folder=folder, store=store, pages=args.pages.split(","), rows=args.rows,
                        think=args.think, config=args.config) for n in counts]
     finally:
@@ -164,9 +168,10 @@ def main(argv: list[str] | None = None) -> dict:
             shutil.rmtree(folder, ignore_errors=True)
     print(table(results))
     print(f"({os.cpu_count()} CPU cores; gunicorn as the Procfile: gunicorn.conf.py; think {args.think} s; "
-          f"rows: {args.rows}; pages: {args.pages})")
+          f"rows: {args.rows}; store: {stored['stored']} of {stored.get('table', '?')} rows "
+          f"({stored.get('which', 'held-out')}); pages: {args.pages})")
     out = {"runs": [{k: v for k, v in r.items() if k not in ("error_examples",)} for r in results],
-           "quick": args.quick}
+           "quick": args.quick, "store_rows": stored}
     print(json.dumps(out))
     return out
 

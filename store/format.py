@@ -3,7 +3,7 @@
 Version 1 layout (``N`` stored rows, ``d`` features, ``G`` rows of the global SHAP view)::
 
     manifest.json                 what follows, with each file's size and SHA-256
-    rows.npy                      (N,) int64: the stored rows' positions in the table (held-out rows)
+    rows.npy                      (N,) int64: the stored rows' positions in the table (held-out rows, or all)
     prediction.npy                (N,) float64: the explained output of each stored row
     shap_values.npy, lime_values.npy        (N, d) float64: per-row attributions
     shap_se.npy, lime_se.npy                (N, d) float64: their standard errors
@@ -48,11 +48,18 @@ METHODS = tuple(m.name for m in TABULAR if m.stored == "rows")
 """Methods stored per row, in the table's order: ("shap", "lime")."""
 DOCUMENTS = {f"{m.name}.json": m.name for m in TABULAR if m.stored == "document"}
 """Methods stored as one JSON document, by file name: {"permutation_importance.json": "permutation_importance"}."""
+WHOLE_TABLE_MAX = 1_000
+"""``python -m app build`` stores every row of a table of at most this many rows unless ``--rows`` says otherwise
+(``app/cli/stored_rows.py``), and a server of such a store prepares every row ahead
+(``app/services/row_pool.py::prepared_rows``): any row a viewer types or clicks is sent as stored. A row a store lacks
+is explained live, on the Persuasive and Attention pages too (0.1-0.3 s of CPU a row on the sample, and torch's
+import in each worker), which two cores cannot do for 20 viewers each choosing any row every 2 s (issue 27)."""
 ALLOWED_SUFFIXES = (".npy", ".parquet", ".json")
 """Every file a manifest may name: arrays, tables, JSON. Anything else (a pickle, an .npz) is refused."""
 
 HOLDS = {
-    "rows.npy": "int64 (N,): positions in the table of the stored rows (the held-out rows)",
+    "rows.npy": "int64 (N,): positions in the table of the stored rows (the manifest's rows.which: every row of the "
+                "table, the held-out rows or the first N of them)",
     "prediction.npy": "float64 (N,): the model's explained output for each stored row",
     **{name: holds for m in TABULAR for name, holds in m.files().items()},  # each method's files
     "row_meta.parquet": f"columns row, {', '.join(METHODS)}: the rest of each row's explanation (source, params, "
@@ -77,7 +84,8 @@ NOT_STORED = (
     "the Text page (text models): computed live when opened",
     "Attention and Persuasive row panels of rows Random row does not pick from, or drawn by other code: computed live",
     "raw-column Shapley values of a one-hot Pipeline (the Descriptive page's option): computed live",
-    "rows outside the held-out split: explained live when chosen, then added under added/",
+    "rows the store does not hold (the manifest's rows.which: the held-out rows or the first N of them; a store of "
+    "the whole table holds every row): explained live when chosen, then added under added/",
     "surrogates with non-default settings, and Persuasive choices other than the opening controls: computed live",
     "rank stability reruns: computed live",
 )

@@ -28,6 +28,8 @@ QUICK = ("audit", "big_plots", "build_store", "byo_scale", "engine", "heads", "l
 """The benchmarks run here: every one README.md or docs/ names, but those in :data:`ELSEWHERE`."""
 ELSEWHERE = {"load": "tests/app/test_benchmark_load.py"}
 """Benchmarks whose quick run has a test of its own (which asserts more than the exit status)."""
+SHARED = ("startup_env", "browser_timing")
+"""Modules of ``benchmarks/`` that the benchmarks share (the docs may name them), not benchmarks themselves."""
 TIMEOUT_S = 900
 """A hung benchmark fails after this long instead of stalling the suite (quick runs take well under it)."""
 
@@ -43,7 +45,7 @@ def named_in_docs() -> set[str]:
         for listed in re.findall(r"python -m benchmarks\.NAME` \(([^)]*)\)", text):
             names.update(re.findall(r"`([a-z_]+)`", listed))
     names.discard("NAME")
-    return names
+    return names - set(SHARED)
 
 
 def test_every_benchmark_the_docs_name_is_run_here():

@@ -32,6 +32,15 @@ def render_global_when_ready(_pathname, _tick=None):
 _global_drawn = drawn_once(maxsize=1)(draw_global)
 
 
+def _draw_global_once() -> None:
+    _global_drawn()
+
+
+services.lazy("descriptive_global_drawn", _draw_global_once, warm=True)
+"""Drawn by the warm-up once global SHAP is there (before gunicorn forks its workers: one drawing for both); each
+worker drew it on its first visit, and every viewer opening the page meanwhile drew it again (issue 27)."""
+
+
 @callback(Output(ids.GLOBAL_METHODS, "children"), Output(ids.GLOBAL_METHODS_TICK, "disabled"),
           Input(ids.URL, "pathname"), Input(ids.GLOBAL_METHODS_TICK, "n_intervals"))
 def render_global_methods(_pathname, _tick=None):

@@ -1,9 +1,12 @@
 """Persuasive page, rules section: one set of controls drives the shown rules, their cost and the tradeoff."""
 from dash import Input, Output, State, callback
 
+from app import services
+from app.services import persuasive_rules
 from app.shell import ids
 from app.views.drawn import drawn_once
-from app.views.persuasive_rules import draw_rules, link_note, load_rule_sources, render_rules
+from app.views.persuasive_rules import OPENING, draw_rules, link_note, load_rule_sources, render_rules
+from workspace.errors import CandorError
 
 
 @callback(Output(ids.RULES_SOURCE, "options"), Output(ids.RULES_SOURCE, "value"), Output(ids.RULES_LINK_NOTE, "children"),
@@ -28,3 +31,18 @@ def show_rules(choice, keep, round_sig, plain):
 
 
 _rules_drawn = drawn_once()(draw_rules)
+
+
+def _draw_opening_rules() -> None:
+    """Keep the rules section at the page's opening controls (:data:`~app.views.persuasive_rules.OPENING`, the
+    default surrogate) drawn, or nothing when the page does not apply (it says why when opened)."""
+    try:
+        _rules_drawn(persuasive_rules.default_choice(), *OPENING)
+    except CandorError:
+        pass
+
+
+services.lazy("persuasive_opening_rules", _draw_opening_rules, warm="last")
+"""Drawn by the warm-up after the default frontier (before gunicorn forks its workers: one drawing for both). Each
+worker drew it on its first visit to the Persuasive page, and every viewer opening the page meanwhile drew it again:
+17-40 % of a worker's samples (py-spy) in the first 25 s of 20 viewers at load 13-18 (issue 27)."""

@@ -30,7 +30,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from store.codec import global_meta
-from store.format import DOCUMENTS, FORMAT_VERSION, METHODS, NOT_STORED
+from store.format import DOCUMENTS, FORMAT_VERSION, METHODS, NOT_STORED, WHOLE_TABLE_MAX
 from store.hashes import source_hashes
 from store.read import workspace_key
 from store.provenance import library_versions
@@ -38,6 +38,7 @@ from store.write import StoreWriter, partial_folder
 from store.write import check_out_folder as _check_out, remove_path as _remove, swap_in as _swap_in
 from workspace.errors import CandorError
 from workspace.settings import Settings
+from . import stored_rows
 from .build_panels import PART as PANELS_PART, finish_with_panels
 from .build_rows import RowTask, beside_rows
 from .model_flags import add_model_arguments
@@ -53,8 +54,9 @@ def _parser() -> argparse.ArgumentParser:
     add_model_arguments(p)  # the same loading flags as python -m app
     p.add_argument("--out", required=True, help="the store's folder (written beside it as .NAME.partial, then "
                                                 "renamed over it: an old store there is replaced whole)")
-    p.add_argument("--rows", type=int, default=None,
-                   help="store at most this many held-out rows (the first of the split); default all of them")
+    p.add_argument("--rows", default=None,
+                   help="'table' (every row of the table), 'held-out' (every held-out row) or N (the first N held-out "
+                        f"rows); default the whole table of at most {WHOLE_TABLE_MAX:,} rows, else every held-out row")
     p.add_argument("--chunk-rows", type=int, default=256, help="rows per chunk of the per-row work (default 256)")
     p.add_argument("--skip", default="", help=f"comma-separated parts not to build (served live): {', '.join(PARTS)}")
     p.add_argument("--dask", default=None,
@@ -218,7 +220,7 @@ def _write_parts(writer: StoreWriter, skip: tuple[str, ...], say, timings: dict,
 
 
 @_without_clock_budgets
-def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_rows: int = 256, client=None,
+def build(settings: Settings, out: Path, *, max_rows: int | str | None = None, chunk_rows: int = 256, client=None,
           progress=None, skip: tuple[str, ...] = ()) -> dict:
     """Compute and write the store of the workspace ``settings`` name; returns its manifest.
 
@@ -229,9 +231,11 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     out : Path
         The store's folder: written as :func:`partial_folder` beside it, then renamed over it (a store
         there is replaced whole; a folder that is not a store is refused).
-    max_rows : int, optional
-        Store only the first ``max_rows`` held-out rows (``ws.test_idx`` order: the default row and the
-        Persuasive curve's rows come first); others are explained when chosen.
+    max_rows : int, "table" or "held-out", optional
+        Store every row of the table (``"table"``), every held-out row (``"held-out"``) or only the first
+        ``max_rows`` held-out rows (``ws.test_idx`` order: the default row and the Persuasive curve's rows come
+        first); None: the whole table of at most :data:`~store.format.WHOLE_TABLE_MAX` rows, else every
+        held-out row (:func:`.stored_rows.chosen`). Other rows are explained when chosen.
     chunk_rows : int
         Rows per chunk for :func:`store.engine.run_chunks`.
     client : dask.distributed.Client, optional
@@ -265,8 +269,7 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
     writer = StoreWriter(partial)
     timings, skipped = {}, {}
 
-    # the first held-out rows in the workspace's order (the default row, the Persuasive curve's rows), sorted
-    rows = np.sort(np.asarray(ws.test_idx, dtype=np.int64)[:max_rows])
+    rows, which = stored_rows.chosen(ws, max_rows)
     task = RowTask(rows, dataclasses.asdict(selection), dict(tabular.LIME_LIMITS))
     rows_what = f"rows ({', '.join(m.title for m in methods.stored_per_row())})"
     build_dir = _chunk_dir(partial, chunk_key(model_sha, data_sha, ws, rows, chunk_rows), say)
@@ -300,9 +303,10 @@ def build(settings: Settings, out: Path, *, max_rows: int | None = None, chunk_r
         "global": global_meta(g), "reproduce": reproduce,
         "explainers": {**(settings_used := _explainer_settings()),
                        "shap": {**settings_used["shap"], "source": g.source}},
-        "rows": {"stored": int(len(rows)), "held_out": int(len(ws.test_idx)), "chunk_rows": chunk_rows,
+        "rows": {"stored": int(len(rows)), "which": which, "table": int(len(ws.X)), "held_out": int(len(ws.test_idx)),
+                 "chunk_rows": chunk_rows,
                  "engine": "dask" if client is not None else "single process"},
-        "libraries": library_versions(), "not_stored": list(NOT_STORED), "skipped": skipped,
+        "libraries": library_versions(), "not_stored": stored_rows.not_stored(which, NOT_STORED), "skipped": skipped,
         "timings_s": {k: round(v, 3) for k, v in {**timings, "total_s": time.perf_counter() - t0}.items()},
     }
     finish_with_panels(writer, partial, ws, (model_sha, data_sha), manifest, skip, say, t0,
@@ -317,8 +321,12 @@ def main(argv: list[str]) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     args.text_model = None
-    if args.rows is not None and args.rows < 0 or args.chunk_rows < 1:
-        parser.exit(2, "candor: error: --rows must be 0 or more and --chunk-rows 1 or more\n")
+    if args.chunk_rows < 1:
+        parser.exit(2, "candor: error: --chunk-rows must be 1 or more\n")
+    try:
+        rows = None if args.rows is None else stored_rows.parse(args.rows)
+    except argparse.ArgumentTypeError as err:
+        parser.exit(2, f"candor: error: --rows {err}\n")
     skip = tuple(s.strip() for s in args.skip.split(",") if s.strip())
     unknown = sorted(set(skip) - set(PARTS))
     if unknown:
@@ -343,7 +351,7 @@ def main(argv: list[str]) -> int:
             print(f"candor: build: {what} {done}/{total}", file=sys.stderr, flush=True)
 
         try:
-            manifest = build(settings, Path(args.out), max_rows=args.rows, chunk_rows=args.chunk_rows, client=client,
+            manifest = build(settings, Path(args.out), max_rows=rows, chunk_rows=args.chunk_rows, client=client,
                              progress=progress, skip=skip)
         finally:
             if client is not None:

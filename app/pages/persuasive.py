@@ -11,6 +11,7 @@ from app.services import counterfactuals as cfs
 from app.views.components import choice_options, graph, row_status_store, slider_marks
 from app.views.whatif import editor_card
 from app.views.counterfactuals import story_controls
+from app.views.persuasive_rules import OPENING
 
 REQUIRES = "persuasive"
 """The method family this page shows (:func:`app.services.why_not` says whether it applies)."""
@@ -71,7 +72,7 @@ def _rules_section():
         dbc.Col([dbc.Label("Descriptive surrogate (from the Surrogate page's frontier)", html_for=ids.RULES_SOURCE),
                  dcc.Dropdown(id=ids.RULES_SOURCE, clearable=False)], md=5),
         dbc.Col([dbc.Label("Rules shown", html_for=ids.RULES_KEEP),
-                 dbc.Input(id=ids.RULES_KEEP, type="number", min=0, max=30, step=1, value=3)], md=2),
+                 dbc.Input(id=ids.RULES_KEEP, type="number", min=0, max=30, step=1, value=OPENING[0])], md=2),
         dbc.Col([dbc.Label("Round thresholds", html_for=ids.RULES_ROUND),
                  dcc.Dropdown(id=ids.RULES_ROUND, clearable=True, placeholder="exact",
                               options=[{"label": f"{n} significant digits", "value": n} for n in (1, 2, 3)])], md=3),

@@ -28,7 +28,7 @@ from .row_plots import GlobalView, global_view
 from .selection import class_choices, select_class
 from .row_view import LocalView, local_view, row_values, stored_row_number, stored_views, whatif_editor
 from .data_table import column_pages, data_columns, data_page, feature_descriptions, filtered_rows, table_width
-from .row_pool import random_row_pool
+from .row_pool import prepared_rows, random_row_pool
 from .tabular import (
     check_row,
     default_row,
@@ -47,7 +47,7 @@ from . import surrogate_links  # noqa: F401  (the Surrogate page's fit of a link
 __all__ = [
     "AttentionView", "LocalView", "PersuasiveView", "attention_view", "check_row", "column_pages", "data_columns", "table_width", "data_page", "default_row", "feature_descriptions",
     "first_request", "join_late", "global_importance", "has_attention_model", "init", "lime_row", "local_view", "row_values",
-    "model_summary", "persuasive_view", "persuasive_global", "persuasive_max_k", "GlobalCurve", "random_row_pool", "row_count", "row_status", "row_key", "shap_row", "whatif_editor", "workspace", "raw_players_offered",
+    "model_summary", "persuasive_view", "persuasive_global", "persuasive_max_k", "GlobalCurve", "prepared_rows", "random_row_pool", "row_count", "row_status", "row_key", "shap_row", "whatif_editor", "workspace", "raw_players_offered",
     "MuseView", "default_muse_key", "feature_names", "fit_frontier", "fit_muse", "frontier", "muse_params",
     "muse_view", "class_choices", "select_class", "why_not", "capabilities", "GlobalView", "global_view",
     "lazy", "ready_entry", "row_cache", "stored_row_number", "stored_views", "built_store", "use_built_store", "warm_done",

@@ -63,6 +63,46 @@ class _Lazy:
         return self._value
 
 
+class _OneAtATime:
+    """``functools.lru_cache(maxsize)(fn)`` that computes each set of arguments once at a time: a call that finds the
+    same arguments being computed by another thread waits for it and reads its result instead of computing it again
+    beside it (an error is not kept: the waiting call computes again).
+
+    Viewers opening a page of a fresh worker each computed its views alike until the first was kept (issue 27).
+    """
+
+    def __init__(self, fn, maxsize: int) -> None:
+        self._cached = lru_cache(maxsize=maxsize)(fn)
+        self.fresh_locks()
+
+    def __call__(self, *args, **kwargs):
+        key = (args, tuple(sorted(kwargs.items()))) if kwargs else args
+        with self._lock:
+            entry = self._running.get(key)  # unhashable arguments raise TypeError here, as lru_cache would
+            if entry is None:
+                entry = self._running[key] = [threading.Lock(), 0]
+            entry[1] += 1
+        try:
+            with entry[0]:
+                return self._cached(*args, **kwargs)
+        finally:
+            with self._lock:
+                entry[1] -= 1
+                if entry[1] == 0:
+                    del self._running[key]
+
+    def cache_clear(self) -> None:
+        self._cached.cache_clear()
+
+    def cache_info(self):
+        return self._cached.cache_info()
+
+    def fresh_locks(self) -> None:
+        """New locks and nothing under way (a forked child: a computation another thread ran at the fork never ends
+        there)."""
+        self._lock, self._running = threading.Lock(), {}
+
+
 class ServiceState:
     """Everything the services hold for one installed workspace: the workspace, its store, lazy values, caches.
 
@@ -138,11 +178,12 @@ class ServiceState:
         return lz is not None and lz._done
 
     def cache(self, owner, maxsize: int, fn):
-        """This state's ``lru_cache(maxsize)(fn)`` for the :func:`row_cache` function ``owner``."""
+        """This state's ``lru_cache(maxsize)(fn)`` for the :func:`row_cache` function ``owner``, computing each set
+        of arguments once at a time (:class:`_OneAtATime`)."""
         cached = self._caches.get(owner)
         if cached is None:
             with self._lock:
-                cached = self._caches.setdefault(owner, lru_cache(maxsize=maxsize)(fn))
+                cached = self._caches.setdefault(owner, _OneAtATime(fn, maxsize))
         return cached
 
     def fresh_locks(self) -> None:
@@ -150,6 +191,8 @@ class ServiceState:
         self._lock = threading.Lock()
         for lz in self._lazies.values():
             lz._lock = threading.Lock()
+        for cached in self._caches.values():
+            cached.fresh_locks()
 
 
 _state = ServiceState()
@@ -226,7 +269,8 @@ def ready_entry(name: str, key):
 
 
 def row_cache(maxsize: int = 256):
-    """``functools.lru_cache`` whose entries belong to one installed :class:`ServiceState`.
+    """``functools.lru_cache`` whose entries belong to one installed :class:`ServiceState`; concurrent calls with the
+    same arguments compute them once (:class:`_OneAtATime`).
 
     Entries live in the state that was installed when the call began: installing another (a new workspace)
     starts empty, and a computation that started before a switch (another request choosing a class) and ends

@@ -19,7 +19,7 @@ from explainers.metrics import RankAgreement
 
 from ._core import built_store, lazy, ready_entry, workspace
 from .row_plots import shown_rows
-from .row_pool import random_row_pool
+from .row_pool import prepared_rows
 from .whatif import Editor, editor
 from .tabular import (check_row, default_row, display_codec, lime_row, raw_players_offered, shap_players_row,
                       shap_row)
@@ -97,21 +97,14 @@ rows and every column's smallest and largest value (a bound for the figure's lay
 longer label still shows whole, in a taller figure)."""
 
 
-STORED_VIEWS_MAX = 500
-"""At most this many stored rows get their view prepared by the warm-up (:func:`stored_views`)."""
-
-
 def _stored_views() -> dict[int, LocalView]:
-    st = built_store()
-    if st is None:
-        return {}
-    rows = np.intersect1d(random_row_pool()["rows"], st.rows)[:STORED_VIEWS_MAX]
-    return {int(r): _view(int(r), 5, False) for r in rows}
+    return {r: _view(r, 5, False) for r in prepared_rows()}
 
 
 stored_views = lazy("stored_row_views", _stored_views, warm=True)
-"""Served from a store, the page's view (k = 5, SHAP's default players) of each stored row "Random row" picks
-from (at most :data:`STORED_VIEWS_MAX`), prepared by the warm-up; empty without a store. Reading and comparing a
+"""Served from a store, the page's view (k = 5, SHAP's default players) of each stored row prepared ahead
+(:func:`~.row_pool.prepared_rows`: those "Random row" picks from, at most 500, or every row of a whole small table),
+computed by the warm-up; empty without a store. Reading and comparing a
 row's two explanations took 11 ms of each click on a server idle between clicks (1.4 ms when busy): the CPU's
 caches go cold between a user's clicks, so the less code a click runs, the sooner it answers."""
 

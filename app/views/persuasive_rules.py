@@ -9,6 +9,10 @@ from app.views.figures_persuasive import operator_text, rule_tradeoff
 from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError
 
+OPENING = (3, None, False)
+"""The rules section's controls when the page opens, as :func:`draw_rules` takes them after the surrogate: rules
+shown (the page's "Rules shown" box), thresholds exact (no rounding), predicates not phrased."""
+
 
 def load_rule_sources(_pathname, chosen=None):
     """The frontier's surrogates; the one chosen by the page's link (``?rules=cart|10``) if it is one of them."""

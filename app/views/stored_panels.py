@@ -4,9 +4,9 @@ stored rows, as the server sends them.
 Shared by 20 viewers, a row change on these pages computed the row live on its first ask in each worker: the
 Persuasive page's measures (model calls) and figures about 120 ms of CPU a row, the Attention page's Integrated
 Gradients, GradientExplainer and heatmaps about 180 ms, which saturated two cores (row change p95 1.4-1.7 s).
-``python -m app build`` now draws both views of each stored row the "Random row" button picks from (at most
-:data:`~app.services.row_view.STORED_VIEWS_MAX`, as the Descriptive page's warmed rows) with the finished store
-installed, so with the very code and values a server of that store runs live, and writes what the callback sends
+``python -m app build`` now draws both views of each stored row prepared ahead
+(:func:`app.services.row_pool.prepared_rows`: those the "Random row" button picks from, at most 500, or every row of a
+store of a whole table of at most 1,000 rows; the Descriptive page's warmed rows) with the finished store installed, so with the very code and values a server of that store runs live, and writes what the callback sends
 (Plotly figures and Dash components as JSON text, ``persuasive_rows.json`` and ``attention_rows.json``). A click on
 such a row at the page's opening controls (:func:`controls`) then sends those panels (:func:`stored_first`).
 
@@ -22,7 +22,6 @@ import hashlib
 import json
 from pathlib import Path
 
-import numpy as np
 from plotly.io.json import to_json_plotly
 
 from app import services
@@ -69,13 +68,10 @@ def _draw(page: str, row: int):
 
 
 def panel_rows() -> list[int]:
-    """The rows whose panels a build draws: the stored rows "Random row" picks from, at most
-    :data:`~app.services.row_view.STORED_VIEWS_MAX` (those the warm-up draws on the Descriptive page)."""
-    st = services.built_store()
-    if st is None:
-        return []
-    rows = np.intersect1d(services.random_row_pool()["rows"], st.rows)[:services.row_view.STORED_VIEWS_MAX]
-    return [int(r) for r in rows]
+    """The rows whose panels a build draws: the stored rows prepared ahead
+    (:func:`app.services.row_pool.prepared_rows`: those "Random row" picks from, at most 500, or every row of a
+    whole small table; the rows the warm-up draws on the Descriptive page)."""
+    return services.prepared_rows()
 
 
 def draw_rows(page: str, rows, progress=None) -> dict[str, str]:

@@ -18,8 +18,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "load-benchmark-viewer"
 
 
-def build_store(folder: Path, rows: int | None) -> Path:
-    """``python -m app build`` of the bundled sample into ``folder/store`` (kept between runs: a build costs minutes)."""
+def build_store(folder: Path, rows: str | None) -> Path:
+    """``python -m app build`` of the bundled sample into ``folder/store`` with ``--rows rows`` if given (kept between
+    runs: a build costs minutes)."""
     out = folder / "store"
     if (out / "manifest.json").exists():
         return out

@@ -110,13 +110,15 @@ def test_an_unknown_warm_value_is_refused(registry):
         _core.lazy("x", lambda: 1, warm="early")
 
 
-def test_the_surrogate_frontier_is_the_last_warm_step():
+def test_the_surrogate_frontier_is_the_last_warm_fit():
     """Registered by import order it came before the Persuasive curve and the table's widths; the cohorts' story
-    ("late") comes after the pages' own values and before it."""
+    ("late") comes after the pages' own values and before it; only the Persuasive page's rules, drawn from the
+    frontier, come after it (issue 27)."""
     import app.callbacks  # noqa: F401  (the pages' warm values, registered when their modules are imported)
 
-    assert _core._warm_order[-1] == "frontier_default"
-    assert _core._warm_order[-2] == "cohort_story"
+    assert _core._warm_order[-2:] == ["frontier_default", "persuasive_opening_rules"]
+    assert _core._warm_order[-3] == "cohort_story"
+    assert _core._warm_order.index("shap_all") < _core._warm_order.index("descriptive_global_drawn")
     assert _core._warm_order.index("descriptive_rendered_rows") < _core._warm_order.index("cohort_story")
     assert {"persuasive_global", "widest_value_labels", "muse_default"} <= set(_core._warm_order[:-1])
     assert surrogates._default_frontier is not None
