@@ -28,7 +28,7 @@ FILES = ("persuasive_rows.json", "attention_rows.json")
 """Its files (``app.views.stored_panels.FILES``, imported only when drawing: it imports Dash)."""
 PIECE_ROWS = 20
 """Rows a Dask worker draws per task (about 5 s on Adult): small enough that the workers finish together."""
-_installed: tuple = ()
+_worker_store: tuple = ()
 """In a Dask worker: the store :class:`PanelTask` installed, ``(folder, manifest SHA-256)``."""
 
 
@@ -51,7 +51,7 @@ class PanelTask:
     manifest_sha256: str
 
     def __call__(self, start: int, stop: int) -> dict[str, str]:
-        global _installed
+        global _worker_store
         from .. import services
         from ..services import tabular
         from ..views import stored_panels
@@ -60,11 +60,11 @@ class PanelTask:
         worker_workspace(self.selection, self.budgets["lime_limits"])
         tabular.AGNOSTIC_BUDGET_S = self.budgets["agnostic_budget_s"]
         importlib.import_module("app.services.persuasive").GLOBAL_BUDGET_S = self.budgets["global_budget_s"]
-        if services.built_store() is None or _installed != (self.folder, self.manifest_sha256):
+        if services.built_store() is None or _worker_store != (self.folder, self.manifest_sha256):
             services.use_built_store(open_store(self.folder, model_sha256=self.hashes[0],
                                                 data_sha256=self.hashes[1], max_bytes=2**62))
             services.init(services.workspace(), warm=False)
-            _installed = (self.folder, self.manifest_sha256)
+            _worker_store = (self.folder, self.manifest_sha256)
         with threadpool_limits(1):
             return stored_panels.draw_rows(self.page, self.rows[start:stop])
 

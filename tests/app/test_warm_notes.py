@@ -42,6 +42,7 @@ def test_the_page_names_the_warm_up_step_it_waits_for(warming):
 def test_the_frontier_step_shows_surrogates_fitted_and_time_left(warming, monkeypatch):
     monkeypatch.setattr(_core.state().lazy_value("muse_default"), "_done", True)
     monkeypatch.setattr(_core.state().lazy_value("muse_default"), "_value", "muse:abc")
+    surrogates._results().set("muse:abc", {})  # its result cached, as a fitted default's is (else fitted again)
     key = surrogates._key("frontier", surrogates.default_frontier_params())
     surrogates._results().set(f"progress|{key}", {"done": 3, "total": 12, "elapsed": 6.0})
     muse_key, note, stop = surrogate.load_default_surrogate("/surrogate", 4)
@@ -58,6 +59,7 @@ def test_nothing_to_wait_for_once_the_warm_up_is_over(warming, monkeypatch):
     monkeypatch.setattr(_core, "warm_done", done)
     monkeypatch.setattr(_core.state().lazy_value("muse_default"), "_done", True)
     monkeypatch.setattr(_core.state().lazy_value("muse_default"), "_value", "muse:abc")
+    surrogates._results().set("muse:abc", {})  # its result cached, as a fitted default's is (else fitted again)
     assert surrogate.load_default_surrogate("/surrogate", 5) == ("muse:abc", None, True)
     assert warmup.warm_status().describe() == ""
 

@@ -97,7 +97,7 @@ def test_an_adult_surrogate_link_shows_its_own_fit(adult_server, browser):
 def test_an_adult_players_link_shows_the_raw_columns_shapley_values(adult_server, browser):
     """On a one-hot tree Pipeline a ``players=raw`` link applies (on the sample it is named and left out:
     ``tests/e2e/test_links.py``): the radio holds it, the method line says so, the URL keeps it."""
-    base, _ = adult_server
+    base = adult_server.base
     d = browser
     d.get(f"{base}/descriptive?row={ROW}&players=raw")
     wait_text(d, "descriptive-notes", "Shapley values with the raw columns as players", timeout=180)
