@@ -43,7 +43,7 @@ def both(tmp_path_factory):
     try:
         with client_from_address("local:2") as client:
             on_dask = _build(there, client)
-            held = client.run(lambda: (getattr(build_panels, "_installed", ()),
+            held = client.run(lambda: (getattr(build_panels, "_worker_store", ()),
                                        os.environ.get("MALLOC_TRIM_THRESHOLD_")))
     finally:
         build_panels.PIECE_ROWS = piece
