@@ -88,3 +88,15 @@ def test_the_workers_drew_the_panels_and_run_with_glibcs_own_malloc_trimming(bot
     installed = [i for i, _ in held.values() if i]
     assert installed and all(i[0] == str(there.parent / f".{there.name}.partial") for i in installed)
     assert [trim for _, trim in held.values()] == [None, None]
+
+
+def test_a_local_cluster_s_workers_do_not_inherit_the_trim_setting_an_earlier_nanny_left(monkeypatch):
+    """A Dask nanny sets ``MALLOC_TRIM_THRESHOLD_`` in the environment of the process that runs it ("poisoning the
+    process running the Nanny", distributed.nanny), so a second cluster started in one process (a notebook, this
+    suite after tests/security's clusters) gave its workers the setting LOCAL_WORKERS leaves out."""
+    from store.cluster import client_from_address
+
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")  # as a default-config nanny leaves it
+    with client_from_address("local:1") as client:
+        seen = list(client.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_")).values())
+    assert seen == [None]
