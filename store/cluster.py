@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from workspace import settings
 from workspace.errors import CandorError
 
 LOCAL = re.compile(r"local(?::(\d+))?")
@@ -152,10 +153,8 @@ def client_from_address(address: str, *, n_workers: int = 2, trust: ClusterTrust
         import dask
 
         dask_default = dask.config.get("distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_", None)
-        if dask_default is not None and os.environ.get("MALLOC_TRIM_THRESHOLD_") == str(dask_default):
-            # a Dask nanny started earlier in this process left it in this process's environment ("poisoning the
-            # process running the Nanny", distributed.nanny), which our workers would inherit
-            os.environ.pop("MALLOC_TRIM_THRESHOLD_")
+        if dask_default is not None:  # left in this process's environment by an earlier nanny: not for our workers
+            settings.drop_dask_trim_setting(str(dask_default))
         with dask.config.set(LOCAL_WORKERS):
             return Client(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
     try:

@@ -321,3 +321,16 @@ def current() -> Settings:
         If no settings are installed and a variable has a bad value (named).
     """
     return _installed if _installed is not None else Settings.from_env()
+
+
+def drop_dask_trim_setting(value: str) -> None:
+    """Remove ``MALLOC_TRIM_THRESHOLD_`` from this process's environment when it holds ``value``.
+
+    A Dask nanny writes its ``pre-spawn-environ`` settings into the environment of the process that runs it
+    ("poisoning the process running the Nanny", ``distributed.nanny``), so a local cluster started after another in
+    one process gave its workers the setting :data:`store.cluster.LOCAL_WORKERS` leaves out. The one place Candor
+    changes its environment: undoing a library's write.
+    """
+    if os.environ.get("MALLOC_TRIM_THRESHOLD_") == value:
+        del os.environ["MALLOC_TRIM_THRESHOLD_"]
+
