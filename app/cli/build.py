@@ -40,7 +40,7 @@ from workspace.errors import CandorError
 from workspace.settings import Settings
 from . import stored_rows
 from .build_panels import PART as PANELS_PART, finish_with_panels
-from .build_rows import RowTask, beside_rows
+from .build_rows import RowTask, beside_rows, build_budgets, set_budgets
 from .model_flags import add_model_arguments
 
 BUILD_DIR = ".build"
@@ -130,19 +130,15 @@ def _without_clock_budgets(fn):
     page, and two builds of one store must agree."""
     @functools.wraps(fn)
     def run(*args, **kwargs):
-        tabular = importlib.import_module("app.services.tabular")
-        persuasive = importlib.import_module("app.services.persuasive")
-        cohorts = importlib.import_module("app.services.cohorts")
-        saved = dict(tabular.LIME_LIMITS), tabular.AGNOSTIC_BUDGET_S, persuasive.GLOBAL_BUDGET_S, cohorts.STORY_BUDGET_S
+        saved = build_budgets()
         try:
-            tabular.reproducible_lime()
-            tabular.AGNOSTIC_BUDGET_S = persuasive.GLOBAL_BUDGET_S = cohorts.STORY_BUDGET_S = float("inf")
+            importlib.import_module("app.services.tabular").reproducible_lime()
+            set_budgets({**build_budgets(), **dict.fromkeys(("agnostic_budget_s", "global_budget_s", "story_budget_s"),
+                                                            float("inf"))})
             with threadpool_limits(1):
                 return fn(*args, **kwargs)
         finally:
-            tabular.LIME_LIMITS.clear()
-            tabular.LIME_LIMITS.update(saved[0])
-            tabular.AGNOSTIC_BUDGET_S, persuasive.GLOBAL_BUDGET_S, cohorts.STORY_BUDGET_S = saved[1:]
+            set_budgets(saved)
     return run
 
 
@@ -270,7 +266,7 @@ def build(settings: Settings, out: Path, *, max_rows: int | str | None = None, c
     timings, skipped = {}, {}
 
     rows, which = stored_rows.chosen(ws, max_rows)
-    task = RowTask(rows, dataclasses.asdict(selection), dict(tabular.LIME_LIMITS))
+    task = RowTask(rows, dataclasses.asdict(selection), build_budgets())
     rows_what = f"rows ({', '.join(m.title for m in methods.stored_per_row())})"
     build_dir = _chunk_dir(partial, chunk_key(model_sha, data_sha, ws, rows, chunk_rows), say)
 

@@ -9,7 +9,6 @@ to them (:class:`PanelTask`), each worker drawing with the store installed in it
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
 import time
 from pathlib import Path
@@ -38,7 +37,7 @@ class PanelTask:
     (:func:`app.views.stored_panels.draw_rows`), drawn in a Dask worker with the store being built installed.
 
     The worker loads ``selection``'s workspace if it has none (:func:`.build_rows.worker_workspace`), takes the
-    build's stopping rules (``budgets``: ``lime_limits``, ``agnostic_budget_s``, ``global_budget_s``), and opens
+    build's stopping rules (``budgets``, :func:`.build_rows.build_budgets`), and opens
     ``folder`` as the build opened it (``hashes``: model and data SHA-256) once per manifest (``manifest_sha256``).
     """
 
@@ -53,13 +52,10 @@ class PanelTask:
     def __call__(self, start: int, stop: int) -> dict[str, str]:
         global _worker_store
         from .. import services
-        from ..services import tabular
         from ..views import stored_panels
         from .build_rows import worker_workspace
 
-        worker_workspace(self.selection, self.budgets["lime_limits"])
-        tabular.AGNOSTIC_BUDGET_S = self.budgets["agnostic_budget_s"]
-        importlib.import_module("app.services.persuasive").GLOBAL_BUDGET_S = self.budgets["global_budget_s"]
+        worker_workspace(self.selection, self.budgets)
         if services.built_store() is None or _worker_store != (self.folder, self.manifest_sha256):
             services.use_built_store(open_store(self.folder, model_sha256=self.hashes[0],
                                                 data_sha256=self.hashes[1], max_bytes=2**62))
@@ -90,10 +86,9 @@ def _workers_see(client, folder: Path) -> str | None:
 def _on_workers(client, selection: dict, folder: Path, hashes: tuple[str, str], manifest_sha: str):
     """A ``drawn_rows`` for :func:`app.views.stored_panels.draw_stored` that shares the rows out to ``client``'s
     workers in pieces of :data:`PIECE_ROWS`, each a :class:`PanelTask` (``selection``: the build's, as a dict)."""
-    from ..services import tabular
+    from .build_rows import build_budgets
 
-    budgets = {"lime_limits": dict(tabular.LIME_LIMITS), "agnostic_budget_s": tabular.AGNOSTIC_BUDGET_S,
-               "global_budget_s": importlib.import_module("app.services.persuasive").GLOBAL_BUDGET_S}
+    budgets = build_budgets()
 
     def drawn_rows(page: str, rows: list, progress=None) -> dict[str, str]:
         task = PanelTask(page, list(rows), selection, budgets, str(folder), tuple(hashes), manifest_sha)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import importlib
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -15,13 +16,36 @@ from threadpoolctl import threadpool_limits
 from store.codec import split_explanation
 
 
-def worker_workspace(selection: dict, lime_limits: dict) -> None:
-    """Make this process ready to compute the build's rows: LIME's stopping rule of the build (``lime_limits``) and,
-    in a process with no workspace installed (a Dask worker), ``selection``'s workspace loaded and installed."""
-    from .. import services
-    from ..services import tabular
+def _budget_modules():
+    return tuple(importlib.import_module(f"app.services.{name}") for name in ("tabular", "persuasive", "cohorts"))
 
-    tabular.LIME_LIMITS.update(lime_limits)  # a Dask worker's own module: the build's stopping rule
+
+def build_budgets() -> dict:
+    """The stopping rules the services read that a build sets (:func:`app.cli.build._without_clock_budgets`), as they
+    stand in this process: LIME's limits and each budget in seconds, by name. Picklable: a Dask worker is given them
+    (:func:`worker_workspace`)."""
+    tabular, persuasive, cohorts = _budget_modules()
+    return {"lime_limits": dict(tabular.LIME_LIMITS), "agnostic_budget_s": tabular.AGNOSTIC_BUDGET_S,
+            "global_budget_s": persuasive.GLOBAL_BUDGET_S, "story_budget_s": cohorts.STORY_BUDGET_S}
+
+
+def set_budgets(budgets: dict) -> None:
+    """Set the stopping rules :func:`build_budgets` read, in this process."""
+    tabular, persuasive, cohorts = _budget_modules()
+    tabular.LIME_LIMITS.clear()
+    tabular.LIME_LIMITS.update(budgets["lime_limits"])
+    tabular.AGNOSTIC_BUDGET_S = budgets["agnostic_budget_s"]
+    persuasive.GLOBAL_BUDGET_S = budgets["global_budget_s"]
+    cohorts.STORY_BUDGET_S = budgets["story_budget_s"]
+
+
+def worker_workspace(selection: dict, budgets: dict) -> None:
+    """Make this process ready to compute the build's rows: the build's stopping rules (``budgets``, from
+    :func:`build_budgets`) and, in a process with no workspace installed (a Dask worker), ``selection``'s workspace
+    loaded and installed."""
+    from .. import services
+
+    set_budgets(budgets)  # a Dask worker's own modules: the build's stopping rules
     if services.state().workspace is None:  # a fresh process (a Dask worker): load what the build explains
         from ..services.selection import Selection
 
@@ -44,12 +68,12 @@ class RowTask:
 
     rows: np.ndarray
     selection: dict
-    lime_limits: dict = dataclasses.field(default_factory=dict)
+    budgets: dict
 
     def __call__(self, start: int, stop: int) -> dict[str, np.ndarray]:
         from ..services import methods, tabular
 
-        worker_workspace(self.selection, self.lime_limits)
+        worker_workspace(self.selection, self.budgets)
         rows = [int(r) for r in self.rows[start:stop]]
         stored = methods.stored_per_row()
         with threadpool_limits(1):  # see build(): OpenMP and BLAS pools spinning on a shared machine
