@@ -67,13 +67,6 @@ def _draw(page: str, row: int):
     return draw_row(row, *controls(page)) if page == "persuasive" else draw_attention(row)
 
 
-def panel_rows() -> list[int]:
-    """The rows whose panels a build draws: the stored rows prepared ahead
-    (:func:`app.services.row_pool.prepared_rows`: those "Random row" picks from, at most 500, or every row of a
-    whole small table; the rows the warm-up draws on the Descriptive page)."""
-    return services.prepared_rows()
-
-
 def draw_rows(page: str, rows, progress=None) -> dict[str, str]:
     """``page``'s panels of each of ``rows`` at its opening controls, as the JSON text Dash would send, by row number
     (text); a row whose view cannot be drawn (:class:`~workspace.errors.CandorError`) is left out: computed live,
@@ -90,7 +83,9 @@ def draw_rows(page: str, rows, progress=None) -> dict[str, str]:
 
 
 def draw_stored(page: str, progress=None, drawn_rows=draw_rows) -> dict:
-    """The document of ``page``'s drawn panels for :func:`panel_rows`, with the store being built installed.
+    """The document of ``page``'s drawn panels of the stored rows prepared ahead
+    (:func:`app.services.row_pool.prepared_rows`: those "Random row" picks from, at most 500, or every row of a
+    whole small table; the rows the warm-up draws on the Descriptive page), with the store being built installed.
 
     Each row's panels are kept as the JSON text Dash would send, parsed on the row's ask (1-3 ms): parsed whole
     when the store opens, breast cancer's 143 rows (8 MB of JSON) took 0.2-1.0 s of every server start and 36 MB
@@ -106,7 +101,7 @@ def draw_stored(page: str, progress=None, drawn_rows=draw_rows) -> dict:
     """
     if page == "attention" and not services.has_attention_model():
         raise CandorError("no attention model is loaded: the Attention page is not served")
-    drawn = drawn_rows(page, panel_rows(), progress)
+    drawn = drawn_rows(page, services.prepared_rows(), progress)
     return {"page": page, "controls": json.loads(json.dumps(controls(page))), "drawn_by": drawn_by(), "rows": drawn}
 
 

@@ -56,7 +56,7 @@ def test_every_stored_row_is_served_as_its_live_drawing(built, monkeypatch):
     assert tuple(stored_panels.FILES.values()) == build_panels.FILES
     assert {"persuasive_rows.json", "attention_rows.json"} <= set(manifest["files"])
     _serve(folder, ws)
-    rows = stored_panels.panel_rows()
+    rows = services.prepared_rows()
     assert rows == sorted(int(r) for r in ws.test_idx[:ROWS])
     k = stored_panels.controls("persuasive")[0]
     assert k == 3  # the slider's opening value on the sample's 30 columns

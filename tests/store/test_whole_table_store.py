@@ -96,13 +96,12 @@ def test_which_rows_a_server_prepares_ahead(sample_workspace, monkeypatch):
     picks from (the sample's 143), as for a store of the held-out rows."""
     from app import services
     from app.services import row_pool
-    from app.views import stored_panels
 
     ws = sample_workspace
     with services.overridden(services.ServiceState(ws, opened_store=_WholeTable(ws))):
-        assert stored_panels.panel_rows() == list(range(569))
+        assert services.prepared_rows() == list(range(569))
         monkeypatch.setattr(row_pool, "WHOLE_TABLE_MAX", 568)
-        assert stored_panels.panel_rows() == sorted(int(r) for r in ws.test_idx) and len(ws.test_idx) == 143
+        assert services.prepared_rows() == sorted(int(r) for r in ws.test_idx) and len(ws.test_idx) == 143
 
 
 def test_stored_rows_option_and_default_rule(sample_workspace, monkeypatch):
