@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._pipeline_parts import pipeline_parts
+
 __all__ = ["forest_outputs", "model_call"]
 
 
@@ -51,15 +53,10 @@ def forest_outputs(model, X, method: str):
         Float64, shape (n_rows, n_classes) or (n_rows,), equal to the model's own method; None if ``model`` is not
         such a forest (or a Pipeline whose last step is one, with metadata routing off), and the caller calls it.
     """
-    from sklearn.pipeline import Pipeline
-
-    steps = None
-    if type(model) is Pipeline:
-        import sklearn
-
-        if sklearn.get_config().get("enable_metadata_routing"):
-            return None
-        steps, model = model[:-1], model.steps[-1][1]
+    parts = pipeline_parts(model)
+    if parts is None:
+        return None
+    steps, model = parts
     forest = _plain_forest(model, method)
     if forest is None:
         return None

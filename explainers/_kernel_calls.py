@@ -24,6 +24,7 @@ import numpy as np
 
 from ._lime_fits import one_blas_thread
 from ._one_hot_input import MIN_ROWS
+from ._pipeline_parts import pipeline_parts
 
 __all__ = ["svc_outputs", "BLOCK_CELLS", "CHECK_ROWS", "TOLERANCE"]
 
@@ -92,17 +93,9 @@ def svc_outputs(model, X, method: str):
         such an SVC, the call has fewer than :data:`MIN_ROWS` rows, or metadata routing is on, and the caller calls
         the model itself.
     """
-    from sklearn.pipeline import Pipeline
-
-    if method != "decision_function" or len(X) < MIN_ROWS:
+    if method != "decision_function" or len(X) < MIN_ROWS or (parts := pipeline_parts(model)) is None:
         return None
-    steps, est = None, model
-    if type(model) is Pipeline:
-        import sklearn
-
-        if sklearn.get_config().get("enable_metadata_routing"):
-            return None
-        steps, est = model[:-1], model.steps[-1][1]
+    steps, est = parts
     svc = _rbf_svc(est)
     if svc is None:
         return None
