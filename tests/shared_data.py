@@ -36,3 +36,14 @@ def adult_data():
         pytest.skip("needs shared/data/adult/adult.data")
     return pd.read_csv(folder / "adult" / "adult.data", header=None, names=ADULT_COLUMNS, skipinitialspace=True,
                        na_values="?").dropna(how="all")
+
+
+def compas_csv() -> Path:
+    """ProPublica's ``compas-scores-two-years.csv`` (``shared/data/compas``); skips the test without it."""
+    import pytest
+
+    folder = shared_data_dir()
+    path = folder / "compas" / "compas-scores-two-years.csv" if folder else None
+    if path is None or not path.exists():
+        pytest.skip("shared/data/compas is absent")
+    return path

@@ -12,7 +12,7 @@ from app import services
 from app.services import row_view, tabular
 from explainers._codec import TabularCodec, value_labels
 from explainers.numbers import number_text, plain, plain_length_bound
-from tests.shared_data import shared_data_dir
+from tests.shared_data import compas_csv
 
 HARD = np.array([9.9996, 999.96, 9999.6, 99999.5, 0.099996, 0.99996, 1000.0, 1e-8, 9e-9, -1e-9, 0.0, -0.0, 1e12,
                  -123456.789, 0.1, 0.30000000000000004, 2.5, -2.5, 1e-5, 123.4, 1234.0, 12345.0, 10.0, 100.0,
@@ -51,10 +51,7 @@ def test_longest_is_the_first_longest_of_every_value(column):
 
 
 def test_compas_columns_with_their_codec():
-    d = shared_data_dir()
-    path = d / "compas" / "compas-scores-two-years.csv" if d else None
-    if path is None or not path.exists():
-        pytest.skip("shared/data/compas is absent")
+    path = compas_csv()
     df = pd.read_csv(path)[["age", "priors_count", "days_b_screening_arrest", "c_days_from_compas", "sex", "race",
                             "decile_score", "c_jail_in"]]
     codec = TabularCodec(df)

@@ -3,17 +3,12 @@ was 10,000² steps on a 10,000-column CSV). Oracle: COMPAS's own header (``decil
 and a wide header whose repeated names are known."""
 from __future__ import annotations
 
-import pytest
-
-from tests.shared_data import shared_data_dir
+from tests.shared_data import compas_csv
 from workspace.tables import read_table
 
 
 def test_compas_duplicates_are_named():
-    d = shared_data_dir()
-    path = d / "compas" / "compas-scores-two-years.csv" if d else None
-    if path is None or not path.exists():
-        pytest.skip("shared/data/compas is absent")
+    path = compas_csv()
     header = path.read_text().split("\n", 1)[0].split(",")
     want = sorted({h for h in header if header.count(h) > 1})
     assert want == ["decile_score", "priors_count"]

@@ -19,7 +19,7 @@ import pytest
 
 from explainers.muse import TwoLevelDecisionSet
 from explainers.muse._ladder import Budget, rungs
-from tests.shared_data import shared_data_dir
+from tests.shared_data import compas_csv
 
 
 def _mask(p, X: pd.DataFrame) -> np.ndarray:
@@ -88,10 +88,7 @@ def breast_cancer():
 
 @pytest.fixture(scope="module")
 def compas():
-    d = shared_data_dir()
-    path = d / "compas" / "compas-scores-two-years.csv" if d else None
-    if path is None or not path.exists():
-        pytest.skip("shared/data/compas is absent")
+    path = compas_csv()
     df = pd.read_csv(path)
     df = df[(df.days_b_screening_arrest <= 30) & (df.days_b_screening_arrest >= -30) & (df.is_recid != -1)
             & (df.c_charge_degree != "O") & (df.score_text != "N/A")]

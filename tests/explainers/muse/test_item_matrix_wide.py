@@ -12,15 +12,12 @@ import pytest
 from explainers.muse import _items
 from explainers.rules import conjunction_mask
 from explainers.types import Predicate
-from tests.shared_data import shared_data_dir
+from tests.shared_data import compas_csv
 
 
 @pytest.fixture(scope="module")
 def compas():
-    d = shared_data_dir()
-    path = d / "compas" / "compas-scores-two-years.csv" if d else None
-    if path is None or not path.exists():
-        pytest.skip("shared/data/compas is absent")
+    path = compas_csv()
     df = pd.read_csv(path)
     cols = ["age", "sex", "race", "juv_fel_count", "priors_count", "c_charge_degree", "days_b_screening_arrest",
             "c_days_from_compas", "decile_score", "is_violent_recid"]
