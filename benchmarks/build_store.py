@@ -24,7 +24,10 @@ explains the first ``--adult-rows`` held-out rows in 256-row chunks as the build
 CPU ms a row per method (``time.process_time``) and the global SHAP view's CPU seconds. ``--whole-pipeline`` calls a
 one-hot Pipeline whole on every call, as before ``explainers._one_hot_input`` (the figures before and after).
 
-For each case: ``python -m app build`` (wall time, store size), then the server started cold ``--starts``
+For each case: ``python -m app build`` (wall time, store size; its process tree watched meanwhile,
+``benchmarks/build_store_parts/timeline.py``: for each part of the build, start-up, rows, after the rows, row panels
+and the end, its wall seconds, the seconds the same CPU work would take on a quiet 2-core machine, and the CPU seconds
+and runnable share of the build's process and of each Dask worker), then the server started cold ``--starts``
 times in each mode, alternating: live (``python -m app --model ...``, a fresh cache folder) and from the
 store (``--store``); medians. Measured:
 process start to the first HTTP 200 on ``/`` (``first_200_s``), to ``/_candor/ready`` answering 200
@@ -52,6 +55,7 @@ import numpy as np
 import pandas as pd
 import psutil
 
+from benchmarks.build_store_parts import timeline
 from benchmarks.startup_env import server_env
 from tests.e2e.serving import free_port
 from tests.shared_data import shared_data_dir
@@ -240,10 +244,11 @@ def run_case(name: str, work: Path, adult_rows: int, timeout: float, starts: int
     out = {"build_s": None, "store_mb": None, "rows_stored": None, "held_out": None, "build_parts_s": None}
     if "store" in modes:
         t0, out["load_before"] = time.perf_counter(), Path("/proc/loadavg").read_text().split()[:3]
-        with open(folder / "build.log", "w") as log:  # the build's progress lines, for a long run
-            subprocess.run([sys.executable, "-m", "app", "build", *flags, *rows, "--chunk-rows", "256" if name == "adult_all" else "25", "--out",
-                            str(store)], cwd=ROOT, check=True, stderr=log,
-                           env={**os.environ, "PYTHONPATH": str(ROOT), "CANDOR_CACHE_DIR": str(folder / "build-cache")})
+        # the build's progress lines (with their seconds) in build.log, its processes' CPU sampled meanwhile
+        out["timeline"] = timeline.run(
+            [sys.executable, "-m", "app", "build", *flags, *rows, "--chunk-rows", "256" if name == "adult_all" else "25",
+             "--out", str(store)], cwd=ROOT, log_path=folder / "build.log",
+            env={**os.environ, "PYTHONPATH": str(ROOT), "CANDOR_CACHE_DIR": str(folder / "build-cache")})
         build_s, out["load_after"] = time.perf_counter() - t0, Path("/proc/loadavg").read_text().split()[:3]
         manifest = json.loads((store / "manifest.json").read_text())
         out.update(build_s=round(build_s, 1), store_mb=round(sum(f["bytes"] for f in manifest["files"].values()) / 2**20, 2),
@@ -266,7 +271,7 @@ def table(results: dict) -> str:
     if any("live" in r or "store" in r for r in results.values()):
         lines.append(f"{'case':<10} {'build s':>8} {'store MiB':>9} {'rows':>10} | {'mode':<6} {'first 200 s':>11} "
                      f"{'ready s':>8} {'CPU s':>7} {'peak RSS MiB':>12}")
-    steps = []
+    steps = [f"{name}:\n{timeline.table(r['timeline'])}" for name, r in results.items() if r.get("timeline")]
     for name, r in results.items():
         for mode in ("live", "store"):
             if mode not in r:
