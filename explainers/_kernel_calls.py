@@ -23,10 +23,12 @@ from __future__ import annotations
 import numpy as np
 
 from ._lime_fits import one_blas_thread
-from ._one_hot_input import MIN_ROWS
 from ._pipeline_parts import pipeline_parts
 
-__all__ = ["svc_outputs", "BLOCK_CELLS", "CHECK_ROWS", "TOLERANCE"]
+__all__ = ["svc_outputs", "BLOCK_CELLS", "CHECK_ROWS", "TOLERANCE", "MIN_ROWS"]
+
+MIN_ROWS = 64
+"""Fewest rows a call must have to be computed here (fewer: the model's own ``decision_function``)."""
 
 BLOCK_CELLS = 2_000_000
 """Most (row, support vector) kernel values held at once (16 MB of float64)."""

@@ -16,21 +16,42 @@ exactly the preprocessing's own array (``numpy.array_equal``, same dtype and sha
 whole, as before. The final step then gets the array the Pipeline would give it, so its outputs are the same bit
 for bit (``tests/explainers/test_one_hot_input.py``, on UCI Adult and LIME's own neighbourhoods).
 
-Calls of fewer than :data:`MIN_ROWS` rows go through the whole Pipeline: they cost little, and the mutation guard's
-fingerprint (20 rows, ``app/services/tabular.py``) is one of them, so a preprocessing step changed in place is
-still seen.
+Every call takes the shortcut, small ones too, but those made within :func:`whole_pipeline`: the mutation guard's
+fingerprint (``app/services/tabular.py::fingerprint``, :meth:`explainers.model_adapter.ModelAdapter.fingerprint`)
+goes through the whole Pipeline, so a preprocessing step changed in place is still seen. Calls of fewer than 64 rows
+went through the whole Pipeline before, thought to cost little: on Adult the ``ColumnTransformer`` costs about 14 ms
+of CPU a call whatever its rows, and the Persuasive page's row view makes six such calls a row (one row, and the 15
+rows of each erasure curve), 85 of its 206 CPU ms (issue 23: the build's row panels).
 """
 from __future__ import annotations
+
+import contextlib
+import contextvars
 
 import numpy as np
 
 from ._codec import TabularCodec, level_index
 from ._grouping import feature_groups
 
-__all__ = ["OneHotInput", "MIN_ROWS"]
+__all__ = ["OneHotInput", "whole_pipeline", "shortcut_allowed"]
 
-MIN_ROWS = 64
-"""Fewest rows a call must have to go through the shortcut."""
+_WHOLE = contextvars.ContextVar("candor_whole_pipeline", default=False)
+
+
+@contextlib.contextmanager
+def whole_pipeline():
+    """Within the block (in this thread or task), every model call goes through the whole Pipeline, not the shortcut:
+    for a fingerprint that must see the preprocessing as it is now."""
+    token = _WHOLE.set(True)
+    try:
+        yield
+    finally:
+        _WHOLE.reset(token)
+
+
+def shortcut_allowed() -> bool:
+    """Whether a model call may take the shortcut here (not within :func:`whole_pipeline`)."""
+    return not _WHOLE.get()
 
 _PROBE_ERRORS = (ValueError, TypeError, AttributeError, IndexError, KeyError)
 """What the preprocessing may raise on the probe (an unknown level with ``handle_unknown="error"``): no shortcut."""

@@ -41,12 +41,12 @@ from ._array_input import ArrayInput
 from ._codec import TabularCodec
 from ._forest_calls import model_call
 from ._grouping import feature_groups
-from ._one_hot_input import MIN_ROWS, OneHotInput
+from ._one_hot_input import OneHotInput, shortcut_allowed, whole_pipeline
 from .types._attribution import OutputAttributions
 from .model_kinds import is_tree_model
 
 __all__ = ["ModelAdapter", "OneVsRest", "OutputView", "TreeView", "OutputAttributions", "ModelTimeout",
-           "ModelFailed", "CallLimits"]
+           "ModelFailed", "CallLimits", "whole_pipeline"]
 
 BATCH_CELLS = 2_000_000
 """Most input cells (rows x features) passed to the model in one call."""
@@ -269,7 +269,7 @@ class ModelAdapter:
         gives, built from the levels (:mod:`explainers._one_hot_input`); of a scikit-learn model fitted on float64
         columns on the array its validation makes of :meth:`raw` rows (:mod:`explainers._array_input`); else of the
         model on :meth:`raw` rows."""
-        if len(Z) >= MIN_ROWS and self._one_hot is not None:
+        if self._one_hot is not None and shortcut_allowed():  # any call but a fingerprint's (whole_pipeline)
             return model_call(self._one_hot.final, self._one_hot.transform(Z), method)
         if self._array_input is not None:
             return self._array_input.call(Z, method)
@@ -285,8 +285,10 @@ class ModelAdapter:
         return self.outputs(Z)
 
     def fingerprint(self, Z) -> str:
-        """SHA-256 of the model's outputs on ``Z`` (rounded to 12 digits): equal before and after a job."""
-        out = np.round(self.outputs(Z), 12)
+        """SHA-256 of the model's outputs on ``Z`` (rounded to 12 digits), through the whole model: equal before and
+        after a job."""
+        with whole_pipeline():
+            out = np.round(self.outputs(Z), 12)
         return hashlib.sha256(np.ascontiguousarray(out).tobytes()).hexdigest()
 
     def tree_view(self) -> TreeView | None:

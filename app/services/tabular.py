@@ -53,9 +53,13 @@ mean |SHAP| averages many rows, and start-up stays within ``AGNOSTIC_BUDGET_S``.
 
 
 def fingerprint(ws=None) -> str:
-    """SHA-256 of the model's explained output on the first rows (changes if the model is refitted or mutated)."""
+    """SHA-256 of the model's explained output on the first rows (changes if the model is refitted or mutated), through
+    the whole model (a one-hot Pipeline's preprocessing too, :func:`explainers.model_adapter.whole_pipeline`)."""
+    from explainers.model_adapter import whole_pipeline
+
     ws = ws or workspace()
-    out = np.round(np.asarray(ws.output(ws.X.iloc[:PROBE_ROWS]), dtype=float), 12)
+    with whole_pipeline():
+        out = np.round(np.asarray(ws.output(ws.X.iloc[:PROBE_ROWS]), dtype=float), 12)
     return hashlib.sha256(np.ascontiguousarray(out).tobytes()).hexdigest()
 
 

@@ -17,7 +17,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from explainers import LimeExplainer
 from explainers._codec import TabularCodec
 from explainers._lime_sampler import LimeSpace
-from explainers.model_adapter import ModelAdapter
+from explainers.model_adapter import ModelAdapter, whole_pipeline
 from tests.shared_data import adult_data
 
 STRINGS = ["workclass", "education", "marital-status", "occupation", "relationship", "race", "sex", "native-country"]
@@ -67,7 +67,37 @@ def test_outputs_equal_the_pipelines_on_lime_neighbourhoods_without_encoding_str
     assert np.array_equal(adapter.predict(Z[2000:]), own[1])
     assert calls == []  # 1,200 neighbourhood rows and 1,000 rows never went through the OneHotEncoder (before: always)
     assert np.array_equal(adapter.outputs(Z[:20]), own[2])
-    assert calls == [20]  # a small call (the mutation guard's 20 rows) goes through the whole Pipeline
+    assert calls == []  # a small call takes the shortcut too (before: [20])
+    with whole_pipeline():
+        assert np.array_equal(adapter.outputs(Z[:20]), own[2])
+    assert calls == [20]  # but not within whole_pipeline (the mutation guard's fingerprint)
+
+
+def test_small_calls_take_the_shortcut_bit_for_bit_and_a_fingerprint_goes_whole(adult, monkeypatch):
+    X, y, codec, Z, _ = adult
+    pipe = _one_hot(HistGradientBoostingClassifier(max_iter=30, random_state=0)).fit(X.iloc[:2000], y.iloc[:2000])
+    adapter = ModelAdapter(pipe, codec)
+    adapter.outputs(Z[:100])  # the shortcut is made and checked
+    # the Persuasive row view's small calls: a row alone and an erasure curve's 15 rows (d + 1), on held-out rows
+    small = [Z[2000:2001], Z[2500:2515], Z[2100:2163]]
+    own = [pipe.predict_proba(codec.decode(rows)) for rows in small]
+    calls = _count_encoder_calls(monkeypatch)
+    assert all(np.array_equal(adapter.outputs(rows), o) for rows, o in zip(small, own))
+    assert calls == []  # before: [1, 15, 63], the OneHotEncoder on the strings every time
+    adapter.fingerprint(Z[:20])
+    assert calls == [20]  # the fingerprint goes through the whole Pipeline
+
+
+def test_the_fingerprint_sees_a_preprocessing_step_changed_in_place(adult):
+    X, y, codec, Z, _ = adult
+    pipe = _one_hot(HistGradientBoostingClassifier(max_iter=30, random_state=0)).fit(X.iloc[:2000], y.iloc[:2000])
+    adapter = ModelAdapter(pipe, codec)
+    fast, before = adapter.outputs(Z[:20]), adapter.fingerprint(Z[:20])
+    levels = pipe.named_steps["prep"].named_transformers_["str"].categories_[STRINGS.index("sex")]
+    levels[[0, 1]] = levels[[1, 0]]  # the fitted encoder changed in place: Female and Male swapped
+    assert not np.array_equal(pipe.predict_proba(X.iloc[:20]), fast)  # the model's own outputs moved
+    assert adapter.fingerprint(Z[:20]) != before  # the guard's fingerprint sees it
+    assert np.array_equal(adapter.outputs(Z[:20]), fast)  # the shortcut, its blocks made before, cannot
 
 
 def test_regressor_margin_and_a_one_hot_encoder_that_drops_a_level_give_the_pipelines_outputs(adult, monkeypatch):
