@@ -100,3 +100,19 @@ def test_a_local_cluster_s_workers_do_not_inherit_the_trim_setting_an_earlier_na
     with client_from_address("local:1") as client:
         seen = list(client.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_")).values())
     assert seen == [None]
+
+
+def test_a_local_cluster_s_housekeeping_wakes_at_most_once_a_second():
+    """Dask's event-loop tick (20 ms), memory checks (100 ms) and system monitor (500 ms) woke an idle ``local:2``
+    cluster's three processes often enough to take 6.5-7 % of a core (store/cluster.py::LOCAL_WORKERS)."""
+    from store.cluster import client_from_address
+
+    def intervals(callbacks) -> dict:
+        return {k: callbacks[k].callback_time for k in ("tick", "monitor", "memory_monitor") if k in callbacks}
+
+    with client_from_address("local:1") as client:
+        worker = list(client.run(lambda dask_worker: intervals(dask_worker.periodic_callbacks)).values())
+        nannies = [intervals(n.periodic_callbacks) for n in client.cluster.workers.values()]
+        scheduler = intervals(client.cluster.scheduler.periodic_callbacks)
+    assert worker == nannies == [{"tick": 1000, "monitor": 5000, "memory_monitor": 1000}]
+    assert scheduler == {"tick": 1000, "monitor": 5000}
