@@ -98,12 +98,20 @@ M_ARENA_MAX = -8
 """glibc's ``mallopt`` parameter number for the most malloc arenas (``malloc.h``)."""
 
 
+@functools.cache
 def _libc():
+    """The C library the process runs on, opened once (None where it cannot be).
+
+    ``ctypes.CDLL(None)`` reads the symbols the process has loaded, the C library's among them. Never
+    ``ctypes.util.find_library``: on Linux it starts ``ldconfig`` in a child process, and the server looked it up
+    again on every trim (after each warm-up step, whenever idle): each child began as a copy of the server, and a
+    benchmark summing the ``VmHWM`` of the server's process tree (``benchmarks.vs_peer``) counted the server twice
+    when it saw one (770 instead of 418 MB on Adult, issue 23).
+    """
     import ctypes
-    import ctypes.util
 
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return ctypes.CDLL(None)
     except OSError:
         return None
 

@@ -45,3 +45,18 @@ def test_trims_once_idle_and_never_while_a_request_is_in_flight(trims):
 def test_glibc_takes_the_arena_limit_and_the_trim():
     assert limits.limit_heap_arenas(2) is True  # mallopt returns 1 on success
     assert isinstance(limits.trim_heap(), bool)
+
+
+def test_giving_memory_back_starts_no_process(monkeypatch):
+    """The C library is found without a child process (``ctypes.util.find_library`` runs ``ldconfig``): the server
+    trims after every warm-up step and whenever idle, and each child began as a copy of the whole server, which a
+    benchmark summing the process tree's ``VmHWM`` counted twice (issue 23). Oracle: any process start raises."""
+    import subprocess
+
+    def no_process(*args, **kwargs):
+        raise AssertionError(f"a process was started: {args[1:2]}")
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", no_process)
+    getattr(limits._libc, "cache_clear", lambda: None)()  # looked up afresh, as a new server does
+    assert limits.limit_heap_arenas(2) is True
+    assert isinstance(limits.trim_heap(), bool)
