@@ -130,6 +130,26 @@ def limit_heap_arenas(arenas: int = 2) -> bool:
     return bool(libc.mallopt(M_ARENA_MAX, int(arenas)))
 
 
+M_MMAP_THRESHOLD = -3
+"""glibc's ``mallopt`` parameter number for the smallest block malloc maps on its own (``malloc.h``)."""
+
+
+def map_large_blocks(threshold: int = 256 * 1024) -> bool:
+    """Give every block of at least ``threshold`` bytes its own mapping, returned to the system when freed
+    (``mallopt(M_MMAP_THRESHOLD)``); True if it took effect.
+
+    glibc raises that threshold to the largest mapped block freed so far (up to 32 MiB): once a 15 MB array of the
+    warm-up was freed, a request's arrays of a few MB (LIME's neighbourhoods, a model call's rows) came from the
+    arenas and stayed there after the request, in each request thread's arena. Served from the Adult store, five rows
+    the store lacks took the process from 376 to 420 MB, and with the threshold fixed at 256 KiB to 393 MB (peak
+    401 MB, issue 23). Setting it also stops glibc raising it. A C library without ``mallopt`` is left as it is.
+    """
+    libc = _libc()
+    if libc is None or not hasattr(libc, "mallopt"):
+        return False
+    return bool(libc.mallopt(M_MMAP_THRESHOLD, int(threshold)))
+
+
 def trim_heap() -> bool:
     """Give the memory malloc holds free back to the system (glibc ``malloc_trim(0)``); True if any was.
 

@@ -60,3 +60,27 @@ def test_giving_memory_back_starts_no_process(monkeypatch):
     getattr(limits._libc, "cache_clear", lambda: None)()  # looked up afresh, as a new server does
     assert limits.limit_heap_arenas(2) is True
     assert isinstance(limits.trim_heap(), bool)
+
+
+@pytest.mark.skipif(not hasattr(limits._libc(), "mallinfo2"), reason="not glibc 2.33 or later")
+def test_a_large_array_is_given_back_when_freed_even_after_a_larger_one():
+    """With the threshold fixed, a freed array of a few MB goes back to the system at once (its own mapping), even after
+    a larger array was freed, which would have raised glibc's own threshold above it and left the next arrays of its
+    size in the arenas (a request thread's arena kept LIME's neighbourhoods: 376 -> 420 MB over five rows, issue 23).
+    Oracle: glibc's ``mallinfo2().hblkhd``, the bytes malloc holds in mappings of their own."""
+    import ctypes
+
+    import numpy as np
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                         "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+    libc = limits._libc()
+    libc.mallinfo2.restype = MallInfo2
+    assert limits.map_large_blocks() is True
+    large = np.ones(16 * 2**20 // 8)
+    del large  # glibc's own threshold would now be 16 MB
+    before = libc.mallinfo2().hblkhd
+    block = np.ones(4 * 2**20 // 8)
+    assert libc.mallinfo2().hblkhd - before >= block.nbytes  # a mapping of its own, unmapped when freed
