@@ -79,3 +79,29 @@ def test_a_wide_round_sends_the_model_bounded_calls_and_gives_the_same_fits(monk
     np.testing.assert_allclose(wide.params["standard_error"], whole.params["standard_error"], atol=1e-12)
     assert abs(wide.params["heldout_r2"] - whole.params["heldout_r2"]) < 1e-12
     assert abs(wide.fidelity.value - whole.fidelity.value) < 1e-12
+
+
+def test_a_wide_binary_ridge_counts_in_float32_and_equals_sklearn():
+    """Issue 27: the wide ridge's n x n system is built from counts of shared indicators (exact in float32) instead of
+    a float64 centred, weighted copy of the n x d indicators: half the Gram's arithmetic, none of the copies. FAILED
+    before: the copy and its temporary (2 x 8 bytes a cell) were held at once."""
+    rng = np.random.default_rng(11)
+    n, d = 150, 4_000
+    Z = (rng.random((n, d)) < 0.7).astype(float)
+    Z[0] = 1.0  # LIME's explained row
+    y, w = rng.normal(size=n), np.exp(-rng.random(n))
+    tracemalloc.start()
+    try:
+        coef, intercept, score, local = ridge_fit(Z, y, w)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.75 * n * d * 8, peak  # below one float64 copy of Z (the float32 counts' copy is half of one)
+    ref = Ridge(alpha=1.0).fit(Z, y, sample_weight=w)  # the oracle: scikit-learn's own solver
+    np.testing.assert_allclose(coef, ref.coef_, atol=1e-10)
+    assert abs(intercept - ref.intercept_) < 1e-10
+    fitted = Z @ ref.coef_ + ref.intercept_
+    assert abs(local - fitted[0]) < 1e-10
+    assert np.isclose(score, ref.score(Z, y, sample_weight=w), atol=1e-10)
+    half = Z * 0.5  # not indicators: the general path, the same solution
+    np.testing.assert_allclose(ridge_fit(half, y, w)[0], Ridge(alpha=1.0).fit(half, y, sample_weight=w).coef_, atol=1e-10)
