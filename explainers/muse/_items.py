@@ -258,8 +258,11 @@ def _mine(I, items, min_support, max_width, max_items_len3, mining_rows, seed, m
         support = I[:, keep].mean(axis=0)
         paired = np.sort(keep[np.argsort(-support, kind="stable")[:max_pair_items]])
         Ik = I[:, paired].astype(np.float32)
-        pair = (Ik.T @ Ik) / I.shape[0]
+        counts = Ik.T @ Ik
+        pair = counts / I.shape[0]
         a, b = np.nonzero(np.triu(pair >= min_support, k=1))
+        if I.shape[0] < _EXACT_FLOAT32 and all(len(items[k].predicates) == 1 for k in keep):
+            return _singles_and_pairs(I, items, keep, paired[a], paired[b], counts[a, b], min_support, max_width)
         cand = [(int(k),) for k in keep] + ([(int(paired[i]), int(paired[j])) for i, j in zip(a, b)]
                                             if max_width >= 2 else [])
     for key in cand:
@@ -268,6 +271,28 @@ def _mine(I, items, min_support, max_width, max_items_len3, mining_rows, seed, m
     keys.sort(key=lambda t: (len(t), t))
     sup = itemset_support(I, keys)
     return [(k, float(v)) for k, v in zip(keys, sup) if v >= min_support]
+
+
+def _singles_and_pairs(I, items, keep, a, b, pair_counts, min_support: float, max_width: int):
+    """:func:`_mine`'s result when every frequent item is one predicate: its loop, as arrays.
+
+    The items ``keep`` alone (width 1), then the pairs ``(a, b)`` (``a < b``, in the pair table's order: sorted, as
+    the loop sorts them) of width 2 when ``max_width >= 2`` whose predicates are not on one feature in one direction
+    (:func:`_redundant`), each with its support: its count of rows (exact in float32, as :func:`itemset_support`'s) over
+    the rows. A wide table mined some 540,000 such pairs through a Python loop (issue 27).
+    """
+    N = max(I.shape[0], 1)
+    singles = [(int(k),) for k in keep]
+    out = [(k, float(v)) for k, v in zip(singles, itemset_support(I, singles)) if max_width >= 1 and v >= min_support]
+    if max_width < 2 or not len(a):
+        return out
+    code: dict = {}
+    direction = np.array([code.setdefault((it.predicates[0].feature, it.predicates[0].op), len(code))
+                          if len(it.predicates) == 1 else -1 for it in items])
+    sup2 = np.asarray(pair_counts, dtype=np.float64) / N
+    ok = (direction[a] != direction[b]) & (sup2 >= min_support)
+    out += list(zip(zip(a[ok].tolist(), b[ok].tolist()), sup2[ok].tolist()))
+    return out
 
 
 def itemset_support(I: np.ndarray, itemsets: Sequence[tuple[int, ...]], Y1: np.ndarray | None = None,
@@ -304,7 +329,8 @@ def _short_itemset_counts(I: np.ndarray, itemsets, W: np.ndarray, out: np.ndarra
     ones = np.flatnonzero(lengths == 1)
     if ones.size:
         cols = np.fromiter((itemsets[k][0] for k in ones), dtype=np.intp, count=ones.size)
-        out[ones] = I[:, cols].astype(np.float32).T @ W
+        for start in range(0, cols.size, PAIR_ITEMS):  # the masks' memory: a block of items' float32 columns
+            out[ones[start:start + PAIR_ITEMS]] = I[:, cols[start:start + PAIR_ITEMS]].astype(np.float32).T @ W
     twos = np.flatnonzero(lengths == 2)
     if twos.size:
         pairs = np.array([itemsets[k] for k in twos], dtype=np.intp).reshape(-1, 2)
