@@ -196,15 +196,18 @@ class LimeSpace:
         """Columns ``start ..`` of ``inverse`` from their uniforms ``u`` (a row each), as :meth:`sample`'s loop draws them:
         ``searchsorted(cdf, u, side="right")`` is the count of ``cdf`` values at most ``u``, counted for the block's
         columns of at most :data:`BLOCK_LEVELS` values at once (a 10,000-column table: 10,000 calls a neighbourhood)."""
-        if not hasattr(self, "_levels"):  # padded once: +inf never counts
+        if not hasattr(self, "_levels"):  # padded once to the most values among them: +inf never counts
             few = [j for j in range(self.n_features) if len(self.cdfs[j]) <= BLOCK_LEVELS]
-            cdf, val = np.full((self.n_features, BLOCK_LEVELS), np.inf), np.zeros((self.n_features, BLOCK_LEVELS))
+            width = max((len(self.cdfs[j]) for j in few), default=1)
+            cdf, val = np.full((self.n_features, width), np.inf), np.zeros((self.n_features, width))
             for j in few:
                 cdf[j, :len(self.cdfs[j])], val[j, :len(self.values[j])] = self.cdfs[j], self.values[j]
             self._levels = (np.isin(np.arange(self.n_features), few), cdf, val)
         few, cdf, val = self._levels
         cols = np.arange(start, start + len(u))
-        at = (u[:, :, None] >= cdf[cols, None, :]).sum(axis=2)
+        at = np.zeros(u.shape, dtype=np.intp)
+        for level in cdf[cols].T:  # a count, level by level, of the cdf values at most u
+            at += u >= level[:, None]
         block = np.take_along_axis(val[cols], at, axis=1)
         fast = few[cols]
         inverse[:, cols[fast]] = block[fast].T
