@@ -72,12 +72,16 @@ class TabularCodec:
 
     def __init__(self, frame: pd.DataFrame) -> None:
         self._raw_columns = list(frame.columns)
-        self._dtypes = [frame[c].dtype for c in self._raw_columns] if frame.columns.is_unique else list(frame.dtypes)
+        self._dtypes = list(frame.dtypes)
         codes = []
-        for j, col in enumerate(self._raw_columns):
-            codes.append(self._fit_column(str(col), frame.iloc[:, j]))
+        for j, col in enumerate(self._raw_columns):  # a numpy number column is numeric by its dtype alone (no Series)
+            dtype = self._dtypes[j]
+            codes.append(ColumnCode(str(col), "numeric", str(dtype))
+                         if isinstance(dtype, np.dtype) and dtype.kind in "iuf" else
+                         self._fit_column(str(col), frame.iloc[:, j]))
         self.columns = tuple(codes)
         self.names = tuple(c.name for c in codes)
+        self._block = self._decode_block()
 
     @staticmethod
     def _fit_column(name: str, s: pd.Series) -> ColumnCode:
@@ -152,12 +156,11 @@ class TabularCodec:
         DataFrame with the original column labels and dtypes.
         """
         Z = np.asarray(encoded, dtype=float).reshape(-1, len(self.columns))
-        if all(c.kind == "numeric" for c in self.columns) and \
-                all(isinstance(d, np.dtype) and d == np.float64 for d in self._dtypes):
+        same = self._block
+        if same == np.float64:
             out = pd.DataFrame(Z.copy())  # every column a float64 number: one block, not a Series per column
             out.columns = self._raw_columns
             return out
-        same = self._one_integer_dtype()
         if same is not None and not np.isnan(Z).any():  # what each column gets below, as one block (a one-hot table)
             out = pd.DataFrame(np.round(Z).astype(same), copy=False)
             out.columns = self._raw_columns
@@ -169,10 +172,14 @@ class TabularCodec:
         out.columns = self._raw_columns
         return out
 
-    def _one_integer_dtype(self):
-        """The numpy integer (or bool) dtype every column has, all of them numbers, else None."""
-        first = self._dtypes[0] if self._dtypes else None
-        if not isinstance(first, np.dtype) or first.kind not in "iub" or \
+    def _decode_block(self):
+        """The one numpy dtype every column has, all of them numbers, when it is float64, an integer or bool, else
+        None: :meth:`decode` then builds the model's table as one block. Found once (a wide table's 10,000 columns
+        were checked in every call); :meth:`relabel` changes no kind or dtype."""
+        if not self._dtypes:
+            return np.dtype(np.float64)  # no columns: an empty block of the rows
+        first = self._dtypes[0]
+        if not isinstance(first, np.dtype) or not (first.kind in "iub" or first == np.float64) or \
                 any(c.kind != "numeric" for c in self.columns) or \
                 not all(isinstance(d, np.dtype) and d == first for d in self._dtypes):
             return None

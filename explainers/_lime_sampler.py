@@ -25,6 +25,8 @@ from scipy.special import ndtr, ndtri
 
 __all__ = ["ColumnBins", "LimeSpace", "kernel_weights"]
 
+BLOCK_LEVELS = 8
+"""A wide table's columns of at most this many sampled values are drawn a block at once (:meth:`LimeSpace.sample`)."""
 BLOCK_CELLS = 200_000
 """Cells (columns x samples) a neighbourhood is drawn in at once: a wide table's uniforms and truncated-normal
 temporaries (some 25 arrays of the block's size, 1.6 MB each) stay small, whatever its width; the random stream is
@@ -47,16 +49,18 @@ class ColumnBins:
     stds: np.ndarray
 
 
-def _column_bins(col: np.ndarray) -> ColumnBins:
-    edges = np.unique(np.percentile(col, [25, 50, 75]))
+def _column_bins(col: np.ndarray, quartiles=None, low=None, high=None) -> ColumnBins:
+    """lime's bins of ``col``; ``quartiles``, ``low``, ``high``: its 25/50/75 % percentiles, minimum and maximum when
+    the caller computed them for every column at once (the same numbers, :class:`LimeSpace`)."""
+    edges = np.unique(np.percentile(col, [25, 50, 75]) if quartiles is None else quartiles)
     disc = np.searchsorted(edges, col)
     means, stds = [], []
     for b in range(len(edges) + 1):
         sel = col[disc == b]
         means.append(np.mean(sel) if sel.size else 0.0)
         stds.append((np.std(sel) if sel.size else 0.0) + 0.00000000001)
-    return ColumnBins(edges, np.array([np.min(col), *edges]), np.array([*edges, np.max(col)]),
-                      np.array(means), np.array(stds))
+    return ColumnBins(edges, np.array([np.min(col) if low is None else low, *edges]),
+                      np.array([*edges, np.max(col) if high is None else high]), np.array(means), np.array(stds))
 
 
 def kernel_weights(distances: np.ndarray, width: float) -> np.ndarray:
@@ -114,7 +118,11 @@ class LimeSpace:
         train = np.asarray(train, dtype=float)
         cats = {int(j) for j in categorical}
         self.n_features = train.shape[1]
-        self.bins = {j: _column_bins(train[:, j]) for j in range(self.n_features) if j not in cats}
+        cont = [j for j in range(self.n_features) if j not in cats]  # percentiles, minima, maxima: all columns at once
+        qs = np.percentile(train[:, cont], [25, 50, 75], axis=0) if cont and len(train) else None
+        lo, hi = (train[:, cont].min(axis=0), train[:, cont].max(axis=0)) if qs is not None else (None, None)
+        self.bins = {j: _column_bins(train[:, j]) if qs is None else _column_bins(train[:, j], qs[:, k], lo[k], hi[k])
+                     for k, j in enumerate(cont)}
         self.values, self.cdfs = [], []
         for j in range(self.n_features):
             col = np.searchsorted(self.bins[j].edges, train[:, j]).astype(float) if j in self.bins else train[:, j]
@@ -125,9 +133,11 @@ class LimeSpace:
         cont = sorted(self.bins)
         self._cont = np.array(cont, dtype=int)
         width = max((len(self.bins[j].mins) for j in cont), default=1)
-        pad = lambda attr: np.array([np.pad(getattr(self.bins[j], attr), (0, width - len(self.bins[j].mins)))  # noqa: E731
-                                     for j in cont]).reshape(len(cont), width)
-        self._mins, self._maxs, self._means, self._stds = pad("mins"), pad("maxs"), pad("means"), pad("stds")
+        self._mins, self._maxs, self._means, self._stds = (np.zeros((len(cont), width)) for _ in range(4))
+        for k, j in enumerate(cont):  # each bin's statistics, zero-padded to the widest column's bins
+            b = self.bins[j]
+            for out, v in ((self._mins, b.mins), (self._maxs, b.maxs), (self._means, b.means), (self._stds, b.stds)):
+                out[k, :len(v)] = v
         self._stds[self._stds == 0] = 1.0  # padding only
         self._normals = _TruncatedNormals((self._mins - self._means) / self._stds,
                                           (self._maxs - self._means) / self._stds)  # per bin, as lime's z-scores
@@ -168,6 +178,9 @@ class LimeSpace:
         step = max(1, BLOCK_CELLS // max(n, 1))  # columns a block: the stream is consumed in the same order
         for start in range(0, d, step):  # lime: one RandomState.choice(values, n, p) per column
             u = rs.random_sample(min(step, d - start) * n).reshape(-1, n)
+            if step < d:  # a wide table's block at once (the same draws: a count of cdf values <= u)
+                self._choose_block(inverse, start, u)
+                continue
             for k, j in enumerate(range(start, start + len(u))):
                 inverse[:, j] = self.values[j][self.cdfs[j].searchsorted(u[k], side="right")]
         binary = (inverse == first).astype(float)
@@ -178,6 +191,29 @@ class LimeSpace:
                 self._undiscretize(inverse, np.arange(start, min(start + step, len(self._cont))), rs)
         inverse[0] = row
         return binary, inverse
+
+    def _choose_block(self, inverse: np.ndarray, start: int, u: np.ndarray) -> None:
+        """Columns ``start ..`` of ``inverse`` from their uniforms ``u`` (a row each), as :meth:`sample`'s loop draws them:
+        ``searchsorted(cdf, u, side="right")`` is the count of ``cdf`` values at most ``u``, counted for the block's
+        columns of at most :data:`BLOCK_LEVELS` values at once (a 10,000-column table: 10,000 calls a neighbourhood)."""
+        if not hasattr(self, "_levels"):  # padded once to the most values among them: +inf never counts
+            few = [j for j in range(self.n_features) if len(self.cdfs[j]) <= BLOCK_LEVELS]
+            width = max((len(self.cdfs[j]) for j in few), default=1)
+            cdf, val = np.full((self.n_features, width), np.inf), np.zeros((self.n_features, width))
+            for j in few:
+                cdf[j, :len(self.cdfs[j])], val[j, :len(self.values[j])] = self.cdfs[j], self.values[j]
+            self._levels = (np.isin(np.arange(self.n_features), few), cdf, val)
+        few, cdf, val = self._levels
+        cols = np.arange(start, start + len(u))
+        at = np.zeros(u.shape, dtype=np.intp)
+        for level in cdf[cols].T:  # a count, level by level, of the cdf values at most u
+            at += u >= level[:, None]
+        block = np.take_along_axis(val[cols], at, axis=1)
+        fast = few[cols]
+        inverse[:, cols[fast]] = block[fast].T
+        for k in np.flatnonzero(~fast):
+            j = int(cols[k])
+            inverse[:, j] = self.values[j][self.cdfs[j].searchsorted(u[k], side="right")]
 
     def _undiscretize(self, inverse: np.ndarray, block: np.ndarray, rs: np.random.RandomState) -> None:
         """Draw the values of continuous columns ``self._cont[block]`` within their sampled bins, in place."""

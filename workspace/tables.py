@@ -35,6 +35,9 @@ CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".test")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 SNIFF_BYTES = 1 << 16
 SAMPLE_ROWS = 1000
+SAMPLE_CELLS = 100_000
+"""At most this many cells of a CSV are parsed for :func:`estimated_bytes` (fewer rows than :data:`SAMPLE_ROWS` past 100
+columns: a 200-row, 10,000-column table was parsed whole twice, issue 27)."""
 CHUNK = 1 << 20
 
 
@@ -269,7 +272,8 @@ def table_shape(path: str | Path) -> tuple[int, int]:
 def estimated_bytes(path: str | Path) -> int:
     """Memory, in bytes, that reading the table is expected to take (an estimate, refused above the limit).
 
-    A CSV: its first :data:`SAMPLE_ROWS` rows are parsed and their pandas memory (strings included)
+    A CSV: its first :data:`SAMPLE_ROWS` rows (fewer past 100 columns: :data:`SAMPLE_CELLS` cells) are parsed and
+    their pandas memory (strings included)
     scaled to the line count, plus three times the file's size (the bytes, the decoded text and the
     parser's buffers are held while reading). A Parquet file: the larger of twice what its pages unpack
     to (from the page headers, not the footer; a page over ``CANDOR_MAX_CELL_MB`` or pages over
@@ -281,10 +285,11 @@ def estimated_bytes(path: str | Path) -> int:
         raw = parquet_limits.check_pages(path, where=path.name, max_cell_bytes=limits.mib("CANDOR_MAX_CELL_MB"),
                                          max_file_bytes=limits.mib("CANDOR_MAX_TABLE_MB"))
         return max(2 * raw, 8 * meta.num_rows * meta.num_columns)
-    rows, _, sep = _csv_shape(path)
+    rows, columns, sep = _csv_shape(path)
     size = path.stat().st_size
     try:
-        sample = pd.read_csv(path, sep=sep, nrows=SAMPLE_ROWS, encoding_errors="replace", engine="c")
+        sample = pd.read_csv(path, sep=sep, nrows=max(1, min(SAMPLE_ROWS, SAMPLE_CELLS // max(columns, 1))),
+                             encoding_errors="replace", engine="c")
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeDecodeError, csv.Error):
         return 4 * size  # read_table names the problem
     per_row = sample.memory_usage(deep=True).sum() / max(len(sample), 1)

@@ -31,7 +31,7 @@ from explainers._codec import TabularCodec
 from explainers.model_adapter import CallLimits, ModelAdapter, OneVsRest, OutputView
 
 from .errors import CandorError
-from .columns import encode_target, feature_columns
+from .columns import column_notes, encode_target, feature_columns
 from .feature_names import FeatureNames, find_features_file, load_features, misnamed_features_file
 from .model_files import load_model
 from .model_safety import load_skops
@@ -201,12 +201,7 @@ def load_pair(model_path: str | Path, data_path: str | Path, target: str, *, tru
     if not hasattr(model, "feature_names_in_"):
         notes.append(f"{name}: the model was fitted without column names; columns are matched by position")
     raw = df[features]
-    for col in raw.columns:
-        s = raw[col]
-        if s.isna().all():
-            notes.append(f"{name}: column {str(col)!r} is empty in every row")
-        elif s.nunique(dropna=False) == 1:
-            notes.append(f"{name}: column {str(col)!r} is constant ({s.iloc[0]!r})")
+    notes += column_notes(raw, name)
     try:
         codec = TabularCodec(raw)
     except TypeError as exc:

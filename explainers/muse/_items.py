@@ -258,8 +258,11 @@ def _mine(I, items, min_support, max_width, max_items_len3, mining_rows, seed, m
         support = I[:, keep].mean(axis=0)
         paired = np.sort(keep[np.argsort(-support, kind="stable")[:max_pair_items]])
         Ik = I[:, paired].astype(np.float32)
-        pair = (Ik.T @ Ik) / I.shape[0]
+        counts = Ik.T @ Ik
+        pair = counts / I.shape[0]
         a, b = np.nonzero(np.triu(pair >= min_support, k=1))
+        if I.shape[0] < _EXACT_FLOAT32 and all(len(items[k].predicates) == 1 for k in keep):
+            return _singles_and_pairs(I, items, keep, paired[a], paired[b], counts[a, b], min_support, max_width)
         cand = [(int(k),) for k in keep] + ([(int(paired[i]), int(paired[j])) for i, j in zip(a, b)]
                                             if max_width >= 2 else [])
     for key in cand:
@@ -268,6 +271,28 @@ def _mine(I, items, min_support, max_width, max_items_len3, mining_rows, seed, m
     keys.sort(key=lambda t: (len(t), t))
     sup = itemset_support(I, keys)
     return [(k, float(v)) for k, v in zip(keys, sup) if v >= min_support]
+
+
+def _singles_and_pairs(I, items, keep, a, b, pair_counts, min_support: float, max_width: int):
+    """:func:`_mine`'s result when every frequent item is one predicate: its loop, as arrays.
+
+    The items ``keep`` alone (width 1), then the pairs ``(a, b)`` (``a < b``, in the pair table's order: sorted, as
+    the loop sorts them) of width 2 when ``max_width >= 2`` whose predicates are not on one feature in one direction
+    (:func:`_redundant`), each with its support: its count of rows (exact in float32, as :func:`itemset_support`'s) over
+    the rows. A wide table mined some 540,000 such pairs through a Python loop (issue 27).
+    """
+    N = max(I.shape[0], 1)
+    singles = [(int(k),) for k in keep]
+    out = [(k, float(v)) for k, v in zip(singles, itemset_support(I, singles)) if max_width >= 1 and v >= min_support]
+    if max_width < 2 or not len(a):
+        return out
+    code: dict = {}
+    direction = np.array([code.setdefault((it.predicates[0].feature, it.predicates[0].op), len(code))
+                          if len(it.predicates) == 1 else -1 for it in items])
+    sup2 = np.asarray(pair_counts, dtype=np.float64) / N
+    ok = (direction[a] != direction[b]) & (sup2 >= min_support)
+    out += list(zip(zip(a[ok].tolist(), b[ok].tolist()), sup2[ok].tolist()))
+    return out
 
 
 def itemset_support(I: np.ndarray, itemsets: Sequence[tuple[int, ...]], Y1: np.ndarray | None = None,
@@ -279,11 +304,44 @@ def itemset_support(I: np.ndarray, itemsets: Sequence[tuple[int, ...]], Y1: np.n
     N = I.shape[0]
     W = np.ones((N, 1), np.float32) if Y1 is None else Y1.astype(np.float32)
     out = np.zeros((len(itemsets), W.shape[1]))
-    It = np.ascontiguousarray(I.T)  # once, not per chunk (a 10,000-column table: 276 chunks of a 12 MB copy)
-    for start in range(0, len(itemsets), chunk):
-        m = itemset_masks(I, itemsets[start:start + chunk], It=It)
-        out[start:start + chunk] = m.astype(np.float32) @ W
+    rest = _short_itemset_counts(I, itemsets, W, out) if N < _EXACT_FLOAT32 else range(len(itemsets))
+    It = np.ascontiguousarray(I.T) if len(rest) else None  # once, not per chunk (a 10,000-column table: 276 chunks)
+    for start in range(0, len(rest), chunk):
+        at = rest[start:start + chunk]
+        m = itemset_masks(I, [itemsets[k] for k in at], It=It)
+        out[at] = m.astype(np.float32) @ W
     return out[:, 0] / max(N, 1) if Y1 is None else np.rint(out).astype(np.int64)
+
+
+_EXACT_FLOAT32 = 2 ** 24
+"""Row counts below this are exact in float32, summed in any order."""
+PAIR_ITEMS = 2048
+"""Most distinct items whose pairs :func:`_short_itemset_counts` counts from one product (16 MB a class at most)."""
+
+
+def _short_itemset_counts(I: np.ndarray, itemsets, W: np.ndarray, out: np.ndarray) -> list[int]:
+    """Fill ``out`` (n_itemsets, n_classes) with the weighted row counts of the itemsets of one or two items, from
+    matrix products instead of row masks: ``I_aᵀ W`` for one item, ``(I_U ∘ W_c)ᵀ I_U`` over the items ``U`` of the
+    pairs, class by class. Every entry is a count of rows (0/1 products, ``W`` one-hot or ones), exact in float32, so
+    they equal the masks' counts. A wide table's pool counted about 540,000 itemsets mask by mask (issue 27). Returns
+    the positions left for the masks (longer itemsets; pairs over more than :data:`PAIR_ITEMS` items)."""
+    lengths = np.fromiter((len(s) for s in itemsets), dtype=np.intp, count=len(itemsets))
+    ones = np.flatnonzero(lengths == 1)
+    if ones.size:
+        cols = np.fromiter((itemsets[k][0] for k in ones), dtype=np.intp, count=ones.size)
+        for start in range(0, cols.size, PAIR_ITEMS):  # the masks' memory: a block of items' float32 columns
+            out[ones[start:start + PAIR_ITEMS]] = I[:, cols[start:start + PAIR_ITEMS]].astype(np.float32).T @ W
+    twos = np.flatnonzero(lengths == 2)
+    if twos.size:
+        pairs = np.array([itemsets[k] for k in twos], dtype=np.intp).reshape(-1, 2)
+        U, at = np.unique(pairs, return_inverse=True)
+        at = at.reshape(-1, 2)
+        if U.size <= PAIR_ITEMS:
+            IU = I[:, U].astype(np.float32)
+            for c in range(W.shape[1]):
+                out[twos, c] = ((IU * W[:, [c]]).T @ IU)[at[:, 0], at[:, 1]]
+            twos = twos[:0]
+    return np.sort(np.concatenate([np.flatnonzero((lengths > 2) | (lengths == 0)), twos])).tolist()
 
 
 def itemset_masks(I: np.ndarray, itemsets: Sequence[tuple[int, ...]], chunk: int = 4096, *,

@@ -118,18 +118,27 @@ def _base_pairs(I, items, y, Y1, interest, min_support, max_width, top_k, candid
     return list(desc), list(dl), list(rows_q), list(rows_s), list(covs)
 
 
+def _by_support(idx: list[int], sup: np.ndarray) -> list[int]:
+    """``idx`` in decreasing support, ties by index: ``sorted(idx, key=lambda k: (-sup[k], k))`` as one lexsort."""
+    idx = np.asarray(idx, dtype=np.intp)
+    return idx[np.lexsort((idx, -sup[idx]))].tolist() if idx.size else []
+
+
 def _compute_base_pairs(I, items, Y1, interest, min_support, max_width, top_k, candidate_rank, dl_exclude_interest,
                         prune_majority_label, prefilter, seed):
     """:func:`_base_pairs` computed."""
     N, n_classes = Y1.shape
     mined = mine_itemsets(I, items, min_support, max_width, seed=seed)
-    feats = [frozenset(items[i].feature for i in s) for s, _ in mined]
     sup = np.array([t[1] for t in mined])
-    nd_idx = [k for k, f in enumerate(feats) if interest is None or f <= interest]
-    nd_idx = sorted(nd_idx, key=lambda k: (-sup[k], k))[:top_k]
-    dl_idx = [k for k, f in enumerate(feats) if not (dl_exclude_interest and interest and f & interest)]
+    if interest is not None:  # the itemsets' features are only needed to test them against the features of interest
+        feats = [frozenset(items[i].feature for i in s) for s, _ in mined]
+        nd_idx = [k for k, f in enumerate(feats) if f <= interest]
+        dl_idx = [k for k, f in enumerate(feats) if not (dl_exclude_interest and interest and f & interest)]
+    else:
+        nd_idx = dl_idx = list(range(len(mined)))
+    nd_idx = _by_support(nd_idx, sup)[:top_k]
     if candidate_rank == "support" or not dl_idx:
-        dl_idx = sorted(dl_idx, key=lambda k: (-sup[k], k))[:top_k]
+        dl_idx = _by_support(dl_idx, sup)[:top_k]
     else:
         majority = int(np.argmax(Y1.sum(axis=0)))
         targets = [c for c in range(n_classes) if not (prune_majority_label and c == majority)] or [majority]

@@ -216,8 +216,8 @@ def tree_paths(X: pd.DataFrame, y: np.ndarray, *, interest: set[str] | None, max
                     if len(tail) <= max_width and (interest is None or {p.feature for p in tail} <= interest):
                         found.setdefault((tail, ()), None)
     feats = [f for f in map(str, X.columns) if interest is None or f in interest]
-    enc_q = _Encoder(X, feats)
-    outer = _fit(enc_q.encode(X), y, 2 ** max_width, max_width, min_leaf, False, seed)
+    enc_q = enc if feats == enc.features else _Encoder(X, feats)  # every feature: the same encoding, made once
+    outer = _fit(Z if enc_q is enc else enc_q.encode(X), y, 2 ** max_width, max_width, min_leaf, False, seed)
     desc = [p for p in _node_paths(outer, enc_q) if len(p) <= max_width]
     from ..rules import conjunction_mask
 
@@ -225,10 +225,14 @@ def tree_paths(X: pd.DataFrame, y: np.ndarray, *, interest: set[str] | None, max
     for q, m in sorted(zip(desc, masks), key=lambda t: -int(t[1].sum()))[:n_descriptors]:
         if m.sum() < 2 * min_leaf or len(np.unique(y[m])) < 2:
             continue
-        Xi = X.loc[m]
-        inner_enc = _Encoder(Xi, X.columns)
+        if enc.levels:  # level columns: the descriptor's rows have their own levels
+            Xi = X.loc[m]
+            inner_enc = _Encoder(Xi, X.columns)
+            Zi = inner_enc.encode(Xi)
+        else:  # numbers only: the descriptor's rows of Z are their encoding
+            inner_enc, Zi = enc, Z[m]
         for balanced in (False, True):
-            inner = _fit(inner_enc.encode(Xi), y[m], 2 ** max_width, max_width, min_leaf, balanced, seed)
+            inner = _fit(Zi, y[m], 2 ** max_width, max_width, min_leaf, balanced, seed)
             for s in _node_paths(inner, inner_enc):
                 if len(s) <= max_width:
                     found.setdefault((q, s), None)

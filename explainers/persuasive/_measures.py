@@ -111,8 +111,10 @@ def _fit_r2(nb: Neighborhood, features: np.ndarray) -> float:
     tss = float(np.sum(w * (nb.y - mean) ** 2))
     if features.size == 0 or tss == 0:
         return 0.0
-    A = np.column_stack([np.ones(len(nb.y)), nb.Z[:, features]])
     root = np.sqrt(w)
+    if features.size + 1 >= len(nb.y) and _interpolates(nb.Z, features, root):
+        return 1.0  # as many columns as rows, independent: the least squares fit passes through every sample
+    A = np.column_stack([np.ones(len(nb.y)), nb.Z[:, features]])
     # least squares on the weighted rows (minimum-norm, so collinear columns are fine): memory n x p, never the
     # p x p normal equations (a 10,001 x 10,001 matrix and its SVD on a 10,000-column table); on one BLAS thread:
     # two threads' spinning made one 500 x 31 fit 30-120 ms instead of 2-3 on a loaded 2-core machine
@@ -120,6 +122,33 @@ def _fit_r2(nb: Neighborhood, features: np.ndarray) -> float:
         coef = np.linalg.lstsq(A * root[:, None], nb.y * root, rcond=None)[0]
     rss = float(np.sum(w * (nb.y - A @ coef) ** 2))
     return 1.0 - rss / tss
+
+
+INTERPOLATION_MARGIN = 1e-6
+""":func:`_interpolates` says yes only when the smallest singular value it bounds is at least this share of the
+largest: six orders above the cut of ``numpy.linalg.lstsq`` (machine epsilon x the larger dimension, about 2e-12
+at 10,000 columns), where the bound's own rounding (machine epsilon x the largest) cannot reach."""
+
+
+def _interpolates(Z: np.ndarray, features: np.ndarray, root: np.ndarray) -> bool:
+    """Whether the weighted least squares of :func:`_fit_r2` on ``features`` (with an intercept) fits every row exactly.
+
+    With ``n`` rows and at least ``n`` columns ``A = diag(root) [1, Z_S]``, the minimum-norm least squares solution
+    interpolates when ``A`` has rank ``n``: then ``A A⁺ = I`` and the residual, hence ``1 - R²``, is 0. Rank ``n``
+    with room to spare is shown on the first ``2n - 1`` of the columns alone, ``B``: ``A Aᵀ = B Bᵀ + (the rest's)
+    Gram ⪰ B Bᵀ``, so ``σ_min(A)² >= λ_min(B Bᵀ)``, and ``σ_max(A)² <= ||A||_F²``; the test asks
+    ``λ_min(B Bᵀ) >= (INTERPOLATION_MARGIN ||A||_F)²``. Costs ``O(n³)`` instead of the ``O(n² p)`` of the solve
+    (10,001 columns x 500 rows: the Persuasive step's slowest part on a wide table). False means "not shown";
+    the caller then solves.
+    """
+    n = len(root)
+    B = np.column_stack([root, Z[:, features[:2 * n - 1]] * root[:, None]])
+    with one_blas_thread():
+        low = float(np.linalg.eigvalsh(B @ B.T)[0])
+    every = features.size == Z.shape[1] and np.array_equal(features, np.arange(Z.shape[1]))
+    ZS = Z if every else Z[:, features]  # the full explanation's case: no copy
+    frob = float(np.sum(root ** 2 * (1.0 + np.einsum("ij,ij->i", ZS, ZS))))
+    return low >= INTERPOLATION_MARGIN ** 2 * frob
 
 
 def _full_r2(nb: Neighborhood) -> float:

@@ -48,4 +48,4 @@ def test_a_missing_value_or_a_second_dtype_is_decoded_column_by_column(onehot):
     pd.testing.assert_frame_equal(got, _by_column(codec, Z), check_exact=True)
     assert got.dtypes.iloc[4] == np.float64 and got.dtypes.iloc[0] == np.dtype(int)
     mixed = TabularCodec(onehot.astype({onehot.columns[0]: float}))
-    assert mixed._one_integer_dtype() is None
+    assert mixed._block is None

@@ -95,12 +95,57 @@ def test_r2_on_every_column_is_fitted_once_per_neighbourhood(monkeypatch):
     rng = np.random.default_rng(3)
     d = 50
     nb = _measures.make_neighborhood(lambda X: np.asarray(X, float) @ rng.normal(size=d), rng.normal(size=d),
-                                     np.ones(d), num_samples=40, seed=0)
+                                     np.ones(d), num_samples=80, seed=0)  # more rows than columns: solved
     calls = []
     real = np.linalg.lstsq
     monkeypatch.setattr(np.linalg, "lstsq", lambda *a, **k: calls.append(a[0].shape) or real(*a, **k))
     every = _measures.restricted_r2(nb, range(d))
     assert _measures.restricted_r2(nb, list(range(d))[::-1]) == every == _measures._full_r2(nb)
-    assert calls == [(40, d + 1)]
+    assert calls == [(80, d + 1)]
     want = _measures.restricted_r2(nb, range(d - 1))  # a subset is still fitted on its own
-    assert calls[-1] == (40, d) and want <= every + 1e-12
+    assert calls[-1] == (80, d) and want <= every + 1e-12
+
+
+def _lstsq_r2(Z, y, w, features):
+    """The weighted R² of the minimum-norm least squares on ``features`` with an intercept, solved whole (the oracle)."""
+    A = np.column_stack([np.ones(len(y)), Z[:, features]]) * np.sqrt(w)[:, None]
+    coef = np.linalg.lstsq(A, y * np.sqrt(w), rcond=None)[0]
+    fitted = np.column_stack([np.ones(len(y)), Z[:, features]]) @ coef
+    return 1 - np.sum(w * (y - fitted) ** 2) / np.sum(w * (y - np.average(y, weights=w)) ** 2)
+
+
+def test_r2_on_more_columns_than_rows_is_not_solved_when_the_rows_are_independent(monkeypatch):
+    """Issue 27: on the 10,000-column pair the full R² was a 500 x 10,001 least squares, the Persuasive step's
+    slowest part; with more columns than rows and independent rows it interpolates (R² = 1). FAILED before: the
+    whole system went to ``numpy.linalg.lstsq``."""
+    rng = np.random.default_rng(4)
+    n, p = 120, 3_000
+    Z = rng.normal(size=(n, p))
+    y = Z[:, :3] @ np.array([1.0, -2.0, 0.5]) + 0.3 * rng.normal(size=n)
+    w = np.exp(-rng.random(n))
+    want, few = _lstsq_r2(Z, y, w, np.arange(p)), _lstsq_r2(Z, y, w, np.arange(5))  # the oracle, before the spy
+    calls = []
+    real = np.linalg.lstsq
+    monkeypatch.setattr(np.linalg, "lstsq", lambda *a, **k: calls.append(a[0].shape) or real(*a, **k))
+    nb = _measures.Neighborhood(Z, y, w)
+    assert _measures.restricted_r2(nb, range(p)) == 1.0
+    assert abs(want - 1.0) < 1e-9
+    assert _measures.restricted_r2(nb, range(0, p, 2)) == 1.0 and calls == []  # 1,500 columns: still wider than n
+    assert np.isclose(_measures.restricted_r2(nb, range(5)), few, rtol=1e-10)
+    assert calls == [(n, 6)]  # narrower than n: solved as before
+
+
+def test_r2_on_more_columns_than_rows_is_solved_when_rows_repeat():
+    """Repeated rows with different outputs cannot be interpolated: rank below n, the shortcut must not answer."""
+    rng = np.random.default_rng(5)
+    n, p = 120, 3_000
+    Z = rng.normal(size=(n, p))
+    Z[60:] = Z[:60]  # rank 60
+    y, w = rng.normal(size=n), np.exp(-rng.random(n))
+    got = _measures.restricted_r2(_measures.Neighborhood(Z, y, w), range(p))
+    want = _lstsq_r2(Z, y, w, np.arange(p))
+    assert want < 0.9 and np.isclose(got, want, rtol=1e-9)
+    one = Z.copy()
+    one[:, 1:] = 0.0  # rank 2 (the intercept and one column), as wide as before
+    got = _measures.restricted_r2(_measures.Neighborhood(one, y, w), range(p))
+    assert np.isclose(got, _lstsq_r2(one, y, w, np.arange(p)), rtol=1e-9) and got < 0.5
