@@ -16,9 +16,10 @@ exactly the preprocessing's own array (``numpy.array_equal``, same dtype and sha
 whole, as before. The final step then gets the array the Pipeline would give it, so its outputs are the same bit
 for bit (``tests/explainers/test_one_hot_input.py``, on UCI Adult and LIME's own neighbourhoods).
 
-Calls of fewer than :data:`MIN_ROWS` rows go through the whole Pipeline: they cost little, and the mutation guard's
-fingerprint (20 rows, ``app/services/tabular.py``) is one of them, so a preprocessing step changed in place is
-still seen.
+The adapter takes the shortcut for calls of any size (``explainers.model_adapter.MIN_ROWS``) but the mutation guard's
+fingerprint, which asks for the whole Pipeline (``ModelAdapter.outputs(..., whole=True)``), so a preprocessing step
+changed in place is still seen. :data:`MIN_ROWS` is the RBF SVC shortcut's threshold
+(:mod:`explainers._kernel_calls`), for the same reason.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from ._grouping import feature_groups
 __all__ = ["OneHotInput", "MIN_ROWS"]
 
 MIN_ROWS = 64
-"""Fewest rows a call must have to go through the shortcut."""
+"""Fewest rows a call must have to go through the RBF SVC shortcut (:mod:`explainers._kernel_calls`)."""
 
 _PROBE_ERRORS = (ValueError, TypeError, AttributeError, IndexError, KeyError)
 """What the preprocessing may raise on the probe (an unknown level with ``handle_unknown="error"``): no shortcut."""

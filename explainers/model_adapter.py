@@ -43,7 +43,7 @@ from ._array_input import ArrayInput
 from ._codec import TabularCodec
 from ._forest_calls import model_call
 from ._grouping import feature_groups
-from ._one_hot_input import MIN_ROWS, OneHotInput
+from ._one_hot_input import OneHotInput
 from .types._attribution import OutputAttributions
 from .model_kinds import is_tree_model
 
@@ -52,6 +52,13 @@ __all__ = ["ModelAdapter", "OneVsRest", "OutputView", "TreeView", "OutputAttribu
 
 BATCH_CELLS = 2_000_000
 """Most input cells (rows x features) passed to the model in one call."""
+
+
+MIN_ROWS = 1
+"""Fewest rows a call must have to take a one-hot Pipeline's shortcut (:mod:`explainers._one_hot_input`): any. The
+mutation guard's fingerprint asks for the whole Pipeline itself (``whole=True``: :meth:`ModelAdapter.fingerprint`,
+``app/services/tabular.py``), so a preprocessing step changed in place is still seen; before, every call under 64 rows
+went whole for its sake, 12 CPU ms each on Adult's pipeline instead of 1.5 (eight a Persuasive what-if edit)."""
 
 
 class ModelTimeout(TimeoutError):
@@ -260,8 +267,11 @@ class ModelAdapter:
             return X.to_numpy()  # fitted on an array: avoid sklearn's feature-name warning
         return X
 
-    def outputs(self, Z) -> np.ndarray:
+    def outputs(self, Z, *, whole: bool = False) -> np.ndarray:
         """Explained outputs of encoded rows, shape (n_rows, n_outputs), in batches under the deadline.
+
+        ``whole``: call a one-hot Pipeline itself, never its shortcut (the same outputs, bit for bit; the mutation
+        guard's fingerprint, which must see a preprocessing step changed in place).
 
         Raises
         ------
@@ -271,20 +281,20 @@ class ModelAdapter:
             (or the adapter's ``limits.failed``) when the model raises.
         """
         _openmp_limited(self, self.limits.openmp_threads)
-        return _batched(self._outputs, Z, len(self.codec.names), self.limits)
+        return _batched(lambda part: self._outputs(part, whole), Z, len(self.codec.names), self.limits)
 
-    def _outputs(self, Z) -> np.ndarray:
+    def _outputs(self, Z, whole: bool = False) -> np.ndarray:
         if self.kind == "probability":
-            out = self._call(Z, "predict_proba")
+            out = self._call(Z, "predict_proba", whole)
         elif self.kind == "margin":
-            out = np.asarray(self._call(Z, "decision_function"), dtype=float).reshape(len(Z), -1)
+            out = np.asarray(self._call(Z, "decision_function", whole), dtype=float).reshape(len(Z), -1)
             if out.shape[1] != len(self.output_names):
                 raise ValueError(f"decision_function gives {out.shape[1]} columns for {len(self.output_names)} "
                                  "classes (one-vs-one?); use decision_function_shape='ovr'")
         elif self.kind == "label":
-            out = (np.asarray(self._call(Z, "predict"))[:, None] == self.classes_[None, :]).astype(float)
+            out = (np.asarray(self._call(Z, "predict", whole))[:, None] == self.classes_[None, :]).astype(float)
         else:
-            out = np.asarray(self._call(Z, "predict"), dtype=float).reshape(len(Z), -1)
+            out = np.asarray(self._call(Z, "predict", whole), dtype=float).reshape(len(Z), -1)
         return np.asarray(out, dtype=float)
 
     @functools.cached_property
@@ -295,12 +305,12 @@ class ModelAdapter:
     def _array_input(self) -> ArrayInput | None:
         return ArrayInput.of(self.model, self.codec, self.raw)
 
-    def _call(self, Z, method: str):
+    def _call(self, Z, method: str, whole: bool = False):
         """``method`` of the model on encoded rows: of a one-hot Pipeline's final step on the array its preprocessing
         gives, built from the levels (:mod:`explainers._one_hot_input`); of a scikit-learn model fitted on float64
         columns on the array its validation makes of :meth:`raw` rows (:mod:`explainers._array_input`); else of the
-        model on :meth:`raw` rows."""
-        if len(Z) >= MIN_ROWS and self._one_hot is not None:
+        model on :meth:`raw` rows. ``whole``: never the one-hot shortcut."""
+        if not whole and len(Z) >= MIN_ROWS and self._one_hot is not None:
             return model_call(self._one_hot.final, self._one_hot.transform(Z), method)
         if self._array_input is not None:
             return self._array_input.call(Z, method)
@@ -318,7 +328,7 @@ class ModelAdapter:
 
     def fingerprint(self, Z) -> str:
         """SHA-256 of the model's outputs on ``Z`` (rounded to 12 digits): equal before and after a job."""
-        out = np.round(self.outputs(Z), 12)
+        out = np.round(self.outputs(Z, whole=True), 12)
         return hashlib.sha256(np.ascontiguousarray(out).tobytes()).hexdigest()
 
     def tree_view(self) -> TreeView | None:

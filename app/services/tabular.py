@@ -53,9 +53,12 @@ mean |SHAP| averages many rows, and start-up stays within ``AGNOSTIC_BUDGET_S``.
 
 
 def fingerprint(ws=None) -> str:
-    """SHA-256 of the model's explained output on the first rows (changes if the model is refitted or mutated)."""
+    """SHA-256 of the model's explained output on the first rows (changes if the model is refitted or mutated): the
+    model called whole (a one-hot Pipeline's preprocessing too, never the adapter's shortcut)."""
     ws = ws or workspace()
-    out = np.round(np.asarray(ws.output(ws.X.iloc[:PROBE_ROWS]), dtype=float), 12)
+    view, rows = ws.model, ws.X.iloc[:PROBE_ROWS]
+    out = view.adapter.outputs(rows, whole=True)[:, view.index] if isinstance(view, ex.OutputView) else ws.output(rows)
+    out = np.round(np.asarray(out, dtype=float), 12)
     return hashlib.sha256(np.ascontiguousarray(out).tobytes()).hexdigest()
 
 

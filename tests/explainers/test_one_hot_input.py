@@ -60,14 +60,19 @@ def test_outputs_equal_the_pipelines_on_lime_neighbourhoods_without_encoding_str
     adapter = ModelAdapter(pipe, codec)
     # the held-out rows' neighbourhoods (levels the fit never saw among them), the held-out rows, the first 20
     own = pipe.predict_proba(codec.decode(hood)), pipe.predict(X.iloc[2000:]), pipe.predict_proba(X.iloc[:20])
+    one = pipe.predict_proba(X.iloc[:1])
     calls = _count_encoder_calls(monkeypatch)
     assert np.array_equal(adapter.outputs(hood), own[0])  # the first call checks the shortcut on its probes
     calls.clear()
     assert np.array_equal(adapter.outputs(pd.DataFrame(hood, columns=codec.names)), own[0])
     assert np.array_equal(adapter.predict(Z[2000:]), own[1])
     assert calls == []  # 1,200 neighbourhood rows and 1,000 rows never went through the OneHotEncoder (before: always)
-    assert np.array_equal(adapter.outputs(Z[:20]), own[2])
-    assert calls == [20]  # a small call (the mutation guard's 20 rows) goes through the whole Pipeline
+    assert np.array_equal(adapter.outputs(Z[:20]), own[2]) and np.array_equal(adapter.outputs(Z[:1]), one)
+    assert calls == []  # small calls too (a Persuasive edit made eight, 12 CPU ms each whole on Adult, 1.5 here)
+    assert np.array_equal(adapter.outputs(Z[:20], whole=True), own[2])
+    assert calls == [20]  # the mutation guard's fingerprint goes through the whole Pipeline
+    adapter.fingerprint(Z[:20])
+    assert calls == [20, 20]
 
 
 def test_regressor_margin_and_a_one_hot_encoder_that_drops_a_level_give_the_pipelines_outputs(adult, monkeypatch):
