@@ -21,13 +21,13 @@ References
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from .cohort_filters import OPS, Filter, cohort_mask, filters_text, parse_filters  # noqa: F401  (re-exported)
 from .intervals import bootstrap_mean, wilson
 from . import muse  # its estimators import scikit-learn on first use (a server's start, issue 23)
 
@@ -36,8 +36,6 @@ __all__ = ["Filter", "parse_filters", "filters_text", "cohort_mask", "ErrorLeaf"
 
 ERROR_TREE_DEPTH = 3
 """The error tree's depth (the RAI dashboard's default is 4; 3 keeps a leaf's description to 3 conditions)."""
-OPS = ("<=", ">=", "!=", "==", "<", ">", "in")
-_OP = re.compile(r"\s*(<=|>=|!=|==|<|>|=|\bin\b)\s*")
 
 
 def is_compatible(capabilities) -> str | None:
@@ -45,128 +43,6 @@ def is_compatible(capabilities) -> str | None:
     if capabilities.task == "regression":
         return "Cohorts show accuracy, error rates and fairness rates per cohort; they need a classifier."
     return None
-
-
-@dataclass(frozen=True)
-class Filter:
-    """One condition ``feature op value`` on the encoded table.
-
-    Parameters
-    ----------
-    feature : str
-    op : {"<=", ">=", "!=", "==", "<", ">", "in"}
-    value : float or tuple of float
-        Encoded: a number, or category codes (a tuple for ``in``).
-    """
-
-    feature: str
-    op: str
-    value: float | tuple
-
-    def mask(self, column: np.ndarray) -> np.ndarray:
-        """Rows of ``column`` (encoded values) that satisfy the filter; NaN satisfies none but ``!=``."""
-        c = np.asarray(column, float)
-        with np.errstate(invalid="ignore"):
-            if self.op == "in":
-                return np.isin(c, np.asarray(self.value, float))
-            v = float(self.value)
-            return {"<=": c <= v, ">=": c >= v, "<": c < v, ">": c > v, "==": c == v, "!=": ~(c == v)}[self.op]
-
-
-def _exact(v: float) -> str:
-    """The shortest decimal that reads back as ``v`` (a leaf's threshold must select the same rows)."""
-    return np.format_float_positional(float(v), trim="-")
-
-
-def _level_text(code, levels) -> str:
-    return str(levels[int(code)])
-
-
-def filters_text(filters: Sequence[Filter], codec=None) -> str:
-    """``"mean radius > 15.2; sex == Female"``: what :func:`parse_filters` reads back to ``filters``."""
-    parts = []
-    for f in filters:
-        col = codec.column(f.feature) if codec is not None else None
-        levels = col.levels if col is not None and col.kind == "category" else None
-        if f.op == "in":
-            vals = [_level_text(v, levels) if levels else _exact(v) for v in f.value]
-            parts.append(f"{f.feature} in {', '.join(vals)}")
-        else:
-            parts.append(f"{f.feature} {f.op} {_level_text(f.value, levels) if levels else _exact(f.value)}")
-    return "; ".join(parts)
-
-
-def _value(text: str, feature: str, levels) -> float:
-    if levels is not None:
-        names = [str(lv) for lv in levels]
-        if text not in names:
-            shown = ", ".join(names[:6]) + (" ..." if len(names) > 6 else "")
-            raise ValueError(f"{feature} has no level {text!r} (levels: {shown})")
-        return float(names.index(text))
-    try:
-        v = float(text)
-    except ValueError:
-        raise ValueError(f"{feature}: {text!r} is not a number") from None
-    if not np.isfinite(v):
-        raise ValueError(f"{feature}: {text!r} is not a finite number")
-    return v
-
-
-def parse_filters(text: str, columns: Sequence[str], codec=None) -> tuple[Filter, ...]:
-    """Read ``"feature op value; ..."`` (conditions ANDed) into filters on the encoded table.
-
-    Parameters
-    ----------
-    text : str
-        Conditions separated by ``;``; ``op`` one of ``< <= > >= == != in`` (``=`` reads as ``==``); ``in``
-        takes values separated by commas. A category column's values are its level names.
-    columns : sequence of str
-        The table's column names (a condition's left side must be one of them).
-    codec : TabularCodec, optional
-        The table's encoding (level names of category columns).
-
-    Returns
-    -------
-    tuple of Filter
-        Empty for an empty text (the cohort of every row).
-
-    Raises
-    ------
-    ValueError
-        One line naming the condition that cannot be read.
-    """
-    out = []
-    names = set(map(str, columns))
-    for part in (p.strip() for p in str(text or "").split(";")):
-        if not part:
-            continue
-        # the operator after the longest column name the condition starts with ("mean radius <= 1")
-        starts = sorted((c for c in names if part.startswith(c)), key=len, reverse=True)
-        m = next((m for c in starts if (m := _OP.match(part, len(c)))), None)
-        if m is None:
-            raise ValueError(f"cannot read {part!r}: write feature op value, with op one of {' '.join(OPS)}, "
-                             "and a column name on the left")
-        feature = part[:m.start()].strip()
-        op, rest = ("==" if m.group(1) == "=" else m.group(1)), part[m.end():].strip()
-        if not rest:
-            raise ValueError(f"cannot read {part!r}: no value after {op}")
-        col = codec.column(feature) if codec is not None else None
-        levels = col.levels if col is not None and col.kind == "category" else None
-        if op == "in":
-            out.append(Filter(feature, "in", tuple(_value(v.strip(), feature, levels) for v in rest.split(","))))
-        else:
-            if levels is not None and op not in ("==", "!="):
-                raise ValueError(f"{feature} is a category: use ==, != or in, not {op}")
-            out.append(Filter(feature, op, _value(rest, feature, levels)))
-    return tuple(out)
-
-
-def cohort_mask(X: pd.DataFrame, filters: Sequence[Filter]) -> np.ndarray:
-    """Rows of the encoded table ``X`` where every filter holds (all rows for no filter)."""
-    mask = np.ones(len(X), dtype=bool)
-    for f in filters:
-        mask &= f.mask(X[f.feature].to_numpy(dtype=float))
-    return mask
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,9 @@
   the Wilson score interval (Wilson 1927), which stays inside [0, 1] and keeps close to its nominal
   coverage at small ``n``, where the Wald interval runs outside [0, 1] (Brown, Cai & DasGupta 2001).
 - A mean gets a percentile bootstrap interval over the units given (participants), seeded, so it stays
-  within the range of the values and is reproducible (Efron & Tibshirani 1993).
+  within the range of the values and is reproducible (Efron & Tibshirani 1993), expanded for small samples
+  (Hesterberg 2015): the plain percentile interval is too narrow there (95 % intervals of the mean of 5
+  exponential values covered it 78 % of the time, of 12 values 87 %; expanded 87 % and 91 %).
 
 References
 ----------
@@ -13,6 +15,8 @@ References
 .. [2] Brown, L. D., Cai, T. T., DasGupta, A. (2001). Interval estimation for a binomial proportion.
    Statistical Science 16(2), 101-133.
 .. [3] Efron, B., Tibshirani, R. J. (1993). An Introduction to the Bootstrap. Chapman & Hall.
+.. [4] Hesterberg, T. C. (2015). What teachers should know about the bootstrap: resampling in the undergraduate
+   statistics curriculum. The American Statistician 69(4), 371-386.
 """
 from __future__ import annotations
 
@@ -84,7 +88,14 @@ def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float, float]:
 
 def bootstrap_mean(values: Sequence[float], level: float = 0.95, *, n_boot: int = N_BOOT,
                    seed: int = 0) -> tuple[float, float, float, int]:
-    """Mean of the finite ``values`` with a percentile bootstrap interval.
+    """Mean of the finite ``values`` with an expanded percentile bootstrap interval (Hesterberg 2015).
+
+    The percentiles taken are those of a wider level: the tail share ``a'`` with
+    ``z_{a'} = sqrt(n / (n - 1)) t_{(1 - level)/2, n - 1}`` (Student's t with n - 1 degrees of freedom), which
+    corrects the percentile interval's too-narrow width for small ``n`` (``n`` 5: the 2.5 and 97.5 percentiles
+    become the 0.1 and 99.9; ``n`` 12: the 1.1 and 98.9; ``n`` 30: the 1.9 and 98.1) and tends to the plain
+    percentile interval as ``n`` grows. Still too narrow for 2 or 3 values (their interval cannot leave the values'
+    range).
 
     Parameters
     ----------
@@ -110,8 +121,10 @@ def bootstrap_mean(values: Sequence[float], level: float = 0.95, *, n_boot: int 
     mean = float(x.mean())
     if n < 2:
         return mean, float("nan"), float("nan"), n
+    from scipy.stats import t as student_t  # imported with scikit-learn already wherever a model is loaded
+
     rng = np.random.default_rng(seed)
     means = x[rng.integers(0, n, size=(n_boot, n))].mean(axis=1)
-    a = (1 - level) / 2
+    a = NormalDist().cdf(-math.sqrt(n / (n - 1)) * float(student_t.ppf(1 - (1 - level) / 2, n - 1)))
     lo, hi = np.quantile(means, [a, 1 - a])
     return mean, float(lo), float(hi), n

@@ -217,3 +217,12 @@ def test_weight_of_advice_per_trial_and_by_condition_with_the_standard_exclusion
     # bootstrap over two participants: every resample mean is 0, 0.375 or 0.75
     assert out.loc["a", "ci_low"] == 0.0 and out.loc["a", "ci_high"] == 0.75
     assert out.loc["b", "mean"] == 1.0 and math.isnan(out.loc["b", "ci_low"])  # one participant: no interval
+
+
+def test_bootstrap_mean_covers_the_mean_of_small_samples_near_the_nominal_rate():
+    """Planted: 5 values from an exponential distribution of mean 1, 400 samples. The plain percentile interval
+    covered the mean in 0.78 of them (too narrow at small n); the expanded one (Hesterberg 2015) in at least
+    0.84 (0.87 measured; SE about 0.017)."""
+    rng = np.random.default_rng(5)
+    covered = [bootstrap_mean(rng.exponential(1.0, 5).tolist(), seed=i) for i in range(400)]
+    assert np.mean([lo <= 1.0 <= hi for _, lo, hi, _ in covered]) >= 0.84
