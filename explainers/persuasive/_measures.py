@@ -24,7 +24,7 @@ from ._erasure import (SMALL_GAP, aopc, curve_auc, deletion_curve, explanation_o
 from ._masking import PredictFn, masked_outputs as _masked_outputs
 
 __all__ = ["PredictFn", "Neighborhood", "explanation_order", "importance_order", "deletion_curve",
-           "insertion_curve", "curve_auc", "normalised_auc", "aopc", "make_neighborhood", "restricted_r2",
+           "insertion_curve", "curve_auc", "normalised_auc", "aopc", "make_neighborhood", "restricted_r2", "nested_r2",
            "attribution_fidelity", "attribution_fidelity_many", "CHEAP_MEASURES", "complexity", "NUMBER",
            "SMALL_GAP"]
 
@@ -130,6 +130,55 @@ def _full_r2(nb: Neighborhood) -> float:
     return nb.__dict__["_r2_full"]
 
 
+def nested_r2(nb: Neighborhood, sets) -> list[float] | None:
+    """:func:`restricted_r2` of each of ``sets`` when each holds the one before it (a top-k curve's), from one QR.
+
+    The weighted design's columns are taken in the order the sets add them, after the intercept, and factored once
+    (Householder QR, no pivoting): the least-squares fit on the first ``p`` columns is the projection on the first
+    ``p`` columns of ``Q``, so its residual sum of squares is ``‖r‖² + Σ_{i ≥ p} (Qᵀy)_i²`` (``r`` the residual of
+    every column), a sum of squares with no cancellation. The same R² as :func:`restricted_r2` (to rounding:
+    ``tests/explainers/test_persuasive_measures.py`` checks 1e-12 on real rows) for one factorisation instead of one
+    least-squares fit a set: on the bundled sample a curve's 31 fits were a tenth of a Persuasive what-if edit.
+
+    Returns None when the sets are not nested or a column adds nothing new to those before it (collinear, or
+    constant within the neighbourhood): :func:`restricted_r2` then fits each set as before (minimum norm).
+    """
+    d = nb.Z.shape[1]
+    sets = [np.asarray(sorted(set(int(j) for j in S)), dtype=int) for S in sets]
+    order, seen, sizes = [], set(), []
+    for S in sets:
+        if not seen <= set(S.tolist()):
+            return None
+        order += [j for j in S.tolist() if j not in seen]
+        seen |= set(S.tolist())
+        sizes.append(len(seen))
+    w = nb.w
+    mean = np.average(nb.y, weights=w)
+    tss = float(np.sum(w * (nb.y - mean) ** 2))
+    if tss == 0 or len(order) + 1 > len(nb.y):
+        return None
+    root = np.sqrt(w)
+    A = np.column_stack([root, nb.Z[:, order] * root[:, None]])
+    yw = nb.y * root
+    with one_blas_thread():
+        q, r = np.linalg.qr(A)
+    diag = np.abs(np.diag(r))
+    if diag.size and not np.all(diag > 1e-9 * max(float(diag.max()), 1e-300) * len(nb.y)):
+        return None
+    c = q.T @ yw
+    tail = float(np.sum((yw - q @ c) ** 2))  # what no column explains
+    after = np.concatenate([np.cumsum((c ** 2)[::-1])[::-1], [0.0]])  # after[p] = Σ_{i ≥ p} c_i²
+    out = []
+    for S, size in zip(sets, sizes):
+        if S.size == 0:
+            out.append(0.0)
+        elif S.size == d:
+            out.append(_full_r2(nb))  # every column: the one fit every view of the row shares
+        else:
+            out.append(1.0 - (tail + float(after[1 + size])) / tss)
+    return out
+
+
 CHEAP_MEASURES = ("mass_retained", "additivity_gap", "spearman", "kendall_tau_b", "top_k_overlap", "sufficiency",
                   "comprehensiveness", "r2_restricted")
 """What :func:`attribution_fidelity_many` can compute (everything of ``full=False`` but ``r2_full``)."""
@@ -210,6 +259,9 @@ def attribution_fidelity_many(parent_values, shown_values, shown_features, *, pr
         for S in sets:
             keep += [S, np.setdiff1d(np.arange(d), S)]
         outs = _masked_outputs(predict_fn, x, keep, background)
+    r2s = None  # a sweep's nested sets (every k of a curve): one factorisation for all of them
+    if neighborhood is not None and "r2_restricted" in want and len(sets) > 1:
+        r2s = nested_r2(neighborhood, sets)
     results = []
     for i, (shown, S) in enumerate(zip(shown_values, sets)):
         out = _rank_measures(phi, np.asarray(shown, float), S, prediction, base_value, want)
@@ -218,7 +270,7 @@ def attribution_fidelity_many(parent_values, shown_values, shown_features, *, pr
         if "comprehensiveness" in want:
             out["comprehensiveness"] = float(outs[0] - outs[2 + 2 * i]) if S.size else 0.0
         if neighborhood is not None and "r2_restricted" in want:
-            out["r2_restricted"] = restricted_r2(neighborhood, S)
+            out["r2_restricted"] = r2s[i] if r2s is not None else restricted_r2(neighborhood, S)
         results.append(out)
     return results
 
