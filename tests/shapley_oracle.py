@@ -12,21 +12,33 @@ import numpy as np
 import pandas as pd
 
 
-def brute_force_shapley(g, x: pd.DataFrame, background: pd.DataFrame) -> np.ndarray:
-    """Interventional Shapley values with raw columns as players: every coalition, Shapley's formula."""
+def brute_force_shapley(g, x: pd.DataFrame, background: pd.DataFrame, max_rows: int = 250_000) -> np.ndarray:
+    """Interventional Shapley values with raw columns as players: every coalition, Shapley's formula.
+
+    ``g`` maps rows to one output a row (or a row of outputs, averaged alike), each row scored on its own, as a
+    model's ``predict`` does. Every coalition's hybrid rows (the background with the coalition's columns set to
+    the row's) are stacked and scored in calls of at most ``max_rows`` rows, not one call a coalition: the same
+    rows and the same mean per coalition, without thousands of small calls.
+    """
     cols = list(x.columns)
     d = len(cols)
-
+    n = len(background)
+    coalitions = [S for size in range(d + 1) for S in combinations(range(d), size)]
+    per_call = max(1, max_rows // max(n, 1))
     memo = {}
+    for start in range(0, len(coalitions), per_call):
+        block = coalitions[start:start + per_call]
+        rows = background.iloc[np.tile(np.arange(n), len(block))].reset_index(drop=True)
+        member = np.zeros((len(block), d), dtype=bool)
+        for i, S in enumerate(block):
+            member[i, list(S)] = True
+        for j, c in enumerate(cols):
+            rows[c] = rows[c].mask(np.repeat(member[:, j], n), x[c].iloc[0])
+        out = np.asarray(g(rows), dtype=float).reshape(len(block), -1).mean(axis=1)
+        memo.update((frozenset(cols[k] for k in S), float(v)) for S, v in zip(block, out))
 
     def v(S):
-        key = frozenset(S)
-        if key not in memo:
-            rows = background.copy()
-            for c in S:
-                rows[c] = x[c].iloc[0]
-            memo[key] = float(np.mean(g(rows)))
-        return memo[key]
+        return memo[frozenset(S)]
 
     phi = np.zeros(d)
     for j, c in enumerate(cols):

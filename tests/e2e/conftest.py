@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -18,6 +19,21 @@ if TYPE_CHECKING:
 ADULT_ROWS = 1200
 ADULT_CATEGORICAL = ["workclass", "marital-status", "occupation", "sex"]
 ADULT_NUMERIC = ["age", "education-num", "hours-per-week", "capital-gain"]
+
+
+SERVED_GROUPS = {"server": "served-sample", "adult_server": "served-adult"}
+"""Each session server's tests form one pytest-xdist group (``scripts/test`` runs ``--dist loadgroup``): a session
+fixture is built once per worker, so tests of one server spread over both workers started it twice and paid its first
+computations (the default MUSE and its frontier, MiniLM, the global SHAP values) twice."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups into the test ids
+def pytest_collection_modifyitems(items):
+    here = Path(__file__).parent
+    for item in items:
+        served = [group for fixture, group in SERVED_GROUPS.items() if fixture in item.fixturenames]
+        if here in item.path.parents and served:
+            item.add_marker(pytest.mark.xdist_group(served[0]))  # no test uses both servers
 
 
 @pytest.fixture(scope="session")
