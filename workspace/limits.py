@@ -98,12 +98,20 @@ M_ARENA_MAX = -8
 """glibc's ``mallopt`` parameter number for the most malloc arenas (``malloc.h``)."""
 
 
+@functools.cache
 def _libc():
+    """The C library the process runs on, opened once (None where it cannot be).
+
+    ``ctypes.CDLL(None)`` reads the symbols the process has loaded, the C library's among them. Never
+    ``ctypes.util.find_library``: on Linux it starts ``ldconfig`` in a child process, and the server looked it up
+    again on every trim (after each warm-up step, whenever idle): each child began as a copy of the server, and a
+    benchmark summing the ``VmHWM`` of the server's process tree (``benchmarks.vs_peer``) counted the server twice
+    when it saw one (770 instead of 418 MB on Adult, issue 23).
+    """
     import ctypes
-    import ctypes.util
 
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return ctypes.CDLL(None)
     except OSError:
         return None
 
@@ -120,6 +128,29 @@ def limit_heap_arenas(arenas: int = 2) -> bool:
     if libc is None or not hasattr(libc, "mallopt"):
         return False
     return bool(libc.mallopt(M_ARENA_MAX, int(arenas)))
+
+
+M_MMAP_THRESHOLD = -3
+"""glibc's ``mallopt`` parameter number for the smallest block malloc maps on its own (``malloc.h``)."""
+
+
+def map_large_blocks(threshold: int = 2**20) -> bool:
+    """Give every block of at least ``threshold`` bytes its own mapping, returned to the system when freed
+    (``mallopt(M_MMAP_THRESHOLD)``); True if it took effect.
+
+    glibc raises that threshold to the largest mapped block freed so far (up to 32 MiB): once a 15 MB array of the
+    warm-up was freed, a request's arrays of a few MB (LIME's neighbourhoods, a model call's rows) came from the
+    arenas and stayed there after the request, in each request thread's arena. Served from the Adult store
+    (``benchmarks.vs_peer``'s scenario), five rows the store lacks took the process from 376 to 420 MB; with the
+    threshold fixed at 1 MiB, from 370 to 380 MB (peak 397 MB; at 256 KiB 401-408 MB, at 4 MiB 418 MB, issue 23).
+    Its cost: a fresh mapping's pages are faulted in, about 16 ms of CPU a row the store lacks on Adult (5 rows:
+    0.40-0.43 s against 0.31-0.34 s; 0.47-0.54 s at 256 KiB). Setting it also stops glibc raising it. A C library
+    without ``mallopt`` is left as it is.
+    """
+    libc = _libc()
+    if libc is None or not hasattr(libc, "mallopt"):
+        return False
+    return bool(libc.mallopt(M_MMAP_THRESHOLD, int(threshold)))
 
 
 def trim_heap() -> bool:

@@ -141,6 +141,7 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     """
     defer_torch()  # loading a scikit-learn model must not import torch (issue 14); pages that need it do
     limits.limit_heap_arenas()  # request threads share two malloc arenas (resident memory, issue 14)
+    limits.map_large_blocks()  # and a freed array of 1 MiB or more goes back to the system at once (issue 23)
     if settings is not None:
         _settings.install(settings)
     settings = settings or Settings.from_env()

@@ -58,7 +58,7 @@ def rule_view(choice: str, max_rules: int, round_sig: int | None, plain: bool) -
     point = next((p for p in frontier(_frontier_key()).points if p.method == method and str(p.budget) == budget), None)
     if point is None:
         raise CandorError(f"no surrogate {choice!r} in the frontier")
-    _, _, X_eval, y_eval = _split()
+    _, _, X_eval, y_eval = _split(train_rows=False)
     n = len(point.rule_set.rules)
     codec = display_codec()
     curve = [prune_rules(point.rule_set, X_eval, y_eval, max_rules=m, codec=codec) for m in range(0, n + 1)]

@@ -1,10 +1,9 @@
 """Surrogate page services: MUSE two-level decision sets, their frontier against CART and a flat set.
 
-Fits take from one to tens of seconds, so the page runs them as background
-callbacks (separate processes); results are kept in an on-disk cache shared
-by every process, keyed by the fit's settings, and the browser only holds
-that key (STYLE B3 rule 5). The cache holds JSON (:func:`workspace.json_cache.json_cache`), never pickles; a store
-built by ``python -m app build`` provides the default fits.
+Fits take from one to tens of seconds, so the page runs them as background callbacks (separate processes); results
+are kept in an on-disk cache shared by every process, keyed by the fit's settings, and the browser only holds that key
+(STYLE B3 rule 5). The cache holds JSON (:func:`workspace.json_cache.json_cache`), never pickles; a store built by
+``python -m app build`` provides the default fits.
 """
 from __future__ import annotations
 
@@ -45,10 +44,11 @@ def _results():
     return json_cache(folder)
 
 
-def _split():
-    ws = workspace()
-    labels = np.asarray([ws.classes[i] for i in _label_index(model_labels())], dtype=object)
-    return ws.X.iloc[ws.train_idx], labels[ws.train_idx], ws.X.iloc[ws.test_idx], labels[ws.test_idx]
+def _split(train_rows: bool = True):
+    """Training rows (None unless ``train_rows``: a copy, 21 MB on Adult, issue 23), their model labels, held-out
+    rows, theirs."""
+    ws, labels = workspace(), np.asarray([workspace().classes[i] for i in _label_index(model_labels())], dtype=object)
+    return ws.X.iloc[ws.train_idx] if train_rows else None, labels[ws.train_idx], ws.X.iloc[ws.test_idx], labels[ws.test_idx]
 
 
 def _label_index(labels: np.ndarray) -> np.ndarray:
@@ -184,7 +184,7 @@ def view_from_json(d: dict) -> MuseView:
 
 
 def _view(rule_set, source: str) -> MuseView:
-    _, y_train, X_eval, y_eval = _split()
+    _, y_train, X_eval, y_eval = _split(train_rows=False)
     agree, support = rule_agreement(rule_set, X_eval, y_eval)
     detail = agreement_detail(rule_set, X_eval, y_eval, trivial_label=majority_label(y_train))
     return MuseView(rule_set, evaluate_rule_set(rule_set, X_eval, y_eval), detail,
@@ -230,7 +230,7 @@ def _fitted_muse_points(params: dict, evaluate: bool = True) -> dict[int, Fronti
         if not evaluate:
             points[int(b)] = None
             continue
-        _, _, X_eval, y_eval = _split()
+        _, _, X_eval, y_eval = _split(train_rows=False)
         rs = rule_set_from_dict(stored["rule_set"])
         held = evaluate_rule_set(rs, X_eval, y_eval)
         points[int(b)] = FrontierPoint("muse", int(b), rs.train.size, rs.train.numpreds, rs.train.numdsets,
