@@ -141,6 +141,10 @@ class LimeSpace:
         self._stds[self._stds == 0] = 1.0  # padding only
         self._normals = _TruncatedNormals((self._mins - self._means) / self._stds,
                                           (self._maxs - self._means) / self._stds)  # per bin, as lime's z-scores
+        t = self._normals  # per bin, in one row: a drawn value gathers its bin's seven numbers at once
+        self._drawn = (t.a != t.b).ravel()
+        self._table = np.column_stack([v.ravel().astype(float) for v in
+                                       (t.plo, t.span, t.flip, t.a, t.b, self._stds, self._means)])
         edges = [self.bins[j].edges for j in cont]  # padded with +inf, for discretize
         self._edges = np.full((len(cont), max((len(e) for e in edges), default=0)), np.inf)
         for k, e in enumerate(edges):
@@ -220,10 +224,17 @@ class LimeSpace:
         cols = self._cont[block]
         codes = inverse[1:, cols].astype(np.intp).T  # (columns, n - 1), lime's order: column, then row
         flat = codes + (block * self._mins.shape[1])[:, None]
-        a, b = np.take(self._normals.a, flat), np.take(self._normals.b, flat)
-        drawn = a != b
-        values = np.take(self._mins, flat)  # a bin whose bounds coincide holds one value (lime: the z-score, see above)
-        q = rs.random_sample(int(drawn.sum()))  # row-major over (column, row): lime's order
-        at = flat[drawn]  # the bins' normal CDFs were computed once per bin (_TruncatedNormals)
-        values[drawn] = _ppf_of(q, self._normals.take(at)) * np.take(self._stds, at) + np.take(self._means, at)
+        drawn = np.take(self._drawn, flat)
+        every = bool(drawn.all())  # the usual case: no bin whose bounds coincide
+        q = rs.random_sample(flat.size if every else int(drawn.sum()))  # row-major over (column, row): lime's order
+        at = flat.ravel() if every else flat[drawn]  # the bins' normal CDFs were computed once per bin
+        g = np.take(self._table, at, axis=0)  # (drawn values, 7): one gather, not seven
+        flip = g[:, 2] != 0
+        t = _TruncatedNormals(g[:, 3], g[:, 4], flip, g[:, 0], g[:, 1])
+        drawn_values = _ppf_of(q, t) * g[:, 5] + g[:, 6]
+        if every:
+            values = drawn_values.reshape(flat.shape)
+        else:
+            values = np.take(self._mins, flat)  # a bin whose bounds coincide holds one value (lime: the z-score, above)
+            values[drawn] = drawn_values
         inverse[1:, cols] = values.T

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from ._array_input import ArrayInput
+from ._call_limits import CallLimits, ModelFailed, ModelTimeout, _openmp_limited  # noqa: F401  (their home, re-exported)
 from ._codec import TabularCodec
 from ._forest_calls import model_call
 from ._grouping import feature_groups
@@ -52,34 +53,9 @@ BATCH_CELLS = 2_000_000
 """Most input cells (rows x features) passed to the model in one call."""
 
 
-class ModelTimeout(TimeoutError):
-    """A model call went past its deadline (:attr:`CallLimits.seconds`)."""
-
-
-class ModelFailed(RuntimeError):
-    """The model raised while predicting (after it loaded and passed its first rows); the message is one line."""
-
-
-@dataclass(frozen=True)
-class CallLimits:
-    """What one call of the model may take, and what a call that fails raises: carried by each adapter.
-
-    Parameters
-    ----------
-    seconds : float or None, default=None
-        Wall-clock seconds per call of :meth:`ModelAdapter.outputs` / :meth:`ModelAdapter.predict`
-        (None or 0: no deadline), checked between batches of rows.
-    timeout : exception class, default ModelTimeout
-        Raised (``timeout(message)``) past the deadline, e.g. an application's own error type that its pages
-        show as a message.
-    failed : exception class, default ModelFailed
-        Raised (one line: the rows, the model's own first line; the model's exception as ``__cause__``)
-        when the model raises.
-    """
-
-    seconds: float | None = None
-    timeout: type[Exception] = ModelTimeout
-    failed: type[Exception] = ModelFailed
+NO_LIMITS = CallLimits()
+"""An adapter's default :class:`CallLimits`: no deadline, the model's errors as :class:`ModelTimeout`/:class:`ModelFailed`,
+OpenMP left as the calling thread has it."""
 
 
 def _call(call, X, limits: CallLimits) -> np.ndarray:
@@ -173,7 +149,7 @@ class ModelAdapter:
     """
 
     def __init__(self, model, codec: TabularCodec, *, target: str = "target", class_names=None,
-                 limits: CallLimits = CallLimits()) -> None:
+                 limits: CallLimits = NO_LIMITS) -> None:
         if not hasattr(model, "predict"):
             raise TypeError(f"{type(model).__name__} has no predict method; expected a fitted estimator")
         self.model, self.codec, self.target, self.limits = model, codec, target, limits
@@ -240,6 +216,7 @@ class ModelAdapter:
         ModelFailed
             (or the adapter's ``limits.failed``) when the model raises.
         """
+        _openmp_limited(self, self.limits.openmp_threads)
         return _batched(self._outputs, Z, len(self.codec.names), self.limits)
 
     def _outputs(self, Z) -> np.ndarray:
@@ -277,6 +254,7 @@ class ModelAdapter:
 
     def predict(self, Z) -> np.ndarray:
         """The model's own ``predict`` on encoded rows, in batches under the deadline (see :meth:`outputs`)."""
+        _openmp_limited(self, self.limits.openmp_threads)
         return _batched(lambda part: np.asarray(self._call(part, "predict")), Z, len(self.codec.names), self.limits)
 
     def predict_proba(self, Z) -> np.ndarray:

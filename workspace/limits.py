@@ -187,8 +187,10 @@ def model_call_limits(*, timeout: bool = True):
     instead of its own exception (a traceback, HTTP 500). With ``timeout`` (the server), each model call gets
     ``CANDOR_MODEL_TIMEOUT_S`` seconds (0: none), checked between batches of rows
     (:mod:`explainers.model_adapter`): a call is stopped at the first batch boundary after its time is up, and a
-    single batch is never interrupted; past it the pages show a one-line error. ``check`` and ``build`` pass
-    ``timeout=False``: they are not waited on by a page.
+    single batch is never interrupted; past it the pages show a one-line error. The server's calls also run on one
+    OpenMP thread in whichever thread makes them (``CallLimits.openmp_threads``: :func:`one_openmp_thread` reaches
+    only the thread that calls it, not the request and warm-up threads). ``check`` and ``build`` pass
+    ``timeout=False``: they are not waited on by a page (and keep their own threading).
 
     Raises
     ------
@@ -199,7 +201,7 @@ def model_call_limits(*, timeout: bool = True):
 
     took_too_long, failed = _model_errors()
     seconds = (setting("CANDOR_MODEL_TIMEOUT_S") or None) if timeout else None
-    return CallLimits(seconds=seconds, timeout=took_too_long, failed=failed)
+    return CallLimits(seconds=seconds, timeout=took_too_long, failed=failed, openmp_threads=1 if timeout else None)
 
 
 def one_openmp_thread() -> None:
@@ -208,7 +210,8 @@ def one_openmp_thread() -> None:
     Request threads and workers already share the cores, and oversubscribed OpenMP pools stall (as torch's,
     ENVIRONMENT-NOTES). threadpoolctl acts only on libraries loaded at the call, so a server calls this after its
     model is loaded (its libraries are then loaded), not before: scikit-learn is imported at that load, not at the
-    server's start (issue 23).
+    server's start (issue 23). OpenMP's limit is per thread: this sets the calling thread's; the server's request
+    and warm-up threads get theirs through the adapter's :func:`model_call_limits` (``openmp_threads=1``).
     """
     from threadpoolctl import threadpool_limits
 

@@ -62,25 +62,46 @@ def test_giving_memory_back_starts_no_process(monkeypatch):
     assert isinstance(limits.trim_heap(), bool)
 
 
+_MAPPED = """
+import ctypes, sys
+import numpy as np
+from workspace import limits
+
+class MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                     "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+libc = limits._libc()
+libc.mallinfo2.restype = MallInfo2
+if sys.argv[1] == "fixed":
+    assert limits.map_large_blocks() is True
+large = np.ones(16 * 2**20 // 8)
+del large  # glibc's own threshold would now be 16 MB
+before = libc.mallinfo2().hblkhd
+block = np.ones(4 * 2**20 // 8)
+print(libc.mallinfo2().hblkhd - before, block.nbytes)
+"""
+
+
 @pytest.mark.skipif(not hasattr(limits._libc(), "mallinfo2"), reason="not glibc 2.33 or later")
 def test_a_large_array_is_given_back_when_freed_even_after_a_larger_one():
     """With the threshold fixed, a freed array of a few MB goes back to the system at once (its own mapping), even after
     a larger array was freed, which would have raised glibc's own threshold above it and left the next arrays of its
     size in the arenas (a request thread's arena kept LIME's neighbourhoods: 376 -> 420 MB over five rows, issue 23).
-    Oracle: glibc's ``mallinfo2().hblkhd``, the bytes malloc holds in mappings of their own."""
-    import ctypes
+    Oracle: glibc's ``mallinfo2().hblkhd``, the bytes malloc holds in mappings of their own, read in a fresh process
+    (in a process that has run other tests, a free chunk already in an arena can serve the array whatever the
+    threshold). Without the fixed threshold the same process maps nothing for it."""
+    import subprocess
+    import sys
+    from pathlib import Path
 
-    import numpy as np
+    root = Path(__file__).resolve().parents[2]
 
-    class MallInfo2(ctypes.Structure):
-        _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
-                                                         "fsmblks", "uordblks", "fordblks", "keepcost")]
+    def mapped(mode):
+        out = subprocess.run([sys.executable, "-c", _MAPPED, mode], cwd=root, capture_output=True, text=True, check=True)
+        return [int(v) for v in out.stdout.split()]
 
-    libc = limits._libc()
-    libc.mallinfo2.restype = MallInfo2
-    assert limits.map_large_blocks() is True
-    large = np.ones(16 * 2**20 // 8)
-    del large  # glibc's own threshold would now be 16 MB
-    before = libc.mallinfo2().hblkhd
-    block = np.ones(4 * 2**20 // 8)
-    assert libc.mallinfo2().hblkhd - before >= block.nbytes  # a mapping of its own, unmapped when freed
+    grown, size = mapped("fixed")
+    assert grown >= size  # a mapping of its own, unmapped when freed
+    grown, size = mapped("glibc")
+    assert grown < size  # glibc's own threshold, raised to 16 MB by the freed array, kept it in the arena

@@ -85,3 +85,54 @@ def test_a_failing_model_raises_each_adapters_own_error_in_one_line():
 def test_nothing_process_wide_is_left_in_the_adapter_module():
     assert not hasattr(ma, "set_model_timeout") and not hasattr(ma, "set_model_failure")
     assert not hasattr(ma, "_deadline")
+
+
+class OpenMPReader(Slow):
+    """Records the OpenMP runtimes' thread count (``omp_get_max_threads``, threadpoolctl) in the thread that calls it."""
+
+    seen: list = []
+
+    def predict_proba(self, X):
+        from threadpoolctl import threadpool_info
+
+        counts = {i["num_threads"] for i in threadpool_info() if i["user_api"] == "openmp"}
+        assert len(counts) == 1  # at least scikit-learn's runtime
+        OpenMPReader.seen.append(counts.pop())
+        return np.tile([0.25, 0.75], (len(X), 1))
+
+
+def _in_a_thread_with_three_openmp_threads(fn):
+    """``fn()`` in a new thread whose OpenMP runtimes were set to 3 threads first (a request thread's own setting)."""
+    import threading
+
+    from threadpoolctl import threadpool_limits
+
+    def run():
+        threadpool_limits(limits=3, user_api="openmp")
+        fn()
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+
+
+def test_openmp_threads_are_limited_in_the_thread_that_calls_the_model():
+    """FAILED before (issue 25): the server set one OpenMP thread in its loading thread only; a request thread called
+    HistGradientBoosting with its own count (3 here, 2 on the server), spinning against the machine's load."""
+    import sklearn.ensemble  # noqa: F401  (scikit-learn's OpenMP runtime loaded, as a served model loads it)
+
+    OpenMPReader.seen = []
+    served = ModelAdapter.for_table(OpenMPReader(), X, limits=CallLimits(openmp_threads=1))
+    mine = ModelAdapter.for_table(OpenMPReader(), X)  # a library user's adapter: left as the thread has it
+    _in_a_thread_with_three_openmp_threads(lambda: (served.outputs(X), served.predict_proba(X), mine.outputs(X)))
+    assert OpenMPReader.seen == [1, 1, 1]  # the served adapter's limit stays set in that thread
+    OpenMPReader.seen = []
+    _in_a_thread_with_three_openmp_threads(lambda: mine.outputs(X))
+    assert OpenMPReader.seen == [3]
+
+
+def test_the_servers_limits_ask_for_one_openmp_thread():
+    from workspace import limits
+
+    assert limits.model_call_limits().openmp_threads == 1
+    assert limits.model_call_limits(timeout=False).openmp_threads is None  # check and build keep their own

@@ -60,14 +60,15 @@ def test_outputs_equal_the_pipelines_on_lime_neighbourhoods_without_encoding_str
     adapter = ModelAdapter(pipe, codec)
     # the held-out rows' neighbourhoods (levels the fit never saw among them), the held-out rows, the first 20
     own = pipe.predict_proba(codec.decode(hood)), pipe.predict(X.iloc[2000:]), pipe.predict_proba(X.iloc[:20])
+    one = pipe.predict_proba(X.iloc[:1])
     calls = _count_encoder_calls(monkeypatch)
     assert np.array_equal(adapter.outputs(hood), own[0])  # the first call checks the shortcut on its probes
     calls.clear()
     assert np.array_equal(adapter.outputs(pd.DataFrame(hood, columns=codec.names)), own[0])
     assert np.array_equal(adapter.predict(Z[2000:]), own[1])
     assert calls == []  # 1,200 neighbourhood rows and 1,000 rows never went through the OneHotEncoder (before: always)
-    assert np.array_equal(adapter.outputs(Z[:20]), own[2])
-    assert calls == []  # a small call takes the shortcut too (before: [20])
+    assert np.array_equal(adapter.outputs(Z[:20]), own[2]) and np.array_equal(adapter.outputs(Z[:1]), one)
+    assert calls == []  # small calls take the shortcut too (before: [20])
     with whole_pipeline():
         assert np.array_equal(adapter.outputs(Z[:20]), own[2])
     assert calls == [20]  # but not within whole_pipeline (the mutation guard's fingerprint)

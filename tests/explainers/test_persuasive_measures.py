@@ -322,3 +322,47 @@ def test_small_gap_is_flagged_when_the_curves_swing_far_more_than_the_gap():
     deletion = np.array([0.1, -4.9, 0.0])  # by hand: x, then x0 at baseline, then both
     assert out["deletion_auc_norm"] == pytest.approx(float(np.mean((deletion[1:] + deletion[:-1]) / 2)) / 0.1)
     assert out["deletion_auc_norm"] < -10 and out["curve_gap_small"] == 1.0
+
+
+def _sklearn_r2(nb, S) -> float:
+    """Weighted R² of scikit-learn's LinearRegression (with intercept) of ``nb.y`` on ``nb.Z[:, S]``: the oracle."""
+    from sklearn.linear_model import LinearRegression
+    from sklearn.metrics import r2_score
+
+    S = list(S)
+    if not S:
+        return 0.0
+    fit = LinearRegression().fit(nb.Z[:, S], nb.y, sample_weight=nb.w)
+    return float(r2_score(nb.y, fit.predict(nb.Z[:, S]), sample_weight=nb.w))
+
+
+def test_nested_r2_of_a_top_k_curve_equals_each_sets_own_fit(bc, gb_model):
+    """One QR for every k of a curve (issue 25): each R² equals scikit-learn's weighted fit of that set alone."""
+    from explainers.persuasive._measures import make_neighborhood, nested_r2, restricted_r2
+
+    X, _, train, _ = bc
+    A = X.to_numpy(dtype=float)
+    predict = lambda a: gb_model.predict_proba(pd.DataFrame(a, columns=X.columns))[:, 1]  # noqa: E731
+    nb = make_neighborhood(predict, A[train[3]], A[train].std(axis=0), num_samples=500, seed=2)
+    order = list(np.random.default_rng(0).permutation(A.shape[1]))
+    sets = [order[:k] for k in range(A.shape[1] + 1)]
+    got = nested_r2(nb, sets)
+    assert got is not None and len(got) == len(sets)
+    for S, value in zip(sets, got):
+        assert abs(value - _sklearn_r2(nb, S)) < 1e-9, len(S)
+        assert abs(value - restricted_r2(nb, S)) < 1e-12, len(S)  # what the per-k chain computes
+    assert got[-1] == restricted_r2(nb, order)  # every column: the shared full fit, exactly
+    assert got[0] == 0.0 and 0 < got[3] < got[10] < got[-1]
+
+
+def test_nested_r2_declines_what_it_cannot_factor():
+    """Sets that are not nested, and a column that repeats another, are left to the fit of each set."""
+    from explainers.persuasive._measures import Neighborhood, nested_r2
+
+    rng = np.random.default_rng(1)
+    Z = rng.normal(size=(200, 4))
+    nb = Neighborhood(Z, Z @ [1.0, -2.0, 0.5, 0.0] + rng.normal(size=200), np.ones(200))
+    assert nested_r2(nb, [[0], [1]]) is None
+    assert nested_r2(nb, [[], [0], [0, 2]]) is not None
+    Z[:, 3] = Z[:, 1]
+    assert nested_r2(Neighborhood(Z, nb.y, nb.w), [[1], [1, 3]]) is None
