@@ -19,16 +19,21 @@ from explainers._lime_fits import ridge_fit
 from explainers._lime_sampler import LimeSpace
 
 
+def _fit_traced(Z, y, w):
+    """``ridge_fit(Z, y, w)`` and the peak of the memory Python traced while it ran (bytes)."""
+    tracemalloc.start()
+    try:
+        out = ridge_fit(Z, y, w)
+        return out, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_ridge_with_more_features_than_samples_equals_sklearn_without_the_d_by_d_system():
     rng = np.random.default_rng(0)
     n, d = 60, 2_000
     Z, y, w = (rng.random((n, d)) < 0.5).astype(float), rng.normal(size=n), rng.random(n)
-    tracemalloc.start()
-    try:
-        coef, intercept, score, local = ridge_fit(Z, y, w)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    (coef, intercept, score, local), peak = _fit_traced(Z, y, w)
     assert peak < d * d * 8 / 4  # a d x d matrix is 32 MB; the n x n one 29 kB
     ref = Ridge(alpha=1.0).fit(Z, y, sample_weight=w)
     np.testing.assert_allclose(coef, ref.coef_, atol=1e-10)
@@ -90,12 +95,7 @@ def test_a_wide_binary_ridge_counts_in_float32_and_equals_sklearn():
     Z = (rng.random((n, d)) < 0.7).astype(float)
     Z[0] = 1.0  # LIME's explained row
     y, w = rng.normal(size=n), np.exp(-rng.random(n))
-    tracemalloc.start()
-    try:
-        coef, intercept, score, local = ridge_fit(Z, y, w)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    (coef, intercept, score, local), peak = _fit_traced(Z, y, w)
     assert peak < 0.75 * n * d * 8, peak  # below one float64 copy of Z (the float32 counts' copy is half of one)
     ref = Ridge(alpha=1.0).fit(Z, y, sample_weight=w)  # the oracle: scikit-learn's own solver
     np.testing.assert_allclose(coef, ref.coef_, atol=1e-10)
