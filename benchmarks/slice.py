@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> dict:
             try:
                 if requests.get(base + "/", timeout=2).status_code == 200:
                     break
-            except requests.ConnectionError:
+            except requests.RequestException:  # not up yet, or slow to answer on a loaded machine
                 time.sleep(0.05)
             if proc.poll() is not None or time.perf_counter() - t0 > 180:
                 raise SystemExit("server did not start")

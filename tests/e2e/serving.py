@@ -40,7 +40,7 @@ def _serving(cmd: list[str], env: dict, log_path: Path, ready: str, timeout: flo
                 try:
                     if requests.get(base + ready, timeout=2).status_code == 200:
                         break
-                except requests.ConnectionError:
+                except requests.RequestException:  # not up yet, or held past the timeout under load (a ReadTimeout)
                     time.sleep(0.3)
                 if proc.poll() is not None:
                     raise RuntimeError(f"server exited: {Path(log_path).read_text()}")

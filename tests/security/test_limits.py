@@ -51,7 +51,7 @@ def server(tmp_path_factory):
                 try:
                     if requests.get(base + "/_candor/workspace", timeout=5).status_code == 200:
                         break
-                except requests.ConnectionError:
+                except requests.RequestException:  # not up yet, or held by the model's load past 5 s under load
                     time.sleep(0.3)
                 if proc.poll() is not None:
                     raise RuntimeError((d / "server.log").read_text())
