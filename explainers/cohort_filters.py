@@ -93,7 +93,8 @@ def _unquoted(text: str) -> str:
     t = text.strip()
     if not t.startswith('"'):
         return t
-    if len(t) < 2 or not t.endswith('"') or re.search(r'(?<!\\)(\\\\)*"', t[1:-1]):
+    closing = [i for i in range(1, len(t)) if t[i] == '"' and _unescaped(t, i)]
+    if closing != [len(t) - 1]:  # exactly one unescaped quote after the opening one, the last character
         raise ValueError(f"cannot read {t!r}: a quoted name is one double-quoted text (a quote inside it as \\\")")
     return re.sub(r"\\(.)", r"\1", t[1:-1])
 
