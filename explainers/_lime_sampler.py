@@ -27,10 +27,12 @@ __all__ = ["ColumnBins", "LimeSpace", "kernel_weights"]
 
 BLOCK_LEVELS = 8
 """A wide table's columns of at most this many sampled values are drawn a block at once (:meth:`LimeSpace.sample`)."""
-BLOCK_CELLS = 200_000
-"""Cells (columns x samples) a neighbourhood is drawn in at once: a wide table's uniforms and truncated-normal
-temporaries (some 25 arrays of the block's size, 1.6 MB each) stay small, whatever its width; the random stream is
-consumed in lime's order either way."""
+BLOCK_CELLS = 8_192
+"""Cells (columns x samples, at least one column) a neighbourhood is drawn in at once; the random stream is consumed in
+lime's order either way. Its uniforms, gathers and temporaries (64 KB each) stay in the cache, and come from the
+heap's free memory: at 200,000 cells (4,000 x 30 in one block) each temporary of a megabyte, freed, was given back to
+the system by glibc (whose trim threshold is 128 KB once the server fixes its mmap threshold,
+:func:`workspace.limits.map_large_blocks`) and faulted in again by the next: half of a neighbourhood's 13 ms."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,25 @@ def _ppf_of(q: np.ndarray, t: _TruncatedNormals) -> np.ndarray:
     return np.clip(np.where(t.flip, -x, x), t.a, t.b)
 
 
+class _Scratch:
+    """The arrays one neighbourhood's blocks are computed in (:meth:`LimeSpace.sample`), allocated once for it.
+
+    A block's dozen temporaries, allocated and freed block by block, made glibc give the heap's top back to the system
+    after each block (its trim threshold is 128 KB once the server fixes the mmap threshold,
+    :func:`workspace.limits.map_large_blocks`) and fault it in again for the next: half of the 13 ms a 4,000 x 30
+    neighbourhood took. Written in place instead, a neighbourhood takes about 7 ms.
+    """
+
+    def __init__(self, cells: int) -> None:
+        self.index, self.mask = np.empty(cells, dtype=np.intp), np.empty(cells, dtype=bool)
+        self.bins, self.out = np.empty((6, cells)), np.empty(cells)
+
+    def take(self, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Positions (intp), a mask and values (float) of ``shape``, views of the scratch arrays."""
+        m = shape[0] * shape[1]
+        return self.index[:m].reshape(shape), self.mask[:m].reshape(shape), self.out[:m].reshape(shape)
+
+
 class LimeSpace:
     """lime's sampling statistics of a training table in LIME's space, and its neighbourhood sampler.
 
@@ -130,6 +151,12 @@ class LimeSpace:
             cdf = (counts / float(counts.sum())).cumsum()
             self.values.append(values)
             self.cdfs.append(cdf / cdf[-1])
+        few = [j for j in range(self.n_features) if len(self.cdfs[j]) <= BLOCK_LEVELS]  # drawn by a count
+        width = max((len(self.cdfs[j]) for j in few), default=1)  # padded to the most values among them: +inf never counts
+        cdf, val = np.full((self.n_features, width - 1), np.inf), np.zeros((self.n_features, width))
+        for j in few:  # a cdf's last value is 1 (x / x), never at most a uniform of [0, 1): not counted
+            cdf[j, :len(self.cdfs[j]) - 1], val[j, :len(self.values[j])] = self.cdfs[j][:-1], self.values[j]
+        self._levels = (np.isin(np.arange(self.n_features), few), cdf, val)
         cont = sorted(self.bins)
         self._cont = np.array(cont, dtype=int)
         width = max((len(self.bins[j].mins) for j in cont), default=1)
@@ -143,8 +170,10 @@ class LimeSpace:
                                           (self._maxs - self._means) / self._stds)  # per bin, as lime's z-scores
         t = self._normals  # per bin, in one row: a drawn value gathers its bin's seven numbers at once
         self._drawn = (t.a != t.b).ravel()
-        self._table = np.column_stack([v.ravel().astype(float) for v in
-                                       (t.plo, t.span, t.flip, t.a, t.b, self._stds, self._means)])
+        self._columns = tuple(np.ascontiguousarray(v.ravel(), dtype=float) for v in
+                              (t.plo, t.span, t.a, t.b, self._stds, self._means))  # per bin, gathered per draw
+        self._flip = t.flip.ravel()
+        self._flips = bool(self._flip.any())
         edges = [self.bins[j].edges for j in cont]  # padded with +inf, for discretize
         self._edges = np.full((len(cont), max((len(e) for e in edges), default=0)), np.inf)
         for k, e in enumerate(edges):
@@ -178,63 +207,70 @@ class LimeSpace:
         """
         rs, d = np.random.RandomState(seed), self.n_features
         first = self.discretize(row)
-        inverse = np.empty((n, d))
+        inverse, scratch = np.empty((n, d)), _Scratch(max(BLOCK_CELLS, n))
         step = max(1, BLOCK_CELLS // max(n, 1))  # columns a block: the stream is consumed in the same order
         for start in range(0, d, step):  # lime: one RandomState.choice(values, n, p) per column
             u = rs.random_sample(min(step, d - start) * n).reshape(-1, n)
-            if step < d:  # a wide table's block at once (the same draws: a count of cdf values <= u)
-                self._choose_block(inverse, start, u)
-                continue
-            for k, j in enumerate(range(start, start + len(u))):
-                inverse[:, j] = self.values[j][self.cdfs[j].searchsorted(u[k], side="right")]
+            self._choose_block(inverse, start, u, scratch)  # a block at once (the same draws: a count of cdf values <= u)
         binary = (inverse == first).astype(float)
         binary[0] = 1.0
         if self._cont.size and n > 1:  # lime: undiscretize(inverse[1:]), feature by feature, truncnorm.rvs
             step = max(1, BLOCK_CELLS // (n - 1))
             for start in range(0, len(self._cont), step):  # blocks of columns: lime's order is column, then row
-                self._undiscretize(inverse, np.arange(start, min(start + step, len(self._cont))), rs)
+                self._undiscretize(inverse, np.arange(start, min(start + step, len(self._cont))), rs, scratch)
         inverse[0] = row
         return binary, inverse
 
-    def _choose_block(self, inverse: np.ndarray, start: int, u: np.ndarray) -> None:
+    def _choose_block(self, inverse: np.ndarray, start: int, u: np.ndarray, scratch: "_Scratch") -> None:
         """Columns ``start ..`` of ``inverse`` from their uniforms ``u`` (a row each), as :meth:`sample`'s loop draws them:
         ``searchsorted(cdf, u, side="right")`` is the count of ``cdf`` values at most ``u``, counted for the block's
         columns of at most :data:`BLOCK_LEVELS` values at once (a 10,000-column table: 10,000 calls a neighbourhood)."""
-        if not hasattr(self, "_levels"):  # padded once to the most values among them: +inf never counts
-            few = [j for j in range(self.n_features) if len(self.cdfs[j]) <= BLOCK_LEVELS]
-            width = max((len(self.cdfs[j]) for j in few), default=1)
-            cdf, val = np.full((self.n_features, width), np.inf), np.zeros((self.n_features, width))
-            for j in few:
-                cdf[j, :len(self.cdfs[j])], val[j, :len(self.values[j])] = self.cdfs[j], self.values[j]
-            self._levels = (np.isin(np.arange(self.n_features), few), cdf, val)
         few, cdf, val = self._levels
         cols = np.arange(start, start + len(u))
-        at = np.zeros(u.shape, dtype=np.intp)
+        at, below, block = scratch.take(u.shape)
+        at[...] = (np.arange(len(cols)) * val.shape[1])[:, None]  # flat positions in val[cols]
         for level in cdf[cols].T:  # a count, level by level, of the cdf values at most u
-            at += u >= level[:, None]
-        block = np.take_along_axis(val[cols], at, axis=1)
+            np.greater_equal(u, level[:, None], out=below)
+            at += below
+        np.take(val[cols], at, out=block, mode="clip")  # every position is valid ("clip": written in place)
         fast = few[cols]
         inverse[:, cols[fast]] = block[fast].T
         for k in np.flatnonzero(~fast):
             j = int(cols[k])
             inverse[:, j] = self.values[j][self.cdfs[j].searchsorted(u[k], side="right")]
 
-    def _undiscretize(self, inverse: np.ndarray, block: np.ndarray, rs: np.random.RandomState) -> None:
+    def _undiscretize(self, inverse: np.ndarray, block: np.ndarray, rs: np.random.RandomState,
+                      scratch: "_Scratch") -> None:
         """Draw the values of continuous columns ``self._cont[block]`` within their sampled bins, in place."""
         cols = self._cont[block]
-        codes = inverse[1:, cols].astype(np.intp).T  # (columns, n - 1), lime's order: column, then row
-        flat = codes + (block * self._mins.shape[1])[:, None]
-        drawn = np.take(self._drawn, flat)
+        flat, drawn, _ = scratch.take((len(cols), len(inverse) - 1))  # lime's order: column, then row
+        np.copyto(flat, inverse[1:, cols].T, casting="unsafe")  # the bin codes, as astype(intp) makes them
+        flat += (block * self._mins.shape[1])[:, None]
+        np.take(self._drawn, flat, out=drawn, mode="clip")
         every = bool(drawn.all())  # the usual case: no bin whose bounds coincide
         q = rs.random_sample(flat.size if every else int(drawn.sum()))  # row-major over (column, row): lime's order
         at = flat.ravel() if every else flat[drawn]  # the bins' normal CDFs were computed once per bin
-        g = np.take(self._table, at, axis=0)  # (drawn values, 7): one gather, not seven
-        flip = g[:, 2] != 0
-        t = _TruncatedNormals(g[:, 3], g[:, 4], flip, g[:, 0], g[:, 1])
-        drawn_values = _ppf_of(q, t) * g[:, 5] + g[:, 6]
+        drawn_values = self._draw(q, at, scratch)
         if every:
             values = drawn_values.reshape(flat.shape)
         else:
             values = np.take(self._mins, flat)  # a bin whose bounds coincide holds one value (lime: the z-score, above)
             values[drawn] = drawn_values
         inverse[1:, cols] = values.T
+
+    def _draw(self, q: np.ndarray, at: np.ndarray, scratch: "_Scratch") -> np.ndarray:
+        """``_ppf_of(q, bins at) * std + mean``, the bins' numbers gathered per value: the same operations in the same
+        order, in ``scratch`` (its result is overwritten by the next block)."""
+        gathered, out = scratch.bins[:, :len(q)], scratch.out[:len(q)]
+        for v, into in zip(self._columns, gathered):
+            np.take(v, at, out=into, mode="clip")
+        plo, span, a, b, std, mean = gathered
+        if self._flips:  # a bin wholly above its mean (never in lime's bins, whose means lie inside them)
+            out[...] = _ppf_of(q, _TruncatedNormals(a, b, np.take(self._flip, at), plo, span))
+        else:  # where(flip, 1 - q, q) is q and where(flip, -x, x) is x
+            np.multiply(q, span, out=out)
+            np.add(plo, out, out=out)
+            ndtri(out, out=out)
+            np.clip(out, a, b, out=out)
+        np.multiply(out, std, out=out)
+        return np.add(out, mean, out=out)
