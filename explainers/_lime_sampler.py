@@ -207,7 +207,7 @@ class LimeSpace:
         """
         rs, d = np.random.RandomState(seed), self.n_features
         first = self.discretize(row)
-        inverse, scratch = np.empty((n, d)), _Scratch(max(BLOCK_CELLS, n))
+        inverse, scratch = np.empty((n, d)), _Scratch(max(n, min(BLOCK_CELLS, n * d)))  # a block: at most these cells
         step = max(1, BLOCK_CELLS // max(n, 1))  # columns a block: the stream is consumed in the same order
         for start in range(0, d, step):  # lime: one RandomState.choice(values, n, p) per column
             u = rs.random_sample(min(step, d - start) * n).reshape(-1, n)

@@ -30,7 +30,7 @@ import pandas as pd
 from ._lime_fits import MAX_SAMPLES, REL_TOLERANCE, REPEATS, TIME_BUDGET_S, repeat_until_converged
 from ._lime_fits import one_blas_thread, ridge_fit, unidentified_note, weighted_r2
 from ._lime_sampler import LimeSpace, kernel_weights
-from ._lime_threads import draw_all
+from ._lime_threads import MIN_CELLS, draw_all
 from .numbers import plain
 from .types import Explanation, Fidelity
 
@@ -343,7 +343,7 @@ class LimeExplainer:
         if n * len(self.feature_names) * len(seeds) > ROUND_CELLS:  # a wide table: one neighbourhood at a time
             return [self._fit(binary, self._outputs(fn, inverse), n)
                     for binary, inverse in (self._space.sample(row_t, n, s) for s in seeds)]
-        held = [seeds[-1] + 1] if spare is not None and self.threads > 1 else []
+        held = [seeds[-1] + 1] if spare is not None and self.threads > 1 and n * len(row_t) >= MIN_CELLS else []
         draws = draw_all(self._space, row_t, n, [*seeds, *held], self.threads)
         if held:
             spare.clear()
