@@ -10,6 +10,7 @@ threads: 49 ms against 44 in one call), so only the draws are shared out. Each n
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -25,6 +26,10 @@ ms, no faster)."""
 def _pool() -> ThreadPoolExecutor:
     """The one helper thread of the process (requests share it; a request that finds it busy draws alone)."""
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="candor-lime-draws")
+
+
+if hasattr(os, "register_at_fork"):  # a forked worker (gunicorn --preload) makes its own: the parent's thread is not in it
+    os.register_at_fork(after_in_child=_pool.cache_clear)
 
 
 def draw_all(space, row_t, n: int, seeds, threads: int = 1) -> list:

@@ -123,3 +123,18 @@ def test_small_neighbourhoods_are_drawn_in_the_calling_thread(bc, gb_model, slow
     assert set(drawn.values()) == {threading.current_thread().name} and [len(b) for b, _ in out] == [small] * 3
     assert lime._fit_round(row_t, lime._model_fn(bc[0].iloc[5].to_numpy(dtype=float), row_t), [1, 2], small, spare := {})
     assert spare == {}  # no held-out neighbourhood drawn beside a round drawn in one thread
+
+
+def test_a_forked_process_makes_its_own_pool_thread():
+    """A worker forked after the pool was made (gunicorn --preload) would hold an executor whose thread is not in it."""
+    import multiprocessing
+
+    pool = _lime_threads._pool()
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as child:
+        assert child.apply(_pool_is_fresh, (id(pool),)) is True
+    assert _lime_threads._pool() is pool
+
+
+def _pool_is_fresh(parent_id):
+    return id(_lime_threads._pool()) != parent_id and _lime_threads._pool().submit(lambda: 7).result(timeout=10) == 7
