@@ -1,6 +1,5 @@
 """What one model call may take and what a failing call raises, carried by each adapter
-(:class:`explainers.model_adapter.ModelAdapter`), the calling thread's OpenMP limit they may ask for, and the threads an
-explanation around the calls may compute on."""
+(:class:`explainers.model_adapter.ModelAdapter`), and the calling thread's OpenMP limit they may ask for."""
 from __future__ import annotations
 
 import threading
@@ -38,17 +37,12 @@ class CallLimits:
         calling thread before its first call (:func:`_openmp_limited`); None leaves them as they are. OpenMP's limit
         is per thread: a server that sets it once (``workspace.limits.one_openmp_thread``) sets it in that thread
         only, and its request threads ran two threads spinning against each other and the machine's load.
-    threads : int, default=1
-        Threads an explanation may compute on between its model calls (LIME's neighbourhood draws,
-        :func:`explainers._lime_threads.draw_all`: the calling thread and at most one pool thread a process); 1 keeps
-        it in the calling thread. The model is always called in the calling thread.
     """
 
     seconds: float | None = None
     timeout: type[Exception] = ModelTimeout
     failed: type[Exception] = ModelFailed
     openmp_threads: int | None = None
-    threads: int = 1
 
 
 _thread = threading.local()

@@ -28,9 +28,8 @@ import numpy as np
 import pandas as pd
 
 from ._lime_fits import MAX_SAMPLES, REL_TOLERANCE, REPEATS, TIME_BUDGET_S, repeat_until_converged
-from ._lime_fits import one_blas_thread, ridge_fit, unidentified_note, weighted_r2
+from ._lime_fits import one_blas_thread, ridge_fit, weighted_r2
 from ._lime_sampler import LimeSpace, kernel_weights
-from ._lime_threads import MIN_CELLS, draw_all
 from .numbers import plain
 from .types import Explanation, Fidelity
 
@@ -94,10 +93,6 @@ class LimeExplainer:
         on average over the fits, is "not identified in this neighbourhood" (:meth:`identified`): its weight
         and standard error are reported, named in ``params["unidentified"]`` and left out of the convergence
         judgment. 0 judges every feature.
-    threads : int, default=1
-        Threads a round's neighbourhoods are drawn on (:func:`explainers._lime_threads.draw_all`: the calling thread
-        and at most one pool thread; with two, the held-out neighbourhood is drawn beside each round's). The
-        explanation is the same bit for bit; 1 draws everything in the calling thread.
 
     Notes
     -----
@@ -133,7 +128,7 @@ class LimeExplainer:
                  missing_columns=(), output_space: str = "probability", units: str | None = None,
                  max_training_rows: int = 5000, repeats: int = REPEATS, rel_tolerance: float = REL_TOLERANCE,
                  time_budget_s: float = TIME_BUDGET_S, max_samples: int = MAX_SAMPLES,
-                 min_changes: int = MIN_CHANGES, threads: int = 1) -> None:
+                 min_changes: int = MIN_CHANGES) -> None:
         if int(repeats) < 2:
             raise ValueError(f"repeats must be at least 2 (a standard error needs two fits), got {repeats}")
         if not rel_tolerance > 0 or not time_budget_s > 0:
@@ -143,7 +138,7 @@ class LimeExplainer:
             raise ValueError(f"need 2 <= num_samples <= max_samples, got {num_samples} and {max_samples}")
         self.repeats, self.rel_tolerance = int(repeats), float(rel_tolerance)
         self.time_budget_s, self.max_samples = float(time_budget_s), int(max_samples)
-        self.min_changes, self.threads = int(min_changes), max(1, int(threads))
+        self.min_changes = int(min_changes)
         self.predict_proba = predict_proba
         self.feature_names = tuple(str(c) for c in training_data.columns)
         self.class_names = tuple(class_names)
@@ -293,8 +288,8 @@ class LimeExplainer:
         seed = self.seed if seed is None else int(seed)
         row_t = self._to_lime(row[None, :])[0]
         fn = self._model_fn(row, row_t)
-        fixed, spare = num_samples is not None, {}  # spare: the held-out neighbourhood drawn beside the last round
-        r = repeat_until_converged(None, fit_round=lambda seeds, m: self._fit_round(row_t, fn, seeds, m, spare),
+        fixed = num_samples is not None
+        r = repeat_until_converged(None, fit_round=lambda seeds, m: self._fit_round(row_t, fn, seeds, m),
                                    num_samples=int(num_samples) if fixed else self.num_samples, seed=seed,
                                    repeats=self.repeats, rel_tolerance=self.rel_tolerance,
                                    time_budget_s=self.time_budget_s, max_samples=self.max_samples, fixed=fixed,
@@ -306,14 +301,14 @@ class LimeExplainer:
         judged_se = float(np.max(se[r.judged]))  # the identified features' (all of them if none is)
         intercept = float(np.mean([f[1] for f in fits]))
         score = float(np.mean([f[2] for f in fits]))
-        heldout, prediction = self._heldout_r2(row_t, fn, values, intercept, seed + self.repeats, n, spare.get(n))
+        heldout, prediction = self._heldout_r2(row_t, fn, values, intercept, seed + self.repeats, n)
         why = "" if converged else f" ({r.stopped_by})"
         of = " of the identified features" if 0 < len(unidentified) < d else ""
         source = (f"{self.source}; {n} samples per fit, {self.repeats} fits (seeds {seed}–{seed + self.repeats - 1}); "
                   f"largest standard error{of} {plain(judged_se, 2, trim=True)} "
                   f"{'≤' if converged else '>'} tolerance {plain(tolerance, 2, trim=True)} "
                   f"({self.rel_tolerance:.0%} of the largest |weight|{of}): "
-                  + ("converged" if converged else f"not converged{why}") + unidentified_note(unidentified, d, self.min_changes, n))
+                  + ("converged" if converged else f"not converged{why}") + self._unidentified_note(unidentified, n))
         return Explanation(
             method="lime", feature_names=self.feature_names, values=values, base_value=intercept,
             prediction=prediction, feature_values=row, output_space=self.output_space,
@@ -329,7 +324,7 @@ class LimeExplainer:
                     "conditions": self.conditions(row_t)},
         )
 
-    def _fit_round(self, row_t: np.ndarray, fn, seeds, n: int, spare: dict | None = None) -> list:
+    def _fit_round(self, row_t: np.ndarray, fn, seeds, n: int) -> list:
         """One LIME fit per seed, their neighbourhoods sent to the model in one call (a wide table's: in turn).
 
         Each fit is lime's ``explain_instance(row_t, fn, num_samples=n)`` with ``random_state=seed``: the
@@ -337,19 +332,12 @@ class LimeExplainer:
         representation to the row's (all ones), ridge with ``alpha=1`` (:func:`ridge_fit`).
         Returns (weights of shape (n_features,), intercept, in-sample R², local prediction, changes) per seed,
         ``changes`` of shape (n_features,) the samples whose indicator is 0 (its level or bin not the row's).
-        On more than one thread the held-out neighbourhood (seed ``seeds[-1] + 1``, :meth:`_heldout_r2`) is drawn
-        beside them, into ``spare`` as ``{n: (binary, inverse)}``, in case this round is the last.
         """
         if n * len(self.feature_names) * len(seeds) > ROUND_CELLS:  # a wide table: one neighbourhood at a time
             return [self._fit(binary, self._outputs(fn, inverse), n)
                     for binary, inverse in (self._space.sample(row_t, n, s) for s in seeds)]
-        held = [seeds[-1] + 1] if spare is not None and self.threads > 1 and n * len(row_t) >= MIN_CELLS else []
-        draws = draw_all(self._space, row_t, n, [*seeds, *held], self.threads)
-        if held:
-            spare.clear()
-            spare[n] = draws.pop()
-        binaries, inverses = zip(*draws)
-        inverse, inverses, draws = np.concatenate(inverses), None, None  # the model call holds one copy, not two
+        binaries, inverses = zip(*(self._space.sample(row_t, n, s) for s in seeds))
+        inverse, inverses = np.concatenate(inverses), None  # the model call holds one copy of them, not two
         ys = self._outputs(fn, inverse)
         return [self._fit(binary, ys[k * n:(k + 1) * n], n) for k, binary in enumerate(binaries)]
 
@@ -381,6 +369,19 @@ class LimeExplainer:
         """
         return np.mean([f[4] for f in fits], axis=0) >= self.min_changes
 
+    def _unidentified_note(self, names: tuple[str, ...], n: int) -> str:
+        """The source line's words for the features left out of the convergence judgment (largest |weight| first:
+        those a bar chart may draw)."""
+        if not names:
+            return ""
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        judged = ("they are not judged against the tolerance" if len(names) < len(self.feature_names) else
+                  "no feature is, so every one is judged")
+        return (f"; {len(names)} of {len(self.feature_names)} features not identified in this neighbourhood "
+                f"(indicator changed in fewer than {self.min_changes} of {n} samples a fit; largest |weight| first: "
+                f"{shown}): weights and "
+                f"standard errors shown, {judged}")
+
     def _outputs(self, fn, inverse: np.ndarray) -> np.ndarray:
         """The explained output of LIME-space rows, in calls of at most :data:`ROUND_CELLS` cells."""
         step = max(1, ROUND_CELLS // max(inverse.shape[1], 1))
@@ -389,12 +390,11 @@ class LimeExplainer:
         return out[:, self.target_index] if out.ndim == 2 else out
 
     def _heldout_r2(self, row_t: np.ndarray, fn, coef: np.ndarray, intercept: float, seed: int,
-                    n: int, drawn: tuple | None = None) -> tuple[float, float]:
+                    n: int) -> tuple[float, float]:
         """Weighted R² of the fitted surrogate on a fresh neighborhood of ``n`` samples drawn with ``seed``, and the
         model's output at the row itself: both from one model call (a random forest's call costs about 25 ms
-        whatever its rows; a row the store lacks made four for LIME, issue 23); ``drawn``: that neighbourhood if
-        :meth:`_fit_round` drew it already."""
-        binary, inverse = drawn if drawn is not None else self._space.sample(row_t, n, seed)
+        whatever its rows; a row the store lacks made four for LIME, issue 23)."""
+        binary, inverse = self._space.sample(row_t, n, seed)
         weights = kernel_weights(np.sqrt(((binary - 1.0) ** 2).sum(axis=1)), self.kernel_width)
         ys = self._outputs(fn, np.concatenate([inverse, row_t[None, :]]))
         return weighted_r2(ys[:n], intercept + binary @ coef, weights), float(ys[n])

@@ -189,10 +189,8 @@ def model_call_limits(*, timeout: bool = True):
     (:mod:`explainers.model_adapter`): a call is stopped at the first batch boundary after its time is up, and a
     single batch is never interrupted; past it the pages show a one-line error. The server's calls also run on one
     OpenMP thread in whichever thread makes them (``CallLimits.openmp_threads``: :func:`one_openmp_thread` reaches
-    only the thread that calls it, not the request and warm-up threads), and an explanation may draw LIME's
-    neighbourhoods on two threads (``CallLimits.threads``: the request's and one pool thread a process, if the process
-    may run on two CPUs; a what-if edit on the sample waits for its LIME). ``check`` and ``build`` pass
-    ``timeout=False``: they are not waited on by a page (and keep their own threading: one thread each).
+    only the thread that calls it, not the request and warm-up threads). ``check`` and ``build`` pass
+    ``timeout=False``: they are not waited on by a page (and keep their own threading).
 
     Raises
     ------
@@ -203,19 +201,7 @@ def model_call_limits(*, timeout: bool = True):
 
     took_too_long, failed = _model_errors()
     seconds = (setting("CANDOR_MODEL_TIMEOUT_S") or None) if timeout else None
-    threads = min(2, _cpus()) if timeout else 1
-    return CallLimits(seconds=seconds, timeout=took_too_long, failed=failed, openmp_threads=1 if timeout else None,
-                      threads=threads)
-
-
-def _cpus() -> int:
-    """CPUs this process may run on."""
-    import os
-
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+    return CallLimits(seconds=seconds, timeout=took_too_long, failed=failed, openmp_threads=1 if timeout else None)
 
 
 def one_openmp_thread() -> None:

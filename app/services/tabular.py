@@ -121,13 +121,13 @@ def _make_lime():
         return ex.LimeExplainer(lambda a: ws.model.predict_proba(pd.DataFrame(a, columns=ws.X.columns, copy=False)),
                                 training_data=ws.X.iloc[ws.train_idx], class_names=ws.classes,
                                 num_samples=LIME_SAMPLES, seed=0, categorical_names=cats, missing_columns=missing,
-                                threads=ws.adapter.limits.threads, **LIME_LIMITS)
+                                **LIME_LIMITS)
     view = ws.model  # margins, labels or a regressor's output: LIME in regression mode on that number
     return ex.LimeExplainer(lambda a: view.adapter.outputs(pd.DataFrame(a, columns=ws.X.columns, copy=False)),
                             training_data=ws.X.iloc[ws.train_idx], class_names=view.adapter.output_names,
                             target_index=view.index, mode="regression", output_space="raw", units=view.units(),
                             num_samples=LIME_SAMPLES, seed=0, categorical_names=cats, missing_columns=missing,
-                            threads=view.adapter.limits.threads, **LIME_LIMITS)
+                            **LIME_LIMITS)
 
 
 def _sample_order() -> np.ndarray:

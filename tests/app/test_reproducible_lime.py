@@ -36,22 +36,3 @@ def test_build_lime_ignores_the_clock_and_live_lime_does_not(fresh, monkeypatch)
     assert built_fast.params["num_samples"] == built_slow.params["num_samples"] == 4000
     assert np.array_equal(built_fast.values, built_slow.values)
     assert not np.array_equal(built_slow.values, live_slow.values)
-
-
-def test_the_served_lime_draws_on_the_threads_its_call_limits_allow(sample_workspace):
-    """The server's call limits (two threads where the process may use two CPUs) reach the row's LIME; a workspace with
-    the default limits (check, build, notebook) keeps LIME in the calling thread. The rows' values are the same."""
-    from explainers.model_adapter import CallLimits
-
-    try:
-        services.init(sample_workspace, warm=False)
-        alone = tabular._make_lime()
-        services.init(sample_workspace, warm=False, call_limits=CallLimits(threads=2))
-        shared = tabular._make_lime()
-    finally:
-        services.init(sample_workspace, warm=False)
-    assert (alone.threads, shared.threads) == (1, 2)
-    x = sample_workspace.X.iloc[[128]]
-    a, b = alone.explain(x, num_samples=2000), shared.explain(x, num_samples=2000)  # 60,000 cells: shared out
-    np.testing.assert_array_equal(a.values, b.values)
-    assert a.params["heldout_r2"] == b.params["heldout_r2"]

@@ -136,18 +136,3 @@ def test_the_servers_limits_ask_for_one_openmp_thread():
 
     assert limits.model_call_limits().openmp_threads == 1
     assert limits.model_call_limits(timeout=False).openmp_threads is None  # check and build keep their own
-
-
-def test_the_server_lets_an_explanation_draw_on_two_threads_where_it_has_two_cpus(monkeypatch):
-    import os
-
-    from workspace import limits
-
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
-    assert limits.model_call_limits().threads == 2
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
-    assert limits.model_call_limits().threads == 1  # one CPU: the calling thread only
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)))
-    assert limits.model_call_limits().threads == 2  # never more than the request's and one pool thread
-    assert limits.model_call_limits(timeout=False).threads == 1  # check and build keep their own
-    assert CallLimits().threads == 1  # a library user's adapter: one thread
