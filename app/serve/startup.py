@@ -7,8 +7,9 @@ worker takes at the same moment skip it and are answered 500 (no callback, no la
 hooks once here, in ``create_app`` (the gunicorn master with ``--preload``), makes them no-ops in
 every request of every worker.
 
-:func:`defer_torch` (also called by ``create_app``) keeps torch, dask and pytest out of a server whose model and
-pages do not need them: loading a scikit-learn model otherwise imports them through scikit-learn's package walk.
+:func:`defer_torch` (also called by ``create_app``) keeps torch, dask, pytest, rich and charset_normalizer out of a
+server whose model and pages do not need them: loading a scikit-learn model otherwise imports them through
+scikit-learn's package walk and imports.
 """
 from __future__ import annotations
 
@@ -61,18 +62,27 @@ class _NoTorchShimWithoutTorch(importlib.abc.MetaPathFinder):
     the Text or Attention page) the shim imports normally. ``all_estimators`` also imports
     ``sklearn.utils._testing``, which tries ``import pytest`` for its test marks (0.05 s, 6 MB): refused only
     while that module is being imported and pytest is not (a test run has it imported, and gets the marks).
+    The same rule (:data:`OPTIONAL`) keeps out two optional imports a server never uses, on the landing page's
+    path (issue 23): ``rich``, for scikit-learn's progress-bar callback, imported by every estimator module
+    through ``sklearn.callback`` (0.12 s), and ``charset_normalizer``, with which f2py's Fortran reader guesses a
+    file's encoding, imported because SciPy's array-API wrapper of numpy touches ``numpy.f2py`` (0.09 s). Each
+    importer catches the ImportError and works without it: scikit-learn's progress bar then needs rich imported
+    first (``check_rich_support`` says so), f2py reads Fortran files as UTF-8 or ASCII.
     """
 
     SHIMS = {f"sklearn.externals.array_api_compat.{lib}": lib for lib in ("torch", "dask", "cupy")}
-    TESTING = "sklearn.utils._testing"
+    OPTIONAL = {"pytest": "sklearn.utils._testing", "rich": "sklearn.callback._progressbar",
+                "charset_normalizer": "numpy.f2py.crackfortran"}
+    """Optional module: the module whose import tries it (in a ``try``/``except ImportError``)."""
 
     def find_spec(self, name, path=None, target=None):
         for shim, lib in self.SHIMS.items():
             if (name == shim or name.startswith(shim + ".")) and lib not in sys.modules:
                 raise ModuleNotFoundError(f"{name} is not imported while {lib} is not (Candor imports it lazily)",
                                           name=name)
-        if name == "pytest" and "pytest" not in sys.modules and _initializing(self.TESTING):
-            raise ModuleNotFoundError("pytest is not imported by scikit-learn's test helpers in a server", name=name)
+        importer = self.OPTIONAL.get(name)
+        if importer is not None and name not in sys.modules and _initializing(importer):
+            raise ModuleNotFoundError(f"{name} is not imported by {importer} in a server", name=name)
         return None
 
 

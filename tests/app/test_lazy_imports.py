@@ -1,7 +1,8 @@
 """A server for a tabular scikit-learn model never imports torch, transformers or captum (issue 14), nor, before
 its first request and while answering its landing page, what that page does not need (issue 23): SHAP, LIME,
 numba, statsmodels, the study database (SQLAlchemy, Alembic), and what scikit-learn's package walk would drag in
-(dask through its array-API shim, pytest through its test helpers).
+(dask through its array-API shim, pytest through its test helpers, rich through its progress bar), nor
+f2py's charset_normalizer (SciPy's wrapper of numpy touches numpy.f2py).
 
 They are imported only when a page that needs them is opened (Text, Attention, a study) or the model is a
 PyTorch one. Each check runs in a fresh interpreter (``sys.modules`` of the test process is shared
@@ -19,7 +20,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "transformers", "captum")
-NOT_BEFORE_FIRST_REQUEST = HEAVY + ("shap", "lime", "numba", "statsmodels", "sqlalchemy", "alembic", "dask", "pytest")
+NOT_BEFORE_FIRST_REQUEST = HEAVY + ("shap", "lime", "numba", "statsmodels", "sqlalchemy", "alembic", "dask", "pytest",
+                                   "rich", "charset_normalizer")  # optional imports of scikit-learn and f2py
 
 CREATE_APP = """
 import json, sys
