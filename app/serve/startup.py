@@ -14,6 +14,7 @@ scikit-learn's package walk and imports.
 from __future__ import annotations
 
 import importlib.abc
+import importlib.machinery
 import sys
 
 import dash
@@ -92,8 +93,51 @@ def _initializing(module: str) -> bool:
     return bool(getattr(spec, "_initializing", False))
 
 
+class _ScipyDocsAsWritten(importlib.abc.MetaPathFinder):
+    """SciPy's functions keep their docstrings as written in a server: ``scipy._lib._array_api.xp_capabilities``,
+    the decorator of 474 functions that scikit-learn's import of ``scipy.stats`` loads, parses each docstring with
+    numpydoc to add a table of the array libraries it supports and writes it back (0.19 s of CPU on the path to the
+    landing page, issue 23). Once that module is loaded, its ``FunctionDoc`` is :class:`_DocAsWritten`; the
+    capabilities table the decorator fills (which SciPy's tests and array-API dispatch read) is unchanged.
+    """
+
+    MODULE = "scipy._lib._array_api"
+
+    def find_spec(self, name, path=None, target=None):
+        if name != self.MODULE:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            if isinstance(getattr(module, "FunctionDoc", None), type):  # SciPy's own is a class (1.17)
+                module.FunctionDoc = _DocAsWritten
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+class _DocAsWritten:
+    """What ``xp_capabilities`` reads of numpydoc's ``FunctionDoc(f)``: sections to append to, and ``str()`` (a first
+    line it drops, then the text it writes back, less leading blanks): here the docstring as written, without the
+    added note."""
+
+    def __init__(self, f):
+        self._doc, self._sections = getattr(f, "__doc__", None) or "", {}
+
+    def __getitem__(self, section: str) -> list:
+        return self._sections.setdefault(section, [])
+
+    def __str__(self) -> str:
+        return "\n" + self._doc
+
+
 def defer_torch() -> None:
-    """Keep torch (and dask, pytest) out of a server that does not need them (idempotent); see
-    :class:`_NoTorchShimWithoutTorch`."""
-    if not any(isinstance(f, _NoTorchShimWithoutTorch) for f in sys.meta_path):
-        sys.meta_path.insert(0, _NoTorchShimWithoutTorch())
+    """Keep torch (and dask, pytest, rich, charset_normalizer) out of a server that does not need them, and SciPy's
+    docstrings as written (idempotent); see :class:`_NoTorchShimWithoutTorch` and :class:`_ScipyDocsAsWritten`."""
+    for finder in (_NoTorchShimWithoutTorch, _ScipyDocsAsWritten):
+        if not any(isinstance(f, finder) for f in sys.meta_path):
+            sys.meta_path.insert(0, finder())

@@ -152,3 +152,25 @@ def test_the_server_s_openmp_runtime_has_one_thread_though_it_loads_with_the_mod
     model, not at the server's start: the limit is set after the load (it was set before, and then limited nothing)."""
     threads = _run(OPENMP, str(user_files))
     assert threads and threads == [1] * len(threads)
+
+
+SCIPY_DOCS = """
+import json, sys
+if sys.argv[1] == "server":
+    from app.serve.startup import defer_torch
+    defer_torch()
+import scipy.stats
+from scipy._lib._array_api import xp_capabilities_table
+doc = scipy.stats.ttest_ind.__doc__
+print(json.dumps({"note": "Array API Standard Support" in doc, "start": doc[:40],
+                  "table": scipy.stats.ttest_ind in xp_capabilities_table and len(xp_capabilities_table)}))
+"""
+
+
+def test_a_server_leaves_scipy_s_docstrings_as_written_and_its_capabilities_table_filled():
+    """SciPy's decorator rewrote 474 docstrings with numpydoc as scikit-learn imported scipy.stats: 0.19 s of the
+    landing page's path (issue 23). In a server the docstring stays as written; the table SciPy reads is the same."""
+    server, plain = _run(SCIPY_DOCS, "server"), _run(SCIPY_DOCS, "plain")
+    assert plain["note"] and not server["note"]
+    assert server["start"] == plain["start"] and server["start"].startswith("Calculate the T-test")
+    assert server["table"] == plain["table"] and server["table"] > 300
