@@ -7,7 +7,7 @@ from app.services import warmup
 from app.shell import ids
 from app.shell.row_status import row_status_data
 from app.views import methods as method_views
-from app.views import whatif as whatif_view
+from app.views import sent, whatif as whatif_view
 from app.views.components import empty_figure, error_alert, waiting_note
 from app.views.descriptive import draw_global, render_local
 from app.views.drawn import drawn_once
@@ -74,16 +74,17 @@ def show_players(_pathname):
           Output(ids.STABILITY_CARD, "children", allow_duplicate=True),
           Output(ids.STABILITY_PROGRESS, "value", allow_duplicate=True),
           Output(ids.STABILITY_PROGRESS, "label", allow_duplicate=True),
-          *whatif_view.outputs("descriptive"),
+          *whatif_view.outputs("descriptive"), Output(sent.store_id("descriptive"), "data"),
           Input(ids.ROW_INPUT, "value"), Input(ids.SHAP_PLAYERS, "value"), State(ids.STABILITY_RUN, "n_clicks"),
-          Input(ids.WHATIF, "data"), prevent_initial_call="initial_duplicate")
-def render_row(row, players="children", stability_runs=1, whatif=None):
+          Input(ids.WHATIF, "data"), State(sent.store_id("descriptive"), "data"), prevent_initial_call="initial_duplicate")
+def render_row(row, players="children", stability_runs=1, whatif=None, digests=None):
     """Everything a row change changes on this page, in one request (issue 14): SHAP and LIME
     (:func:`render_local`), the navbar's status line, and the stability card back to its hint (the
     previous row's card no longer applies; left alone while no stability job has run on this page, when it
     still shows the hint: fewer components for the browser to redraw), and the what-if editor: the row's values
     when the row changes, the edited row explained when it is edited (:func:`app.views.whatif.update`; an edit
-    refused leaves the panels as they are)."""
+    refused leaves the panels as they are). Panels the browser already shows are not sent again
+    (:func:`app.views.sent.only_changed`, ``digests`` the page's store of what it last received)."""
     if row is None:
         raise PreventUpdate
     try:
@@ -92,11 +93,12 @@ def render_row(row, players="children", stability_runs=1, whatif=None):
         trigger = ids.ROW_INPUT
     shown, editor = whatif_view.update(row, whatif, refresh=trigger not in (ids.WHATIF, ids.SHAP_PLAYERS))
     if shown is None:
-        return (no_update,) * 8 + editor
+        return (no_update,) * 8 + editor + (no_update,)
     status = no_update if trigger == ids.SHAP_PLAYERS else row_status_data(shown)  # None: the page opened
     new = trigger in (ids.ROW_INPUT, ids.WHATIF) and stability_runs  # the card was of the row as it was
     reset = (stability_hint(), 0, "") if new else (no_update,) * 3
-    return (*_panels(shown, players), status, *reset, *editor)
+    panels, digests = sent.only_changed(_panels(shown, players), digests)
+    return (*panels, status, *reset, *editor, digests)
 
 
 def _rendered_stored_rows() -> dict:

@@ -16,7 +16,7 @@ from app.views.drawn import drawn_once
 from app.views.stored_panels import stored_first
 from app.views.counterfactuals import story_hint
 from app.views.persuasive import draw_row, render_persuasive
-from app.views import whatif as whatif_view
+from app.views import sent, whatif as whatif_view
 
 
 @callback(Output(ids.STATEMENT, "children"), Output(ids.VERIFY, "children"), Output(ids.GUARDRAIL, "children"),
@@ -25,15 +25,16 @@ from app.views import whatif as whatif_view
           Output(ids.STORY_CARD, "children", allow_duplicate=True),
           Output(ids.STORY_PROGRESS, "value", allow_duplicate=True),
           Output(ids.STORY_PROGRESS, "label", allow_duplicate=True),
-          *whatif_view.outputs("persuasive"),
+          *whatif_view.outputs("persuasive"), Output(sent.store_id("persuasive"), "data"),
           Input(ids.ROW_INPUT, "value"), Input(ids.K_SLIDER, "value"), Input(ids.ROUNDING, "value"),
           Input(ids.GROUPING, "value"), Input(ids.SENSITIVE, "value"), State(ids.STORY_RUN, "n_clicks"),
-          Input(ids.WHATIF, "data"), prevent_initial_call="initial_duplicate")
-def render_row(row, k, rounding="exact", grouping=None, sensitive=None, story_runs=1, whatif=None):
+          Input(ids.WHATIF, "data"), State(sent.store_id("persuasive"), "data"), prevent_initial_call="initial_duplicate")
+def render_row(row, k, rounding="exact", grouping=None, sensitive=None, story_runs=1, whatif=None, digests=None):
     """:func:`render_persuasive` of the row (or of its edit, :func:`app.views.whatif.update`), plus the navbar's
     status line when the row changed: one request per change; the story test's card back to its hint once a control
     changed the story (left alone while no story test has run on this page, when it still shows the hint); and the
-    what-if editor."""
+    what-if editor. Panels the browser already shows are not sent again (:func:`app.views.sent.only_changed`,
+    ``digests`` the page's store of what it last received)."""
     if row is None or k is None:
         raise PreventUpdate
     try:
@@ -42,11 +43,11 @@ def render_row(row, k, rounding="exact", grouping=None, sensitive=None, story_ru
         trigger = ids.ROW_INPUT
     shown, editor = whatif_view.update(row, whatif, refresh=trigger in (None, ids.ROW_INPUT))
     if shown is None:  # an edit refused: nothing changes but the editor's note
-        return (no_update,) * 12 + editor
+        return (no_update,) * 12 + editor + (no_update,)
     new_row = trigger in (None, ids.ROW_INPUT, ids.WHATIF)
     reset = (story_hint(), 0, "") if trigger is not None and story_runs else (no_update,) * 3
-    return (*render_persuasive(shown, k, rounding, grouping, sensitive, _row_drawn),
-            row_status_data(shown) if new_row else no_update, *reset, *editor)
+    panels, digests = sent.only_changed(render_persuasive(shown, k, rounding, grouping, sensitive, _row_drawn), digests)
+    return (*panels, row_status_data(shown) if new_row else no_update, *reset, *editor, digests)
 
 
 def render_global(k):

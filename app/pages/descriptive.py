@@ -7,6 +7,7 @@ from dash import dcc, html
 from app.shell import ids
 from app.shell.url_state import from_url
 from app.serve.access import has_role
+from app.views import sent
 from app.views.components import graph, row_status_store
 from app.views.stability import stability_controls
 from app.views.whatif import editor_card
@@ -20,7 +21,7 @@ GLOBAL_WAIT = "global SHAP is being computed: how far, just below"
 @from_url('/descriptive')  # the view's state from and to its URL (app/shell/url_state.py)
 def layout(**_):
     return html.Div([
-        html.H2("Descriptive: what the model does"), row_status_store("descriptive"),
+        html.H2("Descriptive: what the model does"), row_status_store("descriptive"), sent.store("descriptive"),
         # until global SHAP exists (the warm-up, or a class switch computing it live) the note below says how far
         dbc.Row([dbc.Col(graph(ids.GLOBAL_BAR, 420, placeholder=GLOBAL_WAIT), md=5),
                  dbc.Col(graph(ids.GLOBAL_BEESWARM, 420, placeholder=GLOBAL_WAIT), md=7)]),

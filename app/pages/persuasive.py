@@ -8,6 +8,7 @@ from app import services
 from app.serve.access import has_role
 from app.shell.url_state import from_url
 from app.services import counterfactuals as cfs
+from app.views import sent
 from app.views.components import choice_options, graph, row_status_store, slider_marks
 from app.views.whatif import editor_card
 from app.views.counterfactuals import story_controls
@@ -46,7 +47,7 @@ def layout(**_):
                               placeholder="e.g. race, sex")], md=3),
     ], className="mb-3")
     return html.Div([
-        html.H2("Persuasive: the simplified story and its cost"), row_status_store("persuasive"),
+        html.H2("Persuasive: the simplified story and its cost"), row_status_store("persuasive"), sent.store("persuasive"),
         editor_card("persuasive"),  # what-if: edit the row's features (issue 25)
         controls,
         dbc.Row([dbc.Col([html.Div(id=ids.GUARDRAIL), html.Div(id=ids.STATEMENT), html.Div(id=ids.VERIFY)], md=8),
