@@ -293,7 +293,7 @@ def _load_or_error():
 
 # not warmed: torch, transformers and the model load when the Text page first asks for them, never in
 # a server whose pages do not need them (issue 14; a fork meanwhile waits on _import_guard)
-_state = lazy("text_model", _load_or_error)
+_state = lazy("text_model", _load_or_error, needs_workspace=False)  # the check of a folder installs no table
 
 
 def current_model() -> LoadedModel:

@@ -77,16 +77,29 @@ def _guardrail(view):
     return [dbc.Alert(n.message, color="danger", class_name="py-1 mb-1") for n in view.guardrail]
 
 
+DROPPED_ROWS = 10
+"""The dropped features a row of the table each (the largest |attribution| first, and every sensitive one); the rest
+share one line. The full SHAP bar beside it draws every attribution, and each table cell is a component the browser
+re-renders at every edit: 27 rows were 148 of the Persuasive page's 554 components."""
+
+
 def _dropped(view):
     if not view.dropped:
-        body = html.P("Nothing: every feature is named.")
-    else:
-        body = html.Table([html.Thead(html.Tr([html.Th("feature"), html.Th("rank"), html.Th("attribution"),
-                                               html.Th("share")])),
-                           html.Tbody([html.Tr([html.Td(d.feature + (" (sensitive)" if d.sensitive else "")),
-                                                html.Td(d.rank), html.Td(f"{d.attribution:+.4f}"),
-                                                html.Td(f"{d.share:.1%}")]) for d in view.dropped])],
-                          className="table table-sm dropped-table")
+        return card("What was dropped (0 features)", html.P("Nothing: every feature is named."),
+                    source="rank and share of total |attribution| in the descriptive SHAP explanation")
+    ranked = sorted(view.dropped, key=lambda d: d.rank)
+    rows = [d for i, d in enumerate(ranked) if i < DROPPED_ROWS or d.sensitive]
+    rest = [d for d in ranked if d not in rows]
+    body = [html.Table([html.Thead(html.Tr([html.Th("feature"), html.Th("rank"), html.Th("attribution"),
+                                            html.Th("share")])),
+                        html.Tbody([html.Tr([html.Td(d.feature + (" (sensitive)" if d.sensitive else "")),
+                                             html.Td(d.rank), html.Td(f"{d.attribution:+.4f}"),
+                                             html.Td(f"{d.share:.1%}")]) for d in rows])],
+                       className="table table-sm dropped-table")]
+    if rest:
+        body.append(html.P(f"and {len(rest)} more, together {sum(d.share for d in rest):.1%} of |attribution| (each "
+                           "drawn in the chart of every SHAP attribution below): " + ", ".join(d.feature for d in rest)
+                           + ".", className="small dropped-rest"))
     return card(f"What was dropped ({len(view.dropped)} features)", body,
                 source="rank and share of total |attribution| in the descriptive SHAP explanation")
 

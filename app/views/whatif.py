@@ -41,7 +41,9 @@ def _spec(c) -> dict:
             "whole": c.whole, "missing": c.missing, "options": list(c.options)}
 
 
-def _control(page: str, i: int, c, value) -> dbc.Col:
+def _control(page: str, i: int, c, value) -> html.Div:
+    """One control: its label (the feature, and a number's range) and its field; three components, the fewest that
+    keep a visible label bound to its field (every mounted component costs each Dash update some browser time)."""
     cid = ids.whatif_value(page, i)
     if c.kind == "number":
         field = dbc.Input(id=cid, type="number", min=c.lo, max=c.hi, step=1 if c.whole else "any", debounce=True,
@@ -52,8 +54,8 @@ def _control(page: str, i: int, c, value) -> dbc.Col:
         field = dcc.Dropdown(id=cid, options=options, clearable=False, searchable=len(options) > 8,
                              className="whatif-level", value=value)
         span = ""
-    return dbc.Col([dbc.Label([c.name, html.Span(span, className="text-muted")], html_for=dom_id(cid),
-                              className="small mb-0"), field], md=3, lg=2, className="mb-2")
+    return html.Div([dbc.Label(c.name + span, html_for=dom_id(cid), className="small mb-0"), field],
+                    className="whatif-control")
 
 
 def editor_card(page: str) -> html.Div:
@@ -85,7 +87,7 @@ def editor_card(page: str) -> html.Div:
     ], className="whatif mb-3 p-2 border rounded")
 
 
-def drawn_controls(page: str, row, whatif) -> dbc.Row:
+def drawn_controls(page: str, row, whatif) -> html.Div:
     """The controls of ``page``'s editor, each holding the value shown: table row ``row`` with the edits of the
     store ``ids.WHATIF`` when they are of that row (:func:`shown_row`).
 
@@ -101,7 +103,8 @@ def drawn_controls(page: str, row, whatif) -> dbc.Row:
         if not isinstance(shown, dict):
             raise
         ed = services.whatif_editor(row, None)
-    return dbc.Row([_control(page, i, c, _value(c, v)) for i, (c, v) in enumerate(zip(ed.controls, ed.values))])
+    return html.Div([_control(page, i, c, _value(c, v)) for i, (c, v) in enumerate(zip(ed.controls, ed.values))],
+                    className="whatif-grid")
 
 
 def link_edits(items: list[str]) -> dict:

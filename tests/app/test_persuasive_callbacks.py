@@ -80,3 +80,29 @@ def test_cost_flags_deletion_insertion_when_the_baseline_scores_like_the_row(sam
     assert "Deletion/insertion say little for this row" in _text(cost)
     *_, cost, _, _, _ = persuasive_view.render_persuasive(4, 3)
     assert "say little" not in _text(cost) and "share of the gap" in _text(cost)
+
+
+def test_the_dropped_table_names_the_largest_and_the_sensitive_and_sums_the_rest(sample_workspace):
+    """Ten rows (largest |SHAP| first) and every sensitive feature, the rest in one line whose share is their
+    |SHAP| over the total, recomputed from the SHAP values."""
+    import re
+
+    import numpy as np
+
+    from app import services
+
+    e = services.shap_row(3)
+    order = [int(j) for j in e.ranking()]  # largest |attribution| first
+    names = [e.feature_names[j] for j in order]
+    low = names[20]  # hidden at k = 1, far past the table's ten rows
+    *_, dropped, _, _, _, _ = persuasive_view.render_persuasive(3, 1, "exact", [], [low])
+    cells = [str(c.children) for c in dropped._traverse() if type(c).__name__ == "Td"]
+    shown = [r.removesuffix(" (sensitive)") for r in cells[::4]]
+    assert shown == names[1:11] + [low]
+    rest = [n for n in names[1:] if n not in shown]
+    line = next(re.fullmatch(r"and (\d+) more, together ([\d.]+)% of \|attribution\|.*?: (.+)\.", str(c.children), re.S)
+                for c in dropped._traverse() if isinstance(getattr(c, "children", None), str) and "more, together" in c.children)
+    assert int(line.group(1)) == len(rest) == len(names) - 12
+    share = np.abs(e.values[order[11:]]).sum() - abs(e.values[e.feature_names.index(low)])
+    assert float(line.group(2)) == pytest.approx(100 * share / np.abs(e.values).sum(), abs=0.05)
+    assert line.group(3).split(", ") == rest
