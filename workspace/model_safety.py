@@ -70,6 +70,8 @@ REVIEWED_TYPES = frozenset({
     "numpy.dtype", "numpy.number", "numpy.integer", "numpy.floating", "numpy.bool_", "numpy.object_",
     "functools.partial",  # only around a REVIEWED_FUNCTIONS entry: see check_partials
 })
+PARTIAL = ("functools", "partial")
+"""A schema node's ``(__module__, __class__)`` that makes a ``functools.partial`` (:func:`check_partials`)."""
 REVIEWED_FUNCTIONS = frozenset({
     # HistGradientBoosting(categorical_features="from_dtype") stores partial(check_array, ...):
     # it validates and converts an array, nothing else
@@ -211,13 +213,15 @@ def _walk_schema(node):
 
 
 def check_partials(path: Path) -> None:
-    """Every ``functools.partial`` in a skops file must wrap a function on :data:`REVIEWED_FUNCTIONS`.
+    """Every ``functools.partial`` in a skops file must be skops's ``PartialNode`` wrapping a function on
+    :data:`REVIEWED_FUNCTIONS`: a node of any other loader that names the class ``functools.partial`` (skops's
+    ``ConstructorFromReduceNode`` calls the class it names with any arguments) is refused too.
 
     Call after :func:`check_archive` (the schema's size is bounded there). A schema whose UTF-8 text holds neither
-    the word ``PartialNode`` nor a ``\\u`` escape has no string ``"PartialNode"`` once decoded (JSON spells a letter
-    only as itself or as ``\\uXXXX``), so it holds no partial and is not parsed here (a random forest of 200 trees:
-    3 MB of schema, 0.03 s parsed and walked in a server process, on the path to the landing page, issue 23); skops
-    parses it to load.
+    ``artial`` (of ``PartialNode`` and ``partial``) nor a ``\\u`` escape has neither string once decoded (JSON
+    spells a letter only as itself or as ``\\uXXXX``), so it holds no partial and is not parsed here (a random
+    forest of 200 trees: 3 MB of schema, 0.03 s parsed and walked in a server process, on the path to the landing
+    page, issue 23); skops parses it to load.
 
     Raises
     ------
@@ -227,14 +231,17 @@ def check_partials(path: Path) -> None:
     with zipfile.ZipFile(path) as z:
         try:
             text = z.read("schema.json")
-            if json.detect_encoding(text) == "utf-8" and b"PartialNode" not in text and b"\\u" not in text:
+            if json.detect_encoding(text) == "utf-8" and b"artial" not in text and b"\\u" not in text:
                 return
             schema = json.loads(text)
         except (KeyError, ValueError) as exc:
             raise CandorError(f"{path.name}: not a readable skops file (schema.json: {exc})") from None
     for node in _walk_schema(schema):
-        if node.get("__loader__") != "PartialNode":
+        if node.get("__loader__") != "PartialNode" and (node.get("__module__"), node.get("__class__")) != PARTIAL:
             continue
+        if node.get("__loader__") != "PartialNode":
+            raise CandorError(f"{path.name}: refusing a functools.partial made by {node.get('__loader__')} (a partial "
+                              "may only be skops's PartialNode)")
         func = (node.get("content") or {}).get("func") or {}
         what = f"{func.get('__module__')}.{func.get('__class__')}"
         if func.get("__loader__") != "FunctionNode" or what not in REVIEWED_FUNCTIONS:
