@@ -98,6 +98,9 @@ def _main(argv: list[str]) -> int:
         from accounts.cli import main as users_main
 
         return users_main(argv[1:])
+    from .serve.deferred_load import hold_collector
+
+    hold_collector()  # the start allocates for good: no collector walks until the model has loaded (deferred_load)
     parser = _parser()
     args = parser.parse_args(argv)
     problem = model_args_error(args)

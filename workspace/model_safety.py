@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import CandorError
+from .model_structures import check_structures
 
 MAX_UNPACKED_ENV = "CANDOR_MAX_MODEL_UNPACKED_MB"
 MAX_RATIO = 100
@@ -69,6 +70,8 @@ REVIEWED_TYPES = frozenset({
     "numpy.dtype", "numpy.number", "numpy.integer", "numpy.floating", "numpy.bool_", "numpy.object_",
     "functools.partial",  # only around a REVIEWED_FUNCTIONS entry: see check_partials
 })
+PARTIAL = ("functools", "partial")
+"""A schema node's ``(__module__, __class__)`` that makes a ``functools.partial`` (:func:`check_partials`)."""
 REVIEWED_FUNCTIONS = frozenset({
     # HistGradientBoosting(categorical_features="from_dtype") stores partial(check_array, ...):
     # it validates and converts an array, nothing else
@@ -167,9 +170,10 @@ def _check_npy_header(z: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> N
 
     with z.open(info) as f:
         try:
-            version = npformat.read_magic(f)
-            read = npformat.read_array_header_1_0 if version == (1, 0) else npformat.read_array_header_2_0
-            shape, _, dtype = read(f, max_header_size=10_000)
+            first = npformat.read_magic(f) == (1, 0)
+            length = f.read(2 if first else 4)  # the header's length, little-endian ('<H' in version 1, else '<I')
+            size = int.from_bytes(length, "little") if len(length) == (2 if first else 4) else 0
+            shape, dtype = _npy_header(first, length + f.read(size))
             offset = f.tell()
         except Exception as exc:  # numpy raises ValueError/EOFError/SyntaxError for malformed headers
             raise CandorError(f"{name}: member {info.filename} is not a valid .npy array ({exc})") from None
@@ -181,6 +185,20 @@ def _check_npy_header(z: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> N
     if declared != held:
         raise CandorError(f"{name}: member {info.filename} declares an array of shape {tuple(shape)} "
                           f"({declared:,} bytes) but holds {held:,} bytes")
+
+
+@functools.lru_cache(maxsize=256)
+def _npy_header(first: bool, blob: bytes):
+    """``(shape, dtype)`` numpy reads from ``blob``, a ``.npy`` header's length and text after its magic (version 1,
+    or 2 for any other, as before): the same text parsed once (a 200-tree forest's 1,001 members have 34 headers;
+    numpy's ``ast.literal_eval`` of each was 0.09 s of the landing page's path, issue 23)."""
+    import io
+
+    from numpy.lib import format as npformat
+
+    read = npformat.read_array_header_1_0 if first else npformat.read_array_header_2_0
+    shape, _, dtype = read(io.BytesIO(blob), max_header_size=10_000)
+    return shape, dtype
 
 
 def _walk_schema(node):
@@ -195,9 +213,15 @@ def _walk_schema(node):
 
 
 def check_partials(path: Path) -> None:
-    """Every ``functools.partial`` in a skops file must wrap a function on :data:`REVIEWED_FUNCTIONS`.
+    """Every ``functools.partial`` in a skops file must be skops's ``PartialNode`` wrapping a function on
+    :data:`REVIEWED_FUNCTIONS`: a node of any other loader that names the class ``functools.partial`` (skops's
+    ``ConstructorFromReduceNode`` calls the class it names with any arguments) is refused too.
 
-    Call after :func:`check_archive` (the schema's size is bounded there).
+    Call after :func:`check_archive` (the schema's size is bounded there). A schema whose UTF-8 text holds neither
+    ``artial`` (of ``PartialNode`` and ``partial``) nor a ``\\u`` escape has neither string once decoded (JSON
+    spells a letter only as itself or as ``\\uXXXX``), so it holds no partial and is not parsed here (a random
+    forest of 200 trees: 3 MB of schema, 0.03 s parsed and walked in a server process, on the path to the landing
+    page, issue 23); skops parses it to load.
 
     Raises
     ------
@@ -206,147 +230,24 @@ def check_partials(path: Path) -> None:
     """
     with zipfile.ZipFile(path) as z:
         try:
-            schema = json.loads(z.read("schema.json"))
+            text = z.read("schema.json")
+            if json.detect_encoding(text) == "utf-8" and b"artial" not in text and b"\\u" not in text:
+                return
+            schema = json.loads(text)
         except (KeyError, ValueError) as exc:
             raise CandorError(f"{path.name}: not a readable skops file (schema.json: {exc})") from None
     for node in _walk_schema(schema):
-        if node.get("__loader__") != "PartialNode":
+        if node.get("__loader__") != "PartialNode" and (node.get("__module__"), node.get("__class__")) != PARTIAL:
             continue
+        if node.get("__loader__") != "PartialNode":
+            raise CandorError(f"{path.name}: refusing a functools.partial made by {node.get('__loader__')} (a partial "
+                              "may only be skops's PartialNode)")
         func = (node.get("content") or {}).get("func") or {}
         what = f"{func.get('__module__')}.{func.get('__class__')}"
         if func.get("__loader__") != "FunctionNode" or what not in REVIEWED_FUNCTIONS:
             raise CandorError(f"{path.name}: refusing a functools.partial of {what} (loaded as "
                               f"{func.get('__loader__')}); a partial may only wrap "
                               f"{', '.join(sorted(REVIEWED_FUNCTIONS))}")
-
-
-def _objects(model):
-    """(object, nearest enclosing estimator, the estimator enclosing that one) for everything reachable from ``model``."""
-    from sklearn.base import BaseEstimator
-
-    seen, stack = set(), [(model, None, None)]
-    while stack:
-        obj, owner, outer = stack.pop()
-        if id(obj) in seen or obj is None or isinstance(obj, (str, bytes, int, float, bool)):
-            continue
-        seen.add(id(obj))
-        yield obj, owner, outer
-        if isinstance(obj, BaseEstimator):
-            owner, outer = obj, owner
-        if isinstance(obj, dict):
-            children = obj.values()
-        elif isinstance(obj, (list, tuple, set, frozenset)):
-            children = obj
-        elif isinstance(obj, np.ndarray):
-            children = obj.ravel() if obj.dtype.hasobject else ()
-        else:
-            children = getattr(obj, "__dict__", {}).values()
-        stack.extend((c, owner, outer) for c in children)
-
-
-def _check_children(name: str, what: str, left, right, inner, n_nodes: int) -> None:
-    """Inner nodes' children must come after them (no cycles) and exist (no reads past the array)."""
-    idx = np.arange(n_nodes)
-    for side, child in (("left", left), ("right", right)):
-        bad = inner & ~((child > idx) & (child < n_nodes))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise CandorError(f"{name}: a {what} is corrupt: node {i}'s {side} child is {int(child[i])}, "
-                              f"outside nodes {i + 1} to {n_nodes - 1}")
-
-
-def _check_tree(name: str, tree, owner, outer) -> None:
-    from sklearn.ensemble._forest import BaseForest
-    from sklearn.ensemble._gb import BaseGradientBoosting
-
-    n = int(tree.node_count)
-    left, right, feature = (np.asarray(a, dtype=np.int64) for a in (tree.children_left, tree.children_right,
-                                                                   tree.feature))
-    if not (len(left) == len(right) == len(feature) == n):
-        raise CandorError(f"{name}: a decision tree is corrupt: {n} nodes but arrays of length {len(left)}")
-    inner = left != -1
-    _check_children(name, "decision tree", left, right, inner, n)
-    if (right[~inner] != -1).any():
-        raise CandorError(f"{name}: a decision tree is corrupt: a leaf has a right child")
-    widths = [int(tree.n_features)]
-    for est in (owner, outer if isinstance(outer, (BaseForest, BaseGradientBoosting)) else None):
-        if est is not None and hasattr(est, "n_features_in_"):  # trees of forests/boosting see the ensemble's rows
-            widths.append(int(est.n_features_in_))
-    width = min(widths)
-    bad = inner & ~((feature >= 0) & (feature < width))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise CandorError(f"{name}: a decision tree is corrupt: node {i} splits on feature {int(feature[i])}, "
-                          f"but the model takes {width} features")
-
-
-def _check_predictor(name: str, pred, owner) -> None:
-    from sklearn.ensemble._hist_gradient_boosting.common import PREDICTOR_RECORD_DTYPE
-
-    nodes = pred.nodes
-    if not isinstance(nodes, np.ndarray) or nodes.dtype != PREDICTOR_RECORD_DTYPE or nodes.ndim != 1:
-        raise CandorError(f"{name}: a histogram gradient-boosting tree is corrupt: unexpected node array")
-    n = len(nodes)
-    inner = ~nodes["is_leaf"].astype(bool)
-    _check_children(name, "histogram gradient-boosting tree", nodes["left"].astype(np.int64),
-                    nodes["right"].astype(np.int64), inner, n)
-    width = int(getattr(owner, "n_features_in_", 0))
-    mapper = getattr(owner, "_bin_mapper", None)  # its is_categorical_ maps features to known-category bitsets
-    cats = np.asarray(getattr(mapper, "is_categorical_", None))
-    feat = nodes["feature_idx"].astype(np.int64)
-    bad = inner & ~((feat >= 0) & (feat < width))
-    split_cat = inner & nodes["is_categorical"].astype(bool)
-    n_bitsets = min(len(pred.raw_left_cat_bitsets), len(pred.binned_left_cat_bitsets))
-    if split_cat.any():
-        ok_cat = cats.ndim == 1 and cats.size == width and cats.dtype.kind in "biu"
-        cats = cats.astype(bool) if ok_cat else cats
-        bad |= split_cat & ~((nodes["bitset_idx"].astype(np.int64) < n_bitsets) & ok_cat)
-        if ok_cat:
-            bad |= split_cat & ~cats[np.clip(feat, 0, max(width - 1, 0))]
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise CandorError(f"{name}: a histogram gradient-boosting tree is corrupt: node {i} splits on feature "
-                          f"{int(feat[i])} (categorical: {bool(nodes['is_categorical'][i])}), but the model takes "
-                          f"{width} features")
-
-
-def check_structures(model, name: str) -> None:
-    """Check the node arrays of every tree in ``model``; rebuild neighbour search trees from their training rows.
-
-    Parameters
-    ----------
-    model : object
-        As loaded by skops.
-    name : str
-        The file's name, for messages.
-
-    Raises
-    ------
-    CandorError
-        If a tree has a child or feature index out of range, a child that does not come after its
-        parent (a cycle), or a search tree that does not belong to a neighbours estimator.
-    """
-    from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
-    from sklearn.neighbors import BallTree, KDTree
-    from sklearn.tree._tree import Tree
-
-    rebuild = []
-    for obj, owner, outer in list(_objects(model)):
-        if isinstance(obj, Tree):
-            _check_tree(name, obj, owner, outer)
-        elif isinstance(obj, TreePredictor):
-            _check_predictor(name, obj, owner)
-        elif isinstance(obj, (KDTree, BallTree)):
-            if owner is None or getattr(owner, "_tree", None) is not obj or not hasattr(owner, "_fit_X"):
-                raise CandorError(f"{name}: a {type(obj).__name__} outside a neighbours estimator")
-            rebuild.append(owner)
-    for est in rebuild:  # what NeighborsBase._fit does: the file's index arrays are never used
-        try:
-            est._tree = type(est._tree)(np.asarray(est._fit_X), est.leaf_size, metric=est.effective_metric_,
-                                        **(est.effective_metric_params_ or {}))
-        except Exception as exc:
-            raise CandorError(f"{name}: could not rebuild the neighbour search tree of {type(est).__name__} "
-                              f"({type(exc).__name__}: {exc})") from None
 
 
 def load_skops(path: Path, *, trust_code: bool = False):

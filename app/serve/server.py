@@ -247,6 +247,7 @@ class _IdleTrim:
                 if idle:
                     break
             self.dirty.clear()
+            deferred_load.collect_start_garbage()  # once: the start's garbage (python -m app held the collector)
             limits.trim_heap()
 
 

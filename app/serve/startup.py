@@ -7,12 +7,14 @@ worker takes at the same moment skip it and are answered 500 (no callback, no la
 hooks once here, in ``create_app`` (the gunicorn master with ``--preload``), makes them no-ops in
 every request of every worker.
 
-:func:`defer_torch` (also called by ``create_app``) keeps torch, dask and pytest out of a server whose model and
-pages do not need them: loading a scikit-learn model otherwise imports them through scikit-learn's package walk.
+:func:`defer_torch` (also called by ``create_app``) keeps torch, dask, pytest, rich and charset_normalizer out of a
+server whose model and pages do not need them: loading a scikit-learn model otherwise imports them through
+scikit-learn's package walk and imports.
 """
 from __future__ import annotations
 
 import importlib.abc
+import importlib.machinery
 import sys
 
 import dash
@@ -61,18 +63,27 @@ class _NoTorchShimWithoutTorch(importlib.abc.MetaPathFinder):
     the Text or Attention page) the shim imports normally. ``all_estimators`` also imports
     ``sklearn.utils._testing``, which tries ``import pytest`` for its test marks (0.05 s, 6 MB): refused only
     while that module is being imported and pytest is not (a test run has it imported, and gets the marks).
+    The same rule (:data:`OPTIONAL`) keeps out two optional imports a server never uses, on the landing page's
+    path (issue 23): ``rich``, for scikit-learn's progress-bar callback, imported by every estimator module
+    through ``sklearn.callback`` (0.12 s), and ``charset_normalizer``, with which f2py's Fortran reader guesses a
+    file's encoding, imported because SciPy's array-API wrapper of numpy touches ``numpy.f2py`` (0.09 s). Each
+    importer catches the ImportError and works without it: scikit-learn's progress bar then needs rich imported
+    first (``check_rich_support`` says so), f2py reads Fortran files as UTF-8 or ASCII.
     """
 
     SHIMS = {f"sklearn.externals.array_api_compat.{lib}": lib for lib in ("torch", "dask", "cupy")}
-    TESTING = "sklearn.utils._testing"
+    OPTIONAL = {"pytest": "sklearn.utils._testing", "rich": "sklearn.callback._progressbar",
+                "charset_normalizer": "numpy.f2py.crackfortran"}
+    """Optional module: the module whose import tries it (in a ``try``/``except ImportError``)."""
 
     def find_spec(self, name, path=None, target=None):
         for shim, lib in self.SHIMS.items():
             if (name == shim or name.startswith(shim + ".")) and lib not in sys.modules:
                 raise ModuleNotFoundError(f"{name} is not imported while {lib} is not (Candor imports it lazily)",
                                           name=name)
-        if name == "pytest" and "pytest" not in sys.modules and _initializing(self.TESTING):
-            raise ModuleNotFoundError("pytest is not imported by scikit-learn's test helpers in a server", name=name)
+        importer = self.OPTIONAL.get(name)
+        if importer is not None and name not in sys.modules and _initializing(importer):
+            raise ModuleNotFoundError(f"{name} is not imported by {importer} in a server", name=name)
         return None
 
 
@@ -82,8 +93,51 @@ def _initializing(module: str) -> bool:
     return bool(getattr(spec, "_initializing", False))
 
 
+class _ScipyDocsAsWritten(importlib.abc.MetaPathFinder):
+    """SciPy's functions keep their docstrings as written in a server: ``scipy._lib._array_api.xp_capabilities``,
+    the decorator of 474 functions that scikit-learn's import of ``scipy.stats`` loads, parses each docstring with
+    numpydoc to add a table of the array libraries it supports and writes it back (0.19 s of CPU on the path to the
+    landing page, issue 23). Once that module is loaded, its ``FunctionDoc`` is :class:`_DocAsWritten`; the
+    capabilities table the decorator fills (which SciPy's tests and array-API dispatch read) is unchanged.
+    """
+
+    MODULE = "scipy._lib._array_api"
+
+    def find_spec(self, name, path=None, target=None):
+        if name != self.MODULE:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            if isinstance(getattr(module, "FunctionDoc", None), type):  # SciPy's own is a class (1.17)
+                module.FunctionDoc = _DocAsWritten
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+class _DocAsWritten:
+    """What ``xp_capabilities`` reads of numpydoc's ``FunctionDoc(f)``: sections to append to, and ``str()`` (a first
+    line it drops, then the text it writes back, less leading blanks): here the docstring as written, without the
+    added note."""
+
+    def __init__(self, f):
+        self._doc, self._sections = getattr(f, "__doc__", None) or "", {}
+
+    def __getitem__(self, section: str) -> list:
+        return self._sections.setdefault(section, [])
+
+    def __str__(self) -> str:
+        return "\n" + self._doc
+
+
 def defer_torch() -> None:
-    """Keep torch (and dask, pytest) out of a server that does not need them (idempotent); see
-    :class:`_NoTorchShimWithoutTorch`."""
-    if not any(isinstance(f, _NoTorchShimWithoutTorch) for f in sys.meta_path):
-        sys.meta_path.insert(0, _NoTorchShimWithoutTorch())
+    """Keep torch (and dask, pytest, rich, charset_normalizer) out of a server that does not need them, and SciPy's
+    docstrings as written (idempotent); see :class:`_NoTorchShimWithoutTorch` and :class:`_ScipyDocsAsWritten`."""
+    for finder in (_NoTorchShimWithoutTorch, _ScipyDocsAsWritten):
+        if not any(isinstance(f, finder) for f in sys.meta_path):
+            sys.meta_path.insert(0, finder())

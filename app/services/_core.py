@@ -27,9 +27,7 @@ _warm_order: list[str] = []
 _warm_last: set[str] = set()
 _warm_late: set[str] = set()
 _warm_first: set[str] = set()
-_no_workspace: set[str] = set()
-"""Values whose factory reads no workspace (the Text page's model): available before :func:`init`, as the
-command line's check of a text model folder, which installs no table, asks for them."""
+_no_workspace: set[str] = set()  # values whose factory reads no workspace: available before init (lazy)
 log = logging.getLogger("candor.warmup")
 first_request = threading.Event()
 """Set by the server on its first request; background warm-up waits for it so the first page is not slowed."""
@@ -169,8 +167,7 @@ class ServiceState:
         """The :class:`_Lazy` of the registered value ``name`` in this state (made on first use)."""
         lz = self._lazies.get(name)
         if lz is None:
-            if name in _no_workspace:
-                self._joined.add(name)
+            self._joined.update({name} & _no_workspace)
             if (self.workspace is None and name not in _no_workspace) or name not in self._joined:
                 raise RuntimeError("services.init(workspace) has not been called")  # join_late places late values
             with self._lock:
@@ -214,8 +211,7 @@ def _fresh_locks_after_fork() -> None:
 os.register_at_fork(after_in_child=_fresh_locks_after_fork)
 
 
-def lazy(name: str, factory: Callable[[], object], *, warm: bool | str = False,
-         needs_workspace: bool = True) -> Callable[[], object]:
+def lazy(name: str, factory: Callable[[], object], *, warm=False, needs_workspace=True) -> Callable[[], object]:
     """Register ``factory`` under ``name``; returns a getter that builds the value once per installed state.
 
     ``warm=True`` adds it to what :func:`init` precomputes, in registration order; ``warm="last"`` after
@@ -226,13 +222,11 @@ def lazy(name: str, factory: Callable[[], object], *, warm: bool | str = False,
     rest (the Descriptive page's first row: a second or more of a user's first click otherwise, issue 23).
     ``warm="late"`` after every ``warm=True`` value and before the ``"last"`` ones (seconds of CPU for one page
     that must neither hold the first clicks nor wait behind a step of minutes). ``needs_workspace=False``: the
-    factory reads no workspace, and the value is available before :func:`init` too.
-    """
+    factory reads no workspace, and the value is available before :func:`init` too."""
     if warm not in (False, True, "late", "last", "first"):
         raise ValueError(f"warm must be False, True, 'first', 'late' or 'last', got {warm!r}")
     _factories[name] = factory
-    if not needs_workspace:
-        _no_workspace.add(name)
+    _no_workspace.update(set() if needs_workspace else {name})
     if warm:
         {"last": _warm_last, "late": _warm_late, "first": _warm_first}.get(warm, set()).add(name)
         _warm_order.append(name)

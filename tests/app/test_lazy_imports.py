@@ -1,7 +1,8 @@
 """A server for a tabular scikit-learn model never imports torch, transformers or captum (issue 14), nor, before
 its first request and while answering its landing page, what that page does not need (issue 23): SHAP, LIME,
 numba, statsmodels, the study database (SQLAlchemy, Alembic), and what scikit-learn's package walk would drag in
-(dask through its array-API shim, pytest through its test helpers).
+(dask through its array-API shim, pytest through its test helpers, rich through its progress bar), nor
+f2py's charset_normalizer (SciPy's wrapper of numpy touches numpy.f2py).
 
 They are imported only when a page that needs them is opened (Text, Attention, a study) or the model is a
 PyTorch one. Each check runs in a fresh interpreter (``sys.modules`` of the test process is shared
@@ -19,7 +20,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "transformers", "captum")
-NOT_BEFORE_FIRST_REQUEST = HEAVY + ("shap", "lime", "numba", "statsmodels", "sqlalchemy", "alembic", "dask", "pytest")
+NOT_BEFORE_FIRST_REQUEST = HEAVY + ("shap", "lime", "numba", "statsmodels", "sqlalchemy", "alembic", "dask", "pytest",
+                                   "rich", "charset_normalizer")  # optional imports of scikit-learn and f2py
 
 CREATE_APP = """
 import json, sys
@@ -150,3 +152,25 @@ def test_the_server_s_openmp_runtime_has_one_thread_though_it_loads_with_the_mod
     model, not at the server's start: the limit is set after the load (it was set before, and then limited nothing)."""
     threads = _run(OPENMP, str(user_files))
     assert threads and threads == [1] * len(threads)
+
+
+SCIPY_DOCS = """
+import json, sys
+if sys.argv[1] == "server":
+    from app.serve.startup import defer_torch
+    defer_torch()
+import scipy.stats
+from scipy._lib._array_api import xp_capabilities_table
+doc = scipy.stats.ttest_ind.__doc__
+print(json.dumps({"note": "Array API Standard Support" in doc, "start": doc[:40],
+                  "table": scipy.stats.ttest_ind in xp_capabilities_table and len(xp_capabilities_table)}))
+"""
+
+
+def test_a_server_leaves_scipy_s_docstrings_as_written_and_its_capabilities_table_filled():
+    """SciPy's decorator rewrote 474 docstrings with numpydoc as scikit-learn imported scipy.stats: 0.19 s of the
+    landing page's path (issue 23). In a server the docstring stays as written; the table SciPy reads is the same."""
+    server, plain = _run(SCIPY_DOCS, "server"), _run(SCIPY_DOCS, "plain")
+    assert plain["note"] and not server["note"]
+    assert server["start"] == plain["start"] and server["start"].startswith("Calculate the T-test")
+    assert server["table"] == plain["table"] and server["table"] > 300

@@ -166,6 +166,75 @@ def test_a_partial_may_only_wrap_a_reviewed_function(tmp_path):
         load_model(tmp_path / "p.skops")
 
 
+def _partial_file(tmp_path: Path, name: str, edit=lambda text: text) -> Path:
+    """A skops Pipeline holding ``functools.partial(np.add, 1.0)`` with its schema's text passed through ``edit``."""
+    import functools
+
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    frame = _table()
+    model = make_pipeline(FunctionTransformer(functools.partial(np.add, 1.0)), LogisticRegression())
+    sio.dump(model.fit(frame[["x", "z"]], frame.label), tmp_path / "plain.skops")
+    out = tmp_path / name
+    with zipfile.ZipFile(tmp_path / "plain.skops") as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            dst.writestr(info, edit(data.decode()).encode() if info.filename == "schema.json" else data)
+    return out
+
+
+def test_a_partial_spelled_with_escapes_is_refused_too(tmp_path):
+    """Attack on the unparsed schema's shortcut (issue 23): "PartialNode" written as \\u escapes, in the schema's
+    JSON, is the same loader once decoded; the file is parsed and the partial refused."""
+    escaped = _partial_file(tmp_path, "e.skops", lambda t: t.replace('"PartialNode"', '"\\u0050artialNode"'))
+    assert b"PartialNode" not in zipfile.ZipFile(escaped).read("schema.json")
+    with pytest.raises(CandorError, match=r"e.skops: refusing a functools.partial of numpy.add"):
+        load_model(escaped)
+
+
+def _as_constructor(node):
+    """``node`` (a schema) with each PartialNode rewritten as skops's ConstructorFromReduceNode of the same class,
+    called with the partial's function and arguments: the same ``functools.partial`` once loaded."""
+    if isinstance(node, list):
+        return [_as_constructor(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get("__loader__") == "PartialNode":
+        c = node["content"]
+        return {"__class__": "partial", "__module__": "functools", "__loader__": "ConstructorFromReduceNode",
+                "__id__": node["__id__"], "content": {"__class__": "tuple", "__module__": "builtins", "__id__": 1,
+                                                      "__loader__": "TupleNode",
+                                                      "content": [c["func"], *c["args"]["content"]]}}
+    return {k: _as_constructor(v) for k, v in node.items()}
+
+
+def test_a_partial_made_by_another_loader_is_refused(tmp_path):
+    """Attack (found in review): skops's ConstructorFromReduceNode calls the class it names with the arguments it
+    holds, so a schema naming functools.partial there built partial(np.add, 1.0) without a PartialNode, and the
+    file loaded past the reviewed-functions rule. Any node naming functools.partial must be a PartialNode."""
+    crafted = _partial_file(tmp_path, "c.skops", lambda t: json.dumps(_as_constructor(json.loads(t))))
+    assert b"PartialNode" not in zipfile.ZipFile(crafted).read("schema.json")
+    with pytest.raises(CandorError, match=r"c.skops: refusing a functools.partial made by ConstructorFromReduceNode"):
+        load_model(crafted)
+
+
+def test_a_schema_without_partials_is_not_parsed_to_look_for_one(tmp_path, monkeypatch):
+    """The check reads a plain model's schema as text (a 200-tree forest's 3 MB parsed and walked cost 0.03 s of the
+    landing page's path, issue 23); skops still parses it to load, and one with a partial is parsed here."""
+    from workspace import model_safety
+
+    frame = _table()
+    sio.dump(LogisticRegression().fit(frame[["x", "z"]], frame.label), tmp_path / "lr.skops")
+    parsed, loads = [], json.loads
+    monkeypatch.setattr(model_safety.json, "loads", lambda text, **kw: parsed.append(len(text)) or loads(text, **kw))
+    model_safety.check_partials(tmp_path / "lr.skops")
+    assert parsed == []
+    with pytest.raises(CandorError, match="refusing a functools.partial of numpy.add"):
+        model_safety.check_partials(_partial_file(tmp_path, "p2.skops"))
+    assert len(parsed) == 1
+
+
 # --- TorchScript -----------------------------------------------------------------------------------
 
 
