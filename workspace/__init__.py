@@ -7,6 +7,7 @@ errors        :class:`~workspace.errors.CandorError` (one-line messages) and ``f
 model_files   ``load_model``: the model-file trust rule (skops reviewed types; pickle/TorchScript only trusted)
 model_safety  the skops type allowlist and archive size checks
 model_structures  a loaded model's tree node arrays checked, neighbour search trees rebuilt
+import_hooks  a library module patched as it is imported (``AfterImport``)
 torch_files   PyTorch state dicts, safetensors and TorchScript (``TorchOptions``)
 tables        ``read_table``: CSV/TSV/Parquet within the cell and memory limits
 columns       ``feature_columns``, ``encode_target``

@@ -19,8 +19,6 @@ is put back once skops is imported.
 """
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import itertools
 import json
 import sys
@@ -28,6 +26,8 @@ import threading
 import types
 import warnings
 from pathlib import Path
+
+from .import_hooks import AfterImport
 
 RECORD = Path(__file__).with_name("sklearn_estimators.json")
 """``{"sklearn": version, "estimators": [[name, module, qualname, is BaseEstimator subclass], ...]}``."""
@@ -169,7 +169,7 @@ def _skops_getattr(module, name: str):
         return None
 
 
-class _FirstHolderWhileImporting(importlib.abc.MetaPathFinder):
+class _FirstHolderWhileImporting(AfterImport):
     """While ``skops.io`` is imported: ``skops.io._utils.whichmodule`` is :func:`first_holder` (skops's own is put
     back by :meth:`close`)."""
 
@@ -178,21 +178,9 @@ class _FirstHolderWhileImporting(importlib.abc.MetaPathFinder):
     def __init__(self):
         self.module = None
 
-    def find_spec(self, name, path=None, target=None):
-        if name != self.MODULE:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None or spec.loader is None:
-            return spec
-        run = spec.loader.exec_module
-
-        def exec_module(module):
-            run(module)
-            self.module, self.real = module, module.whichmodule
-            module.whichmodule = first_holder
-
-        spec.loader.exec_module = exec_module
-        return spec
+    def patch(self, module) -> None:
+        self.module, self.real = module, module.whichmodule
+        module.whichmodule = first_holder
 
     def close(self) -> None:
         """Stop watching imports and give skops its own ``whichmodule`` back."""

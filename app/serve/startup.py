@@ -14,11 +14,12 @@ scikit-learn's package walk and imports.
 from __future__ import annotations
 
 import importlib.abc
-import importlib.machinery
 import sys
 
 import dash
 from dash import _callback
+
+from workspace.import_hooks import AfterImport
 
 _INLINE_SCRIPTS: list[str] = []
 """Every clientside callback's code registered in this process, given to each app set up."""
@@ -93,7 +94,7 @@ def _initializing(module: str) -> bool:
     return bool(getattr(spec, "_initializing", False))
 
 
-class _ScipyDocsAsWritten(importlib.abc.MetaPathFinder):
+class _ScipyDocsAsWritten(AfterImport):
     """SciPy's functions keep their docstrings as written in a server: ``scipy._lib._array_api.xp_capabilities``,
     the decorator of 474 functions that scikit-learn's import of ``scipy.stats`` loads, parses each docstring with
     numpydoc to add a table of the array libraries it supports and writes it back (0.19 s of CPU on the path to the
@@ -103,21 +104,9 @@ class _ScipyDocsAsWritten(importlib.abc.MetaPathFinder):
 
     MODULE = "scipy._lib._array_api"
 
-    def find_spec(self, name, path=None, target=None):
-        if name != self.MODULE:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None or spec.loader is None:
-            return spec
-        run = spec.loader.exec_module
-
-        def exec_module(module):
-            run(module)
-            if isinstance(getattr(module, "FunctionDoc", None), type):  # SciPy's own is a class (1.17)
-                module.FunctionDoc = _DocAsWritten
-
-        spec.loader.exec_module = exec_module
-        return spec
+    def patch(self, module) -> None:
+        if isinstance(getattr(module, "FunctionDoc", None), type):  # SciPy's own is a class (1.17)
+            module.FunctionDoc = _DocAsWritten
 
 
 class _DocAsWritten:
