@@ -204,7 +204,11 @@ def run_hf_folder(args, out) -> None:
     row = _text_row(args, texts)
     from workspace import settings
 
-    with settings.overridden(text_model=folder):  # the folder is the Text page's model for this check
+    from .. import services
+
+    # the folder is the Text page's model for this check, in services of its own (as run_tabular's): a model
+    # loaded here is not left in the installed services, and one loaded there is not the one checked
+    with settings.overridden(text_model=folder), services.overridden(services.ServiceState()):
         view = _view("attention", lambda: text_services.text_view(texts[row]))
         enc = view.attention.encoding
         cut = (f"; truncated from {enc.n_tokens_before_truncation} tokens" if enc.truncated else "")

@@ -112,9 +112,14 @@ def test_imdb_with_a_hugging_face_folder_model(tmp_path, capsys, shared_data):
     tok.save_pretrained(tmp_path / "tiny")
     path = shared_data / "sentiment_sentences" / "imdb_labelled.txt"
     long_row = next(i for i, t in enumerate(pd.read_csv(path, sep="\t", quoting=3).reviews) if len(t.split()) > 40)
+    from app import services
+
+    installed, had_model = services.state(), services.is_ready("text_model")
     code, out, err = _run(capsys, "--model", tmp_path / "tiny", "--data", path, "--target", "sentiment",
                           "--text-column", "reviews", "--row", long_row)
     assert code == 0, err
+    # the check ran in services of its own: the installed ones are back, without the folder's model in them
+    assert services.state() is installed and services.is_ready("text_model") == had_model
     assert "2 layers x 2 heads, labels negative, positive, max 24 tokens" in out
     assert f"attn    text row {long_row}: weights (2, 2, 24, 24)" in out and "; truncated from" in out
     assert "completeness gap" in out
