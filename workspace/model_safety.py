@@ -237,11 +237,12 @@ def check_partials(path: Path) -> None:
         except (KeyError, ValueError) as exc:
             raise CandorError(f"{path.name}: not a readable skops file (schema.json: {exc})") from None
     for node in _walk_schema(schema):
-        if node.get("__loader__") != "PartialNode" and (node.get("__module__"), node.get("__class__")) != PARTIAL:
+        loader = node.get("__loader__")
+        if loader != "PartialNode" and (node.get("__module__"), node.get("__class__")) == PARTIAL:
+            raise CandorError(f"{path.name}: refusing a functools.partial made by {loader} (a partial may only be "
+                              "skops's PartialNode)")
+        if loader != "PartialNode":
             continue
-        if node.get("__loader__") != "PartialNode":
-            raise CandorError(f"{path.name}: refusing a functools.partial made by {node.get('__loader__')} (a partial "
-                              "may only be skops's PartialNode)")
         func = (node.get("content") or {}).get("func") or {}
         what = f"{func.get('__module__')}.{func.get('__class__')}"
         if func.get("__loader__") != "FunctionNode" or what not in REVIEWED_FUNCTIONS:

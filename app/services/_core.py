@@ -167,8 +167,7 @@ class ServiceState:
         """The :class:`_Lazy` of the registered value ``name`` in this state (made on first use)."""
         lz = self._lazies.get(name)
         if lz is None:
-            self._joined.update({name} & _no_workspace)
-            if (self.workspace is None and name not in _no_workspace) or name not in self._joined:
+            if name not in _no_workspace and (self.workspace is None or name not in self._joined):
                 raise RuntimeError("services.init(workspace) has not been called")  # join_late places late values
             with self._lock:
                 lz = self._lazies.setdefault(name, _Lazy(_factories[name]))
@@ -226,7 +225,8 @@ def lazy(name: str, factory: Callable[[], object], *, warm=False, needs_workspac
     if warm not in (False, True, "late", "last", "first"):
         raise ValueError(f"warm must be False, True, 'first', 'late' or 'last', got {warm!r}")
     _factories[name] = factory
-    _no_workspace.update(set() if needs_workspace else {name})
+    if not needs_workspace:
+        _no_workspace.add(name)
     if warm:
         {"last": _warm_last, "late": _warm_late, "first": _warm_first}.get(warm, set()).add(name)
         _warm_order.append(name)

@@ -84,12 +84,13 @@ re-renders at every edit: 27 rows were 148 of the Persuasive page's 554 componen
 
 
 def _dropped(view):
+    source = "rank and share of total |attribution| in the descriptive SHAP explanation"
     if not view.dropped:
-        return card("What was dropped (0 features)", html.P("Nothing: every feature is named."),
-                    source="rank and share of total |attribution| in the descriptive SHAP explanation")
+        return card("What was dropped (0 features)", html.P("Nothing: every feature is named."), source=source)
     ranked = sorted(view.dropped, key=lambda d: d.rank)
-    rows = [d for i, d in enumerate(ranked) if i < DROPPED_ROWS or d.sensitive]
-    rest = [d for d in ranked if d not in rows]
+    in_table = [i < DROPPED_ROWS or d.sensitive for i, d in enumerate(ranked)]
+    rows = [d for d, shown in zip(ranked, in_table) if shown]
+    rest = [d for d, shown in zip(ranked, in_table) if not shown]
     body = [html.Table([html.Thead(html.Tr([html.Th("feature"), html.Th("rank"), html.Th("attribution"),
                                             html.Th("share")])),
                         html.Tbody([html.Tr([html.Td(d.feature + (" (sensitive)" if d.sensitive else "")),
@@ -100,8 +101,7 @@ def _dropped(view):
         body.append(html.P(f"and {len(rest)} more, together {sum(d.share for d in rest):.1%} of |attribution| (each "
                            "drawn in the chart of every SHAP attribution below): " + ", ".join(d.feature for d in rest)
                            + ".", className="small dropped-rest"))
-    return card(f"What was dropped ({len(view.dropped)} features)", body,
-                source="rank and share of total |attribution| in the descriptive SHAP explanation")
+    return card(f"What was dropped ({len(view.dropped)} features)", body, source=source)
 
 
 def _cost(view):

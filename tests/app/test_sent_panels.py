@@ -13,7 +13,7 @@ from app.callbacks import descriptive, persuasive
 from app.views import sent
 
 
-def _edit(ws, row, name, value):
+def _edit(row, name, value):
     return {"row": row, "edits": {name: value}}
 
 
@@ -24,7 +24,7 @@ def _persuasive(row, whatif, digests):
 @pytest.mark.parametrize("page", ["descriptive", "persuasive"])
 def test_the_same_answer_twice_sends_no_panel_the_second_time(sample_workspace, page):
     ws, row = sample_workspace, 7
-    whatif = _edit(ws, row, "worst area", float(ws.X["worst area"].quantile(0.9)))
+    whatif = _edit(row, "worst area", float(ws.X["worst area"].quantile(0.9)))
     call = (lambda d: descriptive.render_row(row, "children", 1, whatif, d)) if page == "descriptive" else \
         (lambda d: _persuasive(row, whatif, d))
     panels = 4 if page == "descriptive" else 8
@@ -40,9 +40,9 @@ def test_the_same_answer_twice_sends_no_panel_the_second_time(sample_workspace, 
 def test_a_panel_that_changed_is_sent_and_one_that_did_not_is_not(sample_workspace):
     ws, row = sample_workspace, 7
     low, high = (float(ws.X["worst concave points"].quantile(q)) for q in (0.05, 0.95))
-    a = _persuasive(row, _edit(ws, row, "worst concave points", low), None)
-    b = _persuasive(row, _edit(ws, row, "worst concave points", high), a[-1])
-    fresh = _persuasive(row, _edit(ws, row, "worst concave points", high), None)  # b's panels, all sent
+    a = _persuasive(row, _edit(row, "worst concave points", low), None)
+    b = _persuasive(row, _edit(row, "worst concave points", high), a[-1])
+    fresh = _persuasive(row, _edit(row, "worst concave points", high), None)  # b's panels, all sent
     for i in range(8):
         same = to_json_plotly(a[i]) == to_json_plotly(fresh[i])
         assert (b[i] is no_update) == same, i
