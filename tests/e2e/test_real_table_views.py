@@ -125,7 +125,8 @@ def test_adult_permutation_importance_equals_sklearn_beside_mean_shap(adult_serv
     X, y = a.rows()
     d.get(f"{a.base}/descriptive?row={ROW}")
     text = wait_text(d, "descriptive-global-methods", "Rank agreement with mean |SHAP|", timeout=300)
-    fig = plot_data(d, "#descriptive-global-methods")[0]
+    # the text is in the page before Plotly has drawn the figure beside it (plotly.js may still be loading)
+    fig = wait_until(lambda: plot_data(d, "#descriptive-global-methods"), "the importance figure drawn", 30)[0]
     shap, perm = fig["traces"]
     assert fig["title"].startswith("Permutation importance ± standard error (10 shuffles, 300 held-out rows)")
     expected = permutation_importance(a.model, X, y, n_repeats=10, random_state=0,
