@@ -58,10 +58,15 @@ def _start(driver_path: str, opts, attempts: int = 3):
 
 
 def wait_for_figures(driver, timeout: float = 30, minimum: int = 1) -> int:
-    """Wait until at least ``minimum`` Plotly figures have drawn and nothing is loading; return the count."""
+    """Wait until at least ``minimum`` Plotly figures have drawn and nothing is loading; return the count.
+
+    A figure counts once however many ``svg.main-svg`` layers Plotly gave it (two each: counting the layers let one
+    drawn figure pass for two).
+    """
     deadline = time.time() + timeout
     while time.time() < deadline:
-        n = len(driver.find_elements(By.CSS_SELECTOR, ".js-plotly-plot .main-svg"))
+        n = driver.execute_script(
+            "return [...document.querySelectorAll('.js-plotly-plot')].filter(p => p.querySelector('.main-svg')).length")
         loading = driver.execute_script(
             "return document.querySelectorAll('[data-dash-is-loading=\"true\"]').length")
         ready = driver.execute_script("return !!document.querySelector('#_pages_content') "
