@@ -47,6 +47,10 @@ MAX_PATH_CELLS = 8_000_000
 refused with a ValueError before their paths are read, and explained another way."""
 CHUNK_CELLS = 3_000_000
 """Largest ``rows x (leaf, background mask) entries x players per path`` block held at once."""
+COMPILED_MIN_ROWS = 64
+"""Batches of at least this many rows sum the leaf games in compiled code (:mod:`._compiled`, numba): about 5x
+faster a row, but numba's import costs about 50 MB and 0.4 s, which one row at a time (a server's clicks) should
+not pay."""
 
 
 @dataclass(frozen=True)
@@ -250,10 +254,18 @@ def interventional_values(game: LeafGame, nodes: _Nodes, X: np.ndarray, n_player
     scatter : _Scatter, optional
         The game's sparse maps, when kept between calls.
     """
-    sc = _Scatter(game, n_players) if scatter is None else scatter
     L, S = game.player.shape
     plus_w, minus_w = _weights(S)
     out = np.zeros((len(X), n_players, game.value.shape[1]))
+    if len(X) >= COMPILED_MIN_ROWS:
+        from ._compiled import leaf_sums
+
+        step = max(1, CHUNK_CELLS // (L * S))
+        for lo in range(0, len(X), step):
+            xm = _masks(nodes, game.node, game.left, game.slot, S, X[lo:lo + step])
+            leaf_sums(game, xm, plus_w, minus_w, out[lo:lo + step])
+        return out
+    sc = _Scatter(game, n_players) if scatter is None else scatter
     step = max(1, CHUNK_CELLS // max(1, len(game.leaf) + L * S))
     full_e = game.full[game.leaf]
     for lo in range(0, len(X), step):

@@ -204,7 +204,9 @@ class SlowOnce:
         import time
 
         if start == self.slow and not self.killed_file.exists():
-            self.pid_file.write_text(str(os.getpid()))
+            part = self.pid_file.with_suffix(".part")  # renamed whole: the killer never reads a half-written file
+            part.write_text(str(os.getpid()))
+            part.replace(self.pid_file)
             time.sleep(60)                                 # killed long before this ends
         return seeded(start, stop)
 
