@@ -105,6 +105,34 @@ def test_keeping_torch_out_leaves_the_trusted_estimator_list_unchanged():
     assert len(deferred["skops"]) > 100
 
 
+ONE_ROW_THEN_ALL = """
+import json, sys
+from pathlib import Path
+from workspace.settings import Settings
+from app.serve.server import create_app
+from app import services
+folder = Path(sys.argv[1])
+settings = Settings(model=folder / "model.skops", data=folder / "table.csv", target="target", warm=False,
+                    cache_dir=folder / "cache-one-row", state_dir=folder / "state", text_dir=folder / "text")
+create_app(settings=settings)
+services.shap_row(0)
+one = "numba" in sys.modules
+n = len(services.global_importance().values)
+print(json.dumps({"one_row": one, "rows": n, "all_rows": "numba" in sys.modules}))
+"""
+
+
+def test_one_row_of_exact_tree_shap_does_not_import_numba_and_the_global_view_does(user_files):
+    """Tree SHAP of one row (a click) sums its leaf games in numpy: numba's import (about 50 MB) is not paid for
+    it; a batch of at least ``COMPILED_MIN_ROWS`` rows (the global view of the held-out rows) uses the compiled
+    sums (:mod:`explainers.tree_shap._compiled`)."""
+    from explainers.tree_shap._interventional import COMPILED_MIN_ROWS
+
+    result = _run(ONE_ROW_THEN_ALL, str(user_files))
+    assert result["rows"] >= COMPILED_MIN_ROWS
+    assert result == {"one_row": False, "rows": result["rows"], "all_rows": True}
+
+
 BEFORE_LOAD = """
 import json, sys, threading
 from pathlib import Path
