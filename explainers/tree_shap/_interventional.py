@@ -261,10 +261,8 @@ def interventional_values(game: LeafGame, nodes: _Nodes, X: np.ndarray, n_player
         from ._compiled import leaf_sums
 
         step = max(1, CHUNK_CELLS // (L * S))
-        for lo in range(0, len(X), step):
-            xm = _masks(nodes, game.node, game.left, game.slot, S, X[lo:lo + step])
-            leaf_sums(game, xm, plus_w, minus_w, out[lo:lo + step])
-        return out
+        return leaf_sums(game, ((lo, _masks(nodes, game.node, game.left, game.slot, S, X[lo:lo + step]))
+                                for lo in range(0, len(X), step)), plus_w, minus_w, out)
     sc = _Scatter(game, n_players) if scatter is None else scatter
     step = max(1, CHUNK_CELLS // max(1, len(game.leaf) + L * S))
     full_e = game.full[game.leaf]
