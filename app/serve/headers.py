@@ -26,9 +26,10 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from workspace import settings
 
 EVAL_NEEDED = True
-"""Plotly's WebGL traces (``scattergl``: the beeswarm of the Descriptive page) compile their drawing code with
+"""Plotly's WebGL traces (``scattergl``: the beeswarm, dependence and residual scatters past
+:data:`app.views.figures.SVG_MAX_POINTS` dots) compile their drawing code with
 ``new Function`` (regl), refused without ``'unsafe-eval'``; measured in Chromium by
-``tests/e2e/test_security_headers.py`` (the beeswarm is not drawn without it). Dash's renderer, its components
+``tests/e2e/test_security_headers.py`` (a WebGL scatter is not drawn without it). Dash's renderer, its components
 and Plotly's SVG traces run without it."""
 
 

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from dash import html
 
 from app.views.components import gilpin_badge, method_note
-from app.views.figures import CATEGORICAL, DIVERGING, GREY, _layout, esc, plain
+from app.views.figures import CATEGORICAL, DIVERGING, GREY, _layout, esc, plain, points_trace
 from app.views.figures_rows import JITTER_SEED
 from explainers.persuasive import gilpin_label
 
@@ -43,13 +43,14 @@ def shap_figure(v) -> go.Figure:
     s = v.shap
     x, ticks = _x(s.values, v.feature_levels, np.random.default_rng(JITTER_SEED))
     fig = go.Figure()
+    trace = points_trace(len(s.shap_values))
     colour = s.color_feature
     if colour is not None and 0 < len(v.color_levels) <= MAX_LEVEL_COLOURS:
         for i, (level, name) in enumerate(v.color_levels.items()):
             at = s.color_values == level
-            fig.add_trace(go.Scattergl(x=x[at], y=s.shap_values[at], mode="markers", name=esc(name),
-                                       marker=dict(size=5, color=CATEGORICAL[i], opacity=0.8),
-                                       hovertemplate="SHAP %{y:.4f}<extra>%{fullData.name}</extra>"))
+            fig.add_trace(trace(x=x[at], y=s.shap_values[at], mode="markers", name=esc(name),
+                                 marker=dict(size=5, color=CATEGORICAL[i], opacity=0.8),
+                                 hovertemplate="SHAP %{y:.4f}<extra>%{fullData.name}</extra>"))
         legend = dict(showlegend=True, legend=dict(title=dict(text=esc(colour))))
     else:
         marker = dict(size=5, color=GREY, opacity=0.8)
@@ -57,8 +58,8 @@ def shap_figure(v) -> go.Figure:
             marker = dict(size=5, opacity=0.85, color=_percentiles(s.color_values).astype(np.float32),
                           colorscale=DIVERGING, cmin=0, cmax=1,
                           colorbar=dict(title=dict(text=f"{esc(colour)}<br>pct"), thickness=10))
-        fig.add_trace(go.Scattergl(x=x, y=s.shap_values, mode="markers", marker=marker, showlegend=False,
-                                   hovertemplate="SHAP %{y:.4f}<extra></extra>"))
+        fig.add_trace(trace(x=x, y=s.shap_values, mode="markers", marker=marker, showlegend=False,
+                             hovertemplate="SHAP %{y:.4f}<extra></extra>"))
         legend = dict(showlegend=False)
     by = f"coloured by {esc(colour)}" if colour else "no other feature"
     title = (f"SHAP dependence of {esc(s.feature)} ({plain(len(s.rows))} of {plain(s.n_rows)} explained rows, "

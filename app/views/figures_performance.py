@@ -9,12 +9,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from app.views.figures import CATEGORICAL, GREY, _layout, esc
+from app.views.figures import CATEGORICAL, GREY, _layout, esc, points_trace
 from explainers.numbers import plain
-
-SCATTER_GL_ROWS = 2_000
-"""Past this many held-out rows a regressor's scatter plots are drawn with WebGL."""
-
 
 def interval_text(name: str, s) -> str:
     """``"ROC AUC 0.991 (95% interval 0.972–1.000)"`` of a :class:`~explainers.types.ScoreInterval` (its ``text``)."""
@@ -127,10 +123,6 @@ def multiclass_figure(m) -> go.Figure:
     return _matrix(m.matrix, names, names, title, alt, max(320, 40 * len(names) + 160))
 
 
-def _scatter(n: int):
-    return go.Scattergl if n > SCATTER_GL_ROWS else go.Scatter
-
-
 def predicted_actual_figure(r) -> go.Figure:
     """Each held-out row's prediction against its true value, with the identity line."""
     lo = float(min(r.actual.min(), r.predicted.min()))
@@ -139,7 +131,7 @@ def predicted_actual_figure(r) -> go.Figure:
     fig = go.Figure([
         go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color=GREY, dash="dot"), hoverinfo="skip",
                    name="predicted = actual"),
-        _scatter(r.n_rows)(x=r.actual, y=r.predicted, mode="markers", name="rows",
+        points_trace(r.n_rows)(x=r.actual, y=r.predicted, mode="markers", name="rows",
                            marker=dict(color=CATEGORICAL[0], size=5, opacity=0.6),
                            hovertemplate="actual %{x:.4g}, predicted %{y:.4g}<extra></extra>")])
     return _layout(fig, f"Predicted vs actual {esc(r.target)}: {r2}; {rmse}",
@@ -152,7 +144,7 @@ def residuals_figure(r) -> go.Figure:
     """Each held-out row's residual (actual − predicted) against its prediction, with the zero line."""
     res = r.residuals
     fig = go.Figure([
-        _scatter(r.n_rows)(x=r.predicted, y=res, mode="markers", name="rows",
+        points_trace(r.n_rows)(x=r.predicted, y=res, mode="markers", name="rows",
                            marker=dict(color=CATEGORICAL[5], size=5, opacity=0.6),
                            hovertemplate="predicted %{x:.4g}, residual %{y:.4g}<extra></extra>")])
     fig.add_hline(y=0, line=dict(color=GREY, dash="dot"))

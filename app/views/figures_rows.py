@@ -1,4 +1,5 @@
-"""Figures that draw one mark per row, as WebGL scatters (``go.Scattergl``), from the rows the services chose.
+"""Figures that draw one mark per row (SVG, or WebGL past :data:`~app.views.figures.SVG_MAX_POINTS` dots), from the
+rows the services chose.
 
 Which rows are drawn (all, or a seeded uniform sample beyond a cap) is decided in
 :mod:`app.services.row_plots`, never here; this module draws what it is given and states the sample on the plot.
@@ -9,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from app.views.figures import DIVERGING, _label_lines, _layout, esc, plain, tick_labels
+from app.views.figures import DIVERGING, _label_lines, _layout, esc, plain, points_trace, tick_labels
 
 JITTER_SEED = 0
 """Seed of the vertical jitter of the beeswarm's dots (presentation only)."""
@@ -26,14 +27,15 @@ def beeswarm(b) -> go.Figure:
     Returns
     -------
     plotly.graph_objects.Figure
-        One ``Scattergl`` trace per feature; the title says how many rows the view has and, when sampled,
+        One scatter trace per feature (:func:`~app.views.figures.points_trace` of the dots drawn); the title says how many rows the view has and, when sampled,
         how many are drawn, how they were chosen and that mean |SHAP| is from all rows.
     """
     rng = np.random.default_rng(JITTER_SEED)
     m, k = b.values.shape
     fig = go.Figure()
+    trace = points_trace(m * k)
     for pos, name in enumerate(b.feature_names):
-        fig.add_trace(go.Scattergl(
+        fig.add_trace(trace(
             x=b.values[:, pos], y=(pos + rng.uniform(-0.3, 0.3, m)).astype(np.float32), mode="markers",
             marker=dict(size=4, color=b.percentiles[:, pos].astype(np.float32), colorscale=DIVERGING, cmin=0, cmax=1,
                         showscale=pos == 0, colorbar=dict(title="value<br>pct", thickness=10)),

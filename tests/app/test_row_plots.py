@@ -55,7 +55,7 @@ def test_below_the_cap_every_row_is_drawn_and_nothing_is_said_sampled():
     fig = figures_rows.beeswarm(row_plots.beeswarm_of(g))
     assert "sample" not in _title(fig) and "shown" not in _title(fig) and "shown" not in fig.layout.meta["alt"]
     assert _title(fig).startswith(f"SHAP values of {n} rows (beeswarm)")
-    assert {t.type for t in fig.data} == {"scattergl"}
+    assert {t.type for t in fig.data} == {"scatter"}  # 3,600 dots: SVG (figures.SVG_MAX_POINTS)
     for trace in fig.data:
         j = int(trace.name[1:])
         np.testing.assert_array_equal(np.asarray(trace.x), g.values[:, j])  # every row, in order
@@ -85,3 +85,12 @@ def test_descriptive_global_panel_serves_the_sampled_view(monkeypatch):
     assert "2,000 of 5,000 rows shown" in _title(swarm)
     np.testing.assert_allclose(sorted(bar.data[0].x), np.sort(np.abs(g.values).mean(axis=0))[-len(bar.data[0].x):],
                                rtol=1e-12)
+
+
+@pytest.mark.parametrize("rows, kind", [(333, "scatter"), (334, "scattergl")])
+def test_a_beeswarm_is_svg_up_to_4000_dots_and_webgl_past_them(rows, kind):
+    """12 features: 333 rows are 3,996 dots (SVG), 334 rows 4,008 (WebGL); the dots counted in the figure itself."""
+    fig = figures_rows.beeswarm(row_plots.beeswarm_of(_global(rows)))
+    dots = sum(len(t.x) for t in fig.data)
+    assert dots == 12 * rows and {t.type for t in fig.data} == {kind}
+    assert (dots <= 4_000) == (kind == "scatter")
