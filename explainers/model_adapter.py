@@ -257,6 +257,21 @@ class ModelAdapter:
         _openmp_limited(self, self.limits.openmp_threads)
         return _batched(lambda part: np.asarray(self._call(part, "predict")), Z, len(self.codec.names), self.limits)
 
+    def decision_function(self, Z) -> np.ndarray:
+        """The model's own ``decision_function`` on encoded rows (its margins, whatever :attr:`kind` explains), in
+        batches under the deadline (see :meth:`outputs`).
+
+        Raises
+        ------
+        AttributeError
+            If the model has no ``decision_function``.
+        """
+        if not hasattr(self.model, "decision_function"):
+            raise AttributeError(f"{type(self.model).__name__} has no decision_function")
+        _openmp_limited(self, self.limits.openmp_threads)
+        return _batched(lambda part: np.asarray(self._call(part, "decision_function")), Z, len(self.codec.names),
+                        self.limits)
+
     def predict_proba(self, Z) -> np.ndarray:
         if self.kind != "probability":
             raise AttributeError(f"{type(self.model).__name__} has no predict_proba")

@@ -187,7 +187,7 @@ class ShapExplainer:
         """:meth:`_explained_outputs`, computed."""
         a = self.adapter
         if self._margin or self._own_margin:
-            m = np.asarray(a.model.decision_function(a.raw(X)), dtype=float).reshape(len(X), -1)
+            m = np.asarray(a.decision_function(X), dtype=float).reshape(len(X), -1)
             if self._margin:  # Linear SHAP: the last class's margin
                 return m[:, -1:]
             return np.hstack([-m, m]) if m.shape[1] == 1 else m  # binary: class 0's log-odds are -margin

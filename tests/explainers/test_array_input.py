@@ -1,6 +1,7 @@
 """A scikit-learn model fitted on float64 columns is given the array its validation makes (``explainers._array_input``):
 the same outputs bit for bit, without scikit-learn's per-column dtype checks (issue 27: about 70 ms of every call on
-10,000 columns); models that may read a column by name, or tables that are not all float64, are called as before.
+10,000 columns), and one fitted on integer columns (a one-hot table read from a CSV: issue 23); models that may read a
+column by name, tables of mixed dtypes, and integer rows holding a missing value are called as before.
 
 Oracle: the estimator's own method on the DataFrame the adapter decodes (``adapter.raw``: what it was called with
 before); equality with ``np.array_equal``, not a tolerance. (The same rows sliced from another frame can differ in the
@@ -13,7 +14,7 @@ import pandas as pd
 import pytest
 from sklearn.compose import ColumnTransformer
 from sklearn.datasets import load_breast_cancer, load_iris
-from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
@@ -132,3 +133,64 @@ def test_a_method_that_differs_on_the_array_keeps_the_dataframe(monkeypatch):
     Z = adapter.codec.encode(X.iloc[:10])
     assert np.array_equal(adapter.outputs(Z), model.predict_proba(adapter.raw(Z)))
     assert adapter._array_input._same == {"predict_proba": False}
+
+
+def _integer_table():
+    """Breast cancer's measurements times 100, rounded, as int64 columns, beside three one-hot int64 columns of a
+    binned feature (the shape of a one-hot table read from a CSV)."""
+    X, y = _frame(load_breast_cancer)
+    ints = (X * 100).round().astype(np.int64)
+    size = pd.get_dummies(pd.qcut(X["mean radius"], 3, labels=["small", "mid", "large"]), prefix="radius", dtype=np.int64)
+    return pd.concat([ints, size], axis=1), y
+
+
+INTEGER_MODELS = [
+    ("boosted", lambda: GradientBoostingClassifier(n_estimators=30, random_state=0), ("predict_proba", "decision_function")),
+    ("forest", lambda: RandomForestClassifier(30, random_state=0), ("predict_proba", "predict")),
+    ("logistic", lambda: LogisticRegression(max_iter=300), ("predict_proba", "decision_function")),
+]
+
+
+@pytest.mark.parametrize("make, methods", [m[1:] for m in INTEGER_MODELS], ids=[m[0] for m in INTEGER_MODELS])
+def test_an_integer_table_is_given_its_array_with_the_same_outputs(make, methods, dtype_checks):
+    X, y = _integer_table()
+    assert set(X.dtypes) == {np.dtype(np.int64)} and X.shape[1] == 33
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # convergence
+        model = make().fit(X.iloc[::2], y.iloc[::2])
+    adapter = ModelAdapter.for_table(model, X)
+    assert adapter._array_input is not None
+    Z = adapter.codec.encode(X.iloc[1::2])
+    for method in methods:
+        adapter._call(Z.iloc[:3], method)  # the first use checks the method on the probe
+        dtype_checks.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            ours = np.asarray(adapter._call(Z, method))
+        assert dtype_checks == []
+        theirs = np.asarray(getattr(model, method)(adapter.raw(Z)))  # oracle: the model on the table it was fitted on
+        assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
+    if "decision_function" in methods:  # the adapter's own method (Tree and Linear SHAP's margins) is the same call
+        assert np.array_equal(adapter.decision_function(Z), model.decision_function(adapter.raw(Z)))
+
+
+def test_integer_rows_holding_a_missing_value_are_given_the_table(monkeypatch):
+    X, y = _integer_table()
+    model = HistGradientBoostingClassifier(max_iter=20, random_state=0).fit(X, y)
+    adapter = ModelAdapter.for_table(model, X)
+    assert adapter._array_input is not None
+    given, real = [], type(model).predict_proba
+
+    def spy(self, data):
+        given.append(type(data).__name__)
+        return real(self, data)
+    monkeypatch.setattr(type(model), "predict_proba", spy)
+    Z = adapter.codec.encode(X.iloc[:40]).to_numpy().copy()
+    adapter.outputs(Z)  # checks the method on the probe (two calls), then the array (one)
+    assert given[-1] == "ndarray"
+    Z[3, 0] = np.nan  # a missing value: that column decodes as float64 beside 32 int64 columns
+    table = adapter.raw(Z)
+    assert set(table.dtypes) == {np.dtype(np.int64), np.dtype(np.float64)}
+    out = adapter.outputs(Z)
+    assert given[-1] == "DataFrame"
+    assert np.array_equal(out, real(model, table)) and np.isfinite(out).all()
