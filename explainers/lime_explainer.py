@@ -78,6 +78,10 @@ class LimeExplainer:
         seeded sample of this many training rows when there are more (said in
         ``source``): on 75,000 x 1,000 training rows building LIME's explainer
         from all of them took minutes per explained row.
+    training_rows : ndarray of int, optional
+        Positions in ``training_data`` of the training rows (default: every row): the statistics are those of
+        ``training_data.iloc[training_rows]``, without copying those rows (Adult's 24,420 training rows: a 21 MB copy
+        at start, for the 5,000 rows sampled).
     repeats : int, default=5
         Independent LIME fits per explanation (seeds ``seed, seed+1, ..., seed+repeats-1``); at least 2.
     rel_tolerance : float, default=0.05
@@ -128,7 +132,7 @@ class LimeExplainer:
                  missing_columns=(), output_space: str = "probability", units: str | None = None,
                  max_training_rows: int = 5000, repeats: int = REPEATS, rel_tolerance: float = REL_TOLERANCE,
                  time_budget_s: float = TIME_BUDGET_S, max_samples: int = MAX_SAMPLES,
-                 min_changes: int = MIN_CHANGES) -> None:
+                 min_changes: int = MIN_CHANGES, training_rows: np.ndarray | None = None) -> None:
         if int(repeats) < 2:
             raise ValueError(f"repeats must be at least 2 (a standard error needs two fits), got {repeats}")
         if not rel_tolerance > 0 or not time_budget_s > 0:
@@ -146,11 +150,12 @@ class LimeExplainer:
         self.mode, self.output_space = mode, output_space
         self.units = units or f"probability of {self.class_names[target_index]!r}"
         self.kernel_width = kernel_width if kernel_width is not None else 0.75 * np.sqrt(len(self.feature_names))
-        summary, n_train, keep = "", len(training_data), slice(None)
+        rows = np.arange(len(training_data)) if training_rows is None else np.asarray(training_rows, dtype=np.intp)
+        summary, n_train = "", len(rows)
         if n_train > max_training_rows:  # only the sampled rows are converted (Adult: 4 MB, not 20)
-            keep = np.sort(np.random.default_rng(seed).choice(n_train, max_training_rows, replace=False))
+            rows = rows[np.sort(np.random.default_rng(seed).choice(n_train, max_training_rows, replace=False))]
             summary = f"; training statistics from a seeded sample of {max_training_rows} of {n_train} rows"
-        train = training_data.iloc[keep].to_numpy(dtype=float)
+        train = training_data.iloc[rows].to_numpy(dtype=float)
         self._cats = {int(j): [str(v) for v in names] for j, names in (categorical_names or {}).items()}
         nan_cols = set(np.flatnonzero(np.isnan(train).any(axis=0)).tolist()) | {int(j) for j in missing_columns}
         const = {j for j in range(train.shape[1]) if np.unique(train[~np.isnan(train[:, j]), j]).size <= 1}

@@ -102,19 +102,16 @@ def render_row(row, players="children", stability_runs=1, whatif=None, digests=N
 
 
 def _rendered_stored_rows() -> dict:
-    return {row: _as_sent(render_local(row)) for row in services.stored_views()}
+    return {row: sent.as_text(render_local(row)) for row in services.stored_views()}
 
 
 rendered_stored_rows = services.lazy("descriptive_rendered_rows", _rendered_stored_rows, warm=True)
 """Served from a store, :func:`render_local` of each stored row whose view the warm-up prepared
-(:func:`app.services.row_view.stored_views`), drawn by the warm-up with figures as dicts: a click then only sends
-them. Building the two figures and the cards took 8-10 ms of a click on a server idle between clicks. Empty
-without a store."""
-
-
-def _as_sent(panels):
-    waterfall, lime_bar, summary, notes = panels
-    return waterfall.to_plotly_json(), lime_bar.to_plotly_json(), summary, notes
+(:func:`app.services.row_view.stored_views`), drawn by the warm-up and kept as JSON text
+(:func:`app.views.sent.as_text`): a click only reads them back (:func:`app.views.sent.from_text`). Building the two
+figures and the cards took 8-10 ms of a click on a server idle between clicks; kept as figures (dicts) and cards
+(components), Adult's 400 stored rows held 18 MB of the server, most of its peak memory above the peer's (issue 23),
+as text about 5 MB. Empty without a store."""
 
 
 def _panels(row, players):
@@ -122,4 +119,4 @@ def _panels(row, players):
     number = services.stored_row_number(row)
     found = services.ready_entry("descriptive_rendered_rows", number) if players != "raw" and number is not None \
         else None
-    return found if found is not None else render_local(row, players)
+    return sent.from_text(found) if found is not None else render_local(row, players)

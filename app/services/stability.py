@@ -42,7 +42,7 @@ def _shap_for_seed(x):
     ws = workspace()
 
     def explain(seed: int) -> ex.Explanation:
-        return ex.ShapExplainer(ws.adapter, background=ws.X.iloc[ws.train_idx], target_index=ws.model.index,
+        return ex.ShapExplainer(ws.adapter, background=ws.X, background_rows=ws.train_idx, target_index=ws.model.index,
                                 target_name=ws.positive_class, background_size=tabular.BACKGROUND_SIZE,
                                 seed=seed).explain(x)
     return explain

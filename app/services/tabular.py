@@ -107,7 +107,7 @@ def predict_positive(a: np.ndarray) -> np.ndarray:
 
 def _make_shap(space: str = "raw"):
     ws = workspace()
-    return ex.ShapExplainer(ws.adapter, background=ws.X.iloc[ws.train_idx], target_index=ws.model.index,
+    return ex.ShapExplainer(ws.adapter, background=ws.X, background_rows=ws.train_idx, target_index=ws.model.index,
                             target_name=ws.positive_class, background_size=BACKGROUND_SIZE, seed=0, space=space,
                             max_orderings=LOCAL_MAX_ORDERINGS)
 
@@ -116,15 +116,15 @@ def _make_lime():
     ws = workspace()
     codec = ws.adapter.codec
     cats = {j: [codec.columns[j].label(i) for i in range(len(codec.columns[j].levels))] for j in codec.categorical}
-    missing = tuple(np.flatnonzero(ws.X.isna().to_numpy().any(axis=0)))
+    missing = tuple(np.flatnonzero(np.isnan(ws.X.to_numpy(dtype=float)).any(axis=0)))
     if ws.output_kind == "probability":
         return ex.LimeExplainer(lambda a: ws.model.predict_proba(pd.DataFrame(a, columns=ws.X.columns, copy=False)),
-                                training_data=ws.X.iloc[ws.train_idx], class_names=ws.classes,
+                                training_data=ws.X, training_rows=ws.train_idx, class_names=ws.classes,
                                 num_samples=LIME_SAMPLES, seed=0, categorical_names=cats, missing_columns=missing,
                                 **LIME_LIMITS)
     view = ws.model  # margins, labels or a regressor's output: LIME in regression mode on that number
     return ex.LimeExplainer(lambda a: view.adapter.outputs(pd.DataFrame(a, columns=ws.X.columns, copy=False)),
-                            training_data=ws.X.iloc[ws.train_idx], class_names=view.adapter.output_names,
+                            training_data=ws.X, training_rows=ws.train_idx, class_names=view.adapter.output_names,
                             target_index=view.index, mode="regression", output_space="raw", units=view.units(),
                             num_samples=LIME_SAMPLES, seed=0, categorical_names=cats, missing_columns=missing,
                             **LIME_LIMITS)

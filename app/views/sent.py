@@ -16,6 +16,7 @@ forges only withholds that browser's own panels, never anyone else's.
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Sequence
 
 from dash import dcc, no_update
@@ -48,6 +49,18 @@ def digest(value) -> str:
         BLAKE2b (8 bytes) of its JSON text: equal values, equal digests.
     """
     return hashlib.blake2b(to_json_plotly(value).encode(), digest_size=8).hexdigest()
+
+
+def as_text(values: Sequence) -> tuple[bytes, ...]:
+    """Callback outputs kept for later as compact JSON text, as Dash sends them (Plotly's encoder; a component as its
+    JSON, which Dash's renderer reads as the component). Text holds about a quarter of the memory of the figures'
+    dicts and the components' objects; :func:`from_text` reads them back (about 0.1 ms for a row page's panels)."""
+    return tuple(to_json_plotly(v).encode() for v in values)
+
+
+def from_text(kept: Sequence[bytes]) -> tuple:
+    """Outputs kept by :func:`as_text`, ready to return from a callback (dicts: the JSON Dash sends)."""
+    return tuple(json.loads(v) for v in kept)
 
 
 def only_changed(values: Sequence, sent) -> tuple[list, dict]:

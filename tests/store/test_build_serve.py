@@ -137,25 +137,27 @@ def test_the_warm_up_prepares_each_stored_rows_view_and_a_click_reads_it(serving
 
 
 def test_the_warm_up_draws_each_stored_rows_panels_and_a_click_sends_them(serving, monkeypatch):
-    """The Descriptive page's panels of each stored row are drawn by the warm-up (figures as dicts); a click sends
+    """The Descriptive page's panels of each stored row are drawn by the warm-up (figures as JSON text); a click sends
     those, and they are what drawing the row on demand gives (oracle: ``render_local`` called directly, as JSON)."""
     services, ws, folder = serving
     from dash._utils import to_json
 
     from app.callbacks import descriptive
+    from app.views import sent
 
     services.join_late()  # the page module may be imported only now, after the fixture installed the workspace
     rows = np.load(folder / "rows.npy").tolist()
     drawn = descriptive.rendered_stored_rows()
     assert sorted(drawn) == rows and services.is_ready("descriptive_rendered_rows")
     for r in rows[:3]:
-        assert json.loads(to_json(drawn[r])) == json.loads(to_json(descriptive.render_local(r)))
+        assert all(isinstance(p, bytes) for p in drawn[r]) and len(drawn[r]) == 4  # kept as text
+        assert json.loads(to_json(sent.from_text(drawn[r]))) == json.loads(to_json(descriptive.render_local(r)))
 
     def boom(*_):
         raise AssertionError("drawn again although the warm-up drew it")
 
     monkeypatch.setattr(descriptive, "render_local", boom)
-    assert descriptive.render_row(rows[0])[:4] == drawn[rows[0]]
+    assert descriptive.render_row(rows[0])[:4] == sent.from_text(drawn[rows[0]])
     with pytest.raises(AssertionError, match="drew it"):  # SHAP with raw players is drawn on demand
         descriptive.render_row(rows[0], "raw")
 

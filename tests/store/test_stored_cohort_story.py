@@ -62,8 +62,7 @@ def test_the_story_survives_json_with_nan_and_a_partial_count():
     measures = {m: np.full(n, np.nan) for m in STORY_MEASURES}
     measures["sufficiency"][:k] = [0.25, np.nan]
     measures["mass_retained"][:k] = [0.5, 1.0]
-    shares = np.full((n, d), np.nan)
-    shares[:k] = [[0.5, 0.25, 0.25], [np.nan, 1.0, 0.0]]
+    shares = np.array([[0.5, 0.25, 0.25], [np.nan, 1.0, 0.0]])  # the measured rows only
     hidden = np.zeros((n, d), dtype=bool)
     hidden[1, 2] = True
     story = _Story(measures, shares, hidden, k, "note")
