@@ -55,7 +55,13 @@ MODELS = [
 @pytest.mark.parametrize("make, methods", [m[1:] for m in MODELS], ids=[m[0] for m in MODELS])
 @pytest.mark.parametrize("loader", [load_breast_cancer, load_iris], ids=["binary", "three classes"])
 def test_outputs_equal_the_models_own_bit_for_bit_with_no_per_column_check(make, methods, loader, dtype_checks):
-    X, y = _frame(loader)
+    adapter, Z = _calls_equal_on_the_array(make, *_frame(loader), methods, dtype_checks)
+    assert np.array_equal(adapter.outputs(Z), adapter.outputs(Z.to_numpy()))
+
+
+def _calls_equal_on_the_array(make, X, y, methods, dtype_checks):
+    """Fit ``make()`` on half of ``X``; each method on the other half's encoded rows is given the array (no per-column
+    dtype check, no warning) and equals the model's own call on the table (oracle). Returns (adapter, those rows)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence
         model = make().fit(X.iloc[::2], y.iloc[::2])
@@ -71,7 +77,7 @@ def test_outputs_equal_the_models_own_bit_for_bit_with_no_per_column_check(make,
         assert dtype_checks == []  # the model was given the array: no per-column dtype check
         theirs = np.asarray(getattr(model, method)(adapter.raw(Z)))
         assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
-    assert np.array_equal(adapter.outputs(Z), adapter.outputs(Z.to_numpy()))
+    return adapter, Z
 
 
 def test_a_regressor_and_the_guards_fingerprint_too():
@@ -155,23 +161,9 @@ INTEGER_MODELS = [
 def test_an_integer_table_is_given_its_array_with_the_same_outputs(make, methods, dtype_checks):
     X, y = _integer_table()
     assert set(X.dtypes) == {np.dtype(np.int64)} and X.shape[1] == 33
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # convergence
-        model = make().fit(X.iloc[::2], y.iloc[::2])
-    adapter = ModelAdapter.for_table(model, X)
-    assert adapter._array_input is not None
-    Z = adapter.codec.encode(X.iloc[1::2])
-    for method in methods:
-        adapter._call(Z.iloc[:3], method)  # the first use checks the method on the probe
-        dtype_checks.clear()
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            ours = np.asarray(adapter._call(Z, method))
-        assert dtype_checks == []
-        theirs = np.asarray(getattr(model, method)(adapter.raw(Z)))  # oracle: the model on the table it was fitted on
-        assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
+    adapter, Z = _calls_equal_on_the_array(make, X, y, methods, dtype_checks)
     if "decision_function" in methods:  # the adapter's own method (Tree and Linear SHAP's margins) is the same call
-        assert np.array_equal(adapter.decision_function(Z), model.decision_function(adapter.raw(Z)))
+        assert np.array_equal(adapter.decision_function(Z), adapter.model.decision_function(adapter.raw(Z)))
 
 
 def test_integer_rows_holding_a_missing_value_are_given_the_table(monkeypatch):
