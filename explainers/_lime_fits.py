@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["RepeatedFits", "repeat_until_converged", "next_factor", "ridge_fit", "weighted_r2", "one_blas_thread",
+           "unidentified_note",
            "REPEATS", "REL_TOLERANCE", "TIME_BUDGET_S", "MAX_SAMPLES"]
 
 REPEATS = 5
@@ -266,3 +267,16 @@ def next_factor(max_se: float, tolerance: float) -> int:
         return 2
     need = (max_se / tolerance) ** 2
     return int(2 ** int(min(10, max(1, np.ceil(np.log2(max(need, 1.0)))))))
+
+
+def unidentified_note(names: tuple[str, ...], n_features: int, min_changes: int, n: int) -> str:
+    """Tabular LIME's source-line words for the features left out of the convergence judgment (``names``, largest
+    ``|weight|`` first: those a bar chart may draw), of ``n_features``, at ``n`` samples a fit; "" when none is."""
+    if not names:
+        return ""
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    judged = ("they are not judged against the tolerance" if len(names) < n_features else
+              "no feature is, so every one is judged")
+    return (f"; {len(names)} of {n_features} features not identified in this neighbourhood "
+            f"(indicator changed in fewer than {min_changes} of {n} samples a fit; largest |weight| first: "
+            f"{shown}): weights and standard errors shown, {judged}")

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ._lime_fits import MAX_SAMPLES, REL_TOLERANCE, REPEATS, TIME_BUDGET_S, repeat_until_converged
-from ._lime_fits import one_blas_thread, ridge_fit, weighted_r2
+from ._lime_fits import one_blas_thread, ridge_fit, unidentified_note, weighted_r2
 from ._lime_sampler import LimeSpace, kernel_weights
 from .numbers import plain
 from .types import Explanation, Fidelity
@@ -313,7 +313,7 @@ class LimeExplainer:
                   f"largest standard error{of} {plain(judged_se, 2, trim=True)} "
                   f"{'≤' if converged else '>'} tolerance {plain(tolerance, 2, trim=True)} "
                   f"({self.rel_tolerance:.0%} of the largest |weight|{of}): "
-                  + ("converged" if converged else f"not converged{why}") + self._unidentified_note(unidentified, n))
+                  + ("converged" if converged else f"not converged{why}") + unidentified_note(unidentified, d, self.min_changes, n))
         return Explanation(
             method="lime", feature_names=self.feature_names, values=values, base_value=intercept,
             prediction=prediction, feature_values=row, output_space=self.output_space,
@@ -373,19 +373,6 @@ class LimeExplainer:
             True where the mean count over the fits is at least ``min_changes``.
         """
         return np.mean([f[4] for f in fits], axis=0) >= self.min_changes
-
-    def _unidentified_note(self, names: tuple[str, ...], n: int) -> str:
-        """The source line's words for the features left out of the convergence judgment (largest |weight| first:
-        those a bar chart may draw)."""
-        if not names:
-            return ""
-        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-        judged = ("they are not judged against the tolerance" if len(names) < len(self.feature_names) else
-                  "no feature is, so every one is judged")
-        return (f"; {len(names)} of {len(self.feature_names)} features not identified in this neighbourhood "
-                f"(indicator changed in fewer than {self.min_changes} of {n} samples a fit; largest |weight| first: "
-                f"{shown}): weights and "
-                f"standard errors shown, {judged}")
 
     def _outputs(self, fn, inverse: np.ndarray) -> np.ndarray:
         """The explained output of LIME-space rows, in calls of at most :data:`ROUND_CELLS` cells."""
