@@ -1,5 +1,5 @@
-"""A scikit-learn model fitted on a table of float64 (or of integer) columns, given the array its own validation makes of
-the table.
+"""A scikit-learn model fitted on a table of float64 (or of integer) columns, given the array its own validation makes
+of the table.
 
 scikit-learn's ``check_array`` looks at every column's dtype of a DataFrame (``_pandas_dtype_needs_early_conversion``,
 narwhals' column checks) before it takes ``numpy.asarray`` of it: on a 10,000-column table that is about 70 ms of every
@@ -9,8 +9,8 @@ call whatever its rows (a ``LogisticRegression`` on one row: 71 ms given the Dat
 row the store lacks (issue 23). When every column has one numpy dtype, float64 or an integer, the validation converts
 nothing first: it ends in ``numpy.asarray(frame)`` (``order`` and ``dtype`` as the estimator asks, which it applies to
 an array alike: the frame's one block, cast once), and of the frame itself only its column names are read, to compare
-them with the model's ``feature_names_in_``. :class:`ArrayInput` hands the model ``numpy.asarray(frame)`` instead, with the one
-warning that follows ("X does not have valid feature names") ignored, so the estimator computes from the same array
+them with the model's ``feature_names_in_``. :class:`ArrayInput` hands the model ``numpy.asarray(frame)`` instead,
+with the one warning that follows ("X does not have valid feature names") ignored, so the estimator computes from the same array
 and its outputs are the same bit for bit.
 
 It applies only where that reasoning holds: the codec's columns are all numeric with one numpy dtype, float64 or an
@@ -52,14 +52,11 @@ def _plain_sklearn(est) -> bool:
 
 
 def _one_number_dtype(codec: TabularCodec) -> bool:
-    """Every column numeric with the same numpy dtype, float64 or an integer (never bool: scikit-learn converts a
-    DataFrame's bool columns early, an array's not)."""
-    dtypes = [codec.model_dtype(j) for j in range(len(codec.columns))]
-    if not dtypes or any(c.kind != "numeric" for c in codec.columns):
-        return False
-    first = dtypes[0]
-    return isinstance(first, np.dtype) and (first == np.float64 or first.kind in "iu") and \
-        all(isinstance(d, np.dtype) and d == first for d in dtypes)
+    """Every column numeric with the same numpy dtype, float64 or an integer (the codec's one-block dtype,
+    :attr:`~explainers._codec.TabularCodec.block_dtype`, never bool: scikit-learn converts a DataFrame's bool columns
+    early, an array's not)."""
+    block = codec.block_dtype
+    return len(codec.columns) > 0 and block is not None and block.kind != "b"
 
 
 def _one_block(table) -> bool:

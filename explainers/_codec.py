@@ -206,6 +206,12 @@ class TabularCodec:
         """Column ``j`` of :meth:`decode` for its encoded values ``z`` alone (an ndarray where its dtype is numpy's)."""
         return self._decoded_column(self.columns[j], self._dtypes[j], np.asarray(z, dtype=float))
 
+    @property
+    def block_dtype(self):
+        """The one numpy dtype every column decodes to when all are numbers of one dtype, float64, an integer or bool
+        (:meth:`decode` then builds the model's table as one block), else None."""
+        return self._block
+
     def model_dtype(self, j: int):
         """The dtype column ``j`` is decoded to (the raw table's)."""
         return self._dtypes[j]

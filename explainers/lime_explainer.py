@@ -313,7 +313,8 @@ class LimeExplainer:
                   f"largest standard error{of} {plain(judged_se, 2, trim=True)} "
                   f"{'≤' if converged else '>'} tolerance {plain(tolerance, 2, trim=True)} "
                   f"({self.rel_tolerance:.0%} of the largest |weight|{of}): "
-                  + ("converged" if converged else f"not converged{why}") + unidentified_note(unidentified, d, self.min_changes, n))
+                  + ("converged" if converged else f"not converged{why}")
+                  + unidentified_note(unidentified, d, self.min_changes, n))
         return Explanation(
             method="lime", feature_names=self.feature_names, values=values, base_value=intercept,
             prediction=prediction, feature_values=row, output_space=self.output_space,

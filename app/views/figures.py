@@ -54,8 +54,8 @@ SVG_MAX_POINTS = 4_000
 Chromium (software WebGL), 12 traces drawn on a fresh page: WebGL costs about 0.5-0.8 s and 1.2-1.8 CPU s (every
 Chromium process) whatever the count, its set-up, against SVG's 0.1 s and 0.5 CPU s for 12 points, 0.2 s and 0.6
 CPU s for 1,200, 0.3-0.5 s and 0.8-1.0 CPU s for 2,400; both about 0.7-0.9 s at 5,000 and WebGL ahead from 10,000
-(1.0 vs 1.1 s). So the sample's beeswarm (1,716 dots) and dependence scatter draw as SVG, Adult's 24,000 dots as
-WebGL."""
+(1.0 vs 1.1 s). So the sample's dependence scatter (569 dots) draws as SVG; its beeswarm (569 rows x 12 features,
+6,828 dots) and Adult's (24,000) as WebGL."""
 
 
 def points_trace(n_points: int):

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 from app.views.figures import CATEGORICAL, GREY, _layout, esc, points_trace
 from explainers.numbers import plain
 
+
 def interval_text(name: str, s) -> str:
     """``"ROC AUC 0.991 (95% interval 0.972–1.000)"`` of a :class:`~explainers.types.ScoreInterval` (its ``text``)."""
     return s.text(name)
@@ -132,8 +133,8 @@ def predicted_actual_figure(r) -> go.Figure:
         go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color=GREY, dash="dot"), hoverinfo="skip",
                    name="predicted = actual"),
         points_trace(r.n_rows)(x=r.actual, y=r.predicted, mode="markers", name="rows",
-                           marker=dict(color=CATEGORICAL[0], size=5, opacity=0.6),
-                           hovertemplate="actual %{x:.4g}, predicted %{y:.4g}<extra></extra>")])
+                               marker=dict(color=CATEGORICAL[0], size=5, opacity=0.6),
+                               hovertemplate="actual %{x:.4g}, predicted %{y:.4g}<extra></extra>")])
     return _layout(fig, f"Predicted vs actual {esc(r.target)}: {r2}; {rmse}",
                    alt=f"{r.n_rows:,} held-out rows, predicted against actual {r.target}; {r2}; {rmse}",
                    xaxis=dict(title=f"actual {esc(r.target)}"), yaxis=dict(title=f"predicted {esc(r.target)}"),
@@ -145,8 +146,8 @@ def residuals_figure(r) -> go.Figure:
     res = r.residuals
     fig = go.Figure([
         points_trace(r.n_rows)(x=r.predicted, y=res, mode="markers", name="rows",
-                           marker=dict(color=CATEGORICAL[5], size=5, opacity=0.6),
-                           hovertemplate="predicted %{x:.4g}, residual %{y:.4g}<extra></extra>")])
+                               marker=dict(color=CATEGORICAL[5], size=5, opacity=0.6),
+                               hovertemplate="predicted %{x:.4g}, residual %{y:.4g}<extra></extra>")])
     fig.add_hline(y=0, line=dict(color=GREY, dash="dot"))
     alt = (f"residuals of {r.n_rows:,} held-out rows: mean {plain(float(res.mean()), 4, trim=True)}, "
            f"largest under-prediction {plain(float(res.max()), 4, trim=True)}, largest over-prediction "
