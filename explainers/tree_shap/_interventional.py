@@ -165,13 +165,22 @@ def leaf_game(forest: Forest, groups: np.ndarray, background: np.ndarray) -> tup
     used = max(used, 1)
     player = player[:, :used]
     full = _pack(player >= 0)
-    masks = _masks(nodes, node, left, slot, used, background)  # (m, L)
-    leaf_ix = np.broadcast_to(np.arange(L), masks.shape).ravel()
-    pairs = np.stack([leaf_ix, masks.ravel().view(np.int64)], axis=1)
-    uniq, count = np.unique(pairs, axis=0, return_counts=True)
-    game = LeafGame(node, left, slot, full, player, value, uniq[:, 0], uniq[:, 1].view(np.uint64),
-                    count.astype(np.float64), len(background))
-    return game, nodes
+    leaf, mask, count = _distinct_per_leaf(_masks(nodes, node, left, slot, used, background))
+    return LeafGame(node, left, slot, full, player, value, leaf, mask, count, len(background)), nodes
+
+
+def _distinct_per_leaf(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct masks of each leaf's column of ``masks`` (n_rows, n_leaves) and how many rows have each.
+
+    Returns (leaf, mask, count), ordered by leaf, then mask: ``np.unique`` of the (leaf, mask) pairs, without its
+    copies of every pair (a random forest's 100 background rows x 3,068 leaves held 15 MB more at once).
+    """
+    n = masks.shape[0]
+    by_leaf = np.sort(masks.T, axis=1)  # (n_leaves, n_rows); masks < 2**62: their order as int64 or uint64 is one
+    first = np.ones(by_leaf.shape, dtype=bool)
+    first[:, 1:] = by_leaf[:, 1:] != by_leaf[:, :-1]
+    at = np.flatnonzero(first)  # row-major: by leaf, then mask
+    return at // n, by_leaf.ravel()[at], np.diff(np.append(at, by_leaf.size)).astype(np.float64)
 
 
 def _depth(t) -> int:
@@ -184,9 +193,12 @@ def _depth(t) -> int:
 
 
 def _pack(bits: np.ndarray) -> np.ndarray:
-    """Bool array (..., S) -> uint64 masks (...), bit s set when ``bits[..., s]``."""
-    w = np.left_shift(np.uint64(1), np.arange(bits.shape[-1], dtype=np.uint64))
-    return (bits.astype(np.uint64) * w).sum(axis=-1, dtype=np.uint64)
+    """Bool array (..., S) -> uint64 masks (...), bit s set when ``bits[..., s]``: a slot at a time, so no uint64
+    copy of ``bits`` (8 bytes a cell) is ever held."""
+    out = np.zeros(bits.shape[:-1], dtype=np.uint64)
+    for s in range(bits.shape[-1]):
+        out |= bits[..., s].astype(np.uint64) << np.uint64(s)
+    return out
 
 
 def _masks(nodes: _Nodes, node, left, slot, S: int, X: np.ndarray) -> np.ndarray:
@@ -197,16 +209,16 @@ def _masks(nodes: _Nodes, node, left, slot, S: int, X: np.ndarray) -> np.ndarray
     col = np.full(len(nodes.feature), -1)
     col[used] = np.arange(used.size)
     go = nodes.goes_left(X, used)  # (n, n_used)
-    fail = np.zeros((len(X), L, S), dtype=bool)
+    masks = np.full((len(X), L), _pack(np.ones(S, dtype=bool)), dtype=np.uint64)  # every slot, until a test fails
     rows = np.arange(L)
-    for d in range(depth):
+    for d in range(depth):  # a slot's bit cleared where the row goes the other way at a node of that slot
         ok = on[:, d]
         if not ok.any():
             break
         r = rows[ok]
-        wrong = go[:, col[node[r, d]]] != left[r, d]
-        fail[:, r, slot[r, d]] |= wrong
-    return _pack(~fail)
+        wrong = go[:, col[node[r, d]]] != left[r, d]  # (n, len(r))
+        masks[:, r] &= ~(wrong.astype(np.uint64) << slot[r, d].astype(np.uint64))
+    return masks
 
 
 def _weights(S: int) -> tuple[np.ndarray, np.ndarray]:
