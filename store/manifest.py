@@ -47,7 +47,7 @@ def read_manifest(folder: Path) -> dict:
     return manifest
 
 
-def check_files(folder: Path, manifest: dict, max_bytes: int) -> dict[str, bytes | np.ndarray]:
+def check_files(folder: Path, manifest: dict, max_bytes: int) -> dict[str, bytearray | np.ndarray]:
     """Check every file the manifest names and return what was checked: nothing is read again later.
 
     Each name must be a file of this format (:data:`~store.format.HOLDS`); the declared sizes are summed
@@ -61,7 +61,7 @@ def check_files(folder: Path, manifest: dict, max_bytes: int) -> dict[str, bytes
     Returns
     -------
     dict
-        File name to ``bytes`` (``.json``, ``.parquet``) or ``numpy.memmap`` (``.npy``).
+        File name to its bytes (``bytearray``: ``.json``, ``.parquet``) or ``numpy.memmap`` (``.npy``).
 
     Raises
     ------
@@ -84,7 +84,7 @@ def check_files(folder: Path, manifest: dict, max_bytes: int) -> dict[str, bytes
     return {name: _checked_file(folder, name, entry) for name, entry in manifest["files"].items()}
 
 
-def _checked_file(folder: Path, name: str, entry: dict) -> bytes | np.ndarray:
+def _checked_file(folder: Path, name: str, entry: dict) -> bytearray | np.ndarray:
     path = folder / name
     if not os.path.lexists(path):
         raise CandorError(f"store {folder}: {name} is missing")
@@ -94,20 +94,21 @@ def _checked_file(folder: Path, name: str, entry: dict) -> bytes | np.ndarray:
         if size != declared:
             raise CandorError(f"store {folder}: {name} is {size:,} bytes, the manifest says {declared!r} "
                               "(tampered with or half-copied); rebuild the store")
-        keep = not name.endswith(".npy")
-        h, parts, read = hashlib.sha256(), [], 0
-        while read <= declared:
-            block = fh.read(min(CHUNK, declared + 1 - read))
-            if not block:
+        keep = not name.endswith(".npy")  # kept: read into one buffer, never a list of blocks and a copy of them
+        h, read = hashlib.sha256(), 0
+        buf = bytearray(declared if keep else min(CHUNK, declared))
+        view = memoryview(buf)
+        while read < declared:
+            part = view[read:read + min(CHUNK, declared - read)] if keep else view[:min(CHUNK, declared - read)]
+            got = fh.readinto(part)
+            if not got:
                 break
-            h.update(block)
-            read += len(block)
-            if keep:
-                parts.append(block)
-        if read != declared or h.hexdigest() != entry.get("sha256"):
+            h.update(part[:got])
+            read += got
+        if read != declared or fh.read(1) or h.hexdigest() != entry.get("sha256"):  # fh.read(1): grown since
             raise CandorError(f"store {folder}: {name} does not match the SHA-256 in its manifest (tampered with "
                               "or corrupted); rebuild the store")
-        return b"".join(parts) if keep else _npy_map(fh, folder, name, declared)
+        return buf if keep else _npy_map(fh, folder, name, declared)
 
 
 def _npy_map(fh, folder: Path, name: str, size: int) -> np.ndarray:

@@ -252,7 +252,7 @@ def open_store(folder: str | Path, *, model_sha256: str, data_sha256: str, max_b
     rows, arrays = check_arrays(folder, manifest, loaded)
     meta = check_row_meta(folder, loaded["row_meta.parquet"], rows, manifest["workspace"]["columns"], max_bytes) \
         if len(rows) else {}
-    documents = {name: parse_json(folder, name, data) for name, data in loaded.items() if name.endswith(".json")}
+    documents = {name: parse_json(folder, name, loaded.pop(name)) for name in [n for n in loaded if n.endswith(".json")]}
     results = check_documents(folder, documents, manifest["workspace"]["columns"])
     return Store(folder, manifest, rows, arrays, meta, documents, results)
 

@@ -1,0 +1,66 @@
+"""A store's files read without copies of their bytes (issue 23: peak memory at the server's start).
+
+The sample's store holds ``persuasive_rows.json`` of 21.7 MB (569 rows' panels as JSON text). Reading it kept its
+blocks in a list and joined them (two copies), then parsed the bytes while they were still held (bytes, their
+decoded text and the parsed object at once): about 42 MB above the server's resident memory at its start, its
+peak. Oracles: ``json.loads`` and ``hashlib`` of the file, and the sizes the old reading held.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import tracemalloc
+
+import pytest
+
+from store.manifest import _checked_file
+from store.structure import parse_json
+from workspace.errors import CandorError
+
+
+@pytest.fixture(scope="module")
+def big_json(tmp_path_factory):
+    """A JSON object of 400 rows' panel text (about 8 MB), as ``persuasive_rows.json`` holds them."""
+    panel = json.dumps([{"props": {"children": f"row {i} " + "x" * 20_000}, "type": "Div"} for i in range(1)])
+    doc = {"rows": {str(r): panel.replace("row 0", f"row {r}") for r in range(400)}}
+    path = tmp_path_factory.mktemp("store") / "persuasive_rows.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _peak(fn):
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        out = fn()
+        return out, tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_file_is_read_once_into_one_buffer(big_json):
+    raw = big_json.read_bytes()
+    entry = {"bytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
+    data, peak = _peak(lambda: _checked_file(big_json.parent, big_json.name, entry))
+    assert bytes(data) == raw
+    assert peak < 1.1 * len(raw), (peak, len(raw))  # blocks then their join: twice the file
+
+
+def test_parsing_never_holds_the_bytes_the_text_and_the_object_at_once(big_json):
+    raw = big_json.read_bytes()
+    expected = json.loads(raw)
+    value, peak = _peak(lambda: parse_json(big_json.parent, big_json.name, bytearray(raw)))  # the only reference
+    assert value == expected
+    # held at once before: the bytes, their text and the parsed rows (each about the file's size); now the bytes and
+    # the text, then the text and the rows, never three
+    assert peak < 2.3 * len(raw), (peak, len(raw))
+    data = bytearray(raw)
+    parse_json(big_json.parent, big_json.name, data)
+    assert len(data) == 0  # let go once decoded
+
+
+def test_bytes_that_are_not_a_json_object_are_still_refused(tmp_path):
+    for bad in (b"\xff\xfe{", b"[1, 2]", b"{"):
+        with pytest.raises(CandorError, match="is not a JSON object"):
+            parse_json(tmp_path, "x.json", bytearray(bad))
