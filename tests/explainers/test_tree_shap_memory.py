@@ -30,16 +30,18 @@ def _plain_masks(game, nodes, X) -> np.ndarray:
     the other way at any node of that slot; unused slots are set, as the packed masks have them)."""
     L, depth = game.node.shape
     S = game.player.shape[1]
+    go = nodes.goes_left(X, np.arange(len(nodes.feature))).tolist()  # the split tests, every row at every node
+    node, left, slot = game.node.tolist(), game.left.tolist(), game.slot.tolist()
     out = np.zeros((len(X), L), dtype=np.uint64)
-    for i, x in enumerate(X):
+    for i in range(len(X)):
         for leaf in range(L):
             ok = [True] * S
             for d in range(depth):
-                n = int(game.node[leaf, d])
+                n = node[leaf][d]
                 if n < 0:
                     break
-                if bool(nodes.goes_left(x[None, :], np.array([n]))[0, 0]) != bool(game.left[leaf, d]):
-                    ok[int(game.slot[leaf, d])] = False
+                if go[i][n] != left[leaf][d]:
+                    ok[slot[leaf][d]] = False
             out[i, leaf] = sum(1 << s for s in range(S) if ok[s])
     return out
 
