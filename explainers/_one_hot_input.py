@@ -6,11 +6,15 @@ the ``OneHotEncoder`` looked every string up again: on Adult's HistGradientBoost
 108 one-hot columns) most of a LIME row's model time, and LIME's model calls were most of a store build (issue 23).
 
 :class:`OneHotInput` applies to a Pipeline whose first step is a ``ColumnTransformer`` with a dense output made of
-``OneHotEncoder`` on category columns, numeric columns passed through and dropped columns (steps between it and
-the last are applied as they are). A one-hot encoder's block for a column depends on that column alone, so each
-level's block is computed once, by the ColumnTransformer itself on rows that run through every level, and a call
-takes each row's block by its level index (:func:`explainers._codec.level_index`, as decoding reads it);
-passed-through numbers are decoded by the codec itself (:meth:`~explainers._codec.TabularCodec.model_column`).
+``OneHotEncoder`` on category columns, numeric columns passed through or through scikit-learn's own transformers
+whose outputs each come from one number (an imputer, a scaler, a Pipeline of them), and dropped columns (steps
+between it and the last are applied as they are). A one-hot encoder's block for a column depends on that column
+alone, so each level's block is computed once, by the ColumnTransformer itself on rows that run through every level,
+and a call takes each row's block by its level index (:func:`explainers._codec.level_index`, as decoding reads it);
+passed-through numbers are decoded by the codec itself (:meth:`~explainers._codec.TabularCodec.model_column`), and a
+numbers' transformer is given its columns so decoded, as the ColumnTransformer gives them (a table of those columns,
+by name). On the Cohorts page's Adult test (one-hot levels beside scaled numbers, a logistic regression) the
+ColumnTransformer was 12.8 of 19.4 profiled seconds, 764 calls of 17 ms.
 It is used only if, on probes that hold every level of every column (and NaN in the numbers, then none), it gives
 exactly the preprocessing's own array (``numpy.array_equal``, same dtype and shape); otherwise the model is called
 whole, as before. The final step then gets the array the Pipeline would give it, so its outputs are the same bit
@@ -73,7 +77,8 @@ def _as_index(cols: np.ndarray):
 
 def _structure(model, codec: TabularCodec):
     """``(ColumnTransformer, middle steps or None, final step, [(raw column, its one-hot columns)],
-    [(output column, raw column)])`` of a Pipeline the shortcut can take, else None."""
+    ([(output column, raw column)] passed through, [(transformer, its output columns, its raw columns)]))`` of a
+    Pipeline the shortcut can take, else None."""
     import sklearn
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import Pipeline
@@ -88,8 +93,8 @@ def _structure(model, codec: TabularCodec):
     groups = feature_groups(ct, len(codec.columns))
     if groups is None:
         return None
-    blocks, passed = [], []
-    for name, trans, _ in ct.transformers_:
+    blocks, passed, numeric = [], [], []
+    for name, trans, cols in ct.transformers_:
         sl = ct.output_indices_.get(name)
         if sl is None or sl.stop == sl.start or isinstance(trans, str) and trans == "drop":
             continue
@@ -99,15 +104,47 @@ def _structure(model, codec: TabularCodec):
                 return None
             blocks += [(j, out[parents == j]) for j in dict.fromkeys(parents.tolist())]
         elif _passthrough(trans):
-            if any(codec.columns[j].kind != "numeric" or not isinstance(codec.model_dtype(j), np.dtype)
-                   for j in parents):
+            if not _numbers(codec, parents):
                 return None
             passed += [(int(c), int(j)) for c, j in zip(out, parents)]
-        else:
-            return None
+        else:  # numbers through their own transformer (an imputer, a scaler), given its columns as the CT gives them
+            inputs = _inputs(codec, cols)
+            if not _sklearn_own(trans) or inputs is None or not _numbers(codec, inputs) \
+                    or not set(parents.tolist()) <= set(inputs):
+                return None
+            numeric.append((trans, _as_index(out), inputs))
     if not blocks:
         return None
-    return ct, (model[1:-1] if len(model.steps) > 2 else None), final, blocks, passed
+    return ct, (model[1:-1] if len(model.steps) > 2 else None), final, blocks, (passed, numeric)
+
+
+def _sklearn_own(trans) -> bool:
+    """Whether ``trans`` is scikit-learn's own transformer, or a Pipeline of them (no user code run on the probes:
+    not a FunctionTransformer)."""
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    if type(trans) is Pipeline:
+        return all(not isinstance(step, str) and _sklearn_own(step) for _, step in trans.steps)
+    return type(trans).__module__.startswith("sklearn.") and not isinstance(trans, FunctionTransformer)
+
+
+def _numbers(codec: TabularCodec, columns) -> bool:
+    """Whether every one of ``columns`` is numeric and decoded to a numpy dtype."""
+    return all(codec.columns[j].kind == "numeric" and isinstance(codec.model_dtype(j), np.dtype) for j in columns)
+
+
+def _inputs(codec: TabularCodec, cols) -> list[int] | None:
+    """The codec's indices of a ColumnTransformer's column list (the raw table's names, or positions), else None."""
+    raw = [str(c) for c in codec.raw_columns]
+    if isinstance(cols, str) or not isinstance(cols, (list, tuple, np.ndarray)) or not len(cols):
+        return None
+    cols = list(cols)
+    if all(isinstance(c, str) for c in cols):
+        return [raw.index(c) for c in cols] if set(cols) <= set(raw) and len(set(raw)) == len(raw) else None
+    if all(isinstance(c, (int, np.integer)) and not isinstance(c, bool) and 0 <= c < len(raw) for c in cols):
+        return [int(c) for c in cols]
+    return None
 
 
 def _probes(codec: TabularCodec) -> list[np.ndarray]:
@@ -132,9 +169,9 @@ class OneHotInput:
         The Pipeline's last step (call it on :meth:`transform`'s array as the Pipeline would).
     """
 
-    def __init__(self, codec: TabularCodec, final, rest, dtype, width: int, blocks: list, passed: list) -> None:
+    def __init__(self, codec: TabularCodec, final, rest, dtype, width: int, blocks: list, passed: tuple) -> None:
         self.codec, self.final, self._rest, self._dtype, self._width = codec, final, rest, dtype, int(width)
-        self._blocks, self._passed = blocks, passed
+        self._blocks, (self._passed, self._numeric) = blocks, passed
 
     @classmethod
     def of(cls, model, codec: TabularCodec, raw) -> OneHotInput | None:
@@ -186,4 +223,12 @@ class OneHotInput:
             T[:, cols] = table[level_index(Z[:, j], len(table))]
         for c, j in self._passed:
             T[:, c] = self.codec.model_column(j, Z[:, j])
+        if self._numeric:
+            import pandas as pd
+
+            raw = self.codec.raw_columns
+            for trans, cols, inputs in self._numeric:  # what the ColumnTransformer gives it: its columns, by name
+                frame = pd.DataFrame({raw[j]: self.codec.model_column(j, Z[:, j]) for j in inputs},
+                                     columns=[raw[j] for j in inputs])
+                T[:, cols] = np.asarray(trans.transform(frame))
         return T if self._rest is None else self._rest.transform(T)

@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.compose import ColumnTransformer
+from sklearn.decomposition import PCA
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor, RandomForestClassifier
+from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression, RidgeClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
@@ -117,13 +119,32 @@ def test_regressor_margin_and_a_one_hot_encoder_that_drops_a_level_give_the_pipe
         assert np.array_equal(adapter.outputs(hood), own) and calls == []
 
 
-@pytest.mark.parametrize("variant", ["scaled numbers", "sparse output", "unknown level raises"])
+def test_numbers_through_their_own_imputer_and_scaler_give_the_pipelines_outputs(adult, monkeypatch):
+    """The usual user pipeline (tests/byo, the Cohorts page's Adult test): numbers imputed and scaled beside the
+    one-hot levels. The scaler is given its columns as the ColumnTransformer gives them; no string is encoded again."""
+    X, y, codec, Z, hood = adult
+    numbers = [c for c in X.columns if c not in STRINGS]
+    scaled = Pipeline([("impute", SimpleImputer(strategy="median")), ("scale", StandardScaler())])
+    pipe = Pipeline([("prep", ColumnTransformer([("str", OneHotEncoder(handle_unknown="ignore"), STRINGS),
+                                                 ("num", scaled, numbers)], sparse_threshold=0)),
+                     ("model", LogisticRegression(max_iter=300))]).fit(X.iloc[:2000], y.iloc[:2000])
+    adapter = ModelAdapter(pipe, codec)
+    with_nan = hood[:50].copy()
+    with_nan[::7, X.columns.get_loc("age")] = np.nan  # the imputer's median where a number is missing
+    own = [pipe.predict_proba(codec.decode(rows)) for rows in (hood, Z[2000:2001], with_nan)]
+    adapter.outputs(hood[:100])  # the shortcut is made and checked
+    calls = _count_encoder_calls(monkeypatch)
+    assert all(np.array_equal(adapter.outputs(rows), o) for rows, o in zip((hood, Z[2000:2001], with_nan), own))
+    assert calls == []  # before: [1200, 1, 50], the OneHotEncoder on the strings every call
+
+
+@pytest.mark.parametrize("variant", ["numbers mixed", "sparse output", "unknown level raises"])
 def test_a_pipeline_the_shortcut_does_not_cover_is_called_whole(adult, variant, monkeypatch):
     X, y, codec, Z, hood = adult
-    if variant == "scaled numbers":
+    if variant == "numbers mixed":  # an output made of several numbers (PCA): not one transformed column per number
         numbers = [c for c in X.columns if c not in STRINGS]
         pipe = Pipeline([("prep", ColumnTransformer([("str", OneHotEncoder(handle_unknown="ignore"), STRINGS),
-                                                     ("num", StandardScaler(), numbers)], sparse_threshold=0)),
+                                                     ("num", PCA(2), numbers)], sparse_threshold=0)),
                          ("model", LogisticRegression(max_iter=300))])
     else:
         pipe = _one_hot(RandomForestClassifier(10, random_state=0),
