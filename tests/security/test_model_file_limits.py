@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,29 @@ def _npy_header(shape: tuple, dtype=np.float64) -> bytes:
     return buf.getvalue()
 
 
+class _RepeatedZeros:
+    """zipfile's deflate compressor (level 6), but a chunk of zeros seen before is not deflated again: each chunk
+    ends with a full flush (the compressor's state reset, no match reaching back past it), so its deflated bytes are
+    the same wherever it falls and are written again as they are. Still a real deflate stream that unpacks to every
+    zero (zipfile counts the sizes and CRC of the bytes given); 1,100 MiB of them took 6 s to deflate, now under 1."""
+
+    def __init__(self):
+        self._zlib = zlib.compressobj(6, zlib.DEFLATED, -15)  # as zipfile's ZIP_DEFLATED
+        self._seen: dict[int, bytes] = {}
+
+    def compress(self, data: bytes) -> bytes:
+        zeros = data.count(0) == len(data)
+        if zeros and len(data) in self._seen:
+            return self._seen[len(data)]
+        out = self._zlib.compress(data) + self._zlib.flush(zlib.Z_FULL_FLUSH)
+        if zeros:
+            self._seen[len(data)] = out
+        return out
+
+    def flush(self) -> bytes:
+        return self._zlib.flush()
+
+
 def _stream_member(path: Path, src: bytes, member: str, n_bytes: int) -> Path:
     """The skops zip ``src`` with ``member`` replaced by ``n_bytes`` of deflated zeros (streamed: never held whole)."""
     chunk = bytes(64 * 2**20)
@@ -46,6 +70,7 @@ def _stream_member(path: Path, src: bytes, member: str, n_bytes: int) -> Path:
         info = zipfile.ZipInfo(member)
         info.compress_type = zipfile.ZIP_DEFLATED
         with zout.open(info, "w", force_zip64=True) as f:
+            f._compressor = _RepeatedZeros()  # zipfile still counts the sizes and the CRC of every byte written
             header = _npy_header((1, n_bytes // 8))
             f.write(header)
             left = n_bytes
