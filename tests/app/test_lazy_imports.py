@@ -57,6 +57,7 @@ print(json.dumps({"candor": sorted(allowed_types()), "skops": sorted(_trusted_ty
 
 def _run(code: str, *args: str) -> dict | list:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("OMP_NUM_THREADS", None)  # scripts/test sets one thread: the OpenMP test must see the server set it
     out = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, env=env, capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
