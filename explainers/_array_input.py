@@ -10,8 +10,8 @@ row the store lacks (issue 23). When every column has one numpy dtype, float64 o
 nothing first: it ends in ``numpy.asarray(frame)`` (``order`` and ``dtype`` as the estimator asks, which it applies to
 an array alike: the frame's one block, cast once), and of the frame itself only its column names are read, to compare
 them with the model's ``feature_names_in_``. :class:`ArrayInput` hands the model ``numpy.asarray(frame)`` instead,
-with the one warning that follows ("X does not have valid feature names") ignored, so the estimator computes from the same array
-and its outputs are the same bit for bit.
+with the one warning that follows ("X does not have valid feature names") ignored, so the estimator computes from the
+same array and its outputs are the same bit for bit.
 
 It applies only where that reasoning holds: the codec's columns are all numeric with one numpy dtype, float64 or an
 integer (decoded as one block, :meth:`explainers._codec.TabularCodec.decode`; a call whose rows decode otherwise, an

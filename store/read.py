@@ -252,7 +252,8 @@ def open_store(folder: str | Path, *, model_sha256: str, data_sha256: str, max_b
     rows, arrays = check_arrays(folder, manifest, loaded)
     meta = check_row_meta(folder, loaded["row_meta.parquet"], rows, manifest["workspace"]["columns"], max_bytes) \
         if len(rows) else {}
-    documents = {name: parse_json(folder, name, loaded.pop(name)) for name in [n for n in loaded if n.endswith(".json")]}
+    json_names = [name for name in loaded if name.endswith(".json")]
+    documents = {name: parse_json(folder, name, loaded.pop(name)) for name in json_names}  # bytes let go as parsed
     results = check_documents(folder, documents, manifest["workspace"]["columns"])
     return Store(folder, manifest, rows, arrays, meta, documents, results)
 

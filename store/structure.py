@@ -97,7 +97,8 @@ def check_arrays(folder: Path, manifest: dict, loaded: dict) -> tuple[np.ndarray
     return rows, {name[:-4]: arr for name, arr in loaded.items() if name.endswith(".npy") and name != "rows.npy"}
 
 
-def check_row_meta(folder: Path, data: bytes | bytearray, rows: np.ndarray, columns: list, max_bytes: int) -> dict[str, list]:
+def check_row_meta(folder: Path, data: bytes | bytearray, rows: np.ndarray, columns: list,
+                   max_bytes: int) -> dict[str, list]:
     """Each method's per-row JSON from ``row_meta.parquet``'s bytes, every entry parsed and checked.
 
     The Parquet metadata is read first: exactly :data:`META_COLUMNS`, as many rows as ``rows``; then every

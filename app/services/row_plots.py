@@ -10,7 +10,8 @@ and nothing is said.
 Why 2,000: at 4-pixel dots on a plot about 800 pixels wide, a feature's strip is saturated well before 2,000
 dots, and the share of dots in any region of it is within about ±2.2 percentage points of every row's (95 %,
 binomial, worst case p = 0.5); 12 features draw 24,000 points (WebGL past
-:data:`app.views.figures.SVG_MAX_POINTS`), about 0.6 MB of figure JSON, whatever the table's size (``python -m benchmarks.big_plots``).
+:data:`app.views.figures.SVG_MAX_POINTS`), about 0.6 MB of figure JSON, whatever the table's size
+(``python -m benchmarks.big_plots``).
 """
 from __future__ import annotations
 

@@ -28,7 +28,8 @@ def beeswarm(b) -> go.Figure:
     -------
     plotly.graph_objects.Figure
         One scatter trace per feature (:func:`~app.views.figures.points_trace` of the dots drawn); the title says
-        how many rows the view has and, when sampled, how many are drawn, how they were chosen and that mean |SHAP| is from all rows.
+        how many rows the view has and, when sampled, how many are drawn, how they were chosen and that mean |SHAP|
+        is from all rows.
     """
     rng = np.random.default_rng(JITTER_SEED)
     m, k = b.values.shape

@@ -21,8 +21,8 @@ from workspace.errors import CandorError
 @pytest.fixture(scope="module")
 def big_json(tmp_path_factory):
     """A JSON object of 400 rows' panel text (about 8 MB), as ``persuasive_rows.json`` holds them."""
-    panel = json.dumps([{"props": {"children": f"row {i} " + "x" * 20_000}, "type": "Div"} for i in range(1)])
-    doc = {"rows": {str(r): panel.replace("row 0", f"row {r}") for r in range(400)}}
+    doc = {"rows": {str(r): json.dumps([{"props": {"children": f"row {r} " + "x" * 20_000}, "type": "Div"}])
+                    for r in range(400)}}
     path = tmp_path_factory.mktemp("store") / "persuasive_rows.json"
     path.write_text(json.dumps(doc))
     return path
