@@ -60,6 +60,34 @@ def test_flagged_features_really_changed_fewer_times_than_the_minimum_in_lime_s_
         assert f"{len(expected)} of 108 features not identified in this neighbourhood" in got.source
 
 
+def test_a_one_hot_neighbourhood_is_lime_s_with_each_dummy_s_value_itself_and_lime_s_stream(onehot):
+    """A one-hot column's bin of ones lies between its quartile 0 and its maximum 1, so lime draws it from a normal of
+    SD 1e-11 around 1; the sampler gives 1 itself, taking the same uniforms. Oracle: lime's ``__data_inverse`` for the
+    same seed on Adult's 108 columns with the numbers moved among the dummies, so a number drawn after a run of dummies
+    shows whether their uniforms were taken (it is far off if not: checked with the skip removed)."""
+    X, test, _ = onehot
+    names = list(X.columns)
+    nums, dummies = names[:6], names[6:]
+    assert nums == ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
+    cols = [*dummies[:30], "age", *dummies[30:70], "capital-gain", "fnlwgt", *dummies[70:], "hours-per-week",
+            "education-num", "capital-loss"]
+    table = X.iloc[test[:4000]][cols]
+    ours = LimeExplainer(lambda a: np.full((len(a), 2), 0.5), training_data=table, class_names=("<=50K", ">50K"))
+    at = {c: j for j, c in enumerate(ours.feature_names)}
+    for row, seed, n in ((test[5000], 0, 2000), (test[6001], 7, 1000)):
+        row_t = ours._to_lime(X.iloc[[row]][cols].to_numpy())[0]
+        binary, inverse = ours._space.sample(row_t, n, seed)
+        data, inv = _lime_package(ours, seed)._LimeTabularExplainer__data_inverse(row_t, n)
+        np.testing.assert_array_equal(binary, data)
+        np.testing.assert_allclose(inverse, inv, rtol=1e-9, atol=1e-9)
+        # dummies whose bins each hold one value (not those 1 in over 75 % of rows: their bin from 0 to 1 holds both)
+        dummy = [at[c] for c in dummies if np.abs(inv[:, at[c]] - np.round(inv[:, at[c]])).max() < 1e-9]
+        assert len(dummy) > 90 and np.array_equal(inverse[:, dummy], np.round(inv[:, dummy]))  # the value itself
+        assert not np.isin(inv[:, dummy], (0.0, 1.0)).all()  # lime's: a draw within about 1e-10 of it
+        for c in ("hours-per-week", "capital-loss", "fnlwgt"):  # numbers drawn after runs of dummies, really drawn
+            assert len(np.unique(inverse[:, at[c]])) > 20
+
+
 def test_identified_weights_agree_with_lime_explain_instance_on_adult_one_hot(onehot):
     """Ours (seeds 0-4, 4,000 samples a fit) vs lime's explain_instance (seeds 100-109) on the identified features:
     within the standard errors, as tests/explainers/test_lime_vs_lime_package.py judges breast cancer."""
