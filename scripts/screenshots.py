@@ -12,7 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.e2e.browser import chromium_driver, wait_for_figures  # noqa: E402
 
-PAGES = [("overview", "/", 0), ("descriptive", "/descriptive", 4), ("surrogate", "/surrogate", 1),
+PAGES = [("overview", "/", 0), ("descriptive", "/descriptive?beeswarm=on", 4), ("surrogate", "/surrogate", 1),
          ("persuasive", "/persuasive", 3), ("attention", "/attention", 4), ("text", "/text", 4),
          ("performance", "/performance", 4),
          ("dependence", "/dependence", 2),

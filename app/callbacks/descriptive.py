@@ -16,17 +16,29 @@ from workspace.errors import CandorError
 
 
 @callback(Output(ids.GLOBAL_BAR, "figure"), Output(ids.GLOBAL_BEESWARM, "figure"), Output(ids.GLOBAL_NOTE, "children"),
-          Output(ids.GLOBAL_WAIT_TICK, "disabled"), Input(ids.URL, "pathname"), Input(ids.GLOBAL_WAIT_TICK, "n_intervals"))
-def render_global_when_ready(_pathname, _tick=None):
+          Output(ids.GLOBAL_WAIT_TICK, "disabled"), Output(ids.GLOBAL_BEESWARM_BOX, "style"),
+          Input(ids.URL, "pathname"), Input(ids.GLOBAL_WAIT_TICK, "n_intervals"),
+          Input(ids.GLOBAL_BEESWARM_SHOW, "value"))
+def render_global_when_ready(_pathname, _tick=None, show=("on",)):
     """:func:`render_global` once the warm-up has computed global SHAP; meanwhile what the panel waits for
-    (asked again each second), so the row's panels below are not held behind it (issue 14)."""
+    (asked again each second), so the row's panels below are not held behind it (issue 14). The beeswarm only
+    while its switch is on (``show``, the switch's value; on when called as a plain function): hidden, nothing of
+    it is sent or drawn (:data:`app.pages.descriptive.BEESWARM_SWITCH`)."""
+    box = {} if show else {"display": "none"}
+    try:
+        switched = ctx.triggered_id == ids.GLOBAL_BEESWARM_SHOW
+    except MissingCallbackContextException:  # called as a plain function (tests)
+        switched = False
     wait = warmup.waiting_for("shap_all")
     if wait:
-        return no_update, no_update, waiting_note(wait), False
+        return no_update, no_update, waiting_note(wait), False, box
     try:
-        return (*_global_drawn(), True)  # the same for every viewer: drawn once per process (app.views.drawn)
+        bar, beeswarm, note = _global_drawn()  # the same for every viewer: drawn once per process (app.views.drawn)
     except CandorError as err:
-        return empty_figure(str(err)), empty_figure(str(err)), error_alert(str(err)), True
+        return empty_figure(str(err)), empty_figure(str(err)), error_alert(str(err)), True, box
+    if switched:  # the bar and the note are drawn already
+        return no_update, beeswarm if show else no_update, no_update, no_update, box
+    return bar, beeswarm if show else no_update, note, True, box
 
 
 _global_drawn = drawn_once(maxsize=1)(draw_global)

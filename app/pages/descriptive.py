@@ -16,6 +16,10 @@ dash.register_page(__name__, path="/descriptive", name="Descriptive", title="Can
 
 
 GLOBAL_WAIT = "global SHAP is being computed: how far, just below"
+BEESWARM_SWITCH = "every row's SHAP value per feature (beeswarm: thousands of dots, drawn when shown)"
+"""The beeswarm is drawn on request, as explainerdashboard's "detailed" importances are: its WebGL dots took 0.9-1.3 s of
+the browser's CPU on every opening of this page (no GPU in headless Chromium here: SwiftShader), most of the page's
+time, for a view the bar beside it summarises."""
 
 
 @from_url('/descriptive')  # the view's state from and to its URL (app/shell/url_state.py)
@@ -24,7 +28,10 @@ def layout(**_):
         html.H2("Descriptive: what the model does"), row_status_store("descriptive"), sent.store("descriptive"),
         # until global SHAP exists (the warm-up, or a class switch computing it live) the note below says how far
         dbc.Row([dbc.Col(graph(ids.GLOBAL_BAR, 420, placeholder=GLOBAL_WAIT), md=5),
-                 dbc.Col(graph(ids.GLOBAL_BEESWARM, 420, placeholder=GLOBAL_WAIT), md=7)]),
+                 dbc.Col([dbc.Checklist(id=ids.GLOBAL_BEESWARM_SHOW, switch=True, value=[], className="small mb-1",
+                                        options=[{"label": BEESWARM_SWITCH, "value": "on"}]),
+                          html.Div(graph(ids.GLOBAL_BEESWARM, 420, placeholder=GLOBAL_WAIT), id=ids.GLOBAL_BEESWARM_BOX,
+                                   style={"display": "none"})], md=7)]),
         html.Div(id=ids.GLOBAL_NOTE, className="mb-2"),
         dcc.Interval(id=ids.GLOBAL_WAIT_TICK, interval=1000, disabled=False),
         html.Div(id=ids.GLOBAL_METHODS, className="mb-2"),  # permutation importance beside mean |SHAP|, ...

@@ -34,6 +34,8 @@ OVERVIEW_ROW_WANTED = "overview-row-wanted"    # store: {"row": r}, a row they m
 # Descriptive
 GLOBAL_BAR = "descriptive-global-bar"
 GLOBAL_BEESWARM = "descriptive-global-beeswarm"
+GLOBAL_BEESWARM_SHOW = "descriptive-global-beeswarm-show"
+GLOBAL_BEESWARM_BOX = "descriptive-global-beeswarm-box"
 GLOBAL_NOTE = "descriptive-global-note"
 GLOBAL_WAIT_TICK = "descriptive-global-wait-tick"  # interval asking again until the warm-up has global SHAP
 GLOBAL_METHODS = "descriptive-global-methods"  # the table's global methods beside mean |SHAP|

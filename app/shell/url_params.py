@@ -112,7 +112,8 @@ def _players_choices(component):
 PAGES: dict[str, tuple[Param, ...]] = {
     "/": (Param("table_page", ids.DATA_TABLE, "page_current", lo=0, hi=_last_table_page),
           Param("columns", ids.TABLE_COLUMNS, "active_page", lo=1, hi=_last_column_page)),
-    "/descriptive": (Param("players", ids.SHAP_PLAYERS, kind="choice", choices=_players_choices),),
+    "/descriptive": (Param("players", ids.SHAP_PLAYERS, kind="choice", choices=_players_choices),
+                     Param("beeswarm", ids.GLOBAL_BEESWARM_SHOW, kind="flag")),
     "/surrogate": (
         Param("foi", ids.SURROGATE_FOI, kind="names"),
         Param("max_rules", ids.SURROGATE_MAX_RULES), Param("max_width", ids.SURROGATE_MAX_WIDTH),

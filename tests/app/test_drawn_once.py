@@ -4,6 +4,7 @@ calls counted, and the kept answer equal to a fresh drawing."""
 from __future__ import annotations
 
 import pytest
+from dash import no_update
 
 from app.callbacks import descriptive
 from app.views import descriptive as descriptive_view
@@ -28,7 +29,7 @@ def test_the_global_view_is_drawn_once_for_every_visit(counted):
     first = descriptive.render_global_when_ready("/descriptive", 0)
     again = descriptive.render_global_when_ready("/descriptive", 3)
     assert len(counted) == 1
-    assert again[0] is first[0] and again[-1] is True
+    assert again[0] is first[0] and again[3] is True
     fresh_bar, fresh_swarm, _ = descriptive_view.render_global(None)  # the plain function draws afresh
     assert first[0] == fresh_bar.to_plotly_json() and first[1] == fresh_swarm.to_plotly_json()
     assert len(counted) == 2
@@ -39,7 +40,7 @@ def test_a_view_that_fails_is_not_kept(counted, monkeypatch):
 
     real = services.global_view
     monkeypatch.setattr(services, "global_view", lambda: (_ for _ in ()).throw(CandorError("not yet")))
-    bar, _, note, stop = descriptive.render_global_when_ready("/descriptive", 0)
+    bar, _, note, stop, _ = descriptive.render_global_when_ready("/descriptive", 0)
     assert "not yet" in str(note) and stop is True and counted == []
     monkeypatch.setattr(services, "global_view", real)
     bar, *_ = descriptive.render_global_when_ready("/descriptive", 0)
@@ -70,3 +71,17 @@ def test_a_persuasive_row_is_drawn_once_per_row_and_controls(sample_workspace, m
     persuasive.render_row(3, 4, "exact", [], [])
     assert len(calls) == 3
     persuasive._row_drawn.cache_clear()
+
+
+def test_a_hidden_beeswarm_is_neither_sent_nor_shown_and_its_switch_sends_only_it(counted, monkeypatch):
+    """The page opens with the beeswarm's switch off (``[]``): its figure stays out of the answer and its panel hidden.
+    Switched on, the answer holds the beeswarm alone (the bar and note are on the page already), drawn as before."""
+    bar, swarm, note, stop, box = descriptive.render_global_when_ready("/descriptive", 0, [])
+    assert swarm is no_update and box == {"display": "none"}
+    assert bar is not no_update and note is not no_update and stop is True
+    monkeypatch.setattr(descriptive, "ctx", type("Ctx", (), {"triggered_id": descriptive.ids.GLOBAL_BEESWARM_SHOW}))
+    switched = descriptive.render_global_when_ready("/descriptive", 0, ["on"])
+    assert switched[0] is no_update and switched[2] is no_update and switched[3] is no_update and switched[4] == {}
+    fresh_bar, fresh_swarm, _ = descriptive_view.render_global(None)
+    assert switched[1] == fresh_swarm.to_plotly_json() and len(switched[1]["data"]) >= 1
+    assert descriptive.render_global_when_ready("/descriptive", 0, [])[1:5:3] == (no_update, {"display": "none"})

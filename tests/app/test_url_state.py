@@ -24,6 +24,8 @@ CASES = {
     "immutable": ("/persuasive", {"immutable": ["worst radius", "mean area"]}),
     "immutable typo": ("/persuasive", {"immutable": "worst radiu"}),
     "players": ("/descriptive", {"players": "raw", "row": "5"}),
+    "beeswarm": ("/descriptive", {"beeswarm": "on"}),
+    "beeswarm typo": ("/descriptive", {"beeswarm": "yes"}),
 }
 
 def _layout(path, query):
@@ -42,7 +44,8 @@ PROPS = {"persuasive-k": "value", "persuasive-rounding": "value", "persuasive-gr
          "persuasive-rules-plain": "value", "persuasive-rules-source": "value", "surrogate-max-rules": "value",
          "surrogate-max-width": "value", "surrogate-lambdas": "value", "surrogate-point": "data",
          "surrogate-features-of-interest": "value", "overview-table": "page_current",
-         "persuasive-story-immutable": "value", "descriptive-shap-players": "value"}
+         "persuasive-story-immutable": "value", "descriptive-shap-players": "value",
+         "descriptive-global-beeswarm-show": "value"}
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +86,13 @@ def test_a_link_sets_each_control_and_names_the_ignored_ones(built):
 def test_each_kind_of_bad_value_is_named_and_the_rest_keeps_its_default(built, case, problem):
     assert built[case]["note"] == "Link parameters ignored (the rest applies): " + problem
     assert built[case]["controls"]["persuasive-k"] == 3
+
+
+def test_the_beeswarm_s_switch_opens_from_its_link_and_is_off_without_it(built):
+    assert built["beeswarm"]["controls"]["descriptive-global-beeswarm-show"] == ["on"] and built["beeswarm"]["note"] == ""
+    assert built["players"]["controls"]["descriptive-global-beeswarm-show"] == []
+    assert built["beeswarm typo"]["note"] == "Link parameters ignored (the rest applies): beeswarm=yes: not on or off"
+    assert built["beeswarm typo"]["controls"]["descriptive-global-beeswarm-show"] == []
 
 
 def test_surrogate_budgets_point_and_table_page(built):

@@ -74,9 +74,10 @@ def test_the_global_panel_says_it_waits_for_global_shap_and_asks_again(warming, 
     from app.callbacks import descriptive
 
     monkeypatch.setattr(_core.state().lazy_value("shap_all"), "_done", False)
-    bar, beeswarm, note, stop = descriptive.render_global_when_ready("/descriptive", 0)
+    bar, beeswarm, note, stop, box = descriptive.render_global_when_ready("/descriptive", 0)
     step = warming.index("shap_all") + 1
     assert bar is no_update and beeswarm is no_update and stop is False  # no request held: asked again in 1 s
+    assert box == {}  # its switch on (a plain call): the beeswarm's panel shows the same wait
     assert (f"Waiting for the warm-up to compute global SHAP: warm-up step {step} of {len(warming)} (global SHAP); "
             f"{len(warming) - 3} of {len(warming)} steps done.") in _text(note)
 

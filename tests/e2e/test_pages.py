@@ -61,6 +61,36 @@ def test_descriptive_page_changes_with_the_row(server, browser):
     assert severe_console_errors(browser) == []
 
 
+BEESWARM_TRACES = ("const g = document.querySelector('#descriptive-global-beeswarm .js-plotly-plot');"
+                   " return g && g.data ? g.data.length : -1;")
+
+
+def test_the_beeswarm_is_drawn_only_when_shown_and_its_switch_travels_in_the_url(server, browser):
+    """The page opens with the beeswarm hidden and undrawn (its graph keeps the waiting placeholder: no trace, no
+    WebGL canvas); its switch draws it and writes beeswarm=on into the address, and that link opens it drawn."""
+    browser.get(server + "/descriptive")
+    wait_for_figures(browser, minimum=4)
+    wait_text(browser, "descriptive-agreement", "Row")
+    time.sleep(1)  # the global panel's answer is in (asked again each second while it waits)
+    assert not browser.find_element(By.ID, "descriptive-global-beeswarm-box").is_displayed()
+    assert browser.execute_script(BEESWARM_TRACES) == 0
+    assert not browser.find_elements(By.CSS_SELECTOR, "#descriptive-global-beeswarm canvas")
+    browser.find_element(By.CSS_SELECTOR, "#descriptive-global-beeswarm-show input").click()
+    deadline = time.time() + 60
+    while browser.execute_script(BEESWARM_TRACES) < 1 and time.time() < deadline:
+        time.sleep(0.2)
+    assert browser.execute_script(BEESWARM_TRACES) >= 1  # one trace a feature
+    assert browser.find_element(By.ID, "descriptive-global-beeswarm-box").is_displayed()
+    assert parse_qs(urlsplit(browser.current_url).query).get("beeswarm") == ["on"]
+    browser.get(server + "/descriptive?beeswarm=on")
+    deadline = time.time() + 60
+    while browser.execute_script(BEESWARM_TRACES) < 1 and time.time() < deadline:
+        time.sleep(0.2)
+    assert browser.execute_script(BEESWARM_TRACES) >= 1
+    assert browser.find_element(By.ID, "descriptive-global-beeswarm-box").is_displayed()
+    assert severe_console_errors(browser) == []
+
+
 def test_surrogate_page(server, browser):
     browser.get(server + "/surrogate")
     wait_text(browser, "surrogate-summary", "Agreement with the model", timeout=90)

@@ -41,7 +41,7 @@ def _global_panels(driver) -> list:
 
 def test_global_panels_wait_with_a_blank_figure_and_the_waiting_text(server, held_browser):
     wait_until(lambda: requests.get(server + "/_candor/ready", timeout=5).status_code == 200, "the warm-up", 300)
-    held_browser.get(server + "/descriptive")
+    held_browser.get(server + "/descriptive?beeswarm=on")  # the beeswarm's panel shown: it waits as the bar does
     wait_until(lambda: held_browser.execute_script("return window.__held || 0") > 0, "the global panels' request")
     panels = wait_until(lambda: all(_global_panels(held_browser)) and _global_panels(held_browser), "both panels")
     assert panels == [[0, ["global SHAP is being computed: how far, just below"]]] * 2, panels

@@ -328,7 +328,7 @@ def test_the_global_panel_does_not_wait_for_the_warm_up_when_a_store_holds_it(se
     monkeypatch.setattr(_core.state(), "built_store", None)  # without a store the panel still waits for the warm-up
     assert warmup.waiting_for("shap_all").startswith("Waiting for the warm-up to compute global SHAP")
     monkeypatch.setattr(_core.state(), "built_store", opened)
-    bar, _, _, stop_polling = render_global_when_ready("/descriptive")
+    bar, _, _, stop_polling, _ = render_global_when_ready("/descriptive")
     assert stop_polling is True and len(bar["data"][0]["y"]) > 0  # drawn once per process, kept as sent (a dict)
 
 
