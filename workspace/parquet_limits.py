@@ -245,16 +245,19 @@ def check_text(source, *, where: str, max_cell_bytes: int, max_file_bytes: int) 
     return check_decoded(table, text, where=where, max_cell_bytes=max_cell_bytes, max_file_bytes=max_file_bytes)
 
 
-def check_decoded(table, columns: list[str], *, where: str, max_cell_bytes: int, max_file_bytes: int) -> int:
+def check_decoded(table, columns: list[str], *, where: str, max_cell_bytes: int, max_file_bytes: int,
+                  already: int = 0) -> int:
     """Refuse dictionary-encoded ``columns`` of ``table`` whose cells would decode past the bounds.
 
     ``table`` holds them as read by ``pyarrow.parquet.ParquetFile(..., read_dictionary=columns)``: indices
     into a dictionary, so nothing is decoded yet; each cell's length is taken from its dictionary entry.
+    ``already``: bytes the file's other columns, read and checked before, decode to (a file read a column at a
+    time: the bound is on the whole file).
 
     Returns
     -------
     int
-        The bytes those columns' cells decode to.
+        The bytes those columns' cells decode to, with ``already``.
 
     Raises
     ------
@@ -264,7 +267,7 @@ def check_decoded(table, columns: list[str], *, where: str, max_cell_bytes: int,
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    total = 0
+    total = already
     for name in columns:
         for chunk in table.column(name).chunks:
             if not pa.types.is_dictionary(chunk.type) or len(chunk) == 0:
