@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from store.structure import check_row_meta, meta_bytes
+from store.structure import check_row_meta
 from store.write import ROW_GROUP, StoreWriter
 from workspace.errors import CandorError
 
