@@ -26,7 +26,7 @@ READ = ("try { const n = window.dash_component_api.getLayout(arguments[0]); retu
 ROW_CHECKED_ON = ("/", "/attention")
 LINKS = {
     "/": {"table_page": ("3", 3), "columns": ("2", 2), "row": ("5", 5)},
-    "/descriptive": {},  # its one parameter does not apply to the sample: REFUSED_ON_SAMPLE
+    "/descriptive": {"beeswarm": ("on", ["on"])},  # players does not apply to the sample: REFUSED_ON_SAMPLE
     "/surrogate": {"foi": (["mean area", "worst radius"], ["mean area", "worst radius"]), "max_rules": ("5", 5),
                    "max_width": ("2", 2), "max_neighborhoods": ("3", 3),
                    "lambdas": ("0.2, 0.1, 0.1, 1, auto", "0.2, 0.1, 0.1, 1, auto"), "point": ("cart|5", "cart|5")},
