@@ -173,18 +173,17 @@ class LimeSpace:
         self._cont = np.array(cont, dtype=int)
         width = max((len(self.bins[j].mins) for j in cont), default=1)
         self._mins, self._maxs, self._means, self._stds = (np.zeros((len(cont), width)) for _ in range(4))
-        for k, j in enumerate(cont):  # each bin's statistics, zero-padded to the widest column's bins
+        points = np.full((len(cont), width), np.nan)  # padding: no bin, no value
+        for k, j in enumerate(cont):  # each bin's statistics, padded to the widest column's bins
             b = self.bins[j]
-            for out, v in ((self._mins, b.mins), (self._maxs, b.maxs), (self._means, b.means), (self._stds, b.stds)):
+            for out, v in ((self._mins, b.mins), (self._maxs, b.maxs), (self._means, b.means), (self._stds, b.stds),
+                           (points, b.points)):
                 out[k, :len(v)] = v
         self._stds[self._stds == 0] = 1.0  # padding only
         self._normals = _TruncatedNormals((self._mins - self._means) / self._stds,
                                           (self._maxs - self._means) / self._stds)  # per bin, as lime's z-scores
         t = self._normals  # per bin, in one row: a drawn value gathers its bin's seven numbers at once
         self._drawn = (t.a != t.b).ravel()  # a uniform taken from the stream
-        points = np.full(self._mins.shape, np.nan)
-        for k, j in enumerate(cont):
-            points[k, :len(self.bins[j].points)] = self.bins[j].points
         points = points.ravel()
         self._computed = self._drawn & np.isnan(points)  # the drawn value computed; else the bin's one value
         self._fixed = np.where(self._drawn & ~self._computed, points, self._mins.ravel())  # a value not computed

@@ -121,7 +121,7 @@ def check_row_meta(folder: Path, data: bytes | bytearray, rows: np.ndarray, colu
 
     where = f"store {folder}: row_meta.parquet"
     try:
-        pf = pq.ParquetFile(pa.BufferReader(data))
+        pf = pq.ParquetFile(pa.BufferReader(data), read_dictionary=list(METHODS))  # the texts as dictionary indices
         md = pf.metadata
         names = list(pf.schema_arrow.names)
     except Exception as exc:  # noqa: BLE001  pyarrow raises several kinds for a malformed file
@@ -135,8 +135,7 @@ def check_row_meta(folder: Path, data: bytes | bytearray, rows: np.ndarray, colu
 
     def read(name: str, group: int | None = None):  # a column, or a column of a row group, at a time: the
         try:                                          # texts are most of the file and decompressed in Arrow's memory
-            f = pq.ParquetFile(pa.BufferReader(data), read_dictionary=list(METHODS))
-            return f.read(columns=[name]) if group is None else f.read_row_group(group, columns=[name])
+            return pf.read(columns=[name]) if group is None else pf.read_row_group(group, columns=[name])
         except Exception as exc:  # noqa: BLE001
             raise CandorError(f"{where} cannot be read ({type(exc).__name__})") from None
 

@@ -59,6 +59,7 @@ def json_bytes(value) -> bytes:
 ROW_GROUP = 512
 """Rows of a table a Parquet row group holds (:meth:`StoreWriter.table`)."""
 
+
 class StoreWriter:
     """Writes one store's files and, last, its manifest listing each with size and SHA-256.
 

@@ -36,9 +36,10 @@ def render_global_when_ready(_pathname, _tick=None, show=("on",)):
         bar, beeswarm, note = _global_drawn()  # the same for every viewer: drawn once per process (app.views.drawn)
     except CandorError as err:
         return empty_figure(str(err)), empty_figure(str(err)), error_alert(str(err)), True, box
+    swarm = beeswarm if show else no_update
     if switched:  # the bar and the note are drawn already
-        return no_update, beeswarm if show else no_update, no_update, no_update, box
-    return bar, beeswarm if show else no_update, note, True, box
+        return no_update, swarm, no_update, no_update, box
+    return bar, swarm, note, True, box
 
 
 _global_drawn = drawn_once(maxsize=1)(draw_global)
