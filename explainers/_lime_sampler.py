@@ -223,6 +223,8 @@ class LimeSpace:
             1 where the sample's level or bin is the row's (lime's interpretable representation; row 0 all 1).
         inverse : ndarray of shape (n, n_features)
             The samples' values (levels; continuous values drawn within their bin), row 0 the row.
+
+        Both are column-major (Fortran-ordered): each column's values are contiguous, as they were drawn.
         """
         rs, d = np.random.RandomState(seed), self.n_features
         first = self.discretize(row)
