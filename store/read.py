@@ -23,7 +23,8 @@ from workspace.safe_files import read_bounded
 from . import codec
 from .format import MAX_ADDED_ROW_BYTES
 from .manifest import check_files, check_hashes, read_manifest
-from .structure import check_arrays, check_documents, check_row_meta, parse_json
+from .row_meta import RowMeta, check_row_meta
+from .structure import check_arrays, check_documents, parse_json
 from .write import atomic_write, json_bytes
 
 log = logging.getLogger(__name__)
@@ -48,8 +49,8 @@ class Store:
         (N,) int64, the stored rows, strictly increasing.
     arrays : dict of str to ndarray
         The other arrays by name without ``.npy``, dtypes and shapes checked (:mod:`store.structure`).
-    meta : dict of str to list of dict
-        Per method, each stored row's parsed ``row_meta.parquet`` entry.
+    meta : RowMeta or None
+        Each stored row's ``row_meta.parquet`` entries, parsed and checked when asked (None: no stored rows).
     documents : dict of str to dict
         The JSON files, parsed from the bytes hashed at open.
     results : dict of str to object, optional
@@ -57,7 +58,7 @@ class Store:
         (:func:`store.structure.check_documents`).
     """
 
-    def __init__(self, folder: Path, manifest: dict, rows: np.ndarray, arrays: dict, meta: dict,
+    def __init__(self, folder: Path, manifest: dict, rows: np.ndarray, arrays: dict, meta: RowMeta | None,
                  documents: dict, results: dict | None = None) -> None:
         self.folder, self.manifest = Path(folder), manifest
         self.rows, self._arrays, self._meta, self._documents = rows, arrays, meta, documents
@@ -106,14 +107,34 @@ class Store:
 
     def explanation(self, method: str, row: int):
         """The stored :class:`~explainers.Explanation` of ``row`` by ``method`` (one of
-        :data:`store.format.METHODS`), or None."""
+        :data:`store.format.METHODS`), or None.
+
+        Raises
+        ------
+        CandorError
+            If its ``row_meta.parquet`` entry, parsed now (:class:`store.row_meta.RowMeta`), is not an explanation
+            of this table's columns, or a row added live is malformed.
+        """
         i = self._index(row)
-        if i is not None and method in self._meta:
+        if i is not None and self._meta is not None and method in self._meta:
             a = self._arrays
             return codec.join_explanation(a[f"{method}_values"][i], a[f"{method}_se"][i], a[f"{method}_base"][i],
                                           a[f"{method}_prediction"][i], a[f"{method}_feature_values"][i],
-                                          self._meta[method][i])
+                                          self._meta.entry(method, i))
         return self._added(method, row)
+
+    def check_entries(self) -> None:
+        """Parse and check every stored row's ``row_meta.parquet`` entry now, not when its row is asked
+        (:meth:`store.row_meta.RowMeta.check_all`; the CLI commands that load a ``--store``,
+        :func:`app.cli.model_flags.load_workspace`).
+
+        Raises
+        ------
+        CandorError
+            The first entry that is not an explanation of this table's columns.
+        """
+        if self._meta is not None:
+            self._meta.check_all()
 
     def _added_dir(self, method: str, create: bool) -> Path | None:
         """``added/<method>``, each level a real folder inside the store (never a symbolic link), or None."""
@@ -251,7 +272,7 @@ def open_store(folder: str | Path, *, model_sha256: str, data_sha256: str, max_b
     loaded = check_files(folder, manifest, max_bytes)
     rows, arrays = check_arrays(folder, manifest, loaded)
     meta = check_row_meta(folder, loaded["row_meta.parquet"], rows, manifest["workspace"]["columns"], max_bytes) \
-        if len(rows) else {}
+        if len(rows) else None
     json_names = [name for name in loaded if name.endswith(".json")]
     documents = {name: parse_json(folder, name, loaded.pop(name)) for name in json_names}  # bytes let go as parsed
     results = check_documents(folder, documents, manifest["workspace"]["columns"])

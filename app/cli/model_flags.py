@@ -61,7 +61,9 @@ def load_workspace(args):
 
     The same path as the server's: :meth:`workspace.settings.Settings.from_args` (flags over the environment),
     :meth:`app.services.selection.Selection.from_settings`, its ``load``; a ``--store`` is checked as at start
-    (:func:`store.read.open_for`). ``study validate``, ``power``, ``prereg`` and ``simulate`` load with it.
+    (:func:`store.read.open_for`), and every stored row's entry parsed and checked (a server checks each when its
+    row is asked: :meth:`store.read.Store.check_entries`). ``study validate``, ``power``, ``prereg`` and
+    ``simulate`` load with it.
 
     Raises
     ------
@@ -84,5 +86,5 @@ def load_workspace(args):
     if settings.store:
         from store.read import open_for
 
-        open_for(settings, ws)
+        open_for(settings, ws).check_entries()
     return ws
