@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
 from pathlib import Path
 
@@ -132,6 +133,22 @@ def _npy_map(fh, folder: Path, name: str, size: int) -> np.ndarray:
     if nbytes == 0:
         return np.zeros(shape, dtype=dtype)
     return np.memmap(fh, dtype=dtype, mode="r", shape=shape, offset=offset)
+
+
+def release_pages(arr: np.ndarray) -> None:
+    """Let this process's memory drop the pages of ``arr``, an array :func:`check_files` memory-mapped, once checked.
+
+    The map is read-only and the file unchanged, so a page touched again is read back from the page cache, shared with
+    every process that opens the store (a minor fault, no disk read). The checks of :func:`store.structure.check_arrays`
+    touch every value; kept resident, the full Adult store's per-row arrays were 46 MB of the server's peak memory
+    though a click reads one row of each (issue 23). Anything else (an array made in memory): nothing done.
+    """
+    mapped = getattr(arr, "_mmap", None)
+    if isinstance(mapped, mmap.mmap):
+        try:
+            mapped.madvise(mmap.MADV_DONTNEED)
+        except (OSError, ValueError):  # not supported here: the pages stay, as before
+            pass
 
 
 def check_hashes(folder: Path, manifest: dict, model_sha256: str, data_sha256: str) -> None:

@@ -17,6 +17,7 @@ import numpy as np
 
 from workspace.errors import CandorError
 from .format import DOCUMENTS, METHODS
+from .manifest import release_pages
 from .provenance import REPRODUCE_FILES
 
 FLOAT, INT = np.dtype("<f8"), np.dtype("<i8")
@@ -90,6 +91,8 @@ def check_arrays(folder: Path, manifest: dict, loaded: dict) -> tuple[np.ndarray
             if not np.all(np.isfinite(arr)) or not np.all(np.isfinite(sums)):
                 raise CandorError(f"store {folder}: {name} holds values that are not finite numbers (or whose sum "
                                   "is not)")
+        if name.endswith(".npy"):
+            release_pages(arr)  # checked: its pages need not stay in this process's memory
     meta = manifest.get("global")
     if not isinstance(meta, dict) or meta.get("feature_names") != columns:
         raise CandorError(f"store {folder}: the manifest's global view names features other than the table's columns")

@@ -369,3 +369,31 @@ def test_the_manifest_is_strict_json(built):
     _, _, folder = built
     manifest = json.loads((folder / "manifest.json").read_text(), parse_constant=refuse)
     assert manifest["explainers"]["shap"]["agnostic_budget_s"] is None
+
+
+def _resident_kb(address: int) -> int:
+    """Resident kB of the memory map of this process holding ``address`` (``/proc/self/smaps``)."""
+    inside = False
+    for line in open("/proc/self/smaps"):
+        head = line.split()[0]
+        if "-" in head and not head.endswith(":"):
+            lo, hi = (int(x, 16) for x in head.split("-"))
+            inside = lo <= address < hi
+        elif inside and line.startswith("Rss:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no memory map holds {address:#x}")
+
+
+def test_the_stored_arrays_pages_are_not_kept_once_checked(built):
+    """At open every value of the arrays is checked (finite), which brings all their pages into the process: the full
+    Adult store's per-row arrays were 46 MB of the server's peak memory though a click reads a row of each. Checked,
+    they are let go (store.manifest.release_pages) and read back from the page cache when a row is asked."""
+    from store.read import open_for
+
+    settings, ws, folder = built
+    opened = open_for(settings, ws)
+    values = opened._arrays["shap_values"]
+    assert _resident_kb(values.ctypes.data) == 0  # 4 kB (its one page) before: checked, it stayed
+    e = opened.explanation("shap", int(opened.rows[2]))
+    np.testing.assert_array_equal(e.values, np.load(folder / "shap_values.npy")[2])
+    assert _resident_kb(values.ctypes.data) > 0  # asked: read back
