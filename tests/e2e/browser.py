@@ -27,8 +27,11 @@ def find_chromium() -> tuple[str, str]:
 
 
 @contextlib.contextmanager
-def chromium_driver(width: int = 1400, height: int = 1000):
-    """A headless Chromium session with browser console logging enabled."""
+def chromium_driver(width: int = 1400, height: int = 1000, page_load_strategy: str = "normal"):
+    """A headless Chromium session with browser console logging enabled.
+
+    ``page_load_strategy="none"``: chromedriver answers every command without waiting for a navigation under way to
+    load (WebDriver's page load strategies); the default waits for it."""
     browser, driver_path = find_chromium()
     profile = tempfile.mkdtemp(prefix="candor-chromium-")
     opts = webdriver.ChromeOptions()
@@ -36,6 +39,7 @@ def chromium_driver(width: int = 1400, height: int = 1000):
     for flag in FLAGS + [f"--user-data-dir={profile}", f"--window-size={width},{height}"]:
         opts.add_argument(flag)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    opts.page_load_strategy = page_load_strategy
     driver = _start(driver_path, opts)
     try:
         yield driver
