@@ -23,6 +23,7 @@ from workspace.safe_files import read_bounded
 from . import codec
 from .format import MAX_ADDED_ROW_BYTES
 from .manifest import check_files, check_hashes, read_manifest
+from .packed import pack_panels
 from .row_meta import RowMeta, check_row_meta
 from .structure import check_arrays, check_documents, parse_json
 from .write import atomic_write, json_bytes
@@ -275,6 +276,7 @@ def open_store(folder: str | Path, *, model_sha256: str, data_sha256: str, max_b
         if len(rows) else None
     json_names = [name for name in loaded if name.endswith(".json")]
     documents = {name: parse_json(folder, name, loaded.pop(name)) for name in json_names}  # bytes let go as parsed
+    pack_panels(documents)  # the row panels' texts compressed: most of what a store's documents hold
     results = check_documents(folder, documents, manifest["workspace"]["columns"])
     return Store(folder, manifest, rows, arrays, meta, documents, results)
 

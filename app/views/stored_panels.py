@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from plotly.io.json import to_json_plotly
@@ -113,7 +114,7 @@ def stored(page: str, row, args: tuple) -> tuple | None:
     if number is None or st is None or args != controls(page):
         return None
     doc = st.json(FILES[page])
-    if not isinstance(doc, dict) or doc.get("drawn_by") != drawn_by() or not isinstance(doc.get("rows"), dict):
+    if not isinstance(doc, dict) or doc.get("drawn_by") != drawn_by() or not isinstance(doc.get("rows"), Mapping):
         return None
     found = doc["rows"].get(str(number))
     panels = json.loads(found) if isinstance(found, str) else None

@@ -14,6 +14,7 @@ import tracemalloc
 import pytest
 
 from store.manifest import _checked_file
+from store.packed import PackedTexts, pack_panels
 from store.structure import parse_json
 from workspace.errors import CandorError
 
@@ -64,3 +65,26 @@ def test_bytes_that_are_not_a_json_object_are_still_refused(tmp_path):
     for bad in (b"\xff\xfe{", b"[1, 2]", b"{"):
         with pytest.raises(CandorError, match="is not a JSON object"):
             parse_json(tmp_path, "x.json", bytearray(bad))
+
+
+def test_the_row_panels_are_held_compressed_and_read_back_as_they_were(big_json):
+    """Kept as text, Adult's 500 prepared rows' Persuasive panels held 19.1 MB for the server's life (issue 23)."""
+    raw = big_json.read_bytes()
+    expected = json.loads(raw)["rows"]
+    data = bytearray(raw)
+    tracemalloc.start()
+    try:
+        documents = {"persuasive_rows.json": parse_json(big_json.parent, big_json.name, data),
+                     "muse_default.json": {"rows": {"1": "not a panel file: left alone"}}}
+        parsed = tracemalloc.get_traced_memory()[0]
+        pack_panels(documents)
+        packed = tracemalloc.get_traced_memory()[0]  # the texts let go, their compressed copies kept
+    finally:
+        tracemalloc.stop()
+    text_bytes = sum(len(v) for v in expected.values())
+    assert parsed > text_bytes and packed < 0.05 * text_bytes, (parsed, packed, text_bytes)
+    rows = documents["persuasive_rows.json"]["rows"]
+    assert isinstance(rows, PackedTexts) and dict(rows) == expected and rows.get("no such row") is None
+    assert documents["muse_default.json"] == {"rows": {"1": "not a panel file: left alone"}}
+    odd = PackedTexts({"a": "\ud800 a lone surrogate, as json.loads gives it", "b": 7})
+    assert odd["a"] == "\ud800 a lone surrogate, as json.loads gives it" and odd["b"] == 7
