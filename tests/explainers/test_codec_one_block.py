@@ -49,3 +49,23 @@ def test_a_missing_value_or_a_second_dtype_is_decoded_column_by_column(onehot):
     assert got.dtypes.iloc[4] == np.float64 and got.dtypes.iloc[0] == np.dtype(int)
     mixed = TabularCodec(onehot.astype({onehot.columns[0]: float}))
     assert mixed._block is None
+
+
+def test_decoding_one_block_holds_the_block_and_nothing_else(onehot):
+    """``np.round(Z).astype(dtype)`` held a float64 copy of ``Z`` beside the block: LIME's model calls of a row the store
+    lacks on Adult (2 million cells, 16 MB a copy) set the server's peak memory (issue 23). Oracle: tracemalloc."""
+    import tracemalloc
+
+    codec = TabularCodec(onehot)
+    Z = codec.encode(onehot).to_numpy(dtype=float) + np.random.default_rng(1).normal(scale=0.4, size=(len(onehot), 1))
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        got = codec.decode(Z)
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    block = got.to_numpy().nbytes
+    assert block == Z.nbytes and peak < 1.25 * block, (peak, block)  # 2.0x the block before (a float64 copy beside)
+    np.testing.assert_array_equal(got.to_numpy(), np.round(Z).astype(int))
