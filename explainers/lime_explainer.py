@@ -36,9 +36,13 @@ from .types import Explanation, Fidelity
 __all__ = ["LimeExplainer"]
 
 MISSING_BIN = "(missing)"
-ROUND_CELLS = 16_000_000
-"""Most cells (samples x features) a round sends the model at once; past it (wide tables) each neighbourhood is drawn,
-sent (in calls of at most this many cells) and fitted in turn: the same fits, each neighbourhood has its own seed."""
+ROUND_CELLS = 1_000_000
+"""Most cells (samples x features) a round sends the model at once; past it each neighbourhood is drawn, sent (in calls
+of at most this many cells) and fitted in turn: the same fits, each neighbourhood has its own seed. Sent at once, a
+round of 4,000 samples on Adult's 108 columns held its five neighbourhoods and the model's copies of them, about 58 MB
+above the server's resident memory for a row the store lacks (issue 23; 16 million cells before, 128 MB a copy); in
+turn, about 9 MB. Breast cancer's rounds of up to 4,000 samples (30 columns) still go in one call: a random forest's
+call costs about 25 ms whatever its rows."""
 MIN_CHANGES = 30
 """A feature whose indicator changes in fewer samples a fit (mean over the fits) is not identified there."""
 
@@ -349,6 +353,7 @@ class LimeExplainer:
 
     def _fit(self, binary: np.ndarray, ys: np.ndarray, n: int) -> tuple:
         """One LIME fit of a neighbourhood (``binary``) and its outputs: :meth:`_fit_round`'s tuple."""
+        binary = binary.astype(float)  # the sampler's bytes (LimeSpace.sample), as float64 for the fit
         with one_blas_thread():  # BLAS threads spinning against the model's OpenMP: 10-100x
             weights = kernel_weights(np.sqrt(((binary - 1.0) ** 2).sum(axis=1)), self.kernel_width)
             return (*ridge_fit(binary, ys, weights), n - binary.sum(axis=0))
@@ -388,6 +393,7 @@ class LimeExplainer:
         model's output at the row itself: both from one model call (a random forest's call costs about 25 ms
         whatever its rows; a row the store lacks made four for LIME, issue 23)."""
         binary, inverse = self._space.sample(row_t, n, seed)
+        binary = binary.astype(float)
         weights = kernel_weights(np.sqrt(((binary - 1.0) ** 2).sum(axis=1)), self.kernel_width)
         ys = self._outputs(fn, np.concatenate([inverse, row_t[None, :]]))
         return weighted_r2(ys[:n], intercept + binary @ coef, weights), float(ys[n])
