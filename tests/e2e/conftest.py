@@ -28,12 +28,26 @@ computations (the default MUSE and its frontier, MiniLM, the global SHAP values)
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups into the test ids
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
     here = Path(__file__).parent
     for item in items:
         served = [group for fixture, group in SERVED_GROUPS.items() if fixture in item.fixturenames]
         if here in item.path.parents and served:
             item.add_marker(pytest.mark.xdist_group(served[0]))  # no test uses both servers
+            _group_in_the_test_id(config, item, served[0])
+
+
+def _group_in_the_test_id(config, item, group: str) -> None:
+    """Put ``@group`` at the end of the test's id, where ``--dist loadgroup`` reads a test's group.
+
+    pytest-xdist 3.8 writes it to ``item._nodeid``, which pytest 9 no longer reads (``Node.nodeid`` is
+    ``str(item._id)``): every test was a group of its own, and both workers started each session server and paid its
+    first computations. Where ``_nodeid`` is what pytest reads (pytest 8), pytest-xdist's own suffix still works and
+    this does nothing."""
+    if getattr(config.option, "loadgroup", False) and hasattr(item, "_id") and not hasattr(item, "_nodeid"):
+        from _pytest.nodeid import coerce_node_id
+
+        item._id = coerce_node_id(f"{item.nodeid}@{group}")
 
 
 @pytest.fixture(scope="session")
