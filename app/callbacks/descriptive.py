@@ -118,7 +118,7 @@ def _rendered_stored_rows() -> dict:
     return {row: sent.as_text(render_local(row)) for row in services.stored_views()}
 
 
-rendered_stored_rows = services.lazy("descriptive_rendered_rows", _rendered_stored_rows, warm=True)
+rendered_stored_rows = services.lazy("descriptive_rendered_rows", _rendered_stored_rows, warm="late")
 """Served from a store, :func:`render_local` of each stored row whose view the warm-up prepared
 (:func:`app.services.row_view.stored_views`), drawn by the warm-up and kept as JSON text
 (:func:`app.views.sent.as_text`): a click only reads them back (:func:`app.views.sent.from_text`). Building the two

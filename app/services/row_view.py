@@ -100,10 +100,11 @@ def _stored_views() -> dict[int, LocalView]:
     return {r: _view(r, 5, False) for r in prepared_rows()}
 
 
-stored_views = lazy("stored_row_views", _stored_views, warm=True)
+stored_views = lazy("stored_row_views", _stored_views, warm="late")
 """Served from a store, the page's view (k = 5, SHAP's default players) of each stored row prepared ahead
 (:func:`~.row_pool.prepared_rows`: those "Random row" picks from, at most 500, or every row of a whole small table),
-computed by the warm-up; empty without a store. Reading and comparing a
+computed by the warm-up ("late": after the pages' own values; read a row at a time from the store, 2 s on Adult's
+500, which held the Descriptive page's global view back); empty without a store. Reading and comparing a
 row's two explanations took 11 ms of each click on a server idle between clicks (1.4 ms when busy): the CPU's
 caches go cold between a user's clicks, so the less code a click runs, the sooner it answers."""
 
