@@ -79,7 +79,7 @@ def test_opening_parses_no_entry_and_arrow_keeps_nothing(meta, monkeypatch):
     text_bytes = sum(len(t) for m in texts for t in texts[m])
     parsed = []
     monkeypatch.setattr(json, "loads", lambda t, _loads=json.loads: parsed.append(1) or _loads(t))
-    arrow = pa.default_memory_pool().bytes_allocated()  # other tests' stores in this process hold row groups
+    arrow = pa.default_memory_pool().bytes_allocated()  # other tests' threads in this process read Parquet too
     tracemalloc.start()
     try:
         got = check_row_meta(None, data, rows, COLUMNS, 2**31)
@@ -88,7 +88,9 @@ def test_opening_parses_no_entry_and_arrow_keeps_nothing(meta, monkeypatch):
         tracemalloc.stop()
     # parsed at open, the entries took 2.3x their text here (55.7 MB for 24.7 MB), shared 0.45x; now a few kB
     assert not parsed and held < 0.01 * text_bytes, (len(parsed), held, text_bytes)
-    assert pa.default_memory_pool().bytes_allocated() - arrow < 2**20  # the decompressed texts were given back
+    # the decompressed texts were given back (kept, 1.0x; the clean-clone run saw 1.1 MB allocated meanwhile by other
+    # tests' threads in the same worker, so the bound is a share of the text, not a fixed MiB)
+    assert pa.default_memory_pool().bytes_allocated() - arrow < 0.1 * text_bytes
     assert got.entry("lime", N_ROWS - 1) == json.loads(texts["lime"][-1]) and len(parsed) == 2
 
 
