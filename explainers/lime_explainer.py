@@ -6,7 +6,8 @@ docs/methods.md, "LIME" (quartile discretisation, kernel width 0.75·√d, ridge
 ``alpha=1``), vectorised: the neighbourhood is drawn by :class:`explainers._lime_sampler.LimeSpace`
 from the same ``RandomState`` stream lime's ``__data_inverse`` consumes (so each fit equals lime's
 ``explain_instance`` with that seed, to rounding; tests compare them), a round's neighbourhoods go to
-the model in one call, and the ridge is solved in closed form (:func:`explainers._lime_fits.ridge_fit`).
+the model in one call (and their outputs are kept for the next row: a neighbourhood's samples do not depend on the
+row, :mod:`explainers._lime_outputs`), and the ridge is solved in closed form (:func:`explainers._lime_fits.ridge_fit`).
 On top it adds the product's held-out local R² on a fresh neighborhood, and the sampling error of every
 coefficient: the weights shown are the mean of ``repeats`` LIME fits on independent seeded
 neighborhoods, their standard error the spread of those fits over ``sqrt(repeats)``, and the
@@ -29,6 +30,7 @@ import pandas as pd
 
 from ._lime_fits import MAX_SAMPLES, REL_TOLERANCE, REPEATS, TIME_BUDGET_S, repeat_until_converged
 from ._lime_fits import one_blas_thread, ridge_fit, unidentified_note, weighted_r2
+from ._lime_outputs import KeptOutputs, outputs_in_calls
 from ._lime_sampler import LimeSpace, kernel_weights
 from .numbers import plain
 from .types import Explanation, Fidelity
@@ -41,8 +43,7 @@ ROUND_CELLS = 1_000_000
 of at most this many cells) and fitted in turn: the same fits, each neighbourhood has its own seed. Sent at once, a
 round of 4,000 samples on Adult's 108 columns held its five neighbourhoods and the model's copies of them, about 58 MB
 above the server's resident memory for a row the store lacks (issue 23; 16 million cells before, 128 MB a copy); in
-turn, about 9 MB. Breast cancer's rounds of up to 4,000 samples (30 columns) still go in one call: a random forest's
-call costs about 25 ms whatever its rows."""
+turn, about 9 MB."""
 MIN_CHANGES = 30
 """A feature whose indicator changes in fewer samples a fit (mean over the fits) is not identified there."""
 
@@ -119,15 +120,11 @@ class LimeExplainer:
     measure exactly that. The error is the sampling error only: a systematic difference between
     LIME at this neighborhood size and LIME at an infinite one (ridge shrinkage) is not in it.
 
-    Identification: lime draws each column from its training level or bin frequencies, so a row in
-    a common level (a one-hot dummy at 0 whose 1 is 0.03 % of rows) keeps it in nearly every sample and
-    that indicator is nearly constant. Its weight rests on a handful of rows (none, if it never
-    changed: weight 0 and standard error 0 in every fit); on Adult's 108 one-hot columns (a gradient
-    boosting) the largest standard error at 8,000 samples a fit was 0.057 against a tolerance of 0.032,
-    so the tolerance needs about (0.057 / 0.032)² × 8,000 ≈ 25,000 samples a fit. Such features (fewer than ``min_changes`` changes a fit) are reported as not
-    identified and the tolerance (``rel_tolerance`` of the largest identified ``|weight|``) is judged on
-    the others; the values are LIME's at this size either way. Their standard error stays the spread of
-    the fits, finite (0 when they never changed), never NaN: a stored row must be finite.
+    Identification: a row at a common level (a one-hot dummy at 0 whose 1 is 0.03 % of rows) keeps it in nearly
+    every sample, so that indicator's weight rests on a handful of rows (on Adult's 108 one-hot columns the tolerance
+    would need about 25,000 samples a fit). Features changed in fewer than ``min_changes`` samples a fit are reported
+    as not identified and the tolerance is judged on the others (:meth:`identified`); their standard error stays the
+    spread of the fits, finite (0 when they never changed), never NaN: a stored row must be finite.
     """
 
     def __init__(self, predict_proba, *, training_data: pd.DataFrame, class_names, target_index: int = 1,
@@ -167,6 +164,7 @@ class LimeExplainer:
         self._train = self._to_lime(train)
         self._names = {**self._cats, **{j: self._bin_names(j) for j in self._bins}}
         self._space = LimeSpace(self._train, set(self._cats) | set(self._bins))
+        self._kept = KeptOutputs()  # the model's outputs on neighbourhoods, from one row to the next (_lime_outputs)
         binned = ", ".join(self.feature_names[j] for j in self._bins)
         self.source = (f"LIME 0.2.0.1's neighbourhood and ridge (vectorised), quartile bins, kernel width "
                        f"{self.kernel_width:.2f}, mean of {self.repeats} seeded fits (seeds {seed}+)"
@@ -295,10 +293,10 @@ class LimeExplainer:
             raise ValueError(f"LIME cannot explain missing values in {bad[0]!r}: the training data has none "
                              "there (pass the column in missing_columns)")
         seed = self.seed if seed is None else int(seed)
-        row_t = self._to_lime(row[None, :])[0]
-        fn = self._model_fn(row, row_t)
+        at = self.row_at(row)
+        row_t, row_y = at[0], at[2]
         fixed = num_samples is not None
-        r = repeat_until_converged(None, fit_round=lambda seeds, m: self._fit_round(row_t, fn, seeds, m),
+        r = repeat_until_converged(None, fit_round=lambda seeds, m: self._fit_round(at, seeds, m),
                                    num_samples=int(num_samples) if fixed else self.num_samples, seed=seed,
                                    repeats=self.repeats, rel_tolerance=self.rel_tolerance,
                                    time_budget_s=self.time_budget_s, max_samples=self.max_samples, fixed=fixed,
@@ -310,7 +308,7 @@ class LimeExplainer:
         judged_se = float(np.max(se[r.judged]))  # the identified features' (all of them if none is)
         intercept = float(np.mean([f[1] for f in fits]))
         score = float(np.mean([f[2] for f in fits]))
-        heldout, prediction = self._heldout_r2(row_t, fn, values, intercept, seed + self.repeats, n)
+        heldout, prediction = self._heldout_r2(at, values, intercept, seed + self.repeats, n), row_y
         why = "" if converged else f" ({r.stopped_by})"
         of = " of the identified features" if 0 < len(unidentified) < d else ""
         source = (f"{self.source}; {n} samples per fit, {self.repeats} fits (seeds {seed}–{seed + self.repeats - 1}); "
@@ -334,22 +332,33 @@ class LimeExplainer:
                     "conditions": self.conditions(row_t)},
         )
 
-    def _fit_round(self, row_t: np.ndarray, fn, seeds, n: int) -> list:
-        """One LIME fit per seed, their neighbourhoods sent to the model in one call (a wide table's: in turn).
+    def row_at(self, row: np.ndarray) -> tuple:
+        """What a fit of ``row`` (shape (n_features,)) needs: the row in LIME's space, the model on LIME-space rows,
+        the explained output at the row, and the key of its binned columns (:mod:`explainers._lime_outputs`)."""
+        row_t = self._to_lime(row[None, :])[0]
+        fn = self._model_fn(row, row_t)  # it decodes binned columns in place: the row is copied
+        binned = np.array([(row_t[j], row[j]) for j in sorted(self._bins)], dtype=float).tobytes()
+        return row_t, fn, float(self._outputs(fn, row_t[None, :].copy())[0]), binned
 
-        Each fit is lime's ``explain_instance(row_t, fn, num_samples=n)`` with ``random_state=seed``: the
-        neighbourhood of :meth:`LimeSpace.sample`, LIME's kernel on the distance of the binary
-        representation to the row's (all ones), ridge with ``alpha=1`` (:func:`ridge_fit`).
-        Returns (weights of shape (n_features,), intercept, in-sample R², local prediction, changes) per seed,
-        ``changes`` of shape (n_features,) the samples whose indicator is 0 (its level or bin not the row's).
-        """
+    def _fit_round(self, at: tuple, seeds, n: int) -> list:
+        """One LIME fit per seed (``at``: :meth:`explain`'s), the neighbourhoods the model has not seen sent to it in
+        one call (a wide table's: in turn). Each fit is lime's ``explain_instance(row_t, fn, num_samples=n)`` with
+        ``random_state=seed``: the neighbourhood of :meth:`LimeSpace.sample`, LIME's kernel on the distance of the
+        binary representation to the row's (all ones), ridge with ``alpha=1`` (:func:`ridge_fit`). Returns (weights of
+        shape (n_features,), intercept, in-sample R², local prediction, changes) per seed, ``changes`` of shape
+        (n_features,) the samples whose indicator is 0 (its level or bin not the row's)."""
         if n * len(self.feature_names) * len(seeds) > ROUND_CELLS:  # a wide table: one neighbourhood at a time
-            return [self._fit(binary, self._outputs(fn, inverse), n)
-                    for binary, inverse in (self._space.sample(row_t, n, s) for s in seeds)]
-        binaries, inverses = zip(*(self._space.sample(row_t, n, s) for s in seeds))
-        inverse, inverses = np.concatenate(inverses), None  # the model call holds one copy of them, not two
-        ys = self._outputs(fn, inverse)
-        return [self._fit(binary, ys[k * n:(k + 1) * n], n) for k, binary in enumerate(binaries)]
+            return [self._fit(*self._neighbourhoods(at, [s], n)[0], n) for s in seeds]
+        return [self._fit(binary, ys, n) for binary, ys in self._neighbourhoods(at, seeds, n)]
+
+    def _neighbourhoods(self, at: tuple, seeds, n: int) -> list:
+        """``(binary, outputs)`` of each seed's neighbourhood of ``n`` samples: the outputs kept from an earlier row
+        (:class:`explainers._lime_outputs.KeptOutputs`) or, for those not kept, from one model call."""
+        row_t, fn, row_y, binned = at
+        samples = [self._space.sample(row_t, n, s) for s in seeds]
+        binaries, inverses, samples = [b for b, _ in samples], [i for _, i in samples], None  # emptied once sent
+        keys = [(s, n, self.target_index, binned) for s in seeds]
+        return list(zip(binaries, self._kept.outputs(lambda rows: self._outputs(fn, rows), inverses, keys, row_y)))
 
     def _fit(self, binary: np.ndarray, ys: np.ndarray, n: int) -> tuple:
         """One LIME fit of a neighbourhood (``binary``) and its outputs: :meth:`_fit_round`'s tuple."""
@@ -382,18 +391,12 @@ class LimeExplainer:
 
     def _outputs(self, fn, inverse: np.ndarray) -> np.ndarray:
         """The explained output of LIME-space rows, in calls of at most :data:`ROUND_CELLS` cells."""
-        step = max(1, ROUND_CELLS // max(inverse.shape[1], 1))
-        outs = [fn(inverse[start:start + step]) for start in range(0, len(inverse), step)]
-        out = outs[0] if len(outs) == 1 else np.concatenate(outs)
+        out = outputs_in_calls(fn, inverse, ROUND_CELLS)
         return out[:, self.target_index] if out.ndim == 2 else out
 
-    def _heldout_r2(self, row_t: np.ndarray, fn, coef: np.ndarray, intercept: float, seed: int,
-                    n: int) -> tuple[float, float]:
-        """Weighted R² of the fitted surrogate on a fresh neighborhood of ``n`` samples drawn with ``seed``, and the
-        model's output at the row itself: both from one model call (a random forest's call costs about 25 ms
-        whatever its rows; a row the store lacks made four for LIME, issue 23)."""
-        binary, inverse = self._space.sample(row_t, n, seed)
+    def _heldout_r2(self, at: tuple, coef: np.ndarray, intercept: float, seed: int, n: int) -> float:
+        """Weighted R² of the fitted surrogate on a fresh neighborhood of ``n`` samples drawn with ``seed``."""
+        ((binary, ys),) = self._neighbourhoods(at, [seed], n)
         binary = binary.astype(float)
         weights = kernel_weights(np.sqrt(((binary - 1.0) ** 2).sum(axis=1)), self.kernel_width)
-        ys = self._outputs(fn, np.concatenate([inverse, row_t[None, :]]))
-        return weighted_r2(ys[:n], intercept + binary @ coef, weights), float(ys[n])
+        return weighted_r2(ys, intercept + binary @ coef, weights)

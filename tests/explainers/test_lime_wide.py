@@ -75,10 +75,13 @@ def test_a_wide_round_sends_the_model_bounded_calls_and_gives_the_same_fits(monk
 
     lime = LimeExplainer(proba, training_data=X, class_names=("a", "b"), seed=0)
     whole = lime.explain(X.iloc[[0]], num_samples=500)
-    assert max(s[0] * s[1] for s in shapes) == 5 * 500 * d  # narrow enough: the round's neighbourhoods in one call
+    # narrow enough: the round's neighbourhoods in one call (the row itself in one call of its own)
+    assert max(s[0] * s[1] for s in shapes) == 5 * 499 * d
     shapes.clear()
     monkeypatch.setattr(lime_explainer, "ROUND_CELLS", 50_000, raising=False)  # 125 rows of 400 columns a call
+    lime = LimeExplainer(proba, training_data=X, class_names=("a", "b"), seed=0)  # no outputs kept from `whole`
     wide = lime.explain(X.iloc[[0]], num_samples=500)
+    assert sum(s[0] for s in shapes) == 1 + 6 * 499  # the row, then every neighbourhood's samples (held-out too)
     assert max(s[0] * s[1] for s in shapes) <= 50_000
     np.testing.assert_allclose(wide.values, whole.values, atol=1e-12)
     np.testing.assert_allclose(wide.params["standard_error"], whole.params["standard_error"], atol=1e-12)
