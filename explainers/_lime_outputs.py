@@ -103,7 +103,8 @@ class KeptOutputs:
             while self._values > self.max_values:
                 self._values -= self._kept.popitem(last=False)[1].size
 
-    def outputs(self, call: Callable[[np.ndarray], np.ndarray], inverses, keys, row_output: float) -> list:
+    def outputs(self, call: Callable[[np.ndarray], np.ndarray], inverses, keys, row_output: float,
+                found=None) -> list:
         """Each neighbourhood's outputs: row 0 (the explained row) ``row_output``, the sampled rows kept or computed.
 
         Parameters
@@ -111,20 +112,24 @@ class KeptOutputs:
         call : callable
             ndarray (m, n_features) -> ndarray (m,), the explained output (in bounded calls,
             :func:`outputs_in_calls`); it may write into its argument (a copy is passed).
-        inverses : list of ndarray of shape (n, n_features)
+        inverses : list of ndarray of shape (n, n_features), or of None
             The neighbourhoods (LIME's space), row 0 the explained row; the list is emptied once they are sent (the
-            model's call then holds the only copy of them: Adult's rounds are up to 8 MB a copy).
+            model's call then holds the only copy of them: Adult's rounds are up to 8 MB a copy). None where
+            ``found`` holds the outputs.
         keys : sequence
             One key per neighbourhood (module docstring).
         row_output : float
             The explained output at the row.
+        found : list, optional
+            Per neighbourhood, the outputs :meth:`get` returned for its key (None: not kept), read before sampling;
+            default: read now.
 
         Returns
         -------
         list of ndarray of shape (n,)
             Per neighbourhood; those not kept were sent to the model in one call (and are kept now).
         """
-        found = [self.get(k) for k in keys]
+        found = [self.get(k) for k in keys] if found is None else list(found)
         todo = [i for i, f in enumerate(found) if f is None]
         if todo:
             sizes = [len(inverses[i]) - 1 for i in todo]

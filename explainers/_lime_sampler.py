@@ -207,7 +207,7 @@ class LimeSpace:
             out[self._cont] = np.where(np.isnan(v), self._n_edges, (self._edges < v[:, None]).sum(axis=1))
         return out
 
-    def sample(self, row: np.ndarray, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    def sample(self, row: np.ndarray, n: int, seed: int, values: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """A neighbourhood of ``n`` rows, the first the row itself, drawn as lime draws it with ``RandomState(seed)``.
 
         Parameters
@@ -216,6 +216,10 @@ class LimeSpace:
             The explained row in LIME's space.
         n : int
         seed : int
+        values : bool, default=True
+            False: the binary representation only (``inverse`` None), the continuous values within their bins not
+            drawn (the stream draws them after every level and bin): for a neighbourhood whose model outputs are kept
+            (:mod:`explainers._lime_outputs`), 70 % of its sampling time on breast cancer.
 
         Returns
         -------
@@ -223,8 +227,9 @@ class LimeSpace:
             1 where the sample's level or bin is the row's (lime's interpretable representation; row 0 all 1). A
             byte each: a round's five neighbourhoods are held until fitted, and as float64 those of 4,000 rows on
             Adult's 108 columns were 17 MB of a row the store lacks (issue 23); a fit takes one as float64.
-        inverse : ndarray of shape (n, n_features)
-            The samples' values (levels; continuous values drawn within their bin), row 0 the row.
+        inverse : ndarray of shape (n, n_features), or None
+            The samples' values (levels; continuous values drawn within their bin), row 0 the row; None if not
+            ``values``.
 
         Both are column-major (Fortran-ordered): each column's values are contiguous, as they were drawn.
         """
@@ -239,6 +244,8 @@ class LimeSpace:
             self._choose_block(drawn, start, u, scratch)  # a block at once (the same draws: a count of cdf values <= u)
         binary = np.equal(drawn, first[:, None], out=np.empty((d, n), dtype=np.uint8))  # 0/1: a byte, not 8
         binary[:, 0] = 1
+        if not values:
+            return binary.T, None
         if self._cont.size and n > 1:  # lime: undiscretize(inverse[1:]), feature by feature, truncnorm.rvs
             self._undiscretize(drawn, rs, scratch)
         drawn[:, 0] = row

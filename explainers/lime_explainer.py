@@ -355,10 +355,11 @@ class LimeExplainer:
         """``(binary, outputs)`` of each seed's neighbourhood of ``n`` samples: the outputs kept from an earlier row
         (:class:`explainers._lime_outputs.KeptOutputs`) or, for those not kept, from one model call."""
         row_t, fn, row_y, binned = at
-        samples = [self._space.sample(row_t, n, s) for s in seeds]
-        binaries, inverses, samples = [b for b, _ in samples], [i for _, i in samples], None  # emptied once sent
         keys = [(s, n, self.target_index, binned) for s in seeds]
-        return list(zip(binaries, self._kept.outputs(lambda rows: self._outputs(fn, rows), inverses, keys, row_y)))
+        found = [self._kept.get(k) for k in keys]  # a neighbourhood whose outputs are kept: its binary only
+        samples = [self._space.sample(row_t, n, s, values=f is None) for s, f in zip(seeds, found)]
+        binaries, inverses, samples = [b for b, _ in samples], [i for _, i in samples], None  # emptied once sent
+        return list(zip(binaries, self._kept.outputs(lambda r: self._outputs(fn, r), inverses, keys, row_y, found)))
 
     def _fit(self, binary: np.ndarray, ys: np.ndarray, n: int) -> tuple:
         """One LIME fit of a neighbourhood (``binary``) and its outputs: :meth:`_fit_round`'s tuple."""
@@ -370,12 +371,9 @@ class LimeExplainer:
     def identified(self, fits) -> np.ndarray:
         """Features the neighbourhood identifies: indicator changed in at least ``min_changes`` samples a fit.
 
-        A weight is LIME's ridge coefficient on a binary indicator (Ribeiro et al. 2016); it rests on the
-        sampled rows where that indicator is 0 (the row's level or bin changed). lime draws a column from its
-        training frequencies, so for a row at a one-hot dummy's common value 0 whose 1 is rare (Adult's
-        ``workclass_Never-worked``, 0.03 % of rows) the indicator changes in about ``n × 0.0003`` samples: it is
-        nearly constant, collinear with the intercept, and its weight is not identified at this size (a row
-        that has the rare level changes it in nearly every sample).
+        A weight (Ribeiro et al. 2016) rests on the samples whose indicator is 0; for a row at a one-hot dummy's
+        common 0 whose 1 is rare (Adult's ``workclass_Never-worked``, 0.03 % of rows) that is about ``n × 0.0003``
+        samples: the indicator is nearly constant, collinear with the intercept, its weight not identified.
 
         Parameters
         ----------

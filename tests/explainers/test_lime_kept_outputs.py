@@ -52,6 +52,19 @@ def test_a_neighbourhoods_samples_do_not_depend_on_the_row():
         assert not np.array_equal(b0, b1) and not np.array_equal(i0[0], i1[0])
 
 
+def test_a_binary_representation_without_values_is_the_one_drawn_with_them(bc):
+    """A neighbourhood whose outputs are kept is drawn without its continuous values (``values=False``): the
+    binary representation, drawn from the stream before them, is the same."""
+    X, _ = bc
+    lime = LimeExplainer(lambda a: np.zeros((len(a), 2)), training_data=X, class_names=("a", "b"))
+    for row, seed, n in ((0, 0, 500), (40, 3, 2000)):
+        row_t = lime.row_at(X.iloc[row].to_numpy(dtype=float))[0]
+        binary, inverse = lime._space.sample(row_t, n, seed)
+        alone, none = lime._space.sample(row_t, n, seed, values=False)
+        assert none is None and inverse is not None
+        np.testing.assert_array_equal(alone, binary)
+
+
 def test_a_row_after_others_is_the_row_explained_alone_and_sends_only_itself(bc):
     X, model = bc
     proba, sent = _counted(model)
