@@ -293,7 +293,7 @@ class LimeExplainer:
             raise ValueError(f"LIME cannot explain missing values in {bad[0]!r}: the training data has none "
                              "there (pass the column in missing_columns)")
         seed = self.seed if seed is None else int(seed)
-        at = self.row_at(row)
+        at = self._row_at(row)
         row_t, row_y = at[0], at[2]
         fixed = num_samples is not None
         r = repeat_until_converged(None, fit_round=lambda seeds, m: self._fit_round(at, seeds, m),
@@ -332,7 +332,7 @@ class LimeExplainer:
                     "conditions": self.conditions(row_t)},
         )
 
-    def row_at(self, row: np.ndarray) -> tuple:
+    def _row_at(self, row: np.ndarray) -> tuple:
         """What a fit of ``row`` (shape (n_features,)) needs: the row in LIME's space, the model on LIME-space rows,
         the explained output at the row, and the key of its binned columns (:mod:`explainers._lime_outputs`)."""
         row_t = self._to_lime(row[None, :])[0]

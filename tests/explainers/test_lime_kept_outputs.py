@@ -44,7 +44,7 @@ def test_a_neighbourhoods_samples_do_not_depend_on_the_row():
                       "gap": np.where(rng.random(300) < 0.2, np.nan, rng.normal(size=300)), "one": 1.0})
     lime = LimeExplainer(lambda a: np.column_stack([np.zeros(len(a)), np.ones(len(a))]), training_data=X,
                          class_names=("a", "b"), categorical_names={1: ["p", "q", "r", "s"]})
-    rows = [lime.row_at(X.iloc[i].to_numpy(dtype=float))[0] for i in (0, 1, 2)]
+    rows = [lime._row_at(X.iloc[i].to_numpy(dtype=float))[0] for i in (0, 1, 2)]
     for seed, n in ((0, 400), (7, 1000)):
         (b0, i0), (b1, i1), (b2, i2) = (lime._space.sample(r, n, seed) for r in rows)
         np.testing.assert_array_equal(i0[1:], i1[1:])
@@ -58,7 +58,7 @@ def test_a_binary_representation_without_values_is_the_one_drawn_with_them(bc):
     X, _ = bc
     lime = LimeExplainer(lambda a: np.zeros((len(a), 2)), training_data=X, class_names=("a", "b"))
     for row, seed, n in ((0, 0, 500), (40, 3, 2000)):
-        row_t = lime.row_at(X.iloc[row].to_numpy(dtype=float))[0]
+        row_t = lime._row_at(X.iloc[row].to_numpy(dtype=float))[0]
         binary, inverse = lime._space.sample(row_t, n, seed)
         alone, none = lime._space.sample(row_t, n, seed, values=False)
         assert none is None and inverse is not None

@@ -107,7 +107,7 @@ def test_one_fit_is_lime_explain_instance_for_the_same_seed_on_adult(adult):
     """Same seed, same size: our fit's weights, intercept, score and local prediction are lime's (1e-9)."""
     X, model, names = adult
     ours = LimeExplainer(model.predict_proba, training_data=X, class_names=("<=50K", ">50K"), categorical_names=names)
-    at = ours.row_at(X.iloc[2].to_numpy(dtype=float))
+    at = ours._row_at(X.iloc[2].to_numpy(dtype=float))
     row_t = at[0]
     (coef, intercept, score, local, _), = ours._fit_round(at, [5], 2000)
     exp = _lime_package(ours._train, sorted(names), names, 5).explain_instance(
