@@ -103,8 +103,7 @@ class KeptOutputs:
             while self._values > self.max_values:
                 self._values -= self._kept.popitem(last=False)[1].size
 
-    def outputs(self, call: Callable[[np.ndarray], np.ndarray], inverses, keys, row_output: float,
-                found=None) -> list:
+    def outputs(self, call: Callable[[np.ndarray], np.ndarray], inverses, keys, row_output: float, found) -> list:
         """Each neighbourhood's outputs: row 0 (the explained row) ``row_output``, the sampled rows kept or computed.
 
         Parameters
@@ -120,16 +119,16 @@ class KeptOutputs:
             One key per neighbourhood (module docstring).
         row_output : float
             The explained output at the row.
-        found : list, optional
-            Per neighbourhood, the outputs :meth:`get` returned for its key (None: not kept), read before sampling;
-            default: read now.
+        found : sequence
+            Per neighbourhood, the outputs :meth:`get` returned for its key (None: not kept), read before sampling
+            (a kept neighbourhood is drawn without its values).
 
         Returns
         -------
         list of ndarray of shape (n,)
             Per neighbourhood; those not kept were sent to the model in one call (and are kept now).
         """
-        found = [self.get(k) for k in keys] if found is None else list(found)
+        found = list(found)
         todo = [i for i, f in enumerate(found) if f is None]
         if todo:
             sizes = [len(inverses[i]) - 1 for i in todo]
@@ -139,7 +138,6 @@ class KeptOutputs:
             for i, lo, size in zip(todo, np.cumsum([0, *sizes[:-1]]), sizes):
                 found[i] = fresh[lo:lo + size].copy()
                 self.put(keys[i], found[i])
-        inverses.clear()
         return [np.concatenate([[row_output], f]) for f in found]
 
 
