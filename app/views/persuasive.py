@@ -6,8 +6,9 @@ from dash.exceptions import PreventUpdate
 
 from app import services
 from app.views import figures, figures_persuasive
-from app.views.components import card, choice_names, empty_figure, error_alert, fmt, gilpin_badge, metric, metric_row
+from app.views.components import card, choice_names, empty_figure, error_alert, fmt, gilpin_badge
 from app.views.figures_persuasive import COST_ROWS
+from app.views.markdown import markdown_panel, md_table, md_text
 from workspace.errors import CandorError
 
 
@@ -56,17 +57,16 @@ def _statement(view):
 
 
 def _verification(s):
-    rows = []
+    lines = []
     for c in s.sentences:
-        claims = [html.Li(f"{'✓' if ch.ok else '✗'} {ch.claim}: {ch.detail}",
-                          className="claim-ok" if ch.ok else "claim-failed") for ch in c.checks]
-        rows.append(html.Li([html.Span("shown: " if c.ok else "withheld: ", className="fw-semibold"),
-                             c.sentence.text, html.Ul(claims)]))
+        lines.append(f"- **{'shown' if c.ok else 'withheld'}:** {md_text(c.sentence.text)}")
+        lines += [f"    - ✓ {md_text(ch.claim)}: {md_text(ch.detail)}" if ch.ok else
+                  f"    - **✗ {md_text(ch.claim)}**: {md_text(ch.detail)}" for ch in c.checks]
     n_claims = sum(len(c.checks) for c in s.sentences)
     n_ok = sum(ch.ok for c in s.sentences for ch in c.checks)
     return html.Details([html.Summary(f"Claim-by-claim check: {n_ok} of {n_claims} claims hold, "
                                       f"{sum(c.ok for c in s.sentences)} of {len(s.sentences)} sentences shown"),
-                         html.Ul(rows, className="verify-list")], className="mb-3 verify-details")
+                         markdown_panel("\n".join(lines), "verify-list")], className="mb-3 verify-details")
 
 
 def _guardrail(view):
@@ -79,8 +79,8 @@ def _guardrail(view):
 
 DROPPED_ROWS = 10
 """The dropped features a row of the table each (the largest |attribution| first, and every sensitive one); the rest
-share one line. The full SHAP bar beside it draws every attribution, and each table cell is a component the browser
-re-renders at every edit: 27 rows were 148 of the Persuasive page's 554 components."""
+share one line. The full SHAP bar beside it draws every attribution (27 rows of the table were 148 of the Persuasive
+page's 554 components when each cell was one; the table is now one Markdown component, :mod:`app.views.markdown`)."""
 
 
 def _dropped(view):
@@ -91,30 +91,30 @@ def _dropped(view):
     in_table = [i < DROPPED_ROWS or d.sensitive for i, d in enumerate(ranked)]
     rows = [d for d, shown in zip(ranked, in_table) if shown]
     rest = [d for d, shown in zip(ranked, in_table) if not shown]
-    body = [html.Table([html.Thead(html.Tr([html.Th("feature"), html.Th("rank"), html.Th("attribution"),
-                                            html.Th("share")])),
-                        html.Tbody([html.Tr([html.Td(d.feature + (" (sensitive)" if d.sensitive else "")),
-                                             html.Td(d.rank), html.Td(f"{d.attribution:+.4f}"),
-                                             html.Td(f"{d.share:.1%}")]) for d in rows])],
-                       className="table table-sm dropped-table")]
+    text = md_table(("feature", "rank", "attribution", "share"),
+                    [(d.feature + (" (sensitive)" if d.sensitive else ""), d.rank, f"{d.attribution:+.4f}",
+                      f"{d.share:.1%}") for d in rows], right=(False, True, True, True))
     if rest:
-        body.append(html.P(f"and {len(rest)} more, together {sum(d.share for d in rest):.1%} of |attribution| (each "
-                           "drawn in the chart of every SHAP attribution below): " + ", ".join(d.feature for d in rest)
-                           + ".", className="small dropped-rest"))
+        text += "\n\n" + md_text(f"and {len(rest)} more, together {sum(d.share for d in rest):.1%} of |attribution| "
+                                  "(each drawn in the chart of every SHAP attribution below): "
+                                  + ", ".join(d.feature for d in rest) + ".")
+    body = [markdown_panel(text, "dropped-table")]
     return card(f"What was dropped ({len(view.dropped)} features)", body, source=source)
 
 
 def _cost(view):
     s = view.simplification
     before, after = s.fidelity_before, s.fidelity_after
-    items = [metric(label, (f.format(after[key]) if f else fmt(after[key])) if key in after else "n/a",
-                    f"all features: {(f.format(before[key]) if f else fmt(before[key])) if key in before else 'n/a'}")
-             for key, label, f in _ROW]
-    items.append(metric("Items / words / chunks", f"{s.complexity_after['n_items']} / {s.complexity_after['n_words']} / "
-                        f"{s.complexity_after['n_chunks']}",
-                        f"{len(s.dropped)} features hidden; all features: {s.complexity_before['n_items']} / "
-                        f"{s.complexity_before['n_words']} / {s.complexity_before['n_chunks']}"))
-    body = [metric_row(items)]
+    def cell(values, key, f):
+        return (f.format(values[key]) if f else fmt(values[key])) if key in values else "n/a"
+
+    rows = [(label, cell(after, key, f), cell(before, key, f)) for key, label, f in _ROW]
+    rows.append(("Items / words / chunks", f"{s.complexity_after['n_items']} / {s.complexity_after['n_words']} / "
+                 f"{s.complexity_after['n_chunks']} ({len(s.dropped)} features hidden)",
+                 f"{s.complexity_before['n_items']} / {s.complexity_before['n_words']} / "
+                 f"{s.complexity_before['n_chunks']}"))
+    body = [markdown_panel(md_table(("measure", "this story", "all features"), rows, right=(False, True, True)),
+                           "cost-table")]
     if after.get("curve_gap_small"):
         body.append(dbc.Alert(f"Deletion/insertion say little for this row: the training-median baseline already scores "
                               f"{fmt(after['curve_gap'])} from the row's output (g(x) − g(baseline)), under a quarter of "

@@ -28,6 +28,7 @@ from plotly.io.json import to_json_plotly
 from app import services
 from app.views.attention import draw_attention
 from app.views.drawn import as_sent
+from app.views.markdown import only_structure
 from app.views.persuasive import draw_row
 from store.provenance import library_versions
 from workspace.errors import CandorError
@@ -36,11 +37,13 @@ FILES = {"persuasive": "persuasive_rows.json", "attention": "attention_rows.json
 """The store's file of each page's drawn row panels (:data:`store.format.HOLDS`)."""
 COMPONENTS = {"dash_html_components": {"Div", "P", "Span", "Ul", "Li", "Details", "Summary", "Table", "Thead",
                                         "Tbody", "Tr", "Th", "Td"},
-              "dash_bootstrap_components": {"Alert", "Badge", "Card", "CardHeader", "CardBody"}}
+              "dash_bootstrap_components": {"Alert", "Badge", "Card", "CardHeader", "CardBody"},
+              "dash_core_components": {"Markdown"}}
 """The components the two pages' row panels are drawn with, and their :data:`PROPS`: stored panels holding any other
-component or property (a crafted store: a Markdown with raw HTML, a link, a frame) are not sent; the row is drawn
-live (a store's manifest is not signed, SECURITY.md)."""
-PROPS = {"children", "className", "class_name", "color", "text_color", "title"}
+component or property (a crafted store: a Markdown with raw HTML or a link, a frame) are not sent; the row is drawn
+live (a store's manifest is not signed, SECURITY.md). A Markdown (:func:`app.views.markdown.markdown_panel`) also
+needs raw HTML off and text :func:`app.views.markdown.only_structure` accepts."""
+PROPS = {"children", "className", "class_name", "color", "text_color", "title", "dangerously_allow_html", "dedent"}
 _SOURCES = ("app", "explainers", "store", "workspace", "sample_models")
 """Candor's packages whose Python sources :func:`drawn_by` fingerprints."""
 
@@ -131,6 +134,10 @@ def _drawable(value) -> bool:
         props = value.get("props")
         if value.get("type") not in COMPONENTS.get(value.get("namespace"), ()) or not isinstance(props, dict) \
                 or not set(props) <= PROPS:
+            return False
+        if value.get("type") == "Markdown":
+            return props.get("dangerously_allow_html") is False and only_structure(props.get("children"))
+        if "dangerously_allow_html" in props or "dedent" in props:
             return False
     return all(_drawable(v) for v in value.values())
 

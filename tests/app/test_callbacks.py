@@ -1,5 +1,4 @@
 """Callbacks called as plain functions on the bundled sample (real model, real data)."""
-import json
 
 import plotly.graph_objects as go
 import pytest
@@ -14,10 +13,12 @@ from app.views import persuasive as persuasive_view
 from app.views import surrogate as surrogate_view
 from app.views.overview import model_card
 from app.shell import row_status
+from tests.markdown_render import component_text
 
 
 def _text(component) -> str:
-    return json.dumps(component.to_plotly_json(), default=lambda o: o.to_plotly_json(), ensure_ascii=False)
+    """The component as JSON, its Markdown panels as the text a reader sees (tests/markdown_render.py)."""
+    return component_text(component)
 
 
 def test_summary_reports_heldout_metrics(sample_workspace):

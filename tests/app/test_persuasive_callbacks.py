@@ -1,15 +1,14 @@
 """Persuasive callbacks as plain functions on the bundled sample: operators, checks, guardrail, tradeoffs."""
-import json
-
 import pytest
 
 from app.callbacks import persuasive
 from app.views import persuasive as persuasive_view
+from tests.markdown_render import component_text, rendered_html, rendered_text
 
 
 def _text(component) -> str:
-    return json.dumps(component.to_plotly_json() if hasattr(component, "to_plotly_json") else component,
-                      default=lambda o: o.to_plotly_json(), ensure_ascii=False)
+    """The panel as JSON, its Markdown panels as the text a reader sees (an independent CommonMark renderer)."""
+    return component_text(component)
 
 
 def test_statement_carries_gilpin_label_and_only_verified_sentences(sample_workspace):
@@ -96,12 +95,13 @@ def test_the_dropped_table_names_the_largest_and_the_sensitive_and_sums_the_rest
     names = [e.feature_names[j] for j in order]
     low = names[20]  # hidden at k = 1, far past the table's ten rows
     *_, dropped, _, _, _, _ = persuasive_view.render_persuasive(3, 1, "exact", [], [low])
-    cells = [str(c.children) for c in dropped._traverse() if type(c).__name__ == "Td"]
+    markdown = next(c.children for c in dropped._traverse() if type(c).__name__ == "Markdown")
+    table, rest_line = markdown.split("\n\n")
+    cells = [rendered_text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", rendered_html(table))]
     shown = [r.removesuffix(" (sensitive)") for r in cells[::4]]
     assert shown == names[1:11] + [low]
     rest = [n for n in names[1:] if n not in shown]
-    line = next(re.fullmatch(r"and (\d+) more, together ([\d.]+)% of \|attribution\|.*?: (.+)\.", str(c.children), re.S)
-                for c in dropped._traverse() if isinstance(getattr(c, "children", None), str) and "more, together" in c.children)
+    line = re.fullmatch(r"and (\d+) more, together ([\d.]+)% of \|attribution\|.*?: (.+)\.", rendered_text(rest_line), re.S)
     assert int(line.group(1)) == len(rest) == len(names) - 12
     share = np.abs(e.values[order[11:]]).sum() - abs(e.values[e.feature_names.index(low)])
     assert float(line.group(2)) == pytest.approx(100 * share / np.abs(e.values).sum(), abs=0.05)

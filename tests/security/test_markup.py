@@ -218,7 +218,7 @@ def test_dropdowns_of_user_strings_hold_no_proto_key(hostile_workspace, tmp_path
     import json
     import subprocess
 
-    from plotly.utils import PlotlyJSONEncoder
+    from tests.markdown_render import component_text
 
     from app.views import persuasive
 
@@ -241,7 +241,7 @@ def test_dropdowns_of_user_strings_hold_no_proto_key(hostile_workspace, tmp_path
     shown = [o["label"]["props"]["children"] for o in sensitive]
     assert shown == FEATURES
     chosen = [o["value"] for o, name in zip(sensitive, shown) if name in ("__proto__", EVIL)]
-    dropped = json.dumps(persuasive.render_persuasive(0, 1, "exact", [], chosen)[3], cls=PlotlyJSONEncoder)
+    dropped = component_text(persuasive.render_persuasive(0, 1, "exact", [], chosen)[3])
     assert "__proto__ (sensitive)" in dropped or json.dumps(f"{EVIL} (sensitive)")[1:-1] in dropped
 
 
@@ -284,4 +284,8 @@ def test_hostile_column_names_in_the_browser(tmp_path):
         ticks = driver.execute_script(
             "return Array.from(document.querySelectorAll('#persuasive-topk-bar .ytick text')).map(t => t.textContent)")
         assert evil in ticks, f"the top-ranked label is drawn as {ticks}"
+        # the table of dropped features (a Markdown panel) names the hidden columns as written, links nowhere
+        dropped = driver.find_element(By.ID, "persuasive-dropped").text
+        assert any(f"\n{name}" in dropped for name in names.values()), dropped
+        assert not driver.find_elements(By.CSS_SELECTOR, 'a[href*="evil.example"], [style*="color:white"]')
         assert not severe_console_errors(driver)

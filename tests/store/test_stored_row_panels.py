@@ -132,6 +132,10 @@ def test_stored_panels_with_a_component_the_pages_never_draw_are_drawn_live(buil
     rows = doc["rows"] = dict(doc["rows"])  # held compressed and read-only (store/packed.py): a crafted copy instead
     for crafted in ({"namespace": "dash_core_components", "type": "Markdown",
                      "props": {"children": "<img src=x onerror=alert(1)>", "dangerously_allow_html": True}},
+                    {"namespace": "dash_core_components", "type": "Markdown",
+                     "props": {"children": "[a link](https://evil.example)", "dangerously_allow_html": False}},
+                    {"namespace": "dash_html_components", "type": "Div",
+                     "props": {"children": "x", "dangerously_allow_html": True}},
                     {"namespace": "dash_html_components", "type": "Div", "props": {"children": "x", "id": "y"}},
                     {"namespace": "dash_html_components", "type": "Iframe", "props": {"src": "https://example.org"}}):
         rows[str(r)] = json.dumps([crafted, *served[1:]])  # a crafted store (the manifest is not signed)
