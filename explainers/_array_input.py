@@ -89,6 +89,7 @@ class ArrayInput:
 
     def __init__(self, model, codec: TabularCodec, raw) -> None:
         self.model, self._codec, self._raw = model, codec, raw
+        self._floats = codec.block_dtype == np.float64  # the table's array is then the encoded rows themselves
         self._same: dict[str, bool] = {}  # by method; two threads may both check it, and agree
 
     @classmethod
@@ -113,7 +114,13 @@ class ArrayInput:
 
     def call(self, Z, method: str):
         """``getattr(model, method)`` of encoded rows ``Z``: on the table's array once the method is checked equal on
-        the probe, else on the table itself (:func:`explainers._forest_calls.model_call` either way)."""
+        the probe, else on the table itself (:func:`explainers._forest_calls.model_call` either way). Float64
+        columns decode to a copy of the rows (:meth:`~explainers._codec.TabularCodec.decode`): the model gets that
+        copy, no DataFrame built to be read back."""
+        if self._floats and self._checked(method):
+            rows = Z.to_numpy(dtype=float) if hasattr(Z, "to_numpy") else Z
+            rows = np.asarray(rows, dtype=float).reshape(-1, len(self._codec.columns))
+            return self._on_array(np.array(rows, order="F"), method)  # the DataFrame's layout: a column-major array
         table = self._raw(Z)
         if self._checked(method) and _one_block(table):
             return self._on_array(np.asarray(table), method)
