@@ -4,7 +4,8 @@ from dash import html
 from dash.exceptions import PreventUpdate
 
 from app.services import persuasive_rules
-from app.views.components import card, empty_figure, error_alert, fmt, gilpin_badge, metric, metric_row
+from app.views.components import card, empty_figure, error_alert, fmt, gilpin_badge
+from app.views.markdown import markdown_panel, md_table, md_text
 from app.views.figures_persuasive import operator_text, rule_tradeoff
 from explainers.persuasive import gilpin_label
 from workspace.errors import CandorError
@@ -45,17 +46,19 @@ def draw_rules(choice, keep, round_sig, plain):
     v = persuasive_rules.rule_view(choice, keep, round_sig, plain)
     s = v.simplification
     b, a, cb, ca = s.fidelity_before, s.fidelity_after, s.complexity_before, s.complexity_after
+    rules = "\n".join(f"- {md_text(r.text())}" for r in s.rules) or md_text("(no rule)")
     shown = card(f"Rules a reader is shown ({len(s.rules)} of {len(s.rules) + len(s.dropped)})", [
         html.Div(gilpin_badge(gilpin_label(s)), className="mb-2"),
-        html.Ul([html.Li(r.text(), className="rule-text") for r in s.rules] or [html.Li("(no rule)")]),
+        markdown_panel(rules, "rule-text"),  # one component (app.views.markdown), not one per rule
         html.Div(f"Otherwise: {s.default_label}", className="rule-text")],
         source=operator_text(s.operators))
-    cost = card("What the rule simplification costs", metric_row([
-        metric("Agreement with the model", f"{fmt(a['agreement'])} vs {fmt(b['agreement'])}",
-               f"shown vs all rules, {v.n_eval} held-out rows"),
-        metric("Coverage", f"{a['coverage']:.1%} vs {b['coverage']:.1%}", "rows some shown rule fires on"),
-        metric("Predicates", f"{ca['numpreds']} vs {cb['numpreds']}"),
-        metric("Rows whose label changed", str(len(s.changed_rows))),
-    ]), source="Persuasive layer after Herman 2017 (arXiv 1711.07414): O5 keeps the top rules by (coverage, precision) and recomputes the default label; "
-               "O2 rounds thresholds; O8 phrases predicates (lossless phrases here); agreement re-measured after each")
+    table = md_table(("measure", "shown rules", "all rules", "note"), [
+        ("Agreement with the model", fmt(a["agreement"]), fmt(b["agreement"]), f"{v.n_eval} held-out rows"),
+        ("Coverage", f"{a['coverage']:.1%}", f"{b['coverage']:.1%}", "rows some shown rule fires on"),
+        ("Predicates", ca["numpreds"], cb["numpreds"], ""),
+        ("Rows whose label changed", len(s.changed_rows), "", "")], right=(False, True, True, False))
+    cost = card("What the rule simplification costs", markdown_panel(table, "cost-table"),
+                source="Persuasive layer after Herman 2017 (arXiv 1711.07414): O5 keeps the top rules by (coverage, "
+                       "precision) and recomputes the default label; O2 rounds thresholds; O8 phrases predicates "
+                       "(lossless phrases here); agreement re-measured after each")
     return shown, cost, rule_tradeoff(v, len(s.rules))

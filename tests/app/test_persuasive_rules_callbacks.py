@@ -1,11 +1,11 @@
 """Persuasive page, rules section: pruning a frontier surrogate, called as plain functions on the sample."""
-import json
 
 import pytest
 
 from app.callbacks import persuasive_rules as cb
 from app.views import persuasive_rules as rules_view
 from app.services import persuasive_rules
+from tests.markdown_render import component_text
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +17,8 @@ def sources(sample_workspace, tmp_path_factory):
 
 
 def _text(component) -> str:
-    return json.dumps(component.to_plotly_json(), default=lambda o: o.to_plotly_json(), ensure_ascii=False)
+    """The component as JSON, its Markdown panels as the text a reader sees (tests/markdown_render.py)."""
+    return component_text(component)
 
 
 def test_sources_are_the_frontier_and_default_has_most_rules(sources):
@@ -34,7 +35,7 @@ def test_keeping_every_rule_costs_nothing_and_fewer_costs_agreement(sources):
     assert full.agreement_curve[-1] == full.simplification.fidelity_before["agreement"]
     assert len(full.kept_counts) == n + 1 and full.predicates_curve[0] == 0
     shown, cost, fig = rules_view.render_rules(choice, 2, None, [])
-    assert _text(shown).count("IF ") == 2 and "vs" in _text(cost)
+    assert _text(shown).count("IF ") == 2 and "Agreement with the model" in _text(cost) and "all rules" in _text(cost)
     assert fig.layout.shapes[0].x0 == 2
     one = persuasive_rules.rule_view(choice, 1, 2, True)
     assert [name for name, _ in one.simplification.operators] == ["prune", "round_thresholds", "plain_language"]

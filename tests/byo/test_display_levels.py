@@ -5,7 +5,6 @@ Oracles: a synthetic table whose rule is known exactly (``buy`` is "yes" iff
 from its text and evaluated on the raw table, selects the rows its code
 predicate selects; the bundled (all-numeric) sample renders as before.
 """
-import json
 import re
 
 import numpy as np
@@ -20,6 +19,7 @@ import explainers.persuasive as xp
 from app.views import figures
 from app import services
 from app.services import persuasive_rules as rules_service
+from tests.markdown_render import component_text
 from explainers._codec import TabularCodec, conjunction_parts, conjunction_text, predicate_text, value_labels
 from explainers.persuasive._attribution import render_lines, value_texts
 from explainers.rules import conjunction_mask, predicate_mask
@@ -32,7 +32,8 @@ COLOURS = ("blue", "green", "red", "yellow")  # codes 0..3 (levels sorted)
 
 
 def _json(component) -> str:
-    return json.dumps(component.to_plotly_json(), default=lambda o: o.to_plotly_json(), ensure_ascii=False)
+    """The component as JSON, its Markdown panels as the text a reader sees (tests/markdown_render.py)."""
+    return component_text(component)
 
 
 def _selected(part: str, feature: str, levels) -> set:
