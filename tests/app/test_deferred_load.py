@@ -6,9 +6,15 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 
 from app.serve.deferred_load import LoadGate
 from tests.e2e.serving import free_port
+
+
+class _Cyclic:
+    def __init__(self):
+        self.me = self
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 
@@ -66,7 +72,8 @@ def test_a_model_that_fails_to_load_ends_the_command_in_one_line(tmp_path):
 def test_the_collector_is_held_through_the_load_and_the_start_s_garbage_collected_once_idle():
     """issue 23: the start's heap grows to 190,000 objects and each quarter of growth made Python's collector walk all
     of them (0.38 s of CPU before the first layout). python -m app holds it until the load has ended; then the start's
-    objects are frozen and the collector is on again, and the first idle moment collects the start's garbage."""
+    objects are frozen and the collector is on again, and the first idle moment collects the start's garbage and freezes
+what survives."""
     import gc
 
     from app.serve import deferred_load
@@ -75,6 +82,7 @@ def test_the_collector_is_held_through_the_load_and_the_start_s_garbage_collecte
 
     def load():
         seen["enabled"] = gc.isenabled()
+        seen["garbage"] = weakref.ref(_Cyclic())  # garbage of the start: a cycle only the collector frees
 
     try:
         deferred_load.hold_collector()
@@ -82,8 +90,11 @@ def test_the_collector_is_held_through_the_load_and_the_start_s_garbage_collecte
         deferred_load.start(gate, load).join(10)
         assert gate.done.is_set() and seen["enabled"] is False  # no collection while the model loaded
         assert gc.isenabled() and gc.get_freeze_count() > 0  # on again, the start's objects set aside
+        gc.collect()  # a collection now frees nothing of the start's: it is frozen
+        assert seen["garbage"]() is not None
         assert deferred_load.collect_start_garbage() is True
-        assert gc.get_freeze_count() == 0 and gc.isenabled()
+        assert seen["garbage"]() is None and gc.isenabled()  # the start's garbage collected
+        assert gc.get_freeze_count() > 0  # and what survives frozen again: later full passes skip it
         assert deferred_load.collect_start_garbage() is False  # once
     finally:
         gc.unfreeze()
