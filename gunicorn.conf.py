@@ -38,3 +38,15 @@ def on_starting(server):
         print(f"candor: error: {err}", file=sys.stderr, flush=True)
         sys.exit(2)
     os.environ["CANDOR_BIND_HOSTS"] = ",".join(hosts)  # the Host names allowed by default; workers inherit it
+
+
+def when_ready(server):
+    """In the master, after the app was preloaded (and warmed) and before the workers fork: collect its garbage and
+    freeze what is left (``gc.freeze``, as CPython's documentation advises before forking). A worker's full
+    collection then walks only what it made itself, not the 290,000 objects of the libraries, the model and the warm
+    caches (144-154 ms a full collection on the sample, under 1 ms frozen), and the pages those objects sit on stay
+    shared with the master instead of being copied when the collector touches them."""
+    import gc
+
+    gc.collect()
+    gc.freeze()

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -196,3 +197,23 @@ def test_gunicorn_warms_before_forking_unless_warming_is_off(monkeypatch):
             monkeypatch.setenv("CANDOR_WARM", given)
         config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
         assert config["preload_app"] is True and os.environ["CANDOR_WARM"] == want, given
+
+
+class _Cycle:
+    def __init__(self):
+        self.me = self
+
+
+def test_gunicorn_freezes_the_preloaded_app_before_forking():
+    """The master's ``when_ready`` (gunicorn calls it once the preloaded app is loaded, before the workers fork)
+    collects and freezes: the workers' collector then skips the start's objects."""
+    import gc
+    import runpy
+
+    config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    probe = weakref.ref(_Cycle())  # garbage only a collection frees
+    try:
+        config["when_ready"](None)
+        assert probe() is None and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
