@@ -115,7 +115,11 @@ def render_row(row, players="children", stability_runs=1, whatif=None, digests=N
 
 
 def _rendered_stored_rows() -> dict:
-    return {row: sent.as_text(render_local(row)) for row in services.stored_views()}
+    drawn = {}
+    for row in services.stored_views():
+        services.yield_to_requests()  # a click meanwhile is served first (the warm-up draws these)
+        drawn[row] = sent.as_text(render_local(row))
+    return drawn
 
 
 rendered_stored_rows = services.lazy("descriptive_rendered_rows", _rendered_stored_rows, warm="late")

@@ -181,6 +181,8 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     trim = _IdleTrim()
     app.server.before_request(trim.begin)
     app.server.teardown_request(trim.end)
+    app.server.before_request(services.request_began)  # the warm-up's long steps pause between rows meanwhile
+    app.server.teardown_request(services.request_ended)
     threading.Thread(target=trim.run, name="candor-idle-trim", daemon=True).start()
     app.server.add_url_rule("/_candor/ready", "candor_ready", _ready)
     app.server.add_url_rule("/_candor/workspace", "candor_workspace", _workspace_info)

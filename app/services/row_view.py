@@ -18,6 +18,7 @@ from explainers.numbers import number_text, plain_length_bound
 from explainers.metrics import RankAgreement
 
 from ._core import built_store, lazy, ready_entry, workspace
+from ._requests import yield_to_requests
 from .row_plots import shown_rows
 from .row_pool import prepared_rows
 from .whatif import Editor, editor
@@ -97,7 +98,11 @@ longer label still shows whole, in a taller figure)."""
 
 
 def _stored_views() -> dict[int, LocalView]:
-    return {r: _view(r, 5, False) for r in prepared_rows()}
+    views = {}
+    for r in prepared_rows():
+        yield_to_requests()  # a click meanwhile is served first (the warm-up computes this)
+        views[r] = _view(r, 5, False)
+    return views
 
 
 stored_views = lazy("stored_row_views", _stored_views, warm="late")
