@@ -29,16 +29,27 @@ def test_under_a_constant_stream_of_requests_the_warm_up_still_moves_on():
     assert services.yield_to_requests(0.01) is True
 
 
-def test_the_server_counts_its_requests_in_and_out_even_when_one_fails(sample_workspace, tmp_path):
-    from app.serve.server import create_app
-    from workspace.settings import Settings
+def test_the_request_hooks_count_in_and_out_even_when_a_request_fails():
+    """The pair the server registers (``app/serve/server.py``: Flask's ``before_request`` and ``teardown_request``),
+    on a plain Flask app: one in flight during a request, none after, a request that raised included."""
+    import flask
 
-    app = create_app(warm=False, settings=Settings(cache_dir=tmp_path / "cache", state_dir=tmp_path / "state",
-                                                   upload_dir=tmp_path / "uploads"))
+    app = flask.Flask("probe")
+    app.before_request(services.request_began)
+    app.teardown_request(services.request_ended)
     seen = []
-    app.server.add_url_rule("/_test/in-flight", "in_flight", lambda: (seen.append(services.yield_to_requests(0.0)), "")[1])
-    with app.server.test_client() as client:
-        assert client.get("/_test/in-flight").status_code == 200
-        assert client.post("/_dash-update-component", data="{not json", content_type="application/json").status_code < 500
+
+    @app.route("/ok")
+    def ok():
+        seen.append(services.yield_to_requests(0.0))
+        return ""
+
+    @app.route("/fails")
+    def fails():
+        raise RuntimeError("boom")
+
+    with app.test_client() as client:
+        assert client.get("/ok").status_code == 200
+        assert client.get("/fails").status_code == 500
     assert seen == [False]  # during the request: one in flight
     assert services.yield_to_requests(0.0) is True  # after both, the failed one included: none
