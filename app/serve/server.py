@@ -179,10 +179,8 @@ def create_app(workspace: Workspace | None = None, *, warm: bool | str | None = 
     app.server.before_request(services.first_request.set)
     app.server.before_request(selection.sync)  # another worker may have switched model, data or class
     trim = _IdleTrim()
-    app.server.before_request(trim.begin)
-    app.server.teardown_request(trim.end)
-    app.server.before_request(services.request_began)  # the warm-up's long steps pause between rows meanwhile
-    app.server.teardown_request(services.request_ended)
+    app.server.before_request(trim.begin)  # the process's one count of requests in flight (app/services/_requests.py):
+    app.server.teardown_request(trim.end)  # the idle trim waits for none, the warm-up's row loops pause meanwhile
     threading.Thread(target=trim.run, name="candor-idle-trim", daemon=True).start()
     app.server.add_url_rule("/_candor/ready", "candor_ready", _ready)
     app.server.add_url_rule("/_candor/workspace", "candor_workspace", _workspace_info)
@@ -226,17 +224,15 @@ class _IdleTrim:
     IDLE_S = 2.0
 
     def __init__(self):
-        self.in_flight, self.last_end, self.lock = 0, 0.0, threading.Lock()
+        self.last_end = 0.0
         self.dirty = threading.Event()
 
     def begin(self) -> None:
-        with self.lock:
-            self.in_flight += 1
+        services.request_began()
 
     def end(self, _exc=None) -> None:
-        with self.lock:
-            self.in_flight = max(0, self.in_flight - 1)
-            self.last_end = time.monotonic()
+        self.last_end = time.monotonic()  # before the count falls: the idle thread never sees 0 with an old end
+        services.request_ended()
         self.dirty.set()
 
     def run(self) -> None:
@@ -244,8 +240,7 @@ class _IdleTrim:
             self.dirty.wait()
             while True:
                 time.sleep(self.IDLE_S / 4)
-                with self.lock:
-                    idle = self.in_flight == 0 and time.monotonic() - self.last_end >= self.IDLE_S
+                idle = not services.serving() and time.monotonic() - self.last_end >= self.IDLE_S
                 if idle:
                     break
             self.dirty.clear()

@@ -8,7 +8,7 @@ from here and render what it returns.
 """
 from ._core import (ServiceState, built_store, first_request, init, install, is_ready, join_late, lazy, overridden,
                     ready_entry, row_cache, state, store_note, use_built_store, warm_done, workspace)
-from ._requests import request_began, request_ended, yield_to_requests
+from ._requests import request_began, request_ended, serving, yield_to_requests
 from .applicable import capabilities, why_not
 from .attention import AttentionView, attention_view, has_attention_model
 # the story test; check's Integrated Gradients; the table of methods; the rules section of the Persuasive page
@@ -52,7 +52,7 @@ __all__ = [
     "MuseView", "default_muse_key", "feature_names", "fit_frontier", "fit_muse", "frontier", "muse_params",
     "muse_view", "class_choices", "select_class", "why_not", "capabilities", "GlobalView", "global_view",
     "lazy", "ready_entry", "row_cache", "stored_row_number", "stored_views", "built_store", "use_built_store", "warm_done",
-    "request_began", "request_ended", "yield_to_requests",
+    "request_began", "request_ended", "serving", "yield_to_requests",
     "ServiceState", "install", "is_ready", "overridden", "state", "store_note",
     "CohortsView", "cohorts_view", "fairness_views", "filtered_rows",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 
-__all__ = ["YIELD_MAX_S", "request_began", "request_ended", "yield_to_requests"]
+__all__ = ["YIELD_MAX_S", "request_began", "request_ended", "serving", "yield_to_requests"]
 
 _in_flight = [0]  # requests being served
 _in_flight_lock = threading.Lock()
@@ -42,3 +42,8 @@ def yield_to_requests(max_wait_s: float = YIELD_MAX_S) -> bool:
     the warm-up drew Adult's 500 stored rows for about 5 s after the start, and each start's first five row clicks
     took 195-304 ms against 91-148 after). Returns whether no request was in flight when it returned."""
     return _no_request.is_set() or _no_request.wait(max_wait_s)
+
+
+def serving() -> bool:
+    """Whether a request is being served (the server's idle trim waits for none, ``app/serve/server.py``)."""
+    return not _no_request.is_set()
