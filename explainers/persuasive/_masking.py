@@ -27,7 +27,9 @@ def masked_outputs(predict_fn: PredictFn, x, keep_sets, background) -> np.ndarra
     Parameters
     ----------
     predict_fn : callable
-        ndarray (n, n_features) -> ndarray (n,) of the explained output.
+        ndarray (n, n_features) -> ndarray (n,) of the explained output. If it has a method
+        ``expected_outputs(x, keep_sets, background)`` (a tree model's, :class:`explainers.tree_shap.HybridOutputs`),
+        its answer is returned unless it is None, and no hybrid row is built.
     x : ndarray of shape (n_features,)
     keep_sets : sequence of ndarray of int
         Indices of the features that keep ``x``'s values (each may be empty).
@@ -40,6 +42,11 @@ def masked_outputs(predict_fn: PredictFn, x, keep_sets, background) -> np.ndarra
     """
     x = np.asarray(x, dtype=float)
     bg = np.asarray(background, dtype=float)
+    expected = getattr(predict_fn, "expected_outputs", None)  # a tree model's exact shortcut (tree_shap.HybridOutputs)
+    if expected is not None and len(keep_sets):
+        out = expected(x, keep_sets, bg)
+        if out is not None:
+            return np.asarray(out, dtype=float)
     per_chunk = max(1, GRID_CELLS // max(bg.size, 1))
     out = []
     for lo in range(0, len(keep_sets), per_chunk):

@@ -17,9 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from ._forest import SUPPORTED, forest_of
+from ._hybrid import HybridOutputs
 from ._interventional import _Scatter, interventional_values, leaf_game
 
-__all__ = ["TreeShap", "SUPPORTED", "supports", "model_input"]
+__all__ = ["TreeShap", "HybridOutputs", "SUPPORTED", "supports", "model_input"]
 
 
 def supports(model) -> bool:
