@@ -96,3 +96,22 @@ def test_other_models_and_methods_are_left_to_sklearn():
     gb = GradientBoostingClassifier(n_estimators=5, random_state=0).fit(X, y)
     assert boosting_outputs(gb, X.iloc[:3], "predict") is None  # class labels: sklearn's own
     assert np.array_equal(model_call(gb, X.iloc[:3], "predict"), gb.predict(X.iloc[:3]))
+
+
+@pytest.mark.parametrize("init", ["default", "zero", "stratified", "fitted"])
+def test_the_init_estimators_rows_equal_sklearns_whatever_the_init(init):
+    """A constant init (the default prior, ``"zero"``) is computed once per model and repeated; an init whose rows
+    differ (a random dummy strategy, a fitted estimator) is left to scikit-learn's own ``_raw_predict``."""
+    from sklearn.dummy import DummyClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    from explainers import _boosting_calls
+
+    X, y = _frame(load_breast_cancer)
+    made = {"default": None, "zero": "zero", "stratified": DummyClassifier(strategy="stratified", random_state=0),
+            "fitted": LogisticRegression(max_iter=5000)}[init]
+    gb = GradientBoostingClassifier(n_estimators=20, max_depth=2, random_state=0, init=made).fit(X, y)
+    for rows in (X.iloc[:1], X.iloc[3:40]):
+        for method in ("predict_proba", "decision_function"):
+            assert np.array_equal(boosting_outputs(gb, rows, method), getattr(gb, method)(rows))
+    assert (_boosting_calls._INIT_ROWS[gb] is None) == (init in ("stratified", "fitted"))
