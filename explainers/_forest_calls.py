@@ -73,14 +73,18 @@ def forest_outputs(model, X, method: str):
 
 def model_call(model, X, method: str):
     """``getattr(model, method)(X)``, through :func:`forest_outputs` when the model is a plain forest,
-    :func:`explainers._boosting_calls.boosting_outputs` when it is a plain gradient boosting model and
+    :func:`explainers._boosting_calls.boosting_outputs` when it is a plain gradient boosting model,
+    :func:`explainers._hist_calls.hist_outputs` when it is a plain HistGradientBoosting model (numba loaded) and
     :func:`explainers._kernel_calls.svc_outputs` when it is a binary RBF SVC (each ``None`` elsewhere)."""
     from ._boosting_calls import boosting_outputs
+    from ._hist_calls import hist_outputs
     from ._kernel_calls import svc_outputs
 
     out = forest_outputs(model, X, method)
     if out is None:
         out = boosting_outputs(model, X, method)
+    if out is None:
+        out = hist_outputs(model, X, method)
     if out is None:
         out = svc_outputs(model, X, method)
     return getattr(model, method)(X) if out is None else out

@@ -23,10 +23,62 @@ import numpy as np
 
 from ._forest import forest_of
 
-__all__ = ["HybridOutputs"]
+__all__ = ["HybridOutputs", "FlatTrees"]
 
 _BOOSTERS = ("GradientBoostingClassifier", "GradientBoostingRegressor", "HistGradientBoostingClassifier",
              "HistGradientBoostingRegressor")
+
+
+class FlatTrees:
+    """A boosted model's trees as one set of node arrays (a compiled walk's input), read from :func:`forest_of`.
+
+    Attributes
+    ----------
+    feature, threshold, left, right, missing_left : ndarray of shape (n_nodes,)
+        Every tree's nodes one after the other (``left``/``right`` as node numbers in these arrays; -1 at a leaf).
+    value : ndarray of shape (n_nodes, n_outputs)
+        What a leaf adds to each output.
+    roots : ndarray of int64, shape (n_trees,)
+        Each tree's first node, in the model's order.
+    max_nodes : int
+        The largest tree's node count.
+    base : ndarray of shape (n_outputs,)
+        The model's starting raw value.
+    float32 : bool
+        Whether the rows are compared as float32 (scikit-learn's classic trees).
+
+    Raises
+    ------
+    TypeError
+        From :meth:`of`, for a model that is not a plain scikit-learn gradient boosting model, that encodes categorical
+        columns itself or has categorical splits.
+    """
+
+    def __init__(self, forest) -> None:
+        trees = forest.trees
+        sizes = np.array([len(t.feature) for t in trees])
+        offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        self.roots, self.max_nodes = offset, int(sizes.max())
+        self.feature = np.concatenate([t.feature for t in trees]).astype(np.int64)
+        self.threshold = np.concatenate([t.threshold for t in trees]).astype(np.float64)
+        self.left = np.concatenate([np.where(t.feature >= 0, t.left + o, -1) for t, o in zip(trees, offset)])
+        self.right = np.concatenate([np.where(t.feature >= 0, t.right + o, -1) for t, o in zip(trees, offset)])
+        self.missing_left = np.concatenate([t.missing_left for t in trees]).astype(np.bool_)
+        self.value = np.ascontiguousarray(np.concatenate([t.value for t in trees]), dtype=np.float64)
+        self.base = np.asarray(forest.base, dtype=np.float64)
+        self.float32 = bool(trees[0].float32)
+
+    @classmethod
+    def of(cls, est) -> FlatTrees:
+        name = type(est).__name__
+        if name not in _BOOSTERS or not type(est).__module__.startswith("sklearn."):
+            raise TypeError(f"{name} is not a scikit-learn gradient boosting model")
+        if getattr(est, "_preprocessor", None) is not None:  # HistGradientBoosting's own column reordering
+            raise TypeError(f"{name} encodes categorical columns itself")
+        forest = forest_of(est)
+        if any(t.is_cat is not None for t in forest.trees):
+            raise TypeError(f"{name} has categorical splits")
+        return cls(forest)
 
 
 class HybridOutputs:
@@ -59,25 +111,11 @@ class HybridOutputs:
         classifier = hasattr(est, "classes_")
         if kind != ("probability" if classifier else "raw") and not (classifier and kind == "margin"):
             raise TypeError(f"{name} explained as {kind!r} is not read here")
-        if getattr(est, "_preprocessor", None) is not None:  # HistGradientBoosting's own column reordering
-            raise TypeError(f"{name} encodes categorical columns itself")
-        forest = forest_of(est)
-        if any(t.is_cat is not None for t in forest.trees):
-            raise TypeError(f"{name} has categorical splits")
+        self._flat = FlatTrees.of(est)
         self._est, self._view, self._kind, self._index = est, view, kind, int(index)
         self._shortcut = shortcut if shortcut is not None and shortcut.final is est else None
-        self._float32 = forest.trees[0].float32
-        sizes = np.array([len(t.feature) for t in forest.trees])
-        offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        self._roots, self._max_nodes = offset, int(sizes.max())
-        self._feature = np.concatenate([t.feature for t in forest.trees]).astype(np.int64)
-        self._threshold = np.concatenate([t.threshold for t in forest.trees]).astype(np.float64)
-        self._left = np.concatenate([np.where(t.feature >= 0, t.left + o, -1) for t, o in zip(forest.trees, offset)])
-        self._right = np.concatenate([np.where(t.feature >= 0, t.right + o, -1)
-                                      for t, o in zip(forest.trees, offset)])
-        self._missing_left = np.concatenate([t.missing_left for t in forest.trees]).astype(np.bool_)
-        self._value = np.ascontiguousarray(np.concatenate([t.value for t in forest.trees]), dtype=np.float64)
-        self._base = np.asarray(forest.base, dtype=np.float64)
+        self._float32 = self._flat.float32
+        self._base = self._flat.base
         self._groups = np.asarray(view.groups, dtype=np.int64)
 
     @classmethod
@@ -129,8 +167,9 @@ class HybridOutputs:
         member = np.ascontiguousarray(keep[:, self._groups])
         out = np.empty((len(B), len(keep_sets), len(self._base)))  # background-major: each walk writes nearby
         out[...] = self._base
-        hybrid_margins(self._feature, self._threshold, self._left, self._right, self._missing_left, self._value,
-                       self._roots, self._max_nodes, xt, B, member, out)
+        f = self._flat
+        hybrid_margins(f.feature, f.threshold, f.left, f.right, f.missing_left, f.value, f.roots, f.max_nodes, xt, B,
+                       member, out)
         raw = np.ascontiguousarray(out.transpose(1, 0, 2)).reshape(-1, len(self._base))  # set-major, as the rows
         if self._kind == "probability":
             values = self._est._loss.predict_proba(raw)[:, self._index]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit  # imported only when a hybrid expectation is computed
 
-__all__ = ["hybrid_margins"]
+__all__ = ["hybrid_margins", "forest_margins"]
 
 
 @njit(cache=True, nogil=True)
@@ -85,4 +85,19 @@ def hybrid_margins(feature, threshold, left, right, missing_left, value, roots, 
                     s = idx[q]
                     for k in range(K):
                         out[b, s, k] += value[n, k]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def forest_margins(feature, threshold, left, right, missing_left, value, roots, X, out):  # pragma: no cover (compiled)
+    """Add every tree's leaf value for each row of ``X`` to ``out[row, :]`` (trees in order; ``out`` holds the base
+    value on entry): the model's raw prediction, summed as scikit-learn sums it."""
+    K = value.shape[1]
+    for r in range(X.shape[0]):
+        for t in range(roots.shape[0]):
+            n = roots[t]
+            while feature[n] >= 0:
+                n = left[n] if _left(X[r, feature[n]], threshold[n], missing_left[n]) else right[n]
+            for k in range(K):
+                out[r, k] += value[n, k]
     return out
