@@ -18,6 +18,7 @@ from sklearn.preprocessing import OneHotEncoder
 import numba  # noqa: F401  (the path is taken only once numba is loaded)
 from explainers._forest_calls import model_call
 from explainers._hist_calls import hist_outputs
+from tests.shared_data import adult_data
 
 
 def _frame(loader):
@@ -57,12 +58,8 @@ def test_regressors_and_their_link(loss):
     _same(hgb, X.iloc[:50], "predict")
 
 
-def test_one_hot_pipeline(shared_data):
-    names = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-             "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country",
-             "income"]
-    raw = pd.read_csv(shared_data / "adult" / "adult.data", header=None, names=names, skipinitialspace=True,
-                      nrows=2000)
+def test_one_hot_pipeline():
+    raw = adult_data().iloc[:2000].dropna()
     cats = ["workclass", "education", "marital-status", "occupation", "sex"]
     X = raw[cats + ["age", "hours-per-week", "capital-gain"]]
     pre = ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), cats)],

@@ -18,6 +18,7 @@ from sklearn.preprocessing import OneHotEncoder
 from explainers.model_adapter import ModelAdapter
 from explainers.persuasive import masked_outputs
 from explainers.tree_shap import HybridOutputs, forest_of
+from tests.shared_data import adult_data
 
 N_BG = 30
 
@@ -92,13 +93,9 @@ def test_regressors(cls):
     _check(model, X, model.predict, 0)
 
 
-def test_one_hot_pipeline_raw_columns_move_with_their_children(shared_data):
+def test_one_hot_pipeline_raw_columns_move_with_their_children():
     """A raw column kept from the row keeps all its one-hot children: the hybrid row of raw columns."""
-    names = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-             "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country",
-             "income"]
-    raw = pd.read_csv(shared_data / "adult" / "adult.data", header=None, names=names, skipinitialspace=True,
-                      nrows=1500)
+    raw = adult_data().iloc[:1500]
     keep = ["age", "education", "marital-status", "occupation", "sex", "hours-per-week", "capital-gain"]
     cats = ["education", "marital-status", "occupation", "sex"]
     X = raw[keep].astype({c: float for c in keep if c not in cats})
