@@ -24,7 +24,7 @@ import numpy as np
 
 from ._pipeline_parts import pipeline_parts
 
-__all__ = ["boosting_outputs"]
+__all__ = ["boosting_outputs", "margin_outputs"]
 
 _METHODS = {"GradientBoostingClassifier": ("predict_proba", "decision_function"),
             "GradientBoostingRegressor": ("predict",)}
@@ -72,6 +72,32 @@ def _raw(booster, A: np.ndarray) -> np.ndarray:
     return raw
 
 
+def margin_outputs(est, raw: np.ndarray, method: str) -> np.ndarray:
+    """A scikit-learn booster's ``method`` output from its raw margins, as its own method makes it after
+    ``_raw_predict`` (scikit-learn 1.9): the one reading of a margin for the calls here, the HistGradientBoosting walk
+    (:mod:`explainers._hist_calls`) and the trees' expectations (:class:`explainers.tree_shap.HybridOutputs`).
+
+    Parameters
+    ----------
+    est : GradientBoosting* or HistGradientBoosting* (scikit-learn's own)
+    raw : ndarray of shape (n_rows, n_trees_per_iteration)
+        Its raw predictions (the log-odds, the classes' scores before the softmax, a regressor's raw value).
+    method : {"predict_proba", "decision_function", "predict"}
+
+    Returns
+    -------
+    ndarray
+        ``predict_proba``: the loss's probabilities, shape (n_rows, n_classes); else raveled when one column, and for
+        HistGradientBoosting's ``predict`` through its loss's inverse link (a Poisson regressor's exp).
+    """
+    if method == "predict_proba":
+        return est._loss.predict_proba(raw.ravel() if raw.shape[1] == 1 else raw)
+    out = raw.ravel() if raw.shape[1] == 1 else raw
+    if method == "predict" and type(est).__name__.startswith("HistGradientBoosting"):
+        return est._loss.link.inverse(out)
+    return out
+
+
 def _rows(est, X) -> np.ndarray | None:
     """``X`` as the C-ordered float32 array validation would give ``est``, or None where validation might differ."""
     if hasattr(X, "columns"):
@@ -117,7 +143,4 @@ def boosting_outputs(model, X, method: str):
     A = _rows(booster, X)
     if A is None:  # the booster's own method (on the transformed rows: a Pipeline's call, not transformed twice)
         return getattr(booster, method)(X) if steps is not None else None
-    raw = _raw(booster, A)
-    if raw.shape[1] == 1:
-        raw = raw.ravel()
-    return booster._loss.predict_proba(raw) if method == "predict_proba" else raw
+    return margin_outputs(booster, _raw(booster, A), method)

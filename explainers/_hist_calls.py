@@ -20,6 +20,7 @@ import weakref
 
 import numpy as np
 
+from ._boosting_calls import margin_outputs
 from ._pipeline_parts import pipeline_parts
 
 __all__ = ["hist_outputs"]
@@ -103,8 +104,4 @@ def hist_outputs(model, X, method: str):
     raw[...] = flat.base
     forest_margins(flat.feature, flat.threshold, flat.left, flat.right, flat.missing_left, flat.value, flat.roots, A,
                    raw)
-    if method == "predict_proba":
-        return est._loss.predict_proba(raw)
-    if method == "decision_function":
-        return raw.ravel() if raw.shape[1] == 1 else raw
-    return est._loss.link.inverse(raw.ravel())
+    return margin_outputs(est, raw, method)

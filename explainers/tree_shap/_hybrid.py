@@ -10,7 +10,7 @@ to whether they keep the split's column (:mod:`explainers.tree_shap._hybrid_kern
 per background row for all sets together, and each set gathers the leaf values its hybrid row would. The sums are
 made tree after tree from the model's base value, as scikit-learn's own prediction adds them, and the explained
 output is the model's own link of those margins, so the result equals the hybrid rows' path bit for bit
-(``tests/explainers/tree_shap/test_hybrid.py``).
+(``tests/explainers/test_hybrid_outputs.py``).
 
 Read: ``GradientBoosting*`` and ``HistGradientBoosting*`` (scikit-learn's own classes, not subclasses), alone or as
 the last step of a Pipeline whose preprocessing maps each raw column to its own output columns
@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._boosting_calls import margin_outputs
 from ._forest import forest_of
 
 __all__ = ["HybridOutputs", "FlatTrees"]
 
+_METHOD = {"probability": "predict_proba", "margin": "decision_function", "raw": "predict"}
+"""The model method whose output each kind of explained output is (:class:`explainers.model_adapter.ModelAdapter`)."""
 _BOOSTERS = ("GradientBoostingClassifier", "GradientBoostingRegressor", "HistGradientBoostingClassifier",
              "HistGradientBoostingRegressor")
 
@@ -114,8 +117,6 @@ class HybridOutputs:
         self._flat = FlatTrees.of(est)
         self._est, self._view, self._kind, self._index = est, view, kind, int(index)
         self._shortcut = shortcut if shortcut is not None and shortcut.final is est else None
-        self._float32 = self._flat.float32
-        self._base = self._flat.base
         self._groups = np.asarray(view.groups, dtype=np.int64)
 
     @classmethod
@@ -133,7 +134,7 @@ class HybridOutputs:
         fast = self._shortcut is not None and shortcut_allowed()
         T = self._shortcut.transform(rows) if fast else self._view.transform(rows)
         T = T.toarray() if hasattr(T, "toarray") else np.asarray(T, dtype=np.float64)
-        return np.ascontiguousarray(T.astype(np.float32) if self._float32 else T, dtype=np.float64)
+        return np.ascontiguousarray(T.astype(np.float32) if self._flat.float32 else T, dtype=np.float64)
 
     def __call__(self, x, keep_sets, background) -> np.ndarray | None:
         """Expected explained output for each kept set.
@@ -157,7 +158,7 @@ class HybridOutputs:
         x = np.asarray(x, dtype=np.float64)
         bg = np.asarray(background, dtype=np.float64)
         both = np.vstack([x[None, :], bg])
-        if np.isinf(both).any() or (self._float32 and np.isnan(both).any()):
+        if np.isinf(both).any() or (self._flat.float32 and np.isnan(both).any()):
             return None
         T = self._input(both)
         xt, B = T[0], np.ascontiguousarray(T[1:])
@@ -165,18 +166,12 @@ class HybridOutputs:
         for s, cols in enumerate(keep_sets):
             keep[s, np.asarray(cols, dtype=np.int64)] = True
         member = np.ascontiguousarray(keep[:, self._groups])
-        out = np.empty((len(B), len(keep_sets), len(self._base)))  # background-major: each walk writes nearby
-        out[...] = self._base
         f = self._flat
+        out = np.empty((len(B), len(keep_sets), len(f.base)))  # background-major: each walk writes nearby
+        out[...] = f.base
         hybrid_margins(f.feature, f.threshold, f.left, f.right, f.missing_left, f.value, f.roots, f.max_nodes, xt, B,
                        member, out)
-        raw = np.ascontiguousarray(out.transpose(1, 0, 2)).reshape(-1, len(self._base))  # set-major, as the rows
-        if self._kind == "probability":
-            values = self._est._loss.predict_proba(raw)[:, self._index]
-        elif self._kind == "margin":
-            values = raw[:, self._index]
-        elif type(self._est).__name__.startswith("Hist"):
-            values = self._est._loss.link.inverse(raw.ravel())
-        else:
-            values = raw.ravel()
-        return np.asarray(values, dtype=float).reshape(len(keep_sets), len(B)).mean(axis=1)
+        raw = np.ascontiguousarray(out.transpose(1, 0, 2)).reshape(-1, len(f.base))  # set-major, as the rows
+        outputs = margin_outputs(self._est, raw, _METHOD[self._kind])  # the model's own method's numbers
+        values = np.asarray(outputs, dtype=float).reshape(raw.shape[0], -1)[:, self._index]  # the adapter's column
+        return values.reshape(len(keep_sets), len(B)).mean(axis=1)
