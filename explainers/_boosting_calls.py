@@ -39,7 +39,8 @@ def _plain_booster(est, method: str):
 
 
 _INIT_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-"""Per booster, its init estimator's raw prediction of one row when it is every row's (see :func:`_init_row`)."""
+"""Per booster: its init estimator, and that estimator's raw prediction of one row when it is every row's (see
+:func:`_init_row`; computed again when a refit made another init estimator)."""
 
 
 def _init_row(booster) -> np.ndarray | None:
@@ -49,13 +50,14 @@ def _init_row(booster) -> np.ndarray | None:
     own ``predict_proba``, with its own validation: 0.3-0.5 ms of a 0.5 ms call of one row."""
     from sklearn.dummy import DummyClassifier, DummyRegressor
 
-    if booster in _INIT_ROWS:
-        return _INIT_ROWS[booster]
     init = booster.init_
+    seen = _INIT_ROWS.get(booster)
+    if seen is not None and seen[0] is init:
+        return seen[1]
     constant = (isinstance(init, str) and init == "zero") or type(init) is DummyRegressor or (
         type(init) is DummyClassifier and init.strategy in ("prior", "most_frequent", "constant"))
     row = booster._raw_predict_init(np.zeros((1, booster.n_features_in_), np.float32))[0].copy() if constant else None
-    _INIT_ROWS[booster] = row
+    _INIT_ROWS[booster] = (init, row)
     return row
 
 

@@ -16,12 +16,12 @@ than :data:`COMPILED_MAX_ROWS` rows, or no numba loaded.
 from __future__ import annotations
 
 import sys
-import weakref
 
 import numpy as np
 
 from ._boosting_calls import margin_outputs
 from ._pipeline_parts import pipeline_parts
+from .tree_shap._hybrid import flat_trees
 
 __all__ = ["hist_outputs"]
 
@@ -30,21 +30,6 @@ _METHODS = {"HistGradientBoostingClassifier": ("predict_proba", "decision_functi
 COMPILED_MAX_ROWS = 512
 """Larger calls go to scikit-learn's own method: its OpenMP threads win there (Adult's 100 trees, two cores: 300 rows
 1.6 ms compiled against 2.0, 3,000 rows 16.5 against 12.2; one row 0.02 against 0.92)."""
-_FLAT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-"""Per model, its trees as node arrays (:class:`explainers.tree_shap._hybrid.FlatTrees`), or None when not read."""
-
-
-def _flat(est):
-    if est not in _FLAT:
-        from .tree_shap._hybrid import FlatTrees
-
-        try:
-            _FLAT[est] = FlatTrees.of(est)
-        except (TypeError, AttributeError, ValueError):
-            _FLAT[est] = None
-    return _FLAT[est]
-
-
 def _rows(est, X) -> np.ndarray | None:
     """``X`` as the float64 array HistGradientBoosting's validation would give it, or None where it might differ."""
     names = getattr(est, "feature_names_in_", None)
@@ -89,7 +74,7 @@ def hist_outputs(model, X, method: str):
     if name not in _METHODS or method not in _METHODS[name] or type(est).__module__.split(".")[0] != "sklearn" \
             or not hasattr(est, "_predictors"):
         return None
-    flat = _flat(est)
+    flat = flat_trees(est)
     if flat is None:
         return None
     if steps is not None:

@@ -19,12 +19,14 @@ background with infinite values, or a NaN given to a classic tree) gives None, a
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .._boosting_calls import margin_outputs
 from ._forest import forest_of
 
-__all__ = ["HybridOutputs", "FlatTrees"]
+__all__ = ["HybridOutputs", "FlatTrees", "flat_trees"]
 
 _METHOD = {"probability": "predict_proba", "margin": "decision_function", "raw": "predict"}
 """The model method whose output each kind of explained output is (:class:`explainers.model_adapter.ModelAdapter`)."""
@@ -84,6 +86,27 @@ class FlatTrees:
         return cls(forest)
 
 
+_READ: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per model: its trees' container, their number, and what :func:`flat_trees` read from them."""
+
+
+def flat_trees(est) -> FlatTrees | None:
+    """:meth:`FlatTrees.of` ``est``, read once per fitted state: read again when its trees are another container or
+    another number of them (a refit, a warm start), so a model changed in place is never walked as it was (the
+    mutation guard's fingerprint calls the model through these walks too); None for a model not read."""
+    trees = getattr(est, "_predictors", None) if type(est).__name__.startswith("Hist") else \
+        getattr(est, "estimators_", None)
+    seen = _READ.get(est)
+    if seen is not None and seen[0] is trees and seen[1] == len(trees):
+        return seen[2]
+    try:
+        flat = FlatTrees.of(est)
+    except (TypeError, AttributeError, ValueError):
+        flat = None
+    _READ[est] = (trees, 0 if trees is None else len(trees), flat)
+    return flat
+
+
 class HybridOutputs:
     """``E_b[f(x_S, b_rest)]`` of one explained output of a boosted tree model, for many kept sets ``S``.
 
@@ -114,7 +137,8 @@ class HybridOutputs:
         classifier = hasattr(est, "classes_")
         if kind != ("probability" if classifier else "raw") and not (classifier and kind == "margin"):
             raise TypeError(f"{name} explained as {kind!r} is not read here")
-        self._flat = FlatTrees.of(est)
+        if flat_trees(est) is None:
+            FlatTrees.of(est)  # raises, naming what is not read
         self._est, self._view, self._kind, self._index = est, view, kind, int(index)
         self._shortcut = shortcut if shortcut is not None and shortcut.final is est else None
         self._groups = np.asarray(view.groups, dtype=np.int64)
@@ -128,13 +152,13 @@ class HybridOutputs:
         except (TypeError, AttributeError, ValueError):
             return None
 
-    def _input(self, rows: np.ndarray) -> np.ndarray:
+    def _input(self, rows: np.ndarray, float32: bool) -> np.ndarray:
         from .._one_hot_input import shortcut_allowed
 
         fast = self._shortcut is not None and shortcut_allowed()
         T = self._shortcut.transform(rows) if fast else self._view.transform(rows)
         T = T.toarray() if hasattr(T, "toarray") else np.asarray(T, dtype=np.float64)
-        return np.ascontiguousarray(T.astype(np.float32) if self._flat.float32 else T, dtype=np.float64)
+        return np.ascontiguousarray(T.astype(np.float32) if float32 else T, dtype=np.float64)
 
     def __call__(self, x, keep_sets, background) -> np.ndarray | None:
         """Expected explained output for each kept set.
@@ -155,18 +179,20 @@ class HybridOutputs:
         """
         from ._hybrid_kernel import hybrid_margins
 
+        f = flat_trees(self._est)
+        if f is None:  # refitted into something not read
+            return None
         x = np.asarray(x, dtype=np.float64)
         bg = np.asarray(background, dtype=np.float64)
         both = np.vstack([x[None, :], bg])
-        if np.isinf(both).any() or (self._flat.float32 and np.isnan(both).any()):
+        if np.isinf(both).any() or (f.float32 and np.isnan(both).any()):
             return None
-        T = self._input(both)
+        T = self._input(both, f.float32)
         xt, B = T[0], np.ascontiguousarray(T[1:])
         keep = np.zeros((len(keep_sets), len(x)), dtype=np.bool_)
         for s, cols in enumerate(keep_sets):
             keep[s, np.asarray(cols, dtype=np.int64)] = True
         member = np.ascontiguousarray(keep[:, self._groups])
-        f = self._flat
         out = np.empty((len(B), len(keep_sets), len(f.base)))  # background-major: each walk writes nearby
         out[...] = f.base
         hybrid_margins(f.feature, f.threshold, f.left, f.right, f.missing_left, f.value, f.roots, f.max_nodes, xt, B,

@@ -114,4 +114,15 @@ def test_the_init_estimators_rows_equal_sklearns_whatever_the_init(init):
     for rows in (X.iloc[:1], X.iloc[3:40]):
         for method in ("predict_proba", "decision_function"):
             assert np.array_equal(boosting_outputs(gb, rows, method), getattr(gb, method)(rows))
-    assert (_boosting_calls._INIT_ROWS[gb] is None) == (init in ("stratified", "fitted"))
+    assert (_boosting_calls._INIT_ROWS[gb][1] is None) == (init in ("stratified", "fitted"))
+
+
+def test_a_model_refitted_in_place_is_not_called_as_it_was():
+    """The init row is kept per init estimator: a refit (another prior) is read again, so the mutation guard's
+    fingerprint, which calls the model through here, sees the change."""
+    X, y = _frame(load_breast_cancer)
+    gb = GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0).fit(X.iloc[:100], y.iloc[:100])
+    before = boosting_outputs(gb, X.iloc[:20], "predict_proba")
+    gb.fit(X.iloc[100:], y.iloc[100:])
+    after = boosting_outputs(gb, X.iloc[:20], "predict_proba")
+    assert np.array_equal(after, gb.predict_proba(X.iloc[:20])) and not np.array_equal(after, before)

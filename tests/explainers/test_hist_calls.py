@@ -90,3 +90,16 @@ def test_a_large_call_is_left_to_sklearns_threads(monkeypatch):
     monkeypatch.setattr(_hist_calls, "COMPILED_MAX_ROWS", 5)
     assert hist_outputs(hgb, X.iloc[:6], "predict_proba") is None
     _same(hgb, X.iloc[:5], "predict_proba")
+
+
+def test_a_model_refitted_or_grown_in_place_is_walked_as_it_is_now():
+    """The trees are read again after a refit or a warm start (more trees in the same list): the mutation guard's
+    fingerprint, which calls the model through this walk, sees the change."""
+    X, y = _frame(load_breast_cancer)
+    hgb = HistGradientBoostingClassifier(max_iter=5, random_state=0, warm_start=True).fit(X, y)
+    before = hist_outputs(hgb, X.iloc[:20], "predict_proba")
+    hgb.set_params(max_iter=15).fit(X, y)  # warm start: ten more trees appended to the same list
+    grown = hist_outputs(hgb, X.iloc[:20], "predict_proba")
+    assert np.array_equal(grown, hgb.predict_proba(X.iloc[:20])) and not np.array_equal(grown, before)
+    hgb.set_params(warm_start=False, max_iter=5).fit(X.iloc[::2], y.iloc[::2])
+    _same(hgb, X.iloc[:20], "predict_proba")

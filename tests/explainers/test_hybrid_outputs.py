@@ -143,3 +143,16 @@ def test_what_it_does_not_read_gives_none_and_masked_outputs_builds_the_rows():
     assert Fn.calls == 1
     np.testing.assert_array_equal(got, masked_outputs(lambda a: adapter.outputs(a)[:, 1], Z[0],
                                                       [np.arange(3), np.array([], int)], Z[:10]))
+
+
+def test_a_model_refitted_in_place_is_read_again():
+    X, y = _table(load_breast_cancer)
+    X = X.iloc[:, :8]
+    model = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X.iloc[:200], y.iloc[:200])
+    hybrid = HybridOutputs.of(ModelAdapter.for_table(model, X), 1)
+    model.fit(X.iloc[200:], y.iloc[200:])
+    Z = X.to_numpy()
+    bg_rows = np.arange(0, 60, 2)
+    sets = _sets(X.shape[1])
+    np.testing.assert_allclose(hybrid(Z[3], sets, Z[bg_rows]),
+                               _oracle(lambda R: model.predict_proba(R)[:, 1], X, 3, bg_rows, sets), rtol=0, atol=1e-12)
