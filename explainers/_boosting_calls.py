@@ -22,7 +22,7 @@ import weakref
 
 import numpy as np
 
-from ._pipeline_parts import pipeline_parts
+from ._pipeline_parts import numeric_rows, pipeline_parts
 
 __all__ = ["boosting_outputs", "margin_outputs"]
 
@@ -102,13 +102,8 @@ def margin_outputs(est, raw: np.ndarray, method: str) -> np.ndarray:
 
 def _rows(est, X) -> np.ndarray | None:
     """``X`` as the C-ordered float32 array validation would give ``est``, or None where validation might differ."""
-    if hasattr(X, "columns"):
-        names = getattr(est, "feature_names_in_", None)
-        if names is None or list(map(str, X.columns)) != list(map(str, names)) or len(set(X.dtypes)) != 1 \
-                or X.dtypes.iloc[0].kind not in "fiu":
-            return None
-        X = X.to_numpy()
-    if not isinstance(X, np.ndarray) or X.dtype.kind not in "fiu" or X.ndim != 2 or X.shape[1] != est.n_features_in_:
+    X = numeric_rows(est, X)
+    if X is None:
         return None
     A = np.ascontiguousarray(X, dtype=np.float32)
     return A if np.isfinite(A).all() else None

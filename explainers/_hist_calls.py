@@ -20,7 +20,7 @@ import sys
 import numpy as np
 
 from ._boosting_calls import margin_outputs
-from ._pipeline_parts import pipeline_parts
+from ._pipeline_parts import numeric_rows, pipeline_parts
 from .tree_shap._hybrid import flat_trees
 
 __all__ = ["hist_outputs"]
@@ -32,17 +32,8 @@ COMPILED_MAX_ROWS = 512
 1.6 ms compiled against 2.0, 3,000 rows 16.5 against 12.2; one row 0.02 against 0.92)."""
 def _rows(est, X) -> np.ndarray | None:
     """``X`` as the float64 array HistGradientBoosting's validation would give it, or None where it might differ."""
-    names = getattr(est, "feature_names_in_", None)
-    if hasattr(X, "columns"):
-        if names is None or list(map(str, X.columns)) != list(map(str, names)) or len(set(X.dtypes)) != 1 \
-                or X.dtypes.iloc[0].kind not in "fiu":
-            return None
-        X = X.to_numpy()
-    elif names is not None:
-        return None
-    if not isinstance(X, np.ndarray) or X.dtype.kind not in "fiu" or X.ndim != 2 or X.shape[1] != est.n_features_in_:
-        return None
-    return np.ascontiguousarray(X, dtype=np.float64)
+    X = numeric_rows(est, X, arrays_when_named=False)
+    return None if X is None else np.ascontiguousarray(X, dtype=np.float64)
 
 
 def hist_outputs(model, X, method: str):
