@@ -113,15 +113,13 @@ class HybridOutputs:
     Parameters
     ----------
     view : TreeView
-        The booster, the transform from encoded rows to its input and each input column's raw column
+        The booster, the transform from encoded rows to its input (a one-hot Pipeline's through the adapter's
+        shortcut, :mod:`explainers._one_hot_input`) and each input column's raw column
         (:meth:`explainers.model_adapter.ModelAdapter.tree_view`).
     kind : {"probability", "margin", "raw"}
         What the explained output is (:attr:`explainers.model_adapter.ModelAdapter.kind`).
     index : int
         Its column among the model's outputs.
-    shortcut : OneHotInput, optional
-        The adapter's one-hot shortcut (:mod:`explainers._one_hot_input`, equal to the Pipeline's preprocessing and
-        about 30x faster on Adult's 101 rows), used outside :func:`~explainers._one_hot_input.whole_pipeline`.
 
     Raises
     ------
@@ -129,7 +127,7 @@ class HybridOutputs:
         If the booster is not one this class reads (use :meth:`of`, which returns None instead).
     """
 
-    def __init__(self, view, kind: str, index: int, shortcut=None) -> None:
+    def __init__(self, view, kind: str, index: int) -> None:
         est = view.model
         name = type(est).__name__
         if name not in _BOOSTERS or not type(est).__module__.startswith("sklearn."):
@@ -140,7 +138,6 @@ class HybridOutputs:
         if flat_trees(est) is None:
             FlatTrees.of(est)  # raises, naming what is not read
         self._est, self._view, self._kind, self._index = est, view, kind, int(index)
-        self._shortcut = shortcut if shortcut is not None and shortcut.final is est else None
         self._groups = np.asarray(view.groups, dtype=np.int64)
 
     @classmethod
@@ -148,15 +145,12 @@ class HybridOutputs:
         """The reader of ``adapter``'s output ``index``, or None when its model is not one this class reads."""
         try:
             view = adapter.tree_view()
-            return None if view is None else cls(view, adapter.kind, index, adapter._one_hot)
+            return None if view is None else cls(view, adapter.kind, index)
         except (TypeError, AttributeError, ValueError):
             return None
 
     def _input(self, rows: np.ndarray, float32: bool) -> np.ndarray:
-        from .._one_hot_input import shortcut_allowed
-
-        fast = self._shortcut is not None and shortcut_allowed()
-        T = self._shortcut.transform(rows) if fast else self._view.transform(rows)
+        T = self._view.transform(rows)
         T = T.toarray() if hasattr(T, "toarray") else np.asarray(T, dtype=np.float64)
         return np.ascontiguousarray(T.astype(np.float32) if float32 else T, dtype=np.float64)
 

@@ -91,6 +91,29 @@ def test_small_calls_take_the_shortcut_bit_for_bit_and_a_fingerprint_goes_whole(
     assert calls == [20]  # the fingerprint goes through the whole Pipeline
 
 
+@pytest.mark.parametrize("final", [HistGradientBoostingClassifier(max_iter=30, random_state=0),
+                                   RandomForestClassifier(20, random_state=0)], ids=["hgb", "forest"])
+def test_the_tree_views_input_is_the_preprocessings_own_array_without_encoding_strings(adult, final, monkeypatch):
+    """Exact Tree SHAP and the Persuasive page's expectations in the trees read a one-hot Pipeline's trees on the
+    array its preprocessing gives (``ModelAdapter.tree_view``): built from the levels, equal to the
+    ColumnTransformer's own (``np.array_equal``), except within ``whole_pipeline``."""
+    X, y, codec, Z, hood = adult
+    pipe = _one_hot(final).fit(X.iloc[:2000], y.iloc[:2000])
+    adapter = ModelAdapter(pipe, codec)
+    view = adapter.tree_view()
+    rows = [Z[2000:2001], Z[2000:2100], hood[:300]]
+    own = [pipe[:-1].transform(codec.decode(r)).astype(float) for r in rows]
+    if not isinstance(final, HistGradientBoostingClassifier):  # scikit-learn's classic trees compare float32
+        own = [o.astype(np.float32).astype(float) for o in own]
+    view.transform(Z[:5])  # the shortcut is made and checked
+    calls = _count_encoder_calls(monkeypatch)
+    assert all(np.array_equal(view.transform(r), o) for r, o in zip(rows, own))
+    assert calls == []  # before: [1, 100, 300], the OneHotEncoder on the strings for every row explained
+    with whole_pipeline():
+        assert np.array_equal(view.transform(rows[0]), own[0])
+    assert calls == [1]
+
+
 def test_the_fingerprint_sees_a_preprocessing_step_changed_in_place(adult):
     X, y, codec, Z, _ = adult
     pipe = _one_hot(HistGradientBoostingClassifier(max_iter=30, random_state=0)).fit(X.iloc[:2000], y.iloc[:2000])

@@ -230,3 +230,24 @@ def test_a_hist_gradient_boosting_pipeline_is_explained_in_its_own_float64_input
     out = e.explain_outputs(X)
     assert e.algorithm == "tree" and out.params["tree_rows_recomputed"] == 0
     np.testing.assert_allclose(out.base_values + out.values.sum(axis=1), pipe.predict(X)[:, None], atol=1e-9)
+
+
+def test_one_row_is_summed_in_compiled_code_once_numba_is_loaded(monkeypatch):
+    """A server that has loaded numba (a large batch, the Persuasive page's expectations) sums one row's leaf games
+    in compiled code too: same values as brute force; without numba loaded, one row never imports it
+    (tests/app/test_lazy_imports.py)."""
+    import numba  # noqa: F401  (loaded, as in such a server)
+
+    from explainers.tree_shap import _compiled, _interventional
+
+    monkeypatch.setattr(_interventional, "COMPILED_MIN_ROWS", 64)
+    monkeypatch.setattr(_interventional, "COMPILED_WHEN_LOADED", True)
+    calls, own = [], _compiled.leaf_sums
+    monkeypatch.setattr(_compiled, "leaf_sums", lambda *a: calls.append(1) or own(*a))
+    X, y = _table(load_breast_cancer, 8)
+    V = _check(HistGradientBoostingClassifier(max_iter=30, max_depth=5, random_state=0).fit(X, y), X, rows=(7,))
+    assert calls and V.shape == (1, 8, 1)
+    calls.clear()
+    monkeypatch.setattr(_interventional, "COMPILED_WHEN_LOADED", False)
+    _check(HistGradientBoostingClassifier(max_iter=30, max_depth=5, random_state=0).fit(X, y), X, rows=(7,))
+    assert calls == []  # the numpy sums below COMPILED_MIN_ROWS
