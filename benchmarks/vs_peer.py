@@ -28,6 +28,10 @@ What it does, for each dataset:
   (``row_lacking_*``; its ratio is against the peer's random-row click p50, a row the peer computes on the click);
   and the peak memory of the server's whole process tree: the largest sum of RSS sampled every 0.2 s
   (``rss_mb``) and the sum of each process's own ``VmHWM`` (``hwm_mb``).
+* **The floor** (``floor``): a bare Dash app whose one callback returns the two bar charts of a row (one bar a
+  raw column) and does nothing else, clicked the same way (:mod:`benchmarks.vs_peer_parts.floor`); its p95
+  against the peer's row p95 (``ratio.floor_row_p95``) is the lowest row ratio a Dash page drawing them can reach
+  here.
 
 Candor is measured in two modes (``--modes store,live``): **from a store** (``python -m app build`` once per
 dataset, timed and reported as ``build_s``, every held-out row unless ``--store-rows``; then
@@ -44,6 +48,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from benchmarks.vs_peer_parts import floor
 from benchmarks.vs_peer_parts.cold_start import build_store, one_start
 from benchmarks.vs_peer_parts.datasets import DATASETS, prepare
 from benchmarks.vs_peer_parts.peer_env import default_peer_venv, ensure_peer_venv
@@ -86,6 +91,11 @@ def run_dataset(name: str, peer_python: Path, starts: int, clicks: int, timeout:
         if tool in res:
             res[key] = {k: round(res[tool][k] / res["peer"][PEER_KEY.get(k, k)], 2)
                         if res[tool][k] is not None and res["peer"][PEER_KEY.get(k, k)] else None for k in RATIO_KEYS}
+    columns = len((folder / "table.csv").open().readline().split(",")) - 1  # the raw columns, the target aside
+    res["floor"] = floor.measure(columns, figures=2, clicks=clicks * starts)
+    res["ratio"] = {**res.get("ratio", {}), "floor_row_p95": round(res["floor"]["floor_p95_ms"] / res["peer"]["row_p95_ms"], 2)
+                    if res["peer"]["row_p95_ms"] else None}
+    print(f"  floor (a bare Dash app, 2 bar charts of {columns} bars): {json.dumps(res['floor'])}", flush=True)
     res["data"], res["build_s"], res["store_rows"] = info, build_s, store_rows
     return res
 
@@ -147,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     print(table(results))
     print(f"load average (1 min) before {load_before:.1f}, after {os.getloadavg()[0]:.1f}; "
           f"{os.cpu_count()} cores; r store = Candor from a store / peer, r live = Candor computing live / peer")
-    headline = {d: {k: r[k] for k in ("candor", "candor_live", "peer", "ratio", "ratio_live", "build_s", "store_rows")
+    headline = {d: {k: r[k] for k in ("candor", "candor_live", "peer", "ratio", "ratio_live", "build_s", "store_rows",
+                                      "floor")
                     if k in r} for d, r in results.items()}
     print(json.dumps(headline))
     return 0
