@@ -24,6 +24,10 @@ import requests
 from benchmarks import browser_timing as bt
 from benchmarks.vs_peer_parts import ROOT
 
+SHOWN_BARS = 11
+"""Bars in each of the Descriptive page's two row charts on a table of more columns: the 10 largest attributions
+(``app.views.figures.waterfall`` and ``attribution_bar``, ``max_display=10``) and one for the rest."""
+
 
 def _app(bars: int, figures: int):
     import dash
