@@ -16,6 +16,7 @@ import explainers as ex
 from explainers._codec import value_labels
 from explainers.numbers import number_text, plain_length_bound
 from explainers.metrics import RankAgreement
+from workspace.errors import CandorError
 
 from ._core import built_store, lazy, ready_entry, workspace
 from ._requests import yield_to_requests
@@ -130,7 +131,13 @@ def _lacking_row_explainers() -> bool:
 
     if built_store() is None:
         return False
-    tabular._shap(), tabular._lime()
+    tabular._shap()
+    # one LIME explanation, thrown away, sends LIME's neighbourhoods to the model once: its outputs there are kept
+    # (explainers/_lime_outputs.py), so the first row the store lacks sends only itself, as every later one does
+    try:  # a row the model cannot explain says why when it is asked for, not here
+        tabular.guarded("LIME's neighbourhoods", tabular._lime().explain, tabular.row_frame(default_row()))
+    except CandorError:
+        pass
     return True
 
 
@@ -138,7 +145,9 @@ lacking_row_explainers = lazy("lacking_row_explainers", _lacking_row_explainers,
 """Served from a store, SHAP's and LIME's explainers for the rows it lacks, built by the warm-up (True); live, the
 first row's view builds them (:data:`first_row_view`; False). Building them was most of the first row a store lacked
 (Adult's one-hot GradientBoosting: 165 ms of CPU for SHAP's, 84 for LIME's, against 6 and 65 for then explaining a
-row; in Chromium that row settled in 499 ms, the next ones in 180-240, issue 23)."""
+row; in Chromium that row settled in 499 ms, the next ones in 180-240, issue 23). LIME's model outputs on its
+neighbourhoods are kept by the warm-up too (one row explained and thrown away): the first row a store lacked still
+took 186-250 ms in process against 40-50 for the next ones, which send the model only themselves."""
 
 
 def local_view(row, k: int = 5, raw_players: bool = False) -> LocalView:

@@ -207,9 +207,19 @@ def test_the_warm_up_builds_the_explainers_of_rows_the_store_lacks(serving, monk
     assert _core.get("lacking_row_explainers") is True
     assert services.is_ready("shap") and services.is_ready("lime")
     built_lime = tabular._lime()
-    monkeypatch.setattr(tabular, "_make_lime", lambda: pytest.fail("LIME's explainer built again for a row"))
+    assert built_lime._kept.values > 0  # the warm-up explained a row: its neighbourhoods' model outputs are kept
     row = int(ws.train_idx[5])
-    assert _same(services.lime_row(row), built_lime.explain(ws.X.iloc[[row]]))
+    sent, own = [], ws.adapter.outputs
+    monkeypatch.setattr(ws.adapter, "outputs", lambda Z: sent.append(len(Z)) or own(Z))
+    tabular._make_lime().explain(ws.X.iloc[[row]])  # an explainer that has kept nothing: what the row sent before
+    fresh, sent[:] = sum(sent), []
+    monkeypatch.setattr(tabular, "_make_lime", lambda: pytest.fail("LIME's explainer built again for a row"))
+    shown = services.lime_row(row)
+    # the first round's neighbourhoods (the rounds the warm-up's row needed) are not sent again: the guard's
+    # fingerprint rows aside, the row sends at most the samples of rounds the warm-up's row did not need
+    assert 0 < sum(sent) - tabular.PROBE_ROWS < fresh - 500
+    monkeypatch.setattr(ws.adapter, "outputs", own)
+    assert _same(shown, built_lime.explain(ws.X.iloc[[row]]))
 
 
 def test_live_the_first_rows_view_builds_them_instead(sample_workspace):
