@@ -30,7 +30,7 @@ What it does, for each dataset:
   (``rss_mb``) and the sum of each process's own ``VmHWM`` (``hwm_mb``).
 * **The floor** (``floor``): a bare Dash app whose one callback returns the two bar charts of a row (as many
   bars as the Descriptive page draws, the 10 largest and the rest) and does nothing else, clicked the same way (:mod:`benchmarks.vs_peer_parts.floor`); its p95
-  against the peer's row p95 (``ratio.floor_row_p95``) is the lowest row ratio a Dash page drawing them can reach
+  against the peer's row p95 (``floor.floor_p95_vs_peer``) is the lowest row ratio a Dash page drawing them can reach
   here.
 
 Candor is measured in two modes (``--modes store,live``): **from a store** (``python -m app build`` once per
@@ -94,8 +94,8 @@ def run_dataset(name: str, peer_python: Path, starts: int, clicks: int, timeout:
     columns = len((folder / "table.csv").open().readline().split(",")) - 1  # the table's columns, the target aside
     # as many bars as the Descriptive page draws a row: its waterfall and LIME bar show the 10 largest and the rest
     res["floor"] = floor.measure(min(columns, floor.SHOWN_BARS), figures=2, clicks=clicks * starts)
-    res["ratio"] = {**res.get("ratio", {}), "floor_row_p95": round(res["floor"]["floor_p95_ms"] / res["peer"]["row_p95_ms"], 2)
-                    if res["peer"]["row_p95_ms"] else None}
+    peer_p95 = res["peer"]["row_p95_ms"]  # the floor's ratio kept with it: "ratio" holds Candor's (none when live only)
+    res["floor"]["floor_p95_vs_peer"] = round(res["floor"]["floor_p95_ms"] / peer_p95, 2) if peer_p95 else None
     print(f"  floor (a bare Dash app, 2 bar charts): {json.dumps(res['floor'])}", flush=True)
     res["data"], res["build_s"], res["store_rows"] = info, build_s, store_rows
     return res

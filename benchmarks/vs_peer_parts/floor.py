@@ -55,8 +55,32 @@ def _app(bars: int, figures: int):
 
 
 def measure(bars: int, figures: int = 2, clicks: int = 20, timeout: float = 120) -> dict:
-    """Start the bare app cold in its own process, click its button ``clicks`` times in a fresh Chromium; the
-    settle times' p50 and p95 (ms) over all but the first two clicks."""
+    """Start the bare app cold in its own process and click its button in a fresh Chromium.
+
+    Parameters
+    ----------
+    bars : int
+        Bars in each chart.
+    figures : int
+        Charts the callback returns.
+    clicks : int
+        Clicks measured (two more are made first and not counted: the app's first draws).
+    timeout : float
+        Seconds allowed for the app to answer and for each click to settle.
+
+    Returns
+    -------
+    dict
+        ``floor_p50_ms``, ``floor_p95_ms`` (ms from the click to settled), ``floor_clicks``, ``floor_bars``,
+        ``floor_figures``.
+
+    Raises
+    ------
+    RuntimeError
+        If the app gives no HTTP 200 within ``timeout``.
+    TimeoutError
+        If a click does not settle within ``timeout``.
+    """
     from tests.e2e.browser import chromium_driver
     from tests.e2e.serving import free_port
 

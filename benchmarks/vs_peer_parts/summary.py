@@ -61,7 +61,7 @@ def table(results: dict) -> str:
         if "floor" in r:  # a bare Dash app drawing the row's two bar charts (benchmarks.vs_peer_parts.floor)
             f, peer = r["floor"], r["peer"]["row_p95_ms"]
             lines.append(f"{ds:<14}{'floor row p50 / p95 (ms)':<26}{'':>10}{'':>10}{'':>10}"
-                         f"  {f['floor_p50_ms']} / {f['floor_p95_ms']}: p95 {r['ratio'].get('floor_row_p95')}x the "
+                         f"  {f['floor_p50_ms']} / {f['floor_p95_ms']}: p95 {f['floor_p95_vs_peer']}x the "
                          f"peer's {peer}")
         timeouts = [str(r[t]["timeouts"]) if t in r else "-" for t in ("candor", "candor_live", "peer")]
         lines.append(f"{ds:<14}{'starts timed out':<26}{timeouts[0]:>10}{timeouts[1]:>10}{timeouts[2]:>10}")
